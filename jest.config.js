@@ -1,0 +1,33 @@
+/**
+ * One jest run over every app and package, so the whole suite prints a single summary.
+ * TypeScript is compiled by swc; workspace packages resolve to their sources through
+ * the "svc-source" export condition, so tests never need a prior build.
+ */
+const projects = ['apps', 'packages'].flatMap((group) =>
+  require('node:fs')
+    .readdirSync(`${__dirname}/${group}`, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `${group}/${entry.name}`),
+);
+
+/** @type {import('jest').Config} */
+module.exports = {
+  maxWorkers: process.env.JEST_MAX_WORKERS ?? 2,
+  projects: projects.map((dir) => ({
+    displayName: dir,
+    rootDir: `${__dirname}/${dir}`,
+    testEnvironment: 'node',
+    testEnvironmentOptions: { customExportConditions: ['svc-source', 'node', 'require', 'default'] },
+    testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+    transform: {
+      '^.+\\.(t|j)s$': [
+        '@swc/jest',
+        {
+          jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+          module: { type: 'commonjs' },
+        },
+      ],
+    },
+    moduleFileExtensions: ['ts', 'js', 'json', 'cjs', 'mjs'],
+  })),
+};
