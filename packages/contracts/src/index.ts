@@ -1,0 +1,16 @@
+export * from './clients';
+export * from './api-error';
+export * from './operation-types';
+export type { OpenApiDocument } from './openapi-document';
+export {
+  hubDocument,
+  hubInternalDocument,
+  workflowDocument,
+  relayDocument,
+  consoleRouterDocument,
+} from './generated/documents';
+export type * as HubApi from './generated/hub';
+export type * as HubInternalApi from './generated/hubInternal';
+export type * as WorkflowApi from './generated/workflow';
+export type * as RelayApi from './generated/relay';
+export type * as ConsoleRouterApi from './generated/consoleRouter';
