@@ -30,9 +30,22 @@ export type SuccessStatusOf<Op> = Extract<keyof Responses<Op>, 200 | 201 | 202 |
 
 export type ResponseBodyOf<Op, S> = S extends keyof Responses<Op> ? Content<Responses<Op>[S]> : never;
 
-/** The union of `{ status, body }` pairs an operation may answer with on success. */
-export type SuccessResultOf<Op> = {
-  [S in SuccessStatusOf<Op>]: [ResponseBodyOf<Op, S>] extends [never]
+/** Statuses answered with an `application/json` body (not problem+json), e.g. a readiness 503. */
+type JsonStatusOf<Op> = Extract<
+  {
+    [S in keyof Responses<Op>]: Responses<Op>[S] extends { content: { 'application/json': unknown } }
+      ? S
+      : never;
+  }[keyof Responses<Op>],
+  number
+>;
+
+/**
+ * The union of `{ status, body }` pairs a handler may return: every declared 2xx status, and any other
+ * status the contract answers with a plain JSON body. Errors are thrown, never returned.
+ */
+export type HandlerResultOf<Op> = {
+  [S in SuccessStatusOf<Op> | JsonStatusOf<Op>]: [ResponseBodyOf<Op, S>] extends [never]
     ? { status: S; body?: undefined; headers?: Record<string, string> }
     : { status: S; body: ResponseBodyOf<Op, S>; headers?: Record<string, string> };
-}[SuccessStatusOf<Op>];
+}[SuccessStatusOf<Op> | JsonStatusOf<Op>];

@@ -1,0 +1,183 @@
+import { STATUS_CODES } from 'node:http';
+
+/** Field-level validation failure, as listed in a problem's `errors`. */
+export interface FieldError {
+  location: string;
+  message: string;
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail?: string;
+  request_id?: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export interface AppErrorOptions {
+  status: number;
+  /** Stable snake_case code clients branch on. */
+  code: string;
+  /** Safe, public explanation. Never include secrets or internals. */
+  detail?: string;
+  /** Internal message for logs; defaults to detail. */
+  message?: string;
+  /** Extra public problem members (e.g. `missing_scopes`, `blockers`). */
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** The one error type use-cases throw. The error middleware turns it into problem+json. */
+export class AppError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly detail: string | undefined;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(options: AppErrorOptions) {
+    super(options.message ?? options.detail ?? options.code, { cause: options.cause });
+    this.name = 'AppError';
+    this.status = options.status;
+    this.code = options.code;
+    this.detail = options.detail;
+    this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const badRequest = (code: string, detail: string, extra?: Record<string, unknown>) =>
+  new AppError({ status: 400, code, detail, extra });
+export const unauthorized = (code: string, detail: string) => new AppError({ status: 401, code, detail });
+export const forbidden = (code: string, detail: string, extra?: Record<string, unknown>) =>
+  new AppError({ status: 403, code, detail, extra });
+export const notFound = (code: string, detail: string) => new AppError({ status: 404, code, detail });
+export const conflict = (code: string, detail: string, extra?: Record<string, unknown>) =>
+  new AppError({ status: 409, code, detail, extra });
+export const unavailable = (code: string, detail: string) => new AppError({ status: 503, code, detail });
+
+interface ExposedHttpError {
+  status: number;
+  code: string;
+  detail?: string;
+  expose?: boolean;
+  missing?: string[];
+}
+
+/** Errors of other layers (the auth package) that carry their own public status and code. */
+function isExposedHttpError(error: unknown): error is ExposedHttpError {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as Partial<ExposedHttpError>;
+  return (
+    typeof e.status === 'number' &&
+    e.status >= 400 &&
+    e.status < 500 &&
+    typeof e.code === 'string' &&
+    e.expose === true
+  );
+}
+
+/** body-parser / raw-body failures, identified by their `type`. */
+const BODY_ERRORS: Record<string, { status: number; code: string; detail: string }> = {
+  'entity.parse.failed': {
+    status: 400,
+    code: 'malformed_json',
+    detail: 'The request body is not valid JSON.',
+  },
+  'entity.too.large': {
+    status: 413,
+    code: 'payload_too_large',
+    detail: 'The request body is larger than this endpoint accepts.',
+  },
+  'encoding.unsupported': {
+    status: 415,
+    code: 'unsupported_encoding',
+    detail: 'The request body encoding is not supported.',
+  },
+  'charset.unsupported': {
+    status: 415,
+    code: 'unsupported_charset',
+    detail: 'The request body charset is not supported; use UTF-8.',
+  },
+  'request.aborted': {
+    status: 400,
+    code: 'request_aborted',
+    detail: 'The request body was not received completely.',
+  },
+  'request.size.invalid': {
+    status: 400,
+    code: 'request_size_invalid',
+    detail: 'The request body length does not match Content-Length.',
+  },
+};
+
+function problemTitle(status: number): string {
+  return STATUS_CODES[status] ?? 'Error';
+}
+
+export interface ProblemResponse {
+  status: number;
+  body: ProblemBody;
+  headers: Record<string, string>;
+  /** True when the failure is ours (5xx): log it with its stack. */
+  internal: boolean;
+}
+
+/** Maps any thrown value to the problem+json answer. 5xx answers never carry internal details. */
+export function toProblem(error: unknown, requestId?: string): ProblemResponse {
+  const base = (status: number, code: string, detail?: string, extra: Record<string, unknown> = {}) => {
+    const body: ProblemBody = {
+      type: `https://docs.svc.dev/problems/${code.replace(/_/g, '-')}`,
+      title: problemTitle(status),
+      status,
+      code,
+      ...(detail ? { detail } : {}),
+      ...extra,
+      ...(requestId ? { request_id: requestId } : {}),
+    };
+    return body;
+  };
+
+  if (error instanceof AppError) {
+    const internal = error.status >= 500;
+    return {
+      status: error.status,
+      body: base(error.status, error.code, error.detail, error.extra),
+      headers: error.headers,
+      internal,
+    };
+  }
+  if (isExposedHttpError(error)) {
+    const extra = error.missing && error.missing.length > 0 ? { missing_scopes: error.missing } : {};
+    return {
+      status: error.status,
+      body: base(error.status, error.code, error.detail, extra),
+      headers: {},
+      internal: false,
+    };
+  }
+  const bodyErrorType = (error as { type?: unknown } | null)?.type;
+  if (typeof bodyErrorType === 'string' && BODY_ERRORS[bodyErrorType]) {
+    const known = BODY_ERRORS[bodyErrorType];
+    return {
+      status: known.status,
+      body: base(known.status, known.code, known.detail),
+      headers: {},
+      internal: false,
+    };
+  }
+  return {
+    status: 500,
+    body: base(
+      500,
+      'internal_error',
+      'An unexpected error occurred. Quote the request id when reporting it.',
+    ),
+    headers: {},
+    internal: true,
+  };
+}

@@ -1,0 +1,45 @@
+import { Worker } from 'bullmq';
+import type { ConnectionOptions, Job, WorkerOptions } from 'bullmq';
+import type { Logger } from 'pino';
+
+export interface WorkerDefinition<Data, Result = void> {
+  /** Queue name. */
+  queue: string;
+  processor: (job: Job<Data, Result>) => Promise<Result>;
+  concurrency?: number;
+}
+
+export interface ManagedWorker {
+  worker: Worker;
+  /** Waits for the jobs in hand to finish, then disconnects. */
+  close(): Promise<void>;
+}
+
+/**
+ * A BullMQ worker with the platform's defaults: structured logs of failures (secrets redacted by the
+ * logger), a key prefix per deployment, and a close that lets running jobs finish.
+ */
+export function startWorker<Data, Result = void>(
+  definition: WorkerDefinition<Data, Result>,
+  options: { connection: ConnectionOptions; prefix?: string; logger: Logger; extra?: Partial<WorkerOptions> },
+): ManagedWorker {
+  const log = options.logger.child({ queue: definition.queue });
+  const worker = new Worker<Data, Result>(definition.queue, (job) => definition.processor(job), {
+    connection: options.connection,
+    concurrency: definition.concurrency ?? 10,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+    ...options.extra,
+  });
+  worker.on('failed', (job, error) => {
+    log.warn({ job_id: job?.id, attempts: job?.attemptsMade, err: error }, 'job failed');
+  });
+  worker.on('error', (error) => log.error({ err: error }, 'worker error'));
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      closing ??= worker.close();
+      return closing;
+    },
+  };
+}
