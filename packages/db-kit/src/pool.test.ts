@@ -1,0 +1,64 @@
+import { checkDatabase, createPool } from './pool';
+
+const SERVER = process.env['TEST_DATABASE_SERVER_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+describe('createPool', () => {
+  it('when created with defaults and a name, then max is 10 and the server sees the application name', async () => {
+    const pool = createPool(SERVER, { applicationName: 'db-kit-pool-test' });
+    try {
+      expect(pool.options.max).toBe(10);
+      expect(pool.options.idleTimeoutMillis).toBe(30_000);
+      const result = await pool.query<{ name: string }>('select current_setting($1) as name', [
+        'application_name',
+      ]);
+      expect(result.rows).toEqual([{ name: 'db-kit-pool-test' }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('when the URL names a schema, then connections use it as search_path', async () => {
+    const pool = createPool(`${SERVER}?schema=hub`, { max: 1 });
+    try {
+      const result = await pool.query<{ search_path: string }>('show search_path');
+      expect(result.rows).toEqual([{ search_path: 'hub' }]);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('checkDatabase', () => {
+  it('when the database answers, then it resolves', async () => {
+    const pool = createPool(SERVER, { max: 1 });
+    try {
+      await expect(checkDatabase(pool)).resolves.toBeUndefined();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('when the server is unreachable, then it rejects with the cause', async () => {
+    const pool = createPool('postgresql://postgres@127.0.0.1:1/postgres', { max: 1 });
+    try {
+      await expect(checkDatabase(pool)).rejects.toThrow(/database check failed: .*ECONNREFUSED/);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('when no connection frees up in time, then it rejects after the timeout', async () => {
+    const pool = createPool(SERVER, { max: 1 });
+    const busy = await pool.connect();
+    try {
+      const started = Date.now();
+      await expect(checkDatabase(pool, { timeoutMs: 150 })).rejects.toThrow(
+        'database check timed out after 150 ms',
+      );
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      busy.release();
+      await pool.end();
+    }
+  });
+});

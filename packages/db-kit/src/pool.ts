@@ -1,0 +1,70 @@
+import { Pool } from 'pg';
+import { clientConfig } from './connection';
+
+export interface CreatePoolOptions {
+  /** Maximum number of connections (default 10). */
+  max?: number;
+  /** Close connections idle for this long (default 30 s). */
+  idleTimeoutMillis?: number;
+  /** Give up opening a connection after this long (default 5 s). */
+  connectionTimeoutMillis?: number;
+  /** Shown in pg_stat_activity; set it to the service name. A URL `?application_name=` wins over it. */
+  applicationName?: string;
+  /** Server-side `statement_timeout` for every connection, in ms (default: none). */
+  statementTimeoutMillis?: number;
+  /**
+   * Called when an idle connection fails (e.g. the server restarted). node-postgres emits these on the pool and
+   * an unhandled one would crash the process; the default ignores it, and the next query reports the problem.
+   */
+  onError?: (err: Error) => void;
+}
+
+/** A `pg.Pool` for `url` with production defaults (honours Prisma's `?schema=` by setting search_path). */
+export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
+  const pool = new Pool({
+    ...clientConfig(url),
+    max: opts.max ?? 10,
+    idleTimeoutMillis: opts.idleTimeoutMillis ?? 30_000,
+    connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5_000,
+    ...(opts.applicationName === undefined ? {} : { application_name: opts.applicationName }),
+    ...(opts.statementTimeoutMillis === undefined ? {} : { statement_timeout: opts.statementTimeoutMillis }),
+  });
+  pool.on('error', opts.onError ?? (() => undefined));
+  return pool;
+}
+
+export interface CheckDatabaseOptions {
+  /** Fail when the check takes longer than this (default 2000 ms). */
+  timeoutMs?: number;
+}
+
+/**
+ * Readiness probe: runs `select 1` on the pool and resolves when it answers within the timeout (default 2 s),
+ * waiting for a free connection included. Throws otherwise.
+ */
+export async function checkDatabase(pool: Pool, opts: CheckDatabaseOptions = {}): Promise<void> {
+  const timeoutMs = opts.timeoutMs ?? 2_000;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  });
+  // query_timeout makes node-postgres give up on (and discard) a connection that never answers.
+  const config = { text: 'select 1 as ok', query_timeout: timeoutMs };
+  const query = pool.query<{ ok: number }>(config);
+  let result: Awaited<typeof query> | 'timeout';
+  try {
+    result = await Promise.race([query, timeout]);
+  } catch (err) {
+    throw new Error(`database check failed: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+  if (result === 'timeout') {
+    // The query may still fail later; nobody awaits it any more.
+    query.catch(() => undefined);
+    throw new Error(`database check timed out after ${timeoutMs} ms`);
+  }
+  if (result.rows[0]?.ok !== 1) throw new Error('database check returned an unexpected result');
+}

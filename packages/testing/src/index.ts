@@ -1,0 +1,2 @@
+export { createTestDatabase, dropStaleTestDatabases, templateDatabaseName } from './db';
+export type { CreateTestDatabaseOptions, TestDatabase } from './db';
