@@ -31,3 +31,4 @@ export { compareModels, normalizeType, readDatabaseColumns } from './drift';
 export type { DatabaseColumn, DatabaseColumns, ExpectedModel } from './drift';
 export { checkDatabase, createPool } from './pool';
 export type { CheckDatabaseOptions, CreatePoolOptions } from './pool';
+export * from './prisma-schema';
