@@ -1,0 +1,5 @@
+export { run } from '@oclif/core';
+export type { BaseArgs, BaseFlags } from './base-command';
+export { BaseCommand } from './base-command';
+export type { ConfigPaths } from './lib/config-paths';
+export { main } from './main';
