@@ -10,3 +10,5 @@ export * from './health';
 export * from './server';
 export * from './redis';
 export * from './worker';
+export * from './ids';
+export * from './secret-box';

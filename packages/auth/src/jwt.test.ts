@@ -1,0 +1,538 @@
+import {
+  createHash,
+  createHmac,
+  createPublicKey,
+  generateKeyPairSync,
+  sign as cryptoSign,
+} from 'node:crypto';
+import { sign as jwtSign } from 'jsonwebtoken';
+import {
+  JwksUnavailableError,
+  TokenError,
+  createJwksDocument,
+  createStaticJwks,
+  createTokenIssuer,
+  createTokenVerifier,
+  generateSigningKey,
+  jwkThumbprint,
+  publicJwkFromPrivateKeyPem,
+} from './jwt';
+import type { GetJwks, JwksDocument, PublicJwk, TokenErrorReason, TokenVerifier } from './jwt';
+
+const ISSUER = 'https://hub.test';
+const NOW_MS = 1_750_000_000_000;
+const NOW_S = NOW_MS / 1000;
+
+const b64json = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** ES256 signed by hand with node:crypto, independent of jsonwebtoken. */
+function signEs256(header: Record<string, unknown>, payload: Record<string, unknown>, pem: string): string {
+  const input = `${b64json(header)}.${b64json(payload)}`;
+  const signature = cryptoSign('sha256', Buffer.from(input), { key: pem, dsaEncoding: 'ieee-p1363' });
+  return `${input}.${signature.toString('base64url')}`;
+}
+
+function decodeSegment(token: string, index: number): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[index] ?? '', 'base64url').toString('utf8')) as Record<
+    string,
+    unknown
+  >;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<TokenError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof TokenError) {
+      return error;
+    }
+    throw error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+const keyA = generateSigningKey();
+const keyB = generateSigningKey();
+const outsider = generateSigningKey();
+
+const validClaims = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  iss: ISSUER,
+  sub: 'par_1',
+  aud: 'participant',
+  iat: NOW_S,
+  exp: NOW_S + 600,
+  jti: 'jti-1',
+  ...overrides,
+});
+
+function issuerWith(activeKid: string, now: () => number = () => NOW_MS) {
+  return createTokenIssuer({
+    issuer: ISSUER,
+    keys: [keyA, keyB].map(({ kid, privateKeyPem }) => ({ kid, privateKeyPem })),
+    activeKid,
+    now,
+  });
+}
+
+function verifierWith(
+  getJwks: GetJwks,
+  now: () => number = () => NOW_MS,
+  clockToleranceSeconds?: number,
+): TokenVerifier {
+  return createTokenVerifier(
+    clockToleranceSeconds === undefined
+      ? { issuer: ISSUER, getJwks, now }
+      : { issuer: ISSUER, getJwks, now, clockToleranceSeconds },
+  );
+}
+
+const bothKeys: JwksDocument = createJwksDocument([keyA.publicJwk, keyB.publicJwk]);
+
+describe('signing keys', () => {
+  it('when a signing key is generated, then its public JWK is a P-256 ES256 signing key named by its thumbprint', () => {
+    expect(keyA.publicJwk).toEqual({
+      kty: 'EC',
+      crv: 'P-256',
+      x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      y: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      kid: keyA.kid,
+      alg: 'ES256',
+      use: 'sig',
+    });
+    const canonical = `{"crv":"P-256","kty":"EC","x":"${keyA.publicJwk.x}","y":"${keyA.publicJwk.y}"}`;
+    expect(keyA.kid).toBe(createHash('sha256').update(canonical).digest('base64url'));
+    expect(keyA.privateKeyPem).toContain('-----BEGIN PRIVATE KEY-----');
+    expect(keyA.kid).not.toBe(keyB.kid);
+  });
+
+  it('when a thumbprint is computed, then member order and optional members do not change it', () => {
+    const { x, y } = keyA.publicJwk;
+    expect(jwkThumbprint({ y, x, kty: 'EC', crv: 'P-256' })).toBe(keyA.kid);
+  });
+
+  it('when the public JWK is derived from the private PEM, then it matches the generated one', () => {
+    expect(publicJwkFromPrivateKeyPem(keyA.privateKeyPem)).toEqual(keyA.publicJwk);
+    expect(publicJwkFromPrivateKeyPem(keyA.privateKeyPem, 'hub-2025-01')).toEqual({
+      ...keyA.publicJwk,
+      kid: 'hub-2025-01',
+    });
+  });
+
+  it('when the PEM is not a P-256 private key, then deriving a JWK is refused', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    });
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    });
+    const publicPem = createPublicKey(keyA.privateKeyPem).export({ type: 'spki', format: 'pem' });
+    expect(() => publicJwkFromPrivateKeyPem(rsa.toString())).toThrow(TypeError);
+    expect(() => publicJwkFromPrivateKeyPem(p384.toString())).toThrow(TypeError);
+    expect(() => publicJwkFromPrivateKeyPem(publicPem.toString())).toThrow(TypeError);
+    expect(() => publicJwkFromPrivateKeyPem('not a pem')).toThrow(TypeError);
+  });
+});
+
+describe('createJwksDocument', () => {
+  it('when a JWK carries private or extra members, then only the public members are published', () => {
+    const leaky = { ...keyA.publicJwk, d: 'private-part', ext: true } as PublicJwk;
+    expect(createJwksDocument([leaky])).toEqual({ keys: [keyA.publicJwk] });
+  });
+
+  it('when two keys share a kid or a key is not P-256, then the document is refused', () => {
+    expect(() => createJwksDocument([keyA.publicJwk, { ...keyB.publicJwk, kid: keyA.kid }])).toThrow(
+      /duplicate kid/,
+    );
+    expect(() => createJwksDocument([{ ...keyA.publicJwk, crv: 'P-384' } as unknown as PublicJwk])).toThrow(
+      TypeError,
+    );
+  });
+});
+
+describe('createTokenIssuer', () => {
+  it('when a token is issued, then header and payload carry the documented claims', () => {
+    const issued = issuerWith(keyA.kid).issue({
+      audience: 'agent',
+      subject: 'agt_1',
+      ttlSeconds: 900,
+      claims: { workspace_id: 'ws_1', runtime_instance_id: 'rti_1' },
+    });
+    expect(decodeSegment(issued.token, 0)).toEqual({ alg: 'ES256', typ: 'JWT', kid: keyA.kid });
+    expect(decodeSegment(issued.token, 1)).toEqual({
+      workspace_id: 'ws_1',
+      runtime_instance_id: 'rti_1',
+      iss: ISSUER,
+      sub: 'agt_1',
+      aud: 'agent',
+      iat: NOW_S,
+      exp: NOW_S + 900,
+      jti: issued.jti,
+    });
+    expect(issued.jti).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(issued.expiresAt.getTime()).toBe(NOW_MS + 900_000);
+  });
+
+  it('when two tokens are issued, then their jti differ', () => {
+    const issuer = issuerWith(keyA.kid);
+    const input = { audience: 'participant', subject: 'par_1', ttlSeconds: 60 } as const;
+    expect(issuer.issue(input).jti).not.toBe(issuer.issue(input).jti);
+  });
+
+  it.each(['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'jti'])(
+    'when claims try to set the reserved %s claim, then issuing is refused',
+    (name) => {
+      expect(() =>
+        issuerWith(keyA.kid).issue({
+          audience: 'participant',
+          subject: 'par_1',
+          ttlSeconds: 60,
+          claims: { [name]: 'attacker' },
+        }),
+      ).toThrow(/reserved/);
+    },
+  );
+
+  it('when ttl, subject or audience are invalid, then issuing is refused', () => {
+    const issuer = issuerWith(keyA.kid);
+    expect(() => issuer.issue({ audience: 'agent', subject: 'a', ttlSeconds: 0 })).toThrow(RangeError);
+    expect(() => issuer.issue({ audience: 'agent', subject: 'a', ttlSeconds: 1.5 })).toThrow(RangeError);
+    expect(() => issuer.issue({ audience: 'agent', subject: '', ttlSeconds: 60 })).toThrow(TypeError);
+    expect(() =>
+      issuer.issue({ audience: 'admin' as unknown as 'agent', subject: 'a', ttlSeconds: 60 }),
+    ).toThrow(TypeError);
+  });
+
+  it('when the active kid is unknown or keys are duplicated, then the issuer is not created', () => {
+    expect(() =>
+      createTokenIssuer({
+        issuer: ISSUER,
+        keys: [{ kid: keyA.kid, privateKeyPem: keyA.privateKeyPem }],
+        activeKid: 'x',
+      }),
+    ).toThrow(/activeKid/);
+    expect(() =>
+      createTokenIssuer({
+        issuer: ISSUER,
+        keys: [
+          { kid: 'k', privateKeyPem: keyA.privateKeyPem },
+          { kid: 'k', privateKeyPem: keyB.privateKeyPem },
+        ],
+        activeKid: 'k',
+      }),
+    ).toThrow(/duplicate/);
+    expect(() => createTokenIssuer({ issuer: '', keys: [keyA], activeKid: keyA.kid })).toThrow(TypeError);
+  });
+
+  it('when the issuer publishes its JWKS, then it lists the public half of every key it holds', () => {
+    expect(issuerWith(keyA.kid).jwks()).toEqual({ keys: [keyA.publicJwk, keyB.publicJwk] });
+  });
+});
+
+describe('createTokenVerifier', () => {
+  const verifier = verifierWith(createStaticJwks(bothKeys));
+
+  it('when a freshly issued token is verified, then subject, audience, times and private claims come back', async () => {
+    const issued = issuerWith(keyA.kid).issue({
+      audience: 'agent',
+      subject: 'agt_1',
+      ttlSeconds: 900,
+      claims: { workspace_id: 'ws_1', scopes: ['agents:read'] },
+    });
+    await expect(verifier.verify(issued.token, { audience: 'agent' })).resolves.toEqual({
+      sub: 'agt_1',
+      aud: 'agent',
+      jti: issued.jti,
+      iat: NOW_S,
+      exp: NOW_S + 900,
+      claims: { workspace_id: 'ws_1', scopes: ['agents:read'] },
+    });
+  });
+
+  it('when a standard ES256 token signed outside jsonwebtoken is verified, then it is accepted', async () => {
+    const token = signEs256({ alg: 'ES256', kid: keyB.kid }, validClaims(), keyB.privateKeyPem);
+    await expect(verifier.verify(token, { audience: 'participant' })).resolves.toMatchObject({
+      sub: 'par_1',
+    });
+  });
+
+  it('when several audiences are accepted, then a token for any of them verifies', async () => {
+    const token = issuerWith(keyA.kid).issue({
+      audience: 'service',
+      subject: 'workflow-api',
+      ttlSeconds: 60,
+    });
+    await expect(verifier.verify(token.token, { audience: ['agent', 'service'] })).resolves.toMatchObject({
+      aud: 'service',
+    });
+  });
+
+  it('when the token has expired, then it is rejected as expired', async () => {
+    const issued = issuerWith(keyA.kid, () => NOW_MS - 3_600_000).issue({
+      audience: 'participant',
+      subject: 'par_1',
+      ttlSeconds: 600,
+    });
+    expect((await rejection(verifier.verify(issued.token, { audience: 'participant' }))).reason).toBe(
+      'expired',
+    );
+  });
+
+  it('when expiry is within the clock tolerance, then it still verifies, and past it, then it is expired', async () => {
+    const issued = issuerWith(keyA.kid).issue({ audience: 'participant', subject: 'par_1', ttlSeconds: 60 });
+    const at = (ms: number) => verifierWith(createStaticJwks(bothKeys), () => ms, 5);
+    await expect(
+      at(NOW_MS + 64_000).verify(issued.token, { audience: 'participant' }),
+    ).resolves.toBeDefined();
+    const late = await rejection(at(NOW_MS + 65_000).verify(issued.token, { audience: 'participant' }));
+    expect(late.reason).toBe('expired');
+  });
+
+  it('when the token is issued in the future or not valid before a later time, then it is not yet valid', async () => {
+    const future = issuerWith(keyA.kid, () => NOW_MS + 600_000).issue({
+      audience: 'participant',
+      subject: 'par_1',
+      ttlSeconds: 600,
+    });
+    expect((await rejection(verifier.verify(future.token, { audience: 'participant' }))).reason).toBe(
+      'not_yet_valid',
+    );
+    const nbf = signEs256(
+      { alg: 'ES256', kid: keyA.kid },
+      validClaims({ nbf: NOW_S + 300 }),
+      keyA.privateKeyPem,
+    );
+    expect((await rejection(verifier.verify(nbf, { audience: 'participant' }))).reason).toBe('not_yet_valid');
+  });
+
+  it('when the token is for another audience, then it is rejected as wrong_audience', async () => {
+    const issued = issuerWith(keyA.kid).issue({ audience: 'agent', subject: 'agt_1', ttlSeconds: 60 });
+    expect((await rejection(verifier.verify(issued.token, { audience: 'participant' }))).reason).toBe(
+      'wrong_audience',
+    );
+    const arrayAud = signEs256(
+      { alg: 'ES256', kid: keyA.kid },
+      validClaims({ aud: ['participant'] }),
+      keyA.privateKeyPem,
+    );
+    expect((await rejection(verifier.verify(arrayAud, { audience: 'participant' }))).reason).toBe(
+      'wrong_audience',
+    );
+  });
+
+  it('when the token comes from another issuer, then it is rejected as wrong_issuer', async () => {
+    const foreign = createTokenIssuer({ issuer: 'https://evil.test', keys: [keyA], activeKid: keyA.kid });
+    const issued = foreign.issue({ audience: 'participant', subject: 'par_1', ttlSeconds: 60 });
+    expect((await rejection(verifier.verify(issued.token, { audience: 'participant' }))).reason).toBe(
+      'wrong_issuer',
+    );
+  });
+
+  it('when the payload is tampered with, then the signature no longer matches', async () => {
+    const issued = issuerWith(keyA.kid).issue({ audience: 'participant', subject: 'par_1', ttlSeconds: 60 });
+    const [header, payload, signature] = issued.token.split('.');
+    const forged = b64json({ ...decodeSegment(issued.token, 1), sub: 'par_admin' });
+    expect(forged).not.toBe(payload);
+    const tampered = `${header}.${forged}.${signature}`;
+    expect((await rejection(verifier.verify(tampered, { audience: 'participant' }))).reason).toBe(
+      'bad_signature',
+    );
+  });
+
+  it('when the signature is tampered with, then it is rejected as bad_signature', async () => {
+    const issued = issuerWith(keyA.kid).issue({ audience: 'participant', subject: 'par_1', ttlSeconds: 60 });
+    const [header, payload, signature = ''] = issued.token.split('.');
+    const flipped = `${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`;
+    const truncated = signature.slice(0, 40);
+    for (const sig of [flipped, truncated, '']) {
+      const result = await rejection(
+        verifier.verify(`${header}.${payload}.${sig}`, { audience: 'participant' }),
+      );
+      expect(result.reason).toBe('bad_signature');
+    }
+  });
+
+  it('when the kid names a JWKS key but another key signed, then it is rejected as bad_signature', async () => {
+    const token = signEs256({ alg: 'ES256', kid: keyA.kid }, validClaims(), outsider.privateKeyPem);
+    expect((await rejection(verifier.verify(token, { audience: 'participant' }))).reason).toBe(
+      'bad_signature',
+    );
+  });
+
+  it('when the token is signed by a key missing from the JWKS, then one forced refresh happens and it is unknown_key', async () => {
+    const getJwks = jest.fn<Promise<JwksDocument>, [{ forceRefresh: boolean }]>(() =>
+      Promise.resolve(bothKeys),
+    );
+    const issued = createTokenIssuer({ issuer: ISSUER, keys: [outsider], activeKid: outsider.kid }).issue({
+      audience: 'participant',
+      subject: 'par_1',
+      ttlSeconds: 60,
+    });
+    const result = await rejection(verifierWith(getJwks).verify(issued.token, { audience: 'participant' }));
+    expect(result.reason).toBe('unknown_key');
+    expect(getJwks.mock.calls).toEqual([[{ forceRefresh: false }], [{ forceRefresh: true }]]);
+  });
+
+  it('when the kid is known, then the JWKS is read without a forced refresh', async () => {
+    const getJwks = jest.fn<Promise<JwksDocument>, [{ forceRefresh: boolean }]>(() =>
+      Promise.resolve(bothKeys),
+    );
+    const issued = issuerWith(keyB.kid).issue({ audience: 'participant', subject: 'par_1', ttlSeconds: 60 });
+    await verifierWith(getJwks).verify(issued.token, { audience: 'participant' });
+    expect(getJwks.mock.calls).toEqual([[{ forceRefresh: false }]]);
+  });
+
+  it('when an alg none token is presented, then it is rejected before any key lookup', async () => {
+    const getJwks = jest.fn<Promise<JwksDocument>, [{ forceRefresh: boolean }]>(() =>
+      Promise.resolve(bothKeys),
+    );
+    for (const alg of ['none', 'None', 'NONE']) {
+      const token = `${b64json({ alg, typ: 'JWT' })}.${b64json(validClaims())}.`;
+      const result = await rejection(verifierWith(getJwks).verify(token, { audience: 'participant' }));
+      expect(result.reason).toBe('unsupported_algorithm');
+    }
+    const withKid = `${b64json({ alg: 'none', kid: keyA.kid })}.${b64json(validClaims())}.`;
+    expect((await rejection(verifierWith(getJwks).verify(withKid, { audience: 'participant' }))).reason).toBe(
+      'unsupported_algorithm',
+    );
+    expect(getJwks).not.toHaveBeenCalled();
+  });
+
+  it('when an HS256 token is signed with the public key as HMAC secret, then it is rejected (algorithm confusion)', async () => {
+    const getJwks = jest.fn<Promise<JwksDocument>, [{ forceRefresh: boolean }]>(() =>
+      Promise.resolve(bothKeys),
+    );
+    const publicPem = createPublicKey(keyA.privateKeyPem).export({ type: 'spki', format: 'pem' }).toString();
+    const input = `${b64json({ alg: 'HS256', typ: 'JWT', kid: keyA.kid })}.${b64json(validClaims())}`;
+    for (const secret of [publicPem, JSON.stringify(keyA.publicJwk)]) {
+      const token = `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
+      const result = await rejection(verifierWith(getJwks).verify(token, { audience: 'participant' }));
+      expect(result.reason).toBe('unsupported_algorithm');
+    }
+    expect(getJwks).not.toHaveBeenCalled();
+  });
+
+  it('when a token uses another asymmetric algorithm, then it is rejected as unsupported_algorithm', async () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const rs256 = jwtSign(validClaims(), rsa, { algorithm: 'RS256', keyid: keyA.kid });
+    const es384 = `${b64json({ alg: 'ES384', kid: keyA.kid })}.${b64json(validClaims())}.c2ln`;
+    for (const token of [rs256, es384]) {
+      expect((await rejection(verifier.verify(token, { audience: 'participant' }))).reason).toBe(
+        'unsupported_algorithm',
+      );
+    }
+  });
+
+  it.each<[string, string]>([
+    ['an empty string', ''],
+    ['two segments', 'abc.def'],
+    ['four segments', 'a.b.c.d'],
+    ['non-base64url characters', 'a+b.c/d.e'],
+    [
+      'a header that is not JSON',
+      `${Buffer.from('{alg').toString('base64url')}.${b64json(validClaims())}.c2ln`,
+    ],
+    ['a header that is a JSON array', `${b64json(['ES256'])}.${b64json(validClaims())}.c2ln`],
+    ['a payload that is a JSON string', `${b64json({ alg: 'ES256', kid: 'k' })}.${b64json('hello')}.c2ln`],
+    ['a header without alg', `${b64json({ kid: 'k' })}.${b64json(validClaims())}.c2ln`],
+    ['a header without kid', `${b64json({ alg: 'ES256' })}.${b64json(validClaims())}.c2ln`],
+    [
+      'a critical header extension',
+      `${b64json({ alg: 'ES256', kid: 'k', crit: ['exp'] })}.${b64json({})}.c2ln`,
+    ],
+    ['an oversized token', `${b64json({ alg: 'ES256', kid: 'k' })}.${'A'.repeat(9000)}.c2ln`],
+  ])('when the token is %s, then it is rejected as malformed', async (_label, token) => {
+    const getJwks = jest.fn<Promise<JwksDocument>, [{ forceRefresh: boolean }]>(() =>
+      Promise.resolve(bothKeys),
+    );
+    expect((await rejection(verifierWith(getJwks).verify(token, { audience: 'participant' }))).reason).toBe(
+      'malformed',
+    );
+    expect(getJwks).not.toHaveBeenCalled();
+  });
+
+  it('when a correctly signed token lacks or mistypes a required claim, then it is rejected as malformed', async () => {
+    const variants: Record<string, unknown>[] = [
+      validClaims({ sub: undefined }),
+      validClaims({ sub: 42 }),
+      validClaims({ jti: '' }),
+      validClaims({ exp: '9999999999' }),
+      validClaims({ iat: undefined }),
+      validClaims({ nbf: 'soon' }),
+    ];
+    for (const claims of variants) {
+      const token = signEs256({ alg: 'ES256', kid: keyA.kid }, claims, keyA.privateKeyPem);
+      expect((await rejection(verifier.verify(token, { audience: 'participant' }))).reason).toBe('malformed');
+    }
+  });
+
+  it('when the input is not a string at run time, then it is rejected as malformed', async () => {
+    for (const value of [undefined, null, 42, {}]) {
+      const result = await rejection(
+        verifier.verify(value as unknown as string, { audience: 'participant' }),
+      );
+      expect(result.reason).toBe('malformed');
+    }
+  });
+
+  it('when the JWKS source fails, then its error is passed through instead of a TokenError', async () => {
+    const unavailable = new JwksUnavailableError('hub down');
+    const issued = issuerWith(keyA.kid).issue({ audience: 'participant', subject: 'par_1', ttlSeconds: 60 });
+    await expect(
+      verifierWith(() => Promise.reject(unavailable)).verify(issued.token, { audience: 'participant' }),
+    ).rejects.toBe(unavailable);
+  });
+
+  it('when a rejection message is read, then it never contains the token', async () => {
+    const issued = issuerWith(keyA.kid).issue({ audience: 'agent', subject: 'agt_1', ttlSeconds: 60 });
+    const error = await rejection(verifier.verify(issued.token, { audience: 'participant' }));
+    expect(error).toBeInstanceOf(TokenError);
+    expect(error.name).toBe('TokenError');
+    expect(error.message).not.toContain(issued.token.split('.')[1]);
+  });
+
+  it('when the verifier is configured with a bad issuer or tolerance, then it is not created', () => {
+    const getJwks = createStaticJwks(bothKeys);
+    expect(() => createTokenVerifier({ issuer: '', getJwks })).toThrow(TypeError);
+    expect(() => createTokenVerifier({ issuer: ISSUER, getJwks, clockToleranceSeconds: -1 })).toThrow(
+      RangeError,
+    );
+  });
+});
+
+describe('key rotation', () => {
+  const oldToken = issuerWith(keyA.kid).issue({
+    audience: 'participant',
+    subject: 'par_old',
+    ttlSeconds: 600,
+  });
+  const newToken = issuerWith(keyB.kid).issue({
+    audience: 'participant',
+    subject: 'par_new',
+    ttlSeconds: 600,
+  });
+
+  it('when the JWKS holds the old and the new key, then tokens signed by either verify', async () => {
+    const verifier = verifierWith(createStaticJwks(bothKeys));
+    await expect(verifier.verify(oldToken.token, { audience: 'participant' })).resolves.toMatchObject({
+      sub: 'par_old',
+    });
+    await expect(verifier.verify(newToken.token, { audience: 'participant' })).resolves.toMatchObject({
+      sub: 'par_new',
+    });
+  });
+
+  it('when the old key is removed from the JWKS, then its tokens fail with unknown_key and new ones verify', async () => {
+    let current: JwksDocument = bothKeys;
+    const verifier = verifierWith(() => Promise.resolve(current));
+    await expect(verifier.verify(oldToken.token, { audience: 'participant' })).resolves.toBeDefined();
+
+    current = createJwksDocument([keyB.publicJwk]);
+    const removed = await rejection(verifier.verify(oldToken.token, { audience: 'participant' }));
+    expect(removed.reason).toBe<TokenErrorReason>('unknown_key');
+    await expect(verifier.verify(newToken.token, { audience: 'participant' })).resolves.toMatchObject({
+      sub: 'par_new',
+    });
+  });
+});

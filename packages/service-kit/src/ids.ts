@@ -1,0 +1,20 @@
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
+
+/**
+ * A prefixed, time-sortable identifier: `<prefix>_<26 chars>` (48 bits of milliseconds, 80 random bits,
+ * ULID layout). Sorting ids sorts by creation time, which keeps "oldest first" orders stable.
+ */
+export function newId(prefix: string, now: number = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i += 1) {
+    time = (ALPHABET[t % 32] as string) + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = randomBytes(16);
+  let random = '';
+  for (let i = 0; i < 16; i += 1) random += ALPHABET[(bytes[i] as number) % 32];
+  return `${prefix}_${time}${random}`;
+}
