@@ -29,5 +29,7 @@ module.exports = {
       ],
     },
     moduleFileExtensions: ['ts', 'js', 'json', 'cjs', 'mjs'],
+    // Generated code (Prisma) imports siblings as `./x.js`; in tests the sibling is `./x.ts`.
+    moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   })),
 };

@@ -51,7 +51,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const level = res.statusCode >= 500 ? 'error' : 'info';
+      // 503 is an expected answer (not ready, dependency down), not a fault of ours.
+      const level = res.statusCode >= 500 ? (res.statusCode === 503 ? 'warn' : 'error') : 'info';
       logger[level](
         {
           request_id: req.requestId,

@@ -49,8 +49,9 @@ export type OperationHandler<Op> = (
 export type OperationHandlers<Ops> = { [K in keyof Ops]: OperationHandler<Ops[K]> };
 
 /**
- * Runs after authentication, authorization and validation, before the handler — for checks that need
- * data (workspace membership, resource ownership). Throw an AppError to refuse.
+ * Runs after authentication, authorization and path validation, before the query and body are validated
+ * and before the handler — for checks that need data (workspace membership, resource ownership). It sees
+ * `params` and `actor`; `query` and `body` are not filled yet. Throw an AppError to refuse.
  */
 export type OperationGuard = (ctx: OperationContext) => Promise<void> | void;
 
@@ -262,11 +263,25 @@ export function mountOperations<Ops>(app: Express | Router, options: MountOption
         const params: Record<string, unknown> = { ...req.params };
         if (validatePath && !validatePath(params))
           throw validationFailed(describeErrors('path', validatePath.errors));
+        const ctx: OperationContext = {
+          req,
+          res,
+          params: params as never,
+          query: {} as never,
+          body: undefined as never,
+          actor: req.actor,
+          requestId: req.requestId,
+          operation: op,
+        };
+        // Guards decide access from the credential and the path alone, before the query and body are
+        // looked at: a caller without access learns nothing about what a valid request would be.
+        for (const guard of options.guards ?? []) await guard(ctx);
+
         const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
         if (validateQuery && !validateQuery(query))
           throw validationFailed(describeErrors('query', validateQuery.errors));
+        ctx.query = query as never;
 
-        let body: unknown = undefined;
         const hasBody = req.body !== undefined;
         if (op.hasJsonBody) {
           if (!hasBody && bodySent(req)) {
@@ -286,20 +301,8 @@ export function mountOperations<Ops>(app: Express | Router, options: MountOption
           if (hasBody && validateBody && !validateBody(req.body)) {
             throw validationFailed(describeErrors('body', validateBody.errors));
           }
-          body = req.body;
+          ctx.body = req.body as never;
         }
-
-        const ctx: OperationContext = {
-          req,
-          res,
-          params: params as never,
-          query: query as never,
-          body: body as never,
-          actor: req.actor,
-          requestId: req.requestId,
-          operation: op,
-        };
-        for (const guard of options.guards ?? []) await guard(ctx);
         const result = (await handler(ctx)) as {
           status: number;
           body?: unknown;

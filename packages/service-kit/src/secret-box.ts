@@ -25,7 +25,8 @@ export function parseSecretBoxKeys(spec: string): SecretBoxKey[] {
     .filter(Boolean)
     .map((part) => {
       const [id, encoded] = part.split(':');
-      if (!id || !encoded || !/^[A-Za-z0-9_-]{1,32}$/.test(id)) throw new Error('each key must be written id:base64');
+      if (!id || !encoded || !/^[A-Za-z0-9_-]{1,32}$/.test(id))
+        throw new Error('each key must be written id:base64');
       const key = Buffer.from(encoded, 'base64');
       if (key.length !== 32) throw new Error(`key ${id} must decode to 32 bytes`);
       return { id, key };
@@ -47,17 +48,27 @@ export function createSecretBox(keys: SecretBoxKey[]): SecretBox {
       if (associatedData) cipher.setAAD(Buffer.from(associatedData, 'utf8'));
       const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       const tag = cipher.getAuthTag();
-      return ['v1', active.id, iv.toString('base64url'), ciphertext.toString('base64url'), tag.toString('base64url')].join('.');
+      return [
+        'v1',
+        active.id,
+        iv.toString('base64url'),
+        ciphertext.toString('base64url'),
+        tag.toString('base64url'),
+      ].join('.');
     },
     open(sealed, associatedData) {
       const [version, keyId, iv, ciphertext, tag] = sealed.split('.');
-      if (version !== 'v1' || !keyId || !iv || ciphertext === undefined || !tag) throw new Error('sealed secret is malformed');
+      if (version !== 'v1' || !keyId || !iv || ciphertext === undefined || !tag)
+        throw new Error('sealed secret is malformed');
       const key = byId.get(keyId);
       if (!key) throw new Error(`sealed with unknown key ${keyId}`);
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
       if (associatedData) decipher.setAAD(Buffer.from(associatedData, 'utf8'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+      return Buffer.concat([
+        decipher.update(Buffer.from(ciphertext, 'base64url')),
+        decipher.final(),
+      ]).toString('utf8');
     },
   };
 }

@@ -108,7 +108,8 @@ export const hubDocument: OpenApiDocument = {
             "content": {
               "application/json": {
                 "schema": {
-                  "type": "object"
+                  "type": "object",
+                  "additionalProperties": true
                 }
               }
             }
@@ -1656,6 +1657,7 @@ export const hubDocument: OpenApiDocument = {
           },
           "openapi": {
             "type": "object",
+            "additionalProperties": true,
             "description": "Redacted OpenAPI 3.1 document."
           }
         }
@@ -2052,7 +2054,8 @@ export const workflowDocument: OpenApiDocument = {
             "content": {
               "application/json": {
                 "schema": {
-                  "type": "object"
+                  "type": "object",
+                  "additionalProperties": true
                 }
               }
             }

@@ -439,7 +439,9 @@ export interface components {
                 slug: string;
             };
             /** @description Redacted OpenAPI 3.1 document. */
-            openapi: Record<string, never>;
+            openapi: {
+                [key: string]: unknown;
+            };
         };
     };
     responses: {
@@ -530,7 +532,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };

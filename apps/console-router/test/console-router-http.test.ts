@@ -1,0 +1,173 @@
+import { Writable } from 'node:stream';
+import { createLogger, startHttpServer } from '@svc/service-kit';
+import { buildApp } from '../src/app';
+import { loadConsoleRouterConfig } from '../src/env';
+import { startFakeHub } from './support/fake-hub';
+import type { FakeHub } from './support/fake-hub';
+
+interface Router {
+  url: string;
+  logs: () => string;
+  close(): Promise<void>;
+}
+
+const running: Router[] = [];
+
+/** Builds the console router for a hub URL and serves it on 127.0.0.1:0. */
+async function startRouter(hubUrl: string, options: { hubTimeoutMs?: number } = {}): Promise<Router> {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const config = loadConsoleRouterConfig({ HUB_URL: hubUrl, CONSOLE_ROUTER_PORT: '0' });
+  const logger = createLogger({ name: 'console-router', level: 'trace', destination });
+  const app = buildApp({ config, logger, validateResponses: true, ...options });
+  const server = await startHttpServer(app, { host: config.host, port: config.port, logger });
+  const router = { url: server.url, logs: () => lines.join(''), close: () => server.close(0) };
+  running.push(router);
+  return router;
+}
+
+async function get(router: Router, path: string) {
+  const res = await fetch(`${router.url}${path}`);
+  const text = await res.text();
+  return {
+    status: res.status,
+    type: res.headers.get('content-type') ?? '',
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined,
+  };
+}
+
+let hub: FakeHub;
+
+beforeEach(async () => {
+  hub = await startFakeHub();
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((router) => router.close()));
+  await hub.close();
+});
+
+describe('console router readiness', () => {
+  test('when the hub serves its signing keys, then /readyz answers 200', async () => {
+    const router = await startRouter(hub.url);
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(200);
+    expect(res.type).toContain('application/json');
+    expect(res.body).toEqual({ status: 'ready', checks: { hub_jwks: 'ok' } });
+    expect(hub.requests).toEqual(['/.well-known/jwks.json']);
+  });
+
+  test('when the hub URL has a path and a trailing slash, then the JWKS is asked for below it', async () => {
+    const router = await startRouter(`${hub.url}/hub/`);
+
+    await get(router, '/readyz');
+
+    expect(hub.requests).toEqual(['/hub/.well-known/jwks.json']);
+  });
+
+  test('when the hub is stopped, then /readyz answers 503 with hub_jwks failed', async () => {
+    const router = await startRouter(hub.url);
+    await hub.close();
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({
+      status: 'not_ready',
+      checks: { hub_jwks: 'failed: hub unreachable (ECONNREFUSED)' },
+    });
+  });
+
+  test('when the hub answers 404, then /readyz answers 503 with the status', async () => {
+    hub.jwksStatus = 404;
+    const router = await startRouter(hub.url);
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub answered HTTP 404' });
+  });
+
+  test('when the hub answers 200 without a keys array, then /readyz answers 503', async () => {
+    hub.jwksBody = '{"status":"ok"}';
+    const router = await startRouter(hub.url);
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub JWKS has no keys array' });
+  });
+
+  test('when the hub answers 200 with an empty keys array, then /readyz answers 503', async () => {
+    hub.jwksBody = '{"keys":[]}';
+    const router = await startRouter(hub.url);
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub JWKS has no keys' });
+  });
+
+  test('when the hub answers 200 with a body that is not JSON, then /readyz answers 503', async () => {
+    hub.jwksBody = '<html>hello</html>';
+    const router = await startRouter(hub.url);
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub JWKS is not JSON' });
+  });
+
+  test('when the hub does not answer in time, then /readyz answers 503 after the timeout', async () => {
+    hub.hang = true;
+    const router = await startRouter(hub.url, { hubTimeoutMs: 200 });
+
+    const started = Date.now();
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub did not answer within 200 ms' });
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  test('when the hub URL carries credentials, then neither readiness nor logs show them', async () => {
+    const withCredentials = hub.url.replace('http://', 'http://operator:hub-password-123@');
+    const router = await startRouter(withCredentials);
+    await hub.close();
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(JSON.stringify(res.body)).not.toContain('hub-password-123');
+    expect(router.logs()).not.toContain('hub-password-123');
+  });
+
+  test('when the hub is down, then /healthz still answers 200', async () => {
+    const router = await startRouter(hub.url);
+    await hub.close();
+
+    const res = await get(router, '/healthz');
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+});
+
+describe('console router edge', () => {
+  test('when no route matches, then 404 problem+json', async () => {
+    const router = await startRouter(hub.url);
+
+    const res = await get(router, '/acme/agents/agt_1/global/health');
+
+    expect(res.status).toBe(404);
+    expect(res.type).toContain('application/problem+json');
+    expect(res.body).toMatchObject({ status: 404, code: 'route_not_found' });
+  });
+});

@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { hubDocument, hubInternalDocument } from '@svc/contracts';
+import { createHttpApp, createSecretBox, mountOperations, parseSecretBoxKeys } from '@svc/service-kit';
+import type { Logger } from '@svc/service-kit';
+import type { Express } from 'express';
+import { createHubCredentialResolver } from './auth/credential-resolver';
+import { SigningKeyRing } from './auth/signing-keys';
+import { workspaceGuard } from './auth/workspace-guard';
+import { createAuditRepository } from './data/audit.repository';
+import type { Database } from './db';
+import type { HubDeps } from './deps';
+import type { HubConfig } from './env';
+import { apiKeyHandlers } from './routes/api-keys.routes';
+import { authHandlers } from './routes/auth.routes';
+import { contractHandlers } from './routes/contract.routes';
+import { internalHandlers } from './routes/internal.routes';
+import { projectHandlers } from './routes/projects.routes';
+import { systemHandlers } from './routes/system.routes';
+import { workspaceHandlers } from './routes/workspaces.routes';
+
+/** SQL migrations of the hub database (same relative place from src/ and dist/). */
+export const MIGRATIONS_DIR = path.join(__dirname, '..', 'prisma', 'migrations');
+
+export type HubSettings = Pick<
+  HubConfig,
+  | 'HUB_PUBLIC_URL'
+  | 'HUB_WORKFLOW_PUBLIC_URL'
+  | 'HUB_ENCRYPTION_KEYS'
+  | 'HUB_SERVICE_TOKEN'
+  | 'HUB_PARTICIPANT_TOKEN_TTL_SECONDS'
+  | 'HUB_BODY_LIMIT'
+>;
+
+export interface HubAppOptions {
+  database: Database;
+  settings: HubSettings;
+  logger: Logger;
+  /** Check every response against the contract (tests turn this on). */
+  validateResponses?: boolean;
+  now?: () => Date;
+  keyRefreshIntervalMs?: number;
+}
+
+export interface Hub {
+  app: Express;
+  deps: HubDeps;
+  keys: SigningKeyRing;
+  stop(): void;
+}
+
+/** Wires the hub: signing keys, dependencies, the public and internal contracts. */
+export async function createHub(options: HubAppOptions): Promise<Hub> {
+  const { database, settings, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const keys = new SigningKeyRing({
+    db: database.prisma,
+    box: createSecretBox(parseSecretBoxKeys(settings.HUB_ENCRYPTION_KEYS)),
+    issuer: settings.HUB_PUBLIC_URL,
+    logger: logger.child({ module: 'signing-keys' }),
+    refreshIntervalMs: options.keyRefreshIntervalMs,
+    now,
+  });
+  await keys.start();
+  const deps: HubDeps = {
+    db: database.prisma,
+    keys,
+    audit: createAuditRepository(database.prisma),
+    logger,
+    now,
+    settings: {
+      publicUrl: settings.HUB_PUBLIC_URL,
+      workflowPublicUrl: settings.HUB_WORKFLOW_PUBLIC_URL,
+      participantTokenTtlSeconds: settings.HUB_PARTICIPANT_TOKEN_TTL_SECONDS,
+    },
+  };
+  const resolver = createHubCredentialResolver({
+    db: database.prisma,
+    keys,
+    serviceToken: settings.HUB_SERVICE_TOKEN,
+    logger,
+  });
+  const app = createHttpApp({
+    logger,
+    bodyLimit: settings.HUB_BODY_LIMIT,
+    configure(express) {
+      mountOperations(express, {
+        document: hubDocument,
+        handlers: {
+          ...systemHandlers(deps, database.pool),
+          ...authHandlers(deps),
+          ...workspaceHandlers(deps),
+          ...apiKeyHandlers(deps),
+          ...projectHandlers(deps),
+          ...contractHandlers(deps),
+        },
+        resolver,
+        guards: [workspaceGuard(database.prisma)],
+        validateResponses: options.validateResponses,
+        logger,
+      });
+      mountOperations(express, {
+        document: hubInternalDocument,
+        handlers: internalHandlers(deps),
+        resolver,
+        validateResponses: options.validateResponses,
+        logger,
+      });
+    },
+  });
+  return { app, deps, keys, stop: () => keys.stop() };
+}

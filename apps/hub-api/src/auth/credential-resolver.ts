@@ -1,0 +1,84 @@
+import { parseApiKey, safeEqual, TokenError, verifyApiKeySecret } from '@svc/auth';
+import type { ApiKeyActor, CredentialResolver } from '@svc/auth';
+import type { Logger } from '@svc/service-kit';
+import type { Db } from '../db';
+import type { SigningKeyRing } from './signing-keys';
+
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+export interface ApiKeyRecord {
+  id: string;
+  workspaceId: string;
+  prefix: string;
+  scopes: string[];
+  expiresAt: Date | null;
+}
+
+/**
+ * Finds the live key a presented `svc_…` string stands for: known prefix, matching secret hash (constant
+ * time), not revoked, not expired. Records last use at most once a minute per key, off the request path.
+ */
+export async function authenticateApiKey(
+  db: Db,
+  raw: string,
+  options: { now?: Date; logger?: Logger } = {},
+): Promise<ApiKeyRecord | null> {
+  const parsed = parseApiKey(raw);
+  if (!parsed) return null;
+  const key = await db.apiKey.findUnique({ where: { prefix: parsed.prefix } });
+  if (!key || !verifyApiKeySecret(parsed.secret, key.secretHash)) return null;
+  const now = options.now ?? new Date();
+  if (key.revokedAt || (key.expiresAt && key.expiresAt <= now)) return null;
+  if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() > LAST_USED_GRANULARITY_MS) {
+    db.apiKey
+      .update({ where: { id: key.id }, data: { lastUsedAt: now } })
+      .catch((error: unknown) =>
+        options.logger?.warn({ err: error, key_id: key.id }, 'could not record key use'),
+      );
+  }
+  return {
+    id: key.id,
+    workspaceId: key.workspaceId,
+    prefix: key.prefix,
+    scopes: key.scopes,
+    expiresAt: key.expiresAt,
+  };
+}
+
+export function apiKeyActor(key: ApiKeyRecord): ApiKeyActor {
+  return {
+    kind: 'api_key',
+    keyId: key.id,
+    workspaceId: key.workspaceId,
+    scopes: key.scopes,
+    prefix: key.prefix,
+  };
+}
+
+/** How each credential the hub accepts becomes an actor. */
+export function createHubCredentialResolver(deps: {
+  db: Db;
+  keys: SigningKeyRing;
+  serviceToken: string;
+  logger: Logger;
+}): CredentialResolver {
+  return {
+    async bearer(token) {
+      try {
+        const verified = await deps.keys.verifier.verify(token, { audience: 'participant' });
+        const email = typeof verified.claims.email === 'string' ? verified.claims.email : '';
+        return { kind: 'participant', participantId: verified.sub, email, tokenId: verified.jti };
+      } catch (error) {
+        if (error instanceof TokenError) return null;
+        throw error;
+      }
+    },
+    async apiKey(raw) {
+      const key = await authenticateApiKey(deps.db, raw, { logger: deps.logger });
+      return key ? apiKeyActor(key) : null;
+    },
+    async serviceToken(raw) {
+      return safeEqual(raw, deps.serviceToken) ? { kind: 'service', service: 'internal' } : null;
+    },
+  };
+}

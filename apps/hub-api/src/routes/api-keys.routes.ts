@@ -1,0 +1,56 @@
+import { workspaceOf } from '../auth/workspace-guard';
+import type { HubDeps } from '../deps';
+import { presentApiKey } from '../presenters';
+import { createApiKey } from '../use-cases/create-api-key';
+import { apiKeyNotFound, revokeApiKey } from '../use-cases/revoke-api-key';
+import type { HubHandlers } from './types';
+import { actorOf, participantOf } from './types';
+
+export function apiKeyHandlers(
+  deps: HubDeps,
+): HubHandlers<'listApiKeys' | 'createApiKey' | 'getApiKey' | 'revokeApiKey'> {
+  return {
+    async listApiKeys(ctx) {
+      const keys = await deps.db.apiKey.findMany({
+        where: {
+          workspaceId: workspaceOf(ctx).id,
+          ...(ctx.query.include_revoked ? {} : { revokedAt: null }),
+        },
+        orderBy: { createdAt: 'asc' },
+      });
+      return { status: 200, body: { data: keys.map(presentApiKey) } };
+    },
+    async createApiKey(ctx) {
+      const { body } = ctx;
+      const created = await createApiKey(deps, participantOf(ctx.actor), workspaceOf(ctx).id, {
+        name: body.name,
+        preset: body.preset,
+        scopes: body.scopes,
+        expiresAt: body.expires_at,
+        requestId: ctx.requestId,
+      });
+      return {
+        status: 201,
+        body: { data: { ...presentApiKey(created.record), key: created.key } },
+        headers: { 'Cache-Control': 'no-store' },
+      };
+    },
+    async getApiKey(ctx) {
+      const key = await deps.db.apiKey.findFirst({
+        where: { id: ctx.params.keyId, workspaceId: workspaceOf(ctx).id },
+      });
+      if (!key) throw apiKeyNotFound();
+      return { status: 200, body: { data: presentApiKey(key) } };
+    },
+    async revokeApiKey(ctx) {
+      const key = await revokeApiKey(
+        deps,
+        actorOf(ctx.actor),
+        workspaceOf(ctx).id,
+        ctx.params.keyId,
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: presentApiKey(key) } };
+    },
+  };
+}

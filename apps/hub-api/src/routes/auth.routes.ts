@@ -1,0 +1,41 @@
+import type { HubDeps } from '../deps';
+import { presentParticipant, presentWorkspace } from '../presenters';
+import { getMe } from '../use-cases/get-me';
+import { login } from '../use-cases/login';
+import type { HubHandlers } from './types';
+import { participantOf } from './types';
+
+export function authHandlers(deps: HubDeps): HubHandlers<'login' | 'getMe'> {
+  return {
+    async login({ body, requestId }) {
+      const session = await login(deps, { email: body.email, password: body.password, requestId });
+      return {
+        status: 200,
+        body: {
+          data: {
+            token: session.token,
+            token_type: 'Bearer',
+            expires_at: session.expiresAt.toISOString(),
+            participant: presentParticipant(session.participant),
+          },
+        },
+        headers: { 'Cache-Control': 'no-store' },
+      };
+    },
+    async getMe({ actor }) {
+      const me = await getMe(deps, participantOf(actor).participantId);
+      return {
+        status: 200,
+        body: {
+          data: {
+            participant: presentParticipant(me),
+            memberships: me.memberships.map((m) => ({
+              workspace: presentWorkspace(m.workspace),
+              role: m.role,
+            })),
+          },
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import type { Actor } from '@svc/auth';
+import { AppError } from '@svc/service-kit';
+import type { HubDeps } from '../deps';
+
+export const apiKeyNotFound = () =>
+  new AppError({ status: 404, code: 'api_key_not_found', detail: 'No such API key in this workspace.' });
+
+/** Revokes a key at once. Revoking a revoked key changes nothing and returns it as it is. */
+export async function revokeApiKey(
+  deps: HubDeps,
+  actor: Actor,
+  workspaceId: string,
+  keyId: string,
+  requestId?: string,
+) {
+  return deps.db.$transaction(async (tx) => {
+    const key = await tx.apiKey.findFirst({ where: { id: keyId, workspaceId } });
+    if (!key) throw apiKeyNotFound();
+    if (key.revokedAt) return key;
+    const revoked = await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: deps.now() } });
+    await deps.audit.record(
+      {
+        workspaceId,
+        actor,
+        action: 'api_key.revoked',
+        targetType: 'api_key',
+        targetId: key.id,
+        data: { prefix: key.prefix },
+        requestId,
+      },
+      tx,
+    );
+    return revoked;
+  });
+}

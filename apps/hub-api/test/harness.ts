@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createHubClient, createHubInternalClient, unwrap } from '@svc/contracts';
+import type { HubClient } from '@svc/contracts';
+import { createLogger, startHttpServer } from '@svc/service-kit';
+import type { RunningServer } from '@svc/service-kit';
+import { createTestDatabase } from '@svc/testing';
+import { createHub, MIGRATIONS_DIR } from '../src/app';
+import type { Hub, HubSettings } from '../src/app';
+import { createDatabase } from '../src/db';
+import type { Database } from '../src/db';
+import { hashPassword } from '../src/auth/passwords';
+import { newId } from '@svc/service-kit';
+import type { WorkspaceRole } from '../src/generated/prisma/client';
+
+export const SERVICE_TOKEN = `svs_${randomBytes(32).toString('base64url')}`;
+
+export function testSettings(overrides: Partial<HubSettings> = {}): HubSettings {
+  return {
+    HUB_PUBLIC_URL: 'http://hub.test',
+    HUB_WORKFLOW_PUBLIC_URL: 'http://workflow.test',
+    HUB_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    HUB_SERVICE_TOKEN: SERVICE_TOKEN,
+    HUB_PARTICIPANT_TOKEN_TTL_SECONDS: 3600,
+    HUB_BODY_LIMIT: '64kb',
+    ...overrides,
+  };
+}
+
+export interface TestHub {
+  url: string;
+  hub: Hub;
+  database: Database;
+  databaseUrl: string;
+  /** Every line the hub logged, for secret-leak assertions. */
+  logs: string[];
+  client(options?: { apiKey?: string; token?: string }): HubClient;
+  internal(serviceToken?: string): ReturnType<typeof createHubInternalClient>;
+  /** A participant with a password, member of a new workspace with the given role. */
+  seedMember(role?: WorkspaceRole, workspace?: { id: string; slug: string }): Promise<SeededMember>;
+  /** Signs in through the API. */
+  login(email: string, password: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface SeededMember {
+  participantId: string;
+  email: string;
+  password: string;
+  workspace: { id: string; slug: string };
+  token: string;
+}
+
+export async function startTestHub(
+  options: { now?: () => Date; settings?: Partial<HubSettings> } = {},
+): Promise<TestHub> {
+  const db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
+  const database = createDatabase(db.url, { poolSize: 5 });
+  const logs: string[] = [];
+  const logger = createLogger({
+    name: 'hub-api',
+    level: 'debug',
+    destination: new Writable({
+      write(chunk, _enc, done) {
+        logs.push(chunk.toString());
+        done();
+      },
+    }),
+  });
+  const hub = await createHub({
+    database,
+    settings: testSettings(options.settings),
+    logger,
+    validateResponses: true,
+    now: options.now,
+    keyRefreshIntervalMs: 0,
+  });
+  const server: RunningServer = await startHttpServer(hub.app, { host: '127.0.0.1', port: 0 });
+  const client = (o: { apiKey?: string; token?: string } = {}) =>
+    createHubClient({ baseUrl: server.url, ...o });
+
+  const testHub: TestHub = {
+    url: server.url,
+    hub,
+    database,
+    databaseUrl: db.url,
+    logs,
+    client,
+    internal: (serviceToken = SERVICE_TOKEN) =>
+      createHubInternalClient({ baseUrl: server.url, serviceToken }),
+    async login(email, password) {
+      const session = unwrap(await client().POST('/api/v1/auth/login', { body: { email, password } }));
+      return session.token;
+    },
+    async seedMember(role = 'owner', workspace) {
+      const suffix = randomBytes(4).toString('hex');
+      const email = `person-${suffix}@example.test`;
+      const password = `pw-${randomBytes(12).toString('hex')}`;
+      const prisma = database.prisma;
+      const ws =
+        workspace ??
+        (await prisma.workspace.create({
+          data: { id: newId('ws'), slug: `ws-${suffix}`, name: `Workspace ${suffix}` },
+        }));
+      const participant = await prisma.participant.create({
+        data: {
+          id: newId('prt'),
+          email,
+          displayName: `Person ${suffix}`,
+          passwordHash: await hashPassword(password),
+        },
+      });
+      await prisma.membership.create({ data: { workspaceId: ws.id, participantId: participant.id, role } });
+      const token = await testHub.login(email, password);
+      return {
+        participantId: participant.id,
+        email,
+        password,
+        workspace: { id: ws.id, slug: ws.slug },
+        token,
+      };
+    },
+    async close() {
+      await server.close(1000);
+      hub.stop();
+      await database.close();
+      await db.drop();
+    },
+  };
+  return testHub;
+}
+
+/** Creates an API key through the API as the given admin. */
+export async function createKey(
+  t: TestHub,
+  admin: SeededMember,
+  body: {
+    name?: string;
+    preset?: 'read-only' | 'automation' | 'agent-runtime';
+    scopes?: string[];
+    expires_at?: string;
+  },
+) {
+  return unwrap(
+    await t.client({ token: admin.token }).POST('/api/v1/workspaces/{workspace}/api-keys', {
+      params: { path: { workspace: admin.workspace.slug } },
+      body: { name: body.name ?? 'test key', ...body },
+    }),
+  );
+}

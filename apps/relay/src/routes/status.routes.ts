@@ -1,0 +1,27 @@
+import type { RelayApi } from '@svc/contracts';
+import type { OperationHandlers } from '@svc/service-kit';
+import { describeStatus } from '../use-cases/describe-status';
+import type { StatusFacts } from '../use-cases/describe-status';
+
+type StatusHandlers = Pick<OperationHandlers<RelayApi.operations>, 'relayStatus'>;
+
+/** `GET /status`: process facts of the relay. */
+export function statusRoutes(deps: {
+  facts: Omit<StatusFacts, 'port' | 'now' | 'ready'>;
+  configuredPort: number;
+  now: () => Date;
+  isReady: () => Promise<boolean>;
+}): StatusHandlers {
+  return {
+    relayStatus: async ({ req }) => ({
+      status: 200,
+      body: describeStatus({
+        ...deps.facts,
+        // The socket's local port is the port actually bound (the configured one may be 0).
+        port: req.socket.localPort ?? deps.configuredPort,
+        now: deps.now(),
+        ready: await deps.isReady(),
+      }),
+    }),
+  };
+}
