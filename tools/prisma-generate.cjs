@@ -11,7 +11,11 @@ if (!env.PRISMA_SCHEMA_ENGINE_BINARY || !existsSync(env.PRISMA_SCHEMA_ENGINE_BIN
   env.PRISMA_SCHEMA_ENGINE_BINARY = process.execPath;
 }
 const cli = require.resolve('prisma/build/index.js', { paths: [process.cwd()] });
-const result = spawnSync(process.execPath, [cli, 'generate', '--no-hints'], { cwd: process.cwd(), env, stdio: 'inherit' });
+const result = spawnSync(process.execPath, [cli, 'generate', '--no-hints'], {
+  cwd: process.cwd(),
+  env,
+  stdio: 'inherit',
+});
 if (result.status !== 0) {
   console.error(`prisma generate failed in ${path.basename(process.cwd())}`);
   process.exit(result.status ?? 1);

@@ -122,7 +122,7 @@ describe('console router readiness', () => {
     const res = await get(router, '/readyz');
 
     expect(res.status).toBe(503);
-    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub JWKS is not JSON' });
+    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub answered with invalid JSON' });
   });
 
   test('when the hub does not answer in time, then /readyz answers 503 after the timeout', async () => {

@@ -1,22 +1,9 @@
 import path from 'node:path';
-import {
-  buildAppWithDependencies,
-  exitWithin,
-  freePort,
-  startEntryPoint,
-  waitUntilLive,
-} from './support/entry-point';
+import { exitWithin, freePort, startBuiltEntryPoint, waitUntilLive } from '@svc/testing';
 import { startFakeHub } from './support/fake-hub';
 
 const appDir = path.resolve(__dirname, '..');
-let releaseBuild: () => void = () => undefined;
-
-// The entry point runs from dist/ exactly as deployed, so it and the packages it requires are compiled first.
-beforeAll(async () => {
-  releaseBuild = await buildAppWithDependencies(appDir);
-}, 300_000);
-
-afterAll(() => releaseBuild());
+// The entry point runs from dist/ exactly as deployed (the README's test command builds first).
 
 describe('console router entry point (node dist/main.js)', () => {
   jest.setTimeout(30_000);
@@ -24,7 +11,10 @@ describe('console router entry point (node dist/main.js)', () => {
   test('when started, then it answers /healthz and /readyz and exits 0 on SIGTERM within 5 s', async () => {
     const hub = await startFakeHub();
     const port = await freePort();
-    const router = startEntryPoint(appDir, { CONSOLE_ROUTER_PORT: String(port), HUB_URL: hub.url });
+    const router = startBuiltEntryPoint(appDir, 'dist/main.js', {
+      CONSOLE_ROUTER_PORT: String(port),
+      HUB_URL: hub.url,
+    });
     const url = `http://127.0.0.1:${port}`;
 
     try {
@@ -41,7 +31,10 @@ describe('console router entry point (node dist/main.js)', () => {
   });
 
   test('when CONSOLE_ROUTER_PORT is not a number, then it exits 1 with one line on stderr naming it', async () => {
-    const router = startEntryPoint(appDir, { CONSOLE_ROUTER_PORT: 'abc', HUB_URL: 'http://127.0.0.1:1' });
+    const router = startBuiltEntryPoint(appDir, 'dist/main.js', {
+      CONSOLE_ROUTER_PORT: 'abc',
+      HUB_URL: 'http://127.0.0.1:1',
+    });
 
     expect(await exitWithin(router, 10_000)).toBe(1);
     const lines = router.stderr().trimEnd().split('\n');
@@ -51,7 +44,7 @@ describe('console router entry point (node dist/main.js)', () => {
   });
 
   test('when HUB_URL is missing, then it exits 1 with one line on stderr naming it', async () => {
-    const router = startEntryPoint(appDir, {});
+    const router = startBuiltEntryPoint(appDir, 'dist/main.js', {});
 
     expect(await exitWithin(router, 10_000)).toBe(1);
     const lines = router.stderr().trimEnd().split('\n');

@@ -1,7 +1,6 @@
-import { ensureDatabase, migrate, withDatabase } from '@svc/db-kit';
-import { createLogger, runMain } from '@svc/service-kit';
+import { migrateDatabase } from '@svc/db-kit';
+import { createLogger, envFields, loadConfig, runMain } from '@svc/service-kit';
 import { z } from 'zod';
-import { loadConfig, envFields } from '@svc/service-kit';
 import { MIGRATIONS_DIR } from './app';
 
 /** Creates the hub database when missing and applies pending migrations (`node dist/migrate.js`). */
@@ -14,13 +13,13 @@ runMain('hub-api migrate', async () => {
     }),
   );
   const logger = createLogger({ name: 'hub-api-migrate', level: config.LOG_LEVEL });
-  const name = new URL(config.DATABASE_URL).pathname.slice(1);
-  if (await ensureDatabase(withDatabase(config.DATABASE_URL, 'postgres'), name))
-    logger.info({ database: name }, 'database created');
-  const result = await migrate({
+  const result = await migrateDatabase({
     databaseUrl: config.DATABASE_URL,
     migrationsDir: MIGRATIONS_DIR,
     log: (msg, fields) => logger.info(fields ?? {}, msg),
   });
-  logger.info({ applied: result.applied, already_applied: result.alreadyApplied.length }, 'migrations done');
+  logger.info(
+    { created: result.created, applied: result.applied, already_applied: result.alreadyApplied.length },
+    'migrations done',
+  );
 });

@@ -99,7 +99,11 @@ describe.each(cases(hubInternalDocument))('%s', (_name, op) => {
   });
 
   test('when a workspace key or a participant calls, then 403', async () => {
-    for (const headers of [{ 'x-api-key': homeKey }, { authorization: `Bearer ${home.token}` }]) {
+    const callers: Record<string, string>[] = [
+      { 'x-api-key': homeKey },
+      { authorization: `Bearer ${home.token}` },
+    ];
+    for (const headers of callers) {
       expect((await call(op.method, op.path, headers)).status).toBe(403);
     }
   });

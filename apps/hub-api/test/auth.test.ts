@@ -65,7 +65,7 @@ describe('participant sign-in', () => {
     });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
-    expect((await res.json()).code).toBe('malformed_json');
+    expect(((await res.json()) as { code: string }).code).toBe('malformed_json');
   });
 
   test('when a token is tampered with, then it is refused with 401', async () => {
@@ -100,7 +100,7 @@ describe('signing keys', () => {
     const before = await t.seedMember();
     await t.hub.keys.rotate(3600);
     const after = await t.seedMember();
-    const jwks = await (await fetch(`${t.url}/.well-known/jwks.json`)).json();
+    const jwks = (await (await fetch(`${t.url}/.well-known/jwks.json`)).json()) as { keys: unknown[] };
     expect(jwks.keys).toHaveLength(2);
     for (const token of [before.token, after.token]) {
       expect((await t.client({ token }).GET('/api/v1/me')).response.status).toBe(200);

@@ -22,7 +22,8 @@ describe('system routes', () => {
   });
 
   test('when /openapi.json is fetched, then it is OpenAPI 3.1 with scope and actor annotations', async () => {
-    const doc = await (await fetch(`${t.url}/openapi.json`)).json();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as any;
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.servers).toEqual([{ url: 'http://hub.test' }]);
     expect(doc.paths['/api/v1/contract'].get['x-svc-scopes']).toEqual(['contract:read']);
@@ -31,13 +32,19 @@ describe('system routes', () => {
 
   test('when the served documents are linted, then every operation is annotated', async () => {
     const hub = await (await fetch(`${t.url}/openapi.json`)).json();
-    const { hubInternalDocument, workflowDocument, relayDocument, consoleRouterDocument } =
-      await import('@svc/contracts');
+    const {
+      hubInternalDocument,
+      workflowDocument,
+      workflowWorkerDocument,
+      relayDocument,
+      consoleRouterDocument,
+    } = await import('@svc/contracts');
     expect(
       lintAnnotations({
         hub,
         hubInternal: hubInternalDocument,
         workflow: workflowDocument,
+        workflowWorker: workflowWorkerDocument,
         relay: relayDocument,
         consoleRouter: consoleRouterDocument,
       }),
@@ -48,7 +55,7 @@ describe('system routes', () => {
     const res = await fetch(`${t.url}/api/v1/nothing-here`);
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
-    expect((await res.json()).code).toBe('route_not_found');
+    expect(((await res.json()) as { code: string }).code).toBe('route_not_found');
   });
 
   test('when a body is larger than the limit, then 413 problem+json', async () => {
@@ -58,7 +65,7 @@ describe('system routes', () => {
       body: JSON.stringify({ email: 'a@b.test', password: 'x'.repeat(100_000) }),
     });
     expect(res.status).toBe(413);
-    expect((await res.json()).code).toBe('payload_too_large');
+    expect(((await res.json()) as { code: string }).code).toBe('payload_too_large');
   });
 });
 
@@ -105,7 +112,9 @@ describe('readiness during a database outage', () => {
       await own.database.pool.end();
       const ready = await fetch(`${own.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect((await ready.json()).checks.postgres).toMatch(/^failed: /);
+      expect(((await ready.json()) as { checks: Record<string, string> }).checks.postgres).toMatch(
+        /^failed: /,
+      );
       expect((await fetch(`${own.url}/healthz`)).status).toBe(200);
     } finally {
       await own

@@ -1,22 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import {
-  buildAppWithDependencies,
-  exitWithin,
-  freePort,
-  startEntryPoint,
-  waitUntilLive,
-} from './support/entry-point';
+import { exitWithin, freePort, startBuiltEntryPoint, waitUntilLive } from '@svc/testing';
 
 const appDir = path.resolve(__dirname, '..');
-let releaseBuild: () => void = () => undefined;
-
-// The entry point runs from dist/ exactly as deployed, so it and the packages it requires are compiled first.
-beforeAll(async () => {
-  releaseBuild = await buildAppWithDependencies(appDir);
-}, 300_000);
-
-afterAll(() => releaseBuild());
+// The entry point runs from dist/ exactly as deployed (the README's test command builds first).
 
 describe('relay entry point (node dist/main.js)', () => {
   jest.setTimeout(30_000);
@@ -27,7 +14,7 @@ describe('relay entry point (node dist/main.js)', () => {
       SVC_WORKSPACE_API_KEY: `key-${randomBytes(24).toString('hex')}`,
       SVC_RELAY_TOKEN: randomBytes(32).toString('hex'),
     };
-    const relay = startEntryPoint(appDir, {
+    const relay = startBuiltEntryPoint(appDir, 'dist/main.js', {
       RELAY_PORT: String(port),
       SVC_HUB_URL: `http://127.0.0.1:${await freePort()}`,
       SVC_WORKSPACE: 'acme',
@@ -50,7 +37,7 @@ describe('relay entry point (node dist/main.js)', () => {
   });
 
   test('when RELAY_PORT is not a number, then it exits 1 with one line on stderr naming it', async () => {
-    const relay = startEntryPoint(appDir, { RELAY_PORT: 'abc' });
+    const relay = startBuiltEntryPoint(appDir, 'dist/main.js', { RELAY_PORT: 'abc' });
 
     expect(await exitWithin(relay, 10_000)).toBe(1);
     const lines = relay.stderr().trimEnd().split('\n');

@@ -38,17 +38,13 @@ async function svc(args: string[], env: Record<string, string> = {}): Promise<Cl
 
 let home: string;
 
-beforeAll(async () => {
-  // The CLI runs from dist/, exactly as installed; compile it once for this file.
-  await execFileAsync(
-    process.execPath,
-    [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-    {
-      cwd: appDir,
-    },
-  );
+beforeAll(() => {
+  // The CLI runs from dist/, exactly as installed; the README's test command builds it first.
+  if (!fs.existsSync(path.join(appDir, 'dist', 'main.js'))) {
+    throw new Error('apps/svc-cli/dist is missing: run `pnpm build` first (the README test command does)');
+  }
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-home-'));
-}, 60_000);
+});
 
 afterAll(() => {
   fs.rmSync(home, { recursive: true, force: true });

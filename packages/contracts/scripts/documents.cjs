@@ -4,6 +4,7 @@ const DOCUMENTS = [
   { key: 'hub', file: 'hub.yaml', visibility: 'public' },
   { key: 'hubInternal', file: 'hub-internal.yaml', visibility: 'internal' },
   { key: 'workflow', file: 'workflow.yaml', visibility: 'public' },
+  { key: 'workflowWorker', file: 'workflow-worker.yaml', visibility: 'runtime' },
   { key: 'relay', file: 'relay.yaml', visibility: 'runtime' },
   { key: 'consoleRouter', file: 'console-router.yaml', visibility: 'runtime' },
 ];

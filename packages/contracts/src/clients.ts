@@ -62,7 +62,7 @@ function credentialMiddleware(credentials: {
   };
 }
 
-function baseClient<Paths extends {}>(options: BaseClientOptions): Client<Paths> {
+function baseClient<Paths extends object>(options: BaseClientOptions): Client<Paths> {
   return createClient<Paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     ...(options.fetch ? { fetch: options.fetch } : {}),

@@ -4,6 +4,7 @@ import {
   hubInternalDocument,
   relayDocument,
   workflowDocument,
+  workflowWorkerDocument,
 } from './index';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -15,6 +16,7 @@ const documents = {
   hub: hubDocument,
   hubInternal: hubInternalDocument,
   workflow: workflowDocument,
+  workflowWorker: workflowWorkerDocument,
   relay: relayDocument,
   consoleRouter: consoleRouterDocument,
 };

@@ -6,11 +6,13 @@ export {
   hubDocument,
   hubInternalDocument,
   workflowDocument,
+  workflowWorkerDocument,
   relayDocument,
   consoleRouterDocument,
 } from './generated/documents';
 export type * as HubApi from './generated/hub';
 export type * as HubInternalApi from './generated/hubInternal';
 export type * as WorkflowApi from './generated/workflow';
+export type * as WorkflowWorkerApi from './generated/workflowWorker';
 export type * as RelayApi from './generated/relay';
 export type * as ConsoleRouterApi from './generated/consoleRouter';

@@ -18,6 +18,7 @@ export {
   checksumMatches,
   listMigrations,
   migrate,
+  migrateDatabase,
   migrationChecksum,
 } from './migrator';
 export type {
@@ -32,3 +33,4 @@ export type { DatabaseColumn, DatabaseColumns, ExpectedModel } from './drift';
 export { checkDatabase, createPool } from './pool';
 export type { CheckDatabaseOptions, CreatePoolOptions } from './pool';
 export * from './prisma-schema';
+export * from './prisma';

@@ -2,8 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { clientConfig, parseDatabaseUrl } from './connection';
-import { quoteIdentifier } from './databases';
+import { adminUrl, clientConfig, parseDatabaseUrl } from './connection';
+import { ensureDatabase, quoteIdentifier } from './databases';
 import { PgErrorCodes, pgErrorCode } from './errors';
 
 /**
@@ -362,4 +362,16 @@ async function applyOne(client: Client, migration: MigrationFile, log: MigrateLo
     );
   }
   log('applied migration', { migration: migration.name, durationMs: Date.now() - started });
+}
+
+/**
+ * What a service's `migrate` entry does: create its database when missing, then apply pending migrations.
+ */
+export async function migrateDatabase(
+  options: MigrateOptions,
+): Promise<{ created: boolean; applied: string[]; alreadyApplied: string[] }> {
+  const name = new URL(options.databaseUrl).pathname.slice(1);
+  const created = await ensureDatabase(adminUrl(options.databaseUrl), name);
+  const result = await migrate(options);
+  return { created, ...result };
 }

@@ -40,7 +40,10 @@ function blocks(schema: string, keyword: 'model' | 'enum'): { name: string; line
   const out: { name: string; lines: string[] }[] = [];
   const pattern = new RegExp(`^\\s*${keyword}\\s+(\\w+)\\s*\\{([\\s\\S]*?)^\\s*\\}`, 'gm');
   for (const match of schema.matchAll(pattern)) {
-    out.push({ name: match[1] as string, lines: (match[2] as string).split('\n').map(stripComment).filter(Boolean) });
+    out.push({
+      name: match[1] as string,
+      lines: (match[2] as string).split('\n').map(stripComment).filter(Boolean),
+    });
   }
   return out;
 }
@@ -67,8 +70,14 @@ export function expectedModelsFromPrismaSchema(schema: string): ExpectedModel[] 
       if (modelNames.has(type) || rest.includes('@ignore') || rest.includes('@relation')) continue;
       const mapped = /@map\("([^"]+)"\)/.exec(rest)?.[1];
       const native = /@db\.(\w+)/.exec(rest)?.[1];
-      const base = enumNames.has(type) ? type : (native && NATIVE_TYPES[native]) || SCALAR_TYPES[type] || type;
-      columns.push({ name: mapped ?? name, nullable: Boolean(optional) || Boolean(list), dbType: list ? `${base}[]` : base });
+      const base = enumNames.has(type)
+        ? type
+        : (native && NATIVE_TYPES[native]) || SCALAR_TYPES[type] || type;
+      columns.push({
+        name: mapped ?? name,
+        nullable: Boolean(optional) || Boolean(list),
+        dbType: list ? `${base}[]` : base,
+      });
     }
     expected.push({ table: tableMap?.[1] ?? model.name, columns });
   }

@@ -50,3 +50,51 @@ export function readinessHandler(checks: Record<string, ReadinessCheck>, timeout
       : { status: 503 as const, body: { status: 'not_ready' as const, checks: report.checks } };
   };
 }
+
+function describeFetchFailure(target: string, error: unknown, timeoutMs: number): string {
+  const err = error as { name?: string; cause?: { code?: unknown } };
+  if (err?.name === 'TimeoutError') return `${target} did not answer within ${timeoutMs} ms`;
+  const code = typeof err?.cause?.code === 'string' ? ` (${err.cause.code})` : '';
+  return `${target} unreachable${code}`;
+}
+
+/**
+ * Readiness of an HTTP dependency: GET `url` must answer 2xx within the timeout, and `inspect` (when
+ * given) must accept the parsed JSON body. Failure reasons name the dependency (`target`), never the URL,
+ * which may carry credentials.
+ */
+export function httpCheck(options: {
+  url: string;
+  target: string;
+  timeoutMs: number;
+  inspect?: (body: unknown) => void;
+}): ReadinessCheck {
+  const { url, target, timeoutMs } = options;
+  return async () => {
+    const signal = AbortSignal.timeout(timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(url, { headers: { accept: 'application/json' }, signal });
+    } catch (error) {
+      throw new Error(describeFetchFailure(target, error, timeoutMs), { cause: error });
+    }
+    if (!response.ok || !options.inspect) {
+      await response.body?.cancel();
+      if (!response.ok) throw new Error(`${target} answered HTTP ${response.status}`);
+      return;
+    }
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch (error) {
+      const timedOut = (error as { name?: string })?.name === 'TimeoutError';
+      throw new Error(
+        timedOut ? describeFetchFailure(target, error, timeoutMs) : `${target} answered with invalid JSON`,
+        {
+          cause: error,
+        },
+      );
+    }
+    options.inspect(body);
+  };
+}

@@ -1,8 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import express from 'express';
-import type { Express, NextFunction, Request, Response, Router } from 'express';
+import type { Express, NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { authenticate, checkAccess } from '@svc/auth';
 import type { Actor, ActorKind, CredentialResolver } from '@svc/auth';
@@ -249,7 +248,7 @@ export function mountOperations<Ops>(app: Express | Router, options: MountOption
       }
     }
 
-    const pipeline: express.RequestHandler[] = [];
+    const pipeline: RequestHandler[] = [];
     if (!anonymous) {
       if (!options.resolver) throw new Error(`${op.operationId}: a credential resolver is required`);
       pipeline.push(authenticate(options.resolver));

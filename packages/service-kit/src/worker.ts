@@ -21,7 +21,13 @@ export interface ManagedWorker {
  */
 export function startWorker<Data, Result = void>(
   definition: WorkerDefinition<Data, Result>,
-  options: { connection: ConnectionOptions; prefix?: string; logger: Logger; extra?: Partial<WorkerOptions> },
+  options: {
+    /** Connection options (see `redisConnectionOptions`): the worker opens and closes its own connections. */
+    connection: ConnectionOptions;
+    prefix?: string;
+    logger: Logger;
+    extra?: Partial<WorkerOptions>;
+  },
 ): ManagedWorker {
   const log = options.logger.child({ queue: definition.queue });
   const worker = new Worker<Data, Result>(definition.queue, (job) => definition.processor(job), {

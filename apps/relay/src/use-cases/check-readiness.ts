@@ -1,3 +1,4 @@
+import { httpCheck } from '@svc/service-kit';
 import type { ReadinessCheck } from '@svc/service-kit';
 import type { RelayConfig } from '../env';
 
@@ -19,28 +20,6 @@ export function missingSettings(settings: Settings): string[] {
   return REQUIRED_SETTINGS.filter((s) => !s.value(settings)).map((s) => s.variable);
 }
 
-function describeFetchFailure(error: unknown, timeoutMs: number): string {
-  const err = error as { name?: string; cause?: { code?: unknown } };
-  if (err?.name === 'TimeoutError') return `hub did not answer within ${timeoutMs} ms`;
-  const code = typeof err?.cause?.code === 'string' ? ` (${err.cause.code})` : '';
-  return `hub unreachable${code}`;
-}
-
-/** GET `<hub>/healthz`; anything but a 2xx within the timeout fails. The hub URL is not echoed. */
-function hubAnswers(hubUrl: string, timeoutMs: number): ReadinessCheck {
-  const url = `${hubUrl.replace(/\/+$/, '')}/healthz`;
-  return async () => {
-    let response: Response;
-    try {
-      response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    } catch (error) {
-      throw new Error(describeFetchFailure(error, timeoutMs), { cause: error });
-    }
-    await response.body?.cancel();
-    if (!response.ok) throw new Error(`hub answered HTTP ${response.status}`);
-  };
-}
-
 /**
  * The relay's readiness checks: each required setting is present (`failed: missing SVC_…` otherwise) and,
  * once all are, the hub answers its liveness route. Reasons name variables, never values.
@@ -57,7 +36,11 @@ export function relayReadinessChecks(
     };
   }
   if (settings.hubUrl && missingSettings(settings).length === 0) {
-    checks.hub = hubAnswers(settings.hubUrl, options.hubTimeoutMs);
+    checks.hub = httpCheck({
+      url: `${settings.hubUrl.replace(/\/+$/, '')}/healthz`,
+      target: 'hub',
+      timeoutMs: options.hubTimeoutMs,
+    });
   }
   return checks;
 }

@@ -2220,6 +2220,202 @@ export const workflowDocument: OpenApiDocument = {
   }
 };
 
+export const workflowWorkerDocument: OpenApiDocument = {
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Workflow worker",
+    "version": "1.0.0",
+    "description": "Probe routes of the Workflow API's background worker process (queues for launch reconciliation, delivery and sweeping). It serves no API of its own."
+  },
+  "servers": [
+    {
+      "url": "http://127.0.0.1:4101"
+    }
+  ],
+  "paths": {
+    "/healthz": {
+      "get": {
+        "operationId": "workflowWorkerLiveness",
+        "summary": "Liveness.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Liveness"
+          }
+        }
+      }
+    },
+    "/readyz": {
+      "get": {
+        "operationId": "workflowWorkerReadiness",
+        "summary": "Readiness; checks Postgres and Redis.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Readiness"
+          },
+          "503": {
+            "$ref": "#/components/responses/NotReady"
+          }
+        }
+      }
+    }
+  },
+  "components": {
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
+          },
+          "title": {
+            "type": "string"
+          },
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
+          },
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
+          },
+          "detail": {
+            "type": "string"
+          },
+          "instance": {
+            "type": "string"
+          },
+          "request_id": {
+            "type": "string"
+          },
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
+                },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        },
+        "additionalProperties": true
+      },
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
+      },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
+            },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      }
+    },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
+      },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
 export const relayDocument: OpenApiDocument = {
   "openapi": "3.1.0",
   "info": {

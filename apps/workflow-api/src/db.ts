@@ -1,0 +1,16 @@
+import { createPrismaDatabase } from '@svc/db-kit';
+import type { PrismaDatabase } from '@svc/db-kit';
+import { PrismaClient } from './generated/prisma/client';
+
+export type Db = PrismaClient;
+export type Database = PrismaDatabase<PrismaClient>;
+
+export function createDatabase(
+  url: string,
+  options: { poolSize?: number; applicationName?: string } = {},
+): Database {
+  return createPrismaDatabase(PrismaClient, url, {
+    poolSize: options.poolSize,
+    applicationName: options.applicationName ?? 'workflow-api',
+  });
+}

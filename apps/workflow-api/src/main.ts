@@ -1,0 +1,32 @@
+import { createLogger, createRedis, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
+import { createWorkflowApp } from './app';
+import { createDatabase } from './db';
+import { loadWorkflowConfig } from './env';
+
+runMain('workflow-api', async () => {
+  const config = loadWorkflowConfig();
+  const logger = createLogger({ name: 'workflow-api', level: config.LOG_LEVEL });
+  const database = createDatabase(config.DATABASE_URL, { poolSize: config.WORKFLOW_DB_POOL_SIZE });
+  const redis = createRedis(config.REDIS_URL, { name: 'workflow-api' });
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  const app = createWorkflowApp({
+    database,
+    redis,
+    logger,
+    publicUrl: config.WORKFLOW_PUBLIC_URL,
+    bodyLimit: config.WORKFLOW_BODY_LIMIT,
+  });
+  const server = await startHttpServer(app, {
+    host: config.WORKFLOW_HOST,
+    port: config.WORKFLOW_PORT,
+    logger,
+  });
+  installShutdown({
+    logger,
+    steps: [
+      { name: 'http', close: () => server.close() },
+      { name: 'redis', close: async () => void (await redis.quit().catch(() => redis.disconnect())) },
+      { name: 'database', close: () => database.close() },
+    ],
+  });
+});

@@ -1,0 +1,37 @@
+import { createLogger, createRedis, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
+import { createDatabase } from './db';
+import { loadWorkflowConfig } from './env';
+import { startWorkerProcess } from './worker-process';
+
+/** Entry of the worker process (`node dist/worker.js`): queue consumers plus probe routes. */
+runMain('workflow-worker', async () => {
+  const config = loadWorkflowConfig();
+  const logger = createLogger({ name: 'workflow-worker', level: config.LOG_LEVEL });
+  const database = createDatabase(config.DATABASE_URL, {
+    poolSize: config.WORKFLOW_DB_POOL_SIZE,
+    applicationName: 'workflow-worker',
+  });
+  const redis = createRedis(config.REDIS_URL, { name: 'workflow-worker' });
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  const processHandle = startWorkerProcess({
+    database,
+    redis,
+    redisUrl: config.REDIS_URL,
+    queuePrefix: config.WORKFLOW_QUEUE_PREFIX,
+    logger,
+  });
+  const server = await startHttpServer(processHandle.app, {
+    host: config.WORKFLOW_HOST,
+    port: config.WORKFLOW_WORKER_PORT,
+    logger,
+  });
+  installShutdown({
+    logger,
+    steps: [
+      { name: 'workers', close: () => processHandle.close() },
+      { name: 'http', close: () => server.close() },
+      { name: 'redis', close: async () => void (await redis.quit().catch(() => redis.disconnect())) },
+      { name: 'database', close: () => database.close() },
+    ],
+  });
+});
