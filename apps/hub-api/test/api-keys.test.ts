@@ -2,6 +2,9 @@ import { SCOPE_PRESETS } from '@svc/auth';
 import { createKey, startTestHub } from './harness';
 import type { TestHub } from './harness';
 
+/** The secret part of `svc_<12-char prefix>_<secret>` (the secret itself may contain `_`). */
+const secretOf = (key: string) => key.slice('svc_'.length + 12 + 1);
+
 let t: TestHub;
 beforeAll(async () => {
   t = await startTestHub();
@@ -20,9 +23,9 @@ describe('workspace API keys', () => {
       params: { path: { workspace: admin.workspace.id } },
     });
     expect(list.data?.data).toHaveLength(1);
-    expect(JSON.stringify(list.data)).not.toContain(created.key.split('_')[2]);
+    expect(JSON.stringify(list.data)).not.toContain(secretOf(created.key));
     const row = await t.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } });
-    expect(JSON.stringify(row)).not.toContain(created.key.split('_')[2]);
+    expect(JSON.stringify(row)).not.toContain(secretOf(created.key));
     expect(row.secretHash).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -131,7 +134,7 @@ describe('workspace API keys', () => {
     const admin = await t.seedMember('admin');
     const created = await createKey(t, admin, { scopes: ['contract:read'] });
     await t.client({ apiKey: created.key }).GET('/api/v1/contract');
-    const secret = created.key.split('_')[2] as string;
+    const secret = secretOf(created.key);
     expect(t.logs.join('')).not.toContain(secret);
     const events = await t.database.prisma.auditEvent.findMany({ where: { targetId: created.id } });
     expect(events.map((e) => e.action)).toContain('api_key.created');

@@ -24,6 +24,43 @@ function renameRefs(value: unknown, renames: Map<string, string>): unknown {
   );
 }
 
+/**
+ * Security requirements name their schemes (not by `$ref`), so a renamed scheme must be renamed in each
+ * requirement; operations that relied on the document's top-level `security` get it written out.
+ */
+function renameSecurity(
+  paths: unknown,
+  schemeRenames: Map<string, string>,
+  documentSecurity: unknown,
+): unknown {
+  const rename = (requirements: unknown) =>
+    Array.isArray(requirements)
+      ? requirements.map((req: Record<string, unknown>) =>
+          Object.fromEntries(
+            Object.entries(req).map(([scheme, scopes]) => [schemeRenames.get(scheme) ?? scheme, scopes]),
+          ),
+        )
+      : requirements;
+  return Object.fromEntries(
+    Object.entries(paths as Record<string, Record<string, unknown>>).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([key, op]) =>
+          METHODS.includes(key)
+            ? [
+                key,
+                {
+                  ...(op as object),
+                  security: rename((op as { security?: unknown }).security ?? documentSecurity),
+                },
+              ]
+            : [key, op],
+        ),
+      ),
+    ]),
+  );
+}
+
 /** Public paths only: no internal routes, no routes of the signed-in application, no system routes. */
 function publicPaths(doc: OpenApiDocument, serverUrl: string) {
   const out: Record<string, Record<string, unknown>> = {};
@@ -55,6 +92,7 @@ export function buildIntegrationContract(input: {
 }): OpenApiDocument {
   const components: Record<string, Record<string, unknown>> = {};
   const renames = new Map<string, string>();
+  const schemeRenames = new Map<string, string>();
   for (const [section, entries] of Object.entries(input.hub.components ?? {}))
     components[section] = { ...entries };
   for (const [section, entries] of Object.entries(input.workflow.components ?? {})) {
@@ -64,15 +102,17 @@ export function buildIntegrationContract(input: {
         target[name] = value;
         continue;
       }
-      const renamed = `Workflow${name}`;
+      const renamed = `Workflow${name.charAt(0).toUpperCase()}${name.slice(1)}`;
       renames.set(`#/components/${section}/${name}`, `#/components/${section}/${renamed}`);
+      if (section === 'securitySchemes') schemeRenames.set(name, renamed);
       target[renamed] = value;
     }
   }
-  const workflowPaths = renameRefs(publicPaths(input.workflow, input.workflowUrl), renames) as Record<
-    string,
-    Record<string, unknown>
-  >;
+  const workflowPaths = renameSecurity(
+    renameRefs(publicPaths(input.workflow, input.workflowUrl), renames),
+    schemeRenames,
+    input.workflow.security,
+  ) as Record<string, Record<string, unknown>>;
   const renamedComponents = renameRefs(components, renames) as Record<string, Record<string, unknown>>;
   return stripExamples({
     openapi: '3.1.0',

@@ -1051,6 +1051,12 @@ export const hubDocument: OpenApiDocument = {
   },
   "components": {
     "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      },
       "participantBearer": {
         "type": "http",
         "scheme": "bearer",
@@ -1062,12 +1068,6 @@ export const hubDocument: OpenApiDocument = {
         "scheme": "bearer",
         "bearerFormat": "JWT",
         "description": "Agent JWT (`AGENT_TOKEN`, audience `agent`)."
-      },
-      "apiKey": {
-        "type": "apiKey",
-        "in": "header",
-        "name": "x-api-key",
-        "description": "Workspace API key `svc_<prefix>_<secret>`."
       }
     },
     "parameters": {
@@ -1789,6 +1789,12 @@ export const hubInternalDocument: OpenApiDocument = {
   },
   "components": {
     "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      },
       "serviceToken": {
         "type": "apiKey",
         "in": "header",
@@ -2069,7 +2075,8 @@ export const workflowDocument: OpenApiDocument = {
       "apiKey": {
         "type": "apiKey",
         "in": "header",
-        "name": "X-API-Key"
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
       }
     },
     "schemas": {
@@ -2268,6 +2275,14 @@ export const workflowWorkerDocument: OpenApiDocument = {
     }
   },
   "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      }
+    },
     "schemas": {
       "Problem": {
         "type": "object",
@@ -2641,6 +2656,14 @@ export const relayDocument: OpenApiDocument = {
         }
       }
     },
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      }
+    },
     "responses": {
       "Problem": {
         "description": "Error (RFC 9457 problem details).",
@@ -2734,6 +2757,14 @@ export const consoleRouterDocument: OpenApiDocument = {
     }
   },
   "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      }
+    },
     "schemas": {
       "Problem": {
         "type": "object",

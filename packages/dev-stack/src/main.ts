@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+import path from 'node:path';
+import { PreflightError } from './preflight';
+import { startStack } from './stack';
+
+const env = process.env;
+const repoRoot = path.resolve(__dirname, '..', '..', '..');
+const port = (name: string, fallback: number) => Number(env[name] ?? fallback);
+const write = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const stack = await startStack({
+    repoRoot,
+    stateDir: env.SVC_DEV_STATE_DIR ?? path.join(repoRoot, '.svc'),
+    // A server URL; a database path in it is ignored (each service gets its own database).
+    databaseServerUrl: env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432',
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    hubDatabase: env.SVC_DEV_HUB_DATABASE ?? 'svc_hub',
+    workflowDatabase: env.SVC_DEV_WORKFLOW_DATABASE ?? 'svc_workflow',
+    ports: {
+      hub: port('HUB_PORT', 4000),
+      workflow: port('WORKFLOW_PORT', 4100),
+      worker: port('WORKFLOW_WORKER_PORT', 4101),
+      relay: port('RELAY_PORT', 8787),
+      consoleRouter: port('CONSOLE_ROUTER_PORT', 8790),
+    },
+    workspaceSlug: env.SVC_DEV_WORKSPACE ?? 'dev',
+    projectCode: env.SVC_DEV_PROJECT ?? 'DEMO',
+    adminEmail: env.SVC_DEV_ADMIN_EMAIL ?? 'admin@dev.svc.local',
+    queuePrefix: env.SVC_DEV_QUEUE_PREFIX ?? 'svcdev',
+    rawLogs: env.SVC_DEV_RAW_LOGS === '1',
+    write,
+  });
+  const f = stack.file;
+  write('');
+  write('[dev-stack]        ready — every service answers /readyz');
+  write(`[dev-stack]        hub-api          ${f.hub_url}`);
+  write(`[dev-stack]        workflow-api     ${f.workflow_url}`);
+  write(`[dev-stack]        relay            ${f.relay_url}`);
+  write(`[dev-stack]        console-router   ${f.console_router_url}`);
+  write(
+    `[dev-stack]        workspace ${f.workspace.slug} (${f.workspace.id}), project ${f.project.code} (${f.project.id})`,
+  );
+  write(
+    `[dev-stack]        credentials in ${path.relative(process.cwd(), path.join(env.SVC_DEV_STATE_DIR ?? path.join(repoRoot, '.svc'), 'dev-stack.json')) || 'dev-stack.json'} — Ctrl-C stops everything`,
+  );
+  write('');
+
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    write('[dev-stack]        stopping');
+    const codes = await stack.stop();
+    const unclean = Object.entries(codes).filter(([, c]) => c !== 0);
+    write(
+      unclean.length === 0
+        ? '[dev-stack]        stopped; every service exited cleanly'
+        : `[dev-stack]        stopped; not clean: ${unclean.map(([n, c]) => `${n}=${c}`).join(', ')}`,
+    );
+    process.exit(unclean.length === 0 ? code : 1);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+  const failure = await stack.failed;
+  if (stopping) return;
+  process.stderr.write(`dev-stack: ${failure}; stopping the others\n`);
+  await stop(1);
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof PreflightError ? error.message : `dev-stack: ${(error as Error).message}`;
+  process.stderr.write(`${message.split('\n')[0]}\n`);
+  process.exit(1);
+});

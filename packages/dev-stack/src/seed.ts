@@ -1,0 +1,79 @@
+import { WORKFLOW_SCOPES } from '@svc/auth';
+import { createHubClient, createHubInternalClient, unwrap } from '@svc/contracts';
+import type { DevStackFile } from './state';
+
+type KeyKind = keyof DevStackFile['api_keys'];
+
+/** What each development key may do. */
+const KEY_REQUESTS: Record<
+  KeyKind,
+  { preset?: 'read-only' | 'automation' | 'agent-runtime'; scopes?: string[] }
+> = {
+  read_only: { preset: 'read-only' },
+  automation: { preset: 'automation' },
+  agent_runtime: { preset: 'agent-runtime' },
+  // Every workflow scope, including artifact-schemas:write and workflow-delivery:manage — and nothing else.
+  workflow_all: { scopes: [...WORKFLOW_SCOPES] },
+};
+
+export interface SeedInput {
+  hubUrl: string;
+  workspace: { id: string; slug: string };
+  email: string;
+  password: string;
+  projectCode: string;
+  serviceToken: string;
+  /** Keys from an earlier run; each is reused when it still works. */
+  previousKeys?: Partial<DevStackFile['api_keys']>;
+}
+
+/**
+ * Seeds the development workspace through the public hub API, idempotently: the project is created once,
+ * and API keys from an earlier run are kept while the hub still accepts them.
+ */
+export async function seedWorkspace(input: SeedInput) {
+  const anonymous = createHubClient({ baseUrl: input.hubUrl, clientName: 'dev-stack' });
+  const session = unwrap(
+    await anonymous.POST('/api/v1/auth/login', { body: { email: input.email, password: input.password } }),
+  );
+  const hub = createHubClient({ baseUrl: input.hubUrl, token: session.token, clientName: 'dev-stack' });
+  const workspace = { path: { workspace: input.workspace.slug } };
+
+  const projects = unwrap(await hub.GET('/api/v1/workspaces/{workspace}/projects', { params: workspace }));
+  const project =
+    projects.find((p) => p.code === input.projectCode) ??
+    unwrap(
+      await hub.POST('/api/v1/workspaces/{workspace}/projects', {
+        params: workspace,
+        body: { code: input.projectCode, name: 'Development project' },
+      }),
+    );
+
+  const keys = {} as DevStackFile['api_keys'];
+  for (const kind of Object.keys(KEY_REQUESTS) as KeyKind[]) {
+    const previous = input.previousKeys?.[kind];
+    if (previous && (await keyStillWorks(input, previous))) {
+      keys[kind] = previous;
+      continue;
+    }
+    const created = unwrap(
+      await hub.POST('/api/v1/workspaces/{workspace}/api-keys', {
+        params: workspace,
+        body: { name: `dev-stack ${kind.replace('_', '-')}`, ...KEY_REQUESTS[kind] },
+      }),
+    );
+    keys[kind] = created.key;
+  }
+  return { token: session.token, project: { id: project.id, code: project.code }, keys };
+}
+
+/** A key still works when the hub's introspection calls it active and it belongs to this workspace. */
+async function keyStillWorks(input: SeedInput, key: string): Promise<boolean> {
+  const internal = createHubInternalClient({
+    baseUrl: input.hubUrl,
+    serviceToken: input.serviceToken,
+    clientName: 'dev-stack',
+  });
+  const answer = unwrap(await internal.POST('/internal/v1/api-keys/introspect', { body: { key } }));
+  return answer.active && answer.workspace_id === input.workspace.id;
+}

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dropDatabase } from '@svc/db-kit';
+import { exitWithin, freePort, startBuiltEntryPoint } from '@svc/testing';
+import type { NodeProcess } from '@svc/testing';
+import type { DevStackFile } from '../src/state';
+
+const packageDir = path.resolve(__dirname, '..');
+const SERVER = 'postgresql://postgres@127.0.0.1:5432';
+jest.setTimeout(120_000);
+
+const suffix = randomBytes(3).toString('hex');
+const stateDir = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-stack-'));
+const databases = { hub: `svc_devstack_${suffix}_hub`, workflow: `svc_devstack_${suffix}_wf` };
+
+async function env(): Promise<Record<string, string>> {
+  return {
+    SVC_DEV_STATE_DIR: stateDir,
+    SVC_DEV_HUB_DATABASE: databases.hub,
+    SVC_DEV_WORKFLOW_DATABASE: databases.workflow,
+    SVC_DEV_QUEUE_PREFIX: `dst${suffix}`,
+    HUB_PORT: String(await freePort()),
+    WORKFLOW_PORT: String(await freePort()),
+    WORKFLOW_WORKER_PORT: String(await freePort()),
+    RELAY_PORT: String(await freePort()),
+    CONSOLE_ROUTER_PORT: String(await freePort()),
+  };
+}
+
+async function startUntilReady(vars: Record<string, string>): Promise<NodeProcess> {
+  const stack = startBuiltEntryPoint(packageDir, 'dist/main.js', vars);
+  const deadline = Date.now() + 90_000;
+  while (!stack.stdout().includes('ready — every service answers /readyz')) {
+    if (stack.child.exitCode !== null) throw new Error(`dev stack exited: ${stack.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`dev stack not ready: ${stack.stdout().slice(-2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return stack;
+}
+
+const readFile = () =>
+  JSON.parse(readFileSync(path.join(stateDir, 'dev-stack.json'), 'utf8')) as DevStackFile;
+
+afterAll(async () => {
+  for (const name of Object.values(databases))
+    await dropDatabase(SERVER, name, { force: true }).catch(() => undefined);
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('one-command stack', () => {
+  let first: DevStackFile;
+
+  test('when started, then every service is ready and dev-stack.json has the documented shape and working credentials', async () => {
+    const stack = await startUntilReady(await env());
+    try {
+      first = readFile();
+      expect(Object.keys(first).sort()).toEqual(
+        [
+          'api_keys',
+          'console_router_url',
+          'hub_url',
+          'participant',
+          'project',
+          'relay_url',
+          'workflow_url',
+          'workspace',
+        ].sort(),
+      );
+      expect(Object.keys(first.api_keys).sort()).toEqual([
+        'agent_runtime',
+        'automation',
+        'read_only',
+        'workflow_all',
+      ]);
+      expect(statSync(path.join(stateDir, 'dev-stack.json')).mode & 0o777).toBe(0o600);
+      for (const url of [first.hub_url, first.workflow_url, first.relay_url, first.console_router_url]) {
+        expect((await fetch(`${url}/healthz`)).status).toBe(200);
+        expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      }
+      const me = await fetch(`${first.hub_url}/api/v1/me`, {
+        headers: { authorization: `Bearer ${first.participant.token}` },
+      });
+      expect(me.status).toBe(200);
+      const contract = (key?: string) =>
+        fetch(`${first.hub_url}/api/v1/contract`, { headers: key ? { 'x-api-key': key } : {} });
+      expect((await contract(first.api_keys.read_only)).status).toBe(200);
+      expect((await contract(first.api_keys.workflow_all)).status).toBe(403);
+      expect((await contract()).status).toBe(401);
+      const output = stack.stdout();
+      expect(output).toMatch(/\[hub-api\] +\d\d:\d\d:\d\d INFO +listening/);
+      for (const secret of Object.values(first.api_keys)) expect(output).not.toContain(secret);
+      expect(output).not.toContain(first.participant.password);
+    } finally {
+      stack.child.kill('SIGINT');
+      expect(await exitWithin(stack, 20_000)).toBe(0);
+    }
+    expect(stack.stdout()).toContain('every service exited cleanly');
+  });
+
+  test('when started a second time, then it reuses the same workspace, project and keys', async () => {
+    const stack = await startUntilReady(await env());
+    try {
+      const second = readFile();
+      expect(second.workspace).toEqual(first.workspace);
+      expect(second.project).toEqual(first.project);
+      expect(second.api_keys).toEqual(first.api_keys);
+      expect(second.participant.password).toBe(first.participant.password);
+    } finally {
+      stack.child.kill('SIGTERM');
+      expect(await exitWithin(stack, 20_000)).toBe(0);
+    }
+  });
+
+  test('when PostgreSQL is unreachable, then one line says so and how to start it, and the exit code is 1', async () => {
+    const stack = startBuiltEntryPoint(packageDir, 'dist/main.js', {
+      ...(await env()),
+      DATABASE_URL: 'postgresql://postgres@127.0.0.1:1',
+    });
+    expect(await exitWithin(stack, 20_000)).toBe(1);
+    const lines = stack.stderr().trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^PostgreSQL is not reachable at 127\.0\.0\.1:1 .*Start it/);
+  });
+
+  test('when Redis is unreachable, then one line says so, and the exit code is 1', async () => {
+    const stack = startBuiltEntryPoint(packageDir, 'dist/main.js', {
+      ...(await env()),
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    expect(await exitWithin(stack, 20_000)).toBe(1);
+    const lines = stack.stderr().trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Redis is not reachable at 127\.0\.0\.1:1 /);
+  });
+});
+
+describe('log formatting', () => {
+  test('when a service prints a pino line, then it becomes time, level, message and fields', async () => {
+    const { formatLogLine } = await import('../src/processes');
+    expect(
+      formatLogLine(
+        '{"level":"info","time":"2026-11-21T06:52:27.123Z","service":"hub-api","pid":1,"msg":"listening","url":"http://x"}',
+      ),
+    ).toBe('06:52:27 INFO  listening url=http://x');
+    expect(formatLogLine('plain text')).toBe('plain text');
+  });
+});
