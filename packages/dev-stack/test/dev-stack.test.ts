@@ -5,6 +5,7 @@ import path from 'node:path';
 import { dropDatabase } from '@svc/db-kit';
 import { exitWithin, freePort, startBuiltEntryPoint } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
+import { formatLogLine } from '../src/processes';
 import type { DevStackFile } from '../src/state';
 
 const packageDir = path.resolve(__dirname, '..');
@@ -137,8 +138,7 @@ describe('one-command stack', () => {
 });
 
 describe('log formatting', () => {
-  test('when a service prints a pino line, then it becomes time, level, message and fields', async () => {
-    const { formatLogLine } = await import('../src/processes');
+  test('when a service prints a pino line, then it becomes time, level, message and fields', () => {
     expect(
       formatLogLine(
         '{"level":"info","time":"2026-11-21T06:52:27.123Z","service":"hub-api","pid":1,"msg":"listening","url":"http://x"}',
