@@ -12,3 +12,4 @@ export * from './redis';
 export * from './worker';
 export * from './ids';
 export * from './secret-box';
+export * from './migrate-command';
