@@ -28,6 +28,7 @@ export type HubSettings = Pick<
   | 'HUB_ENCRYPTION_KEYS'
   | 'HUB_SERVICE_TOKEN'
   | 'HUB_PARTICIPANT_TOKEN_TTL_SECONDS'
+  | 'HUB_AGENT_TOKEN_TTL_SECONDS'
   | 'HUB_BODY_LIMIT'
 >;
 
@@ -52,9 +53,10 @@ export interface Hub {
 export async function createHub(options: HubAppOptions): Promise<Hub> {
   const { database, settings, logger } = options;
   const now = options.now ?? (() => new Date());
+  const box = createSecretBox(parseSecretBoxKeys(settings.HUB_ENCRYPTION_KEYS));
   const keys = new SigningKeyRing({
     db: database.prisma,
-    box: createSecretBox(parseSecretBoxKeys(settings.HUB_ENCRYPTION_KEYS)),
+    box,
     issuer: settings.HUB_PUBLIC_URL,
     logger: logger.child({ module: 'signing-keys' }),
     refreshIntervalMs: options.keyRefreshIntervalMs,
@@ -64,6 +66,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
   const deps: HubDeps = {
     db: database.prisma,
     keys,
+    box,
     audit: createAuditRepository(database.prisma),
     logger,
     now,
@@ -71,6 +74,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
       publicUrl: settings.HUB_PUBLIC_URL,
       workflowPublicUrl: settings.HUB_WORKFLOW_PUBLIC_URL,
       participantTokenTtlSeconds: settings.HUB_PARTICIPANT_TOKEN_TTL_SECONDS,
+      agentTokenTtlSeconds: settings.HUB_AGENT_TOKEN_TTL_SECONDS,
     },
   };
   const resolver = createHubCredentialResolver({

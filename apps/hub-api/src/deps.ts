@@ -1,4 +1,4 @@
-import type { Logger } from '@svc/service-kit';
+import type { Logger, SecretBox } from '@svc/service-kit';
 import type { SigningKeyRing } from './auth/signing-keys';
 import type { AuditRepository } from './data/audit.repository';
 import type { Db } from './db';
@@ -7,6 +7,8 @@ import type { Db } from './db';
 export interface HubDeps {
   db: Db;
   keys: SigningKeyRing;
+  /** Seals secrets the hub must be able to use again (relay tokens, repo and provider credentials). */
+  box: SecretBox;
   audit: AuditRepository;
   logger: Logger;
   now: () => Date;
@@ -14,5 +16,6 @@ export interface HubDeps {
     publicUrl: string;
     workflowPublicUrl: string;
     participantTokenTtlSeconds: number;
+    agentTokenTtlSeconds: number;
   };
 }

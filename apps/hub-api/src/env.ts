@@ -21,6 +21,8 @@ const schema = z.object({
   /** Credential other services present on /internal/v1 routes. */
   HUB_SERVICE_TOKEN: envFields.secret(32),
   HUB_PARTICIPANT_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
+  /** Lifetime of an agent token (`AGENT_TOKEN`); agents refresh before it ends. */
+  HUB_AGENT_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
   HUB_BODY_LIMIT: z.string().default('1mb'),
   HUB_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   LOG_LEVEL: envFields.logLevel(),

@@ -1,4 +1,5 @@
 import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
+import { createHubCredentialResolver } from '../src/auth/credential-resolver';
 import { startTestHub } from './harness';
 import type { TestHub } from './harness';
 
@@ -125,5 +126,33 @@ describe('signing keys', () => {
         (e) => e.action === 'credential.participant_token.issued' && e.targetId === member.participantId,
       ),
     ).toBe(true);
+  });
+});
+
+describe('agent tokens', () => {
+  test('when an agent token is sent, then the hub resolves the agent, and after eviction it is refused', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await t.seedAgent(owner.workspace.id);
+    const resolver = createHubCredentialResolver({
+      db: t.database.prisma,
+      keys: t.hub.keys,
+      serviceToken: 'x'.repeat(40),
+      logger: t.hub.deps.logger,
+    });
+    await expect(resolver.bearer!(agent.token)).resolves.toMatchObject({
+      kind: 'agent',
+      agentId: agent.id,
+      workspaceId: owner.workspace.id,
+    });
+    await t.database.prisma.agent.update({ where: { id: agent.id }, data: { status: 'evicted' } });
+    await expect(resolver.bearer!(agent.token)).resolves.toBeNull();
+  });
+
+  test('when an agent token is used on a participant route, then 403', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await t.seedAgent(owner.workspace.id);
+    const res = await t.client({ token: agent.token }).GET('/api/v1/me');
+    expect(res.response.status).toBe(403);
+    expect(res.error?.code).toBe('actor_not_allowed');
   });
 });

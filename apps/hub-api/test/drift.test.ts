@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { compareModels, expectedModelsFromPrismaSchema, readDatabaseColumns } from '@svc/db-kit';
 import { createTestDatabase } from '@svc/testing';
@@ -7,7 +7,11 @@ import { MIGRATIONS_DIR } from '../src/app';
 test('when the migrations are applied, then the tables match the Prisma models exactly', async () => {
   const db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
   try {
-    const schema = readFileSync(path.join(__dirname, '..', 'prisma', 'schema.prisma'), 'utf8');
+    const folder = path.join(__dirname, '..', 'prisma', 'schema');
+    const schema = readdirSync(folder)
+      .filter((f) => f.endsWith('.prisma'))
+      .map((f) => readFileSync(path.join(folder, f), 'utf8'))
+      .join('\n');
     const expected = expectedModelsFromPrismaSchema(schema);
     expect(expected.length).toBeGreaterThan(5);
     expect(compareModels(expected, await readDatabaseColumns(db.url))).toEqual([]);

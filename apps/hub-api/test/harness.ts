@@ -11,6 +11,8 @@ import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
 import { hashPassword } from '../src/auth/passwords';
 import { newId } from '@svc/service-kit';
+import { generateOpaqueToken, hashOpaqueToken } from '@svc/auth';
+import type { Prisma } from '../src/generated/prisma/client';
 import type { WorkspaceRole } from '../src/generated/prisma/client';
 
 export const SERVICE_TOKEN = `svs_${randomBytes(32).toString('base64url')}`;
@@ -22,6 +24,7 @@ export function testSettings(overrides: Partial<HubSettings> = {}): HubSettings 
     HUB_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     HUB_SERVICE_TOKEN: SERVICE_TOKEN,
     HUB_PARTICIPANT_TOKEN_TTL_SECONDS: 3600,
+    HUB_AGENT_TOKEN_TTL_SECONDS: 3600,
     HUB_BODY_LIMIT: '64kb',
     ...overrides,
   };
@@ -38,9 +41,29 @@ export interface TestHub {
   internal(serviceToken?: string): ReturnType<typeof createHubInternalClient>;
   /** A participant with a password, member of a new workspace with the given role. */
   seedMember(role?: WorkspaceRole, workspace?: { id: string; slug: string }): Promise<SeededMember>;
+  /** A runtime host (`rti_…`) with a fresh heartbeat, and its relay token. */
+  seedHost(
+    workspaceId: string,
+    overrides?: Partial<Prisma.RuntimeHostUncheckedCreateInput>,
+  ): Promise<SeededHost>;
+  /** An agent row (default: online on a new host, heartbeat now) and its AGENT_TOKEN. */
+  seedAgent(workspaceId: string, overrides?: Partial<Prisma.AgentUncheckedCreateInput>): Promise<SeededAgent>;
   /** Signs in through the API. */
   login(email: string, password: string): Promise<string>;
   close(): Promise<void>;
+}
+
+export interface SeededHost {
+  id: string;
+  relayToken: string;
+}
+
+export interface SeededAgent {
+  id: string;
+  name: string;
+  workspaceId: string;
+  runtimeInstanceId: string | null;
+  token: string;
 }
 
 export interface SeededMember {
@@ -88,6 +111,62 @@ export async function startTestHub(
     client,
     internal: (serviceToken = SERVICE_TOKEN) =>
       createHubInternalClient({ baseUrl: server.url, serviceToken }),
+    async seedHost(workspaceId, overrides = {}) {
+      const id = newId('rti');
+      const relayToken = generateOpaqueToken('rly');
+      await database.prisma.runtimeHost.create({
+        data: {
+          id,
+          workspaceId,
+          name: `host-${randomBytes(4).toString('hex')}`,
+          workdirRoot: '/srv/agents',
+          consolePublicBaseUrl: 'https://console.example.test',
+          relayTokenHash: hashOpaqueToken(relayToken),
+          relayTokenCiphertext: hub.deps.box.seal(relayToken, id),
+          relayReady: true,
+          consoleRouterReady: true,
+          lastHeartbeatAt: new Date(),
+          ...overrides,
+        },
+      });
+      return { id, relayToken };
+    },
+    async seedAgent(workspaceId, overrides = {}) {
+      const runtimeInstanceId =
+        overrides.runtimeInstanceId === undefined
+          ? (await testHub.seedHost(workspaceId)).id
+          : overrides.runtimeInstanceId;
+      const agent = await database.prisma.agent.create({
+        data: {
+          id: newId('agt'),
+          workspaceId,
+          name: `agent-${randomBytes(4).toString('hex')}`,
+          status: 'online',
+          capabilities: ['code'],
+          lastHeartbeatAt: new Date(),
+          startedAt: new Date(),
+          ...overrides,
+          runtimeInstanceId,
+        },
+      });
+      const token = hub.deps.keys.issuer.issue({
+        audience: 'agent',
+        subject: agent.id,
+        ttlSeconds: 3600,
+        claims: {
+          workspace_id: agent.workspaceId,
+          runtime_instance_id: agent.runtimeInstanceId,
+          agent_name: agent.name,
+        },
+      }).token;
+      return {
+        id: agent.id,
+        name: agent.name,
+        workspaceId,
+        runtimeInstanceId: agent.runtimeInstanceId,
+        token,
+      };
+    },
     async login(email, password) {
       const session = unwrap(await client().POST('/api/v1/auth/login', { body: { email, password } }));
       return session.token;

@@ -12,7 +12,7 @@ import { sign as jwtSign, verify as jwtVerify } from 'jsonwebtoken';
 
 export const JWT_ALGORITHM = 'ES256';
 
-export const AUDIENCES = ['participant', 'agent', 'service'] as const;
+export const AUDIENCES = ['participant', 'agent', 'service', 'runtime'] as const;
 export type Audience = (typeof AUDIENCES)[number];
 
 export function isAudience(value: unknown): value is Audience {

@@ -171,3 +171,17 @@ export const SCOPE_PRESETS: Readonly<Record<ScopePreset, readonly Scope[]>> = Ob
     'workflows:read',
   ]),
 });
+
+/**
+ * What a live agent's token (`AGENT_TOKEN`) may do: read and act on its own work, message peers, report on
+ * workflows. Agent-scoped routes act on the agent itself only; the scopes never reach other agents' data.
+ */
+export const AGENT_TOKEN_SCOPES: readonly Scope[] = Object.freeze([
+  'agents:read',
+  'agents:write',
+  'handoffs:read',
+  'handoffs:write',
+  'messages:write',
+  'workflows:read',
+  'workflow-artifacts:write',
+] as Scope[]);

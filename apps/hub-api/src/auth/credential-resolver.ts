@@ -1,4 +1,4 @@
-import { parseApiKey, safeEqual, TokenError, verifyApiKeySecret } from '@svc/auth';
+import { AGENT_TOKEN_SCOPES, parseApiKey, safeEqual, TokenError, verifyApiKeySecret } from '@svc/auth';
 import type { ApiKeyActor, CredentialResolver } from '@svc/auth';
 import type { Logger } from '@svc/service-kit';
 import type { Db } from '../db';
@@ -64,14 +64,30 @@ export function createHubCredentialResolver(deps: {
 }): CredentialResolver {
   return {
     async bearer(token) {
+      let verified;
       try {
-        const verified = await deps.keys.verifier.verify(token, { audience: 'participant' });
-        const email = typeof verified.claims.email === 'string' ? verified.claims.email : '';
-        return { kind: 'participant', participantId: verified.sub, email, tokenId: verified.jti };
+        verified = await deps.keys.verifier.verify(token, { audience: ['participant', 'agent'] });
       } catch (error) {
         if (error instanceof TokenError) return null;
         throw error;
       }
+      if (verified.aud === 'participant') {
+        const email = typeof verified.claims.email === 'string' ? verified.claims.email : '';
+        return { kind: 'participant', participantId: verified.sub, email, tokenId: verified.jti };
+      }
+      // Agents: the current row decides, so eviction takes effect at once.
+      const agent = await deps.db.agent.findUnique({
+        where: { id: verified.sub },
+        select: { id: true, workspaceId: true, runtimeInstanceId: true, status: true },
+      });
+      if (!agent || agent.status === 'evicted') return null;
+      return {
+        kind: 'agent',
+        agentId: agent.id,
+        workspaceId: agent.workspaceId,
+        runtimeInstanceId: agent.runtimeInstanceId,
+        scopes: [...AGENT_TOKEN_SCOPES],
+      };
     },
     async apiKey(raw) {
       const key = await authenticateApiKey(deps.db, raw, { logger: deps.logger });
