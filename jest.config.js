@@ -17,6 +17,8 @@ module.exports = {
     displayName: dir,
     rootDir: `${__dirname}/${dir}`,
     testEnvironment: 'node',
+    // Integration tests talk to real Postgres, Redis and child processes on a shared 2-core machine.
+    testTimeout: 30_000,
     testEnvironmentOptions: { customExportConditions: ['svc-source', 'node', 'require', 'default'] },
     testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
     transform: {
