@@ -1,0 +1,87 @@
+import type { HubApi } from '@svc/contracts';
+import type { ProviderCredential, ProviderModel, RuntimeHost, Workspace } from '../generated/prisma/client';
+import type { NetworkHostView } from '../use-cases/get-networks-view';
+import { hostReadiness } from '../use-cases/host-readiness';
+import type { PulledRuntimeConfig } from '../use-cases/pull-runtime-config';
+
+type Schemas = HubApi.components['schemas'];
+
+const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** A runtime host as the inventory shows it: never its relay token, hash or sealed copy. */
+export function presentRuntimeHost(host: RuntimeHost, bundles: string[], now: Date): Schemas['RuntimeHost'] {
+  return {
+    id: host.id,
+    workspace_id: host.workspaceId,
+    name: host.name,
+    hostname: host.hostname,
+    workdir_root: host.workdirRoot,
+    console_public_base_url: host.consolePublicBaseUrl,
+    relay_public_url: host.relayPublicUrl,
+    console_router: {
+      bind_host: host.consoleBindHost,
+      listen_port: host.consoleListenPort,
+      route_prefix: host.consoleRoutePrefix,
+    },
+    relay: { bind_host: host.relayBindHost, listen_port: host.relayListenPort },
+    runtime_version: host.runtimeVersion,
+    last_heartbeat_at: isoOrNull(host.lastHeartbeatAt),
+    relay_token_rotated_at: host.relayTokenRotatedAt.toISOString(),
+    readiness: hostReadiness(host, now),
+    bundles,
+    created_at: host.createdAt.toISOString(),
+  };
+}
+
+export function presentNetworkHost(view: NetworkHostView, now: Date): Schemas['NetworkHost'] {
+  const { host } = view;
+  const readiness = hostReadiness(host, now);
+  return {
+    runtime_instance_id: host.id,
+    name: host.name,
+    workdir_root: host.workdirRoot,
+    console_public_base_url: host.consolePublicBaseUrl,
+    relay_public_url: host.relayPublicUrl,
+    spawn_ready: readiness.spawn_ready,
+    readiness,
+    running_agents: view.runningAgents,
+    last_heartbeat_at: isoOrNull(host.lastHeartbeatAt),
+    runtime_version: host.runtimeVersion,
+    bundles: view.bundles,
+  };
+}
+
+/** The runtime config; the camelCase groups are the spec's own wire names. */
+export function presentRuntimeConfig(
+  workspace: Pick<Workspace, 'id' | 'slug'>,
+  pulled: PulledRuntimeConfig,
+): Schemas['RuntimeConfig'] {
+  const { host } = pulled;
+  return {
+    runtime_instance_id: host.id,
+    workspace: { id: workspace.id, slug: workspace.slug },
+    consoleRouter: {
+      publicBaseUrl: host.consolePublicBaseUrl,
+      bindHost: host.consoleBindHost,
+      listenPort: host.consoleListenPort,
+      routePrefix: host.consoleRoutePrefix,
+    },
+    relay: { bindHost: host.relayBindHost, listenPort: host.relayListenPort, publicUrl: host.relayPublicUrl },
+    auth: { relay_token: pulled.relayToken, workspace_api_key: pulled.workspaceApiKey },
+    agent_workdir_root: host.workdirRoot,
+  };
+}
+
+export function presentProviderModel(m: ProviderModel): Schemas['ProviderModel'] {
+  return { id: m.id, provider: m.provider, model: m.model, display_name: m.displayName };
+}
+
+/** Metadata only: never the secret or its sealed form. */
+export function presentProviderCredential(c: ProviderCredential): Schemas['ProviderCredential'] {
+  return {
+    provider: c.provider,
+    last4: c.last4,
+    created_at: c.createdAt.toISOString(),
+    rotated_at: c.rotatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,134 @@
+import { workspaceOf } from '../auth/workspace-guard';
+import type { HubDeps } from '../deps';
+import { presentNetworkHost, presentRuntimeConfig, presentRuntimeHost } from '../presenters/runtime';
+import { getNetworksView } from '../use-cases/get-networks-view';
+import { bundlesByHost, getRuntimeHost } from '../use-cases/get-runtime-host';
+import { pullRuntimeConfig } from '../use-cases/pull-runtime-config';
+import { recordRuntimeHostHeartbeat } from '../use-cases/record-runtime-host-heartbeat';
+import { registerRuntimeHost } from '../use-cases/register-runtime-host';
+import { rotateRelayToken } from '../use-cases/rotate-relay-token';
+import type { HubHandlers } from './types';
+import { actorOf, participantOf } from './types';
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+/** The header the router authenticated an API key from (express lower-cases header names). */
+function presentedApiKey(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers['x-api-key'];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function runtimeHandlers(
+  deps: HubDeps,
+): HubHandlers<
+  | 'listRuntimeHosts'
+  | 'registerRuntimeHost'
+  | 'getRuntimeHost'
+  | 'recordRuntimeHostHeartbeat'
+  | 'rotateRelayToken'
+  | 'getNetworks'
+  | 'getRuntimeConfig'
+> {
+  return {
+    async listRuntimeHosts(ctx) {
+      const hosts = await deps.db.runtimeHost.findMany({
+        where: { workspaceId: workspaceOf(ctx).id },
+        orderBy: { id: 'asc' },
+      });
+      const bundles = await bundlesByHost(
+        deps,
+        hosts.map((host) => host.id),
+      );
+      const now = deps.now();
+      return {
+        status: 200,
+        body: { data: hosts.map((host) => presentRuntimeHost(host, bundles.get(host.id) ?? [], now)) },
+      };
+    },
+    async registerRuntimeHost(ctx) {
+      const { body } = ctx;
+      const { host, relayToken } = await registerRuntimeHost(deps, actorOf(ctx.actor), workspaceOf(ctx).id, {
+        name: body.name,
+        hostname: body.hostname,
+        workdirRoot: body.workdir_root,
+        consolePublicBaseUrl: body.console_public_base_url,
+        relayPublicUrl: body.relay_public_url,
+        consoleRouter: body.console_router && {
+          bindHost: body.console_router.bind_host,
+          listenPort: body.console_router.listen_port,
+          routePrefix: body.console_router.route_prefix,
+        },
+        relay: body.relay && { bindHost: body.relay.bind_host, listenPort: body.relay.listen_port },
+        requestId: ctx.requestId,
+      });
+      return {
+        status: 201,
+        body: { data: { host: presentRuntimeHost(host, [], deps.now()), relay_token: relayToken } },
+        headers: NO_STORE,
+      };
+    },
+    async getRuntimeHost(ctx) {
+      const host = await getRuntimeHost(deps, ctx.actor, ctx.params.hostId);
+      const bundles = await bundlesByHost(deps, [host.id]);
+      return {
+        status: 200,
+        body: { data: presentRuntimeHost(host, bundles.get(host.id) ?? [], deps.now()) },
+      };
+    },
+    async recordRuntimeHostHeartbeat(ctx) {
+      const host = await recordRuntimeHostHeartbeat(deps, actorOf(ctx.actor), ctx.params.hostId, {
+        relayReady: ctx.body.relay_ready,
+        consoleRouterReady: ctx.body.console_router_ready,
+        runtimeVersion: ctx.body.runtime_version,
+        bundleId: ctx.body.bundle_id,
+      });
+      const bundles = await bundlesByHost(deps, [host.id]);
+      return {
+        status: 200,
+        body: { data: presentRuntimeHost(host, bundles.get(host.id) ?? [], deps.now()) },
+      };
+    },
+    async rotateRelayToken(ctx) {
+      const rotated = await rotateRelayToken(
+        deps,
+        participantOf(ctx.actor),
+        ctx.params.hostId,
+        ctx.requestId,
+      );
+      return {
+        status: 200,
+        body: { data: { relay_token: rotated.relayToken, rotated_at: rotated.rotatedAt.toISOString() } },
+        headers: NO_STORE,
+      };
+    },
+    async getNetworks(ctx) {
+      const workspace = workspaceOf(ctx);
+      const view = await getNetworksView(deps, workspace.id);
+      return {
+        status: 200,
+        body: {
+          data: {
+            workspace: { id: workspace.id, slug: workspace.slug },
+            hosts: view.hosts.map((host) => presentNetworkHost(host, view.generatedAt)),
+            generated_at: view.generatedAt.toISOString(),
+          },
+        },
+      };
+    },
+    async getRuntimeConfig(ctx) {
+      const workspace = workspaceOf(ctx);
+      const pulled = await pullRuntimeConfig(deps, {
+        actor: actorOf(ctx.actor),
+        workspace,
+        runtimeInstanceId: ctx.query.runtime_instance_id,
+        presentedApiKey: presentedApiKey(ctx.req.headers),
+        requestId: ctx.requestId,
+      });
+      return {
+        status: 200,
+        body: { data: presentRuntimeConfig(workspace, pulled) },
+        headers: NO_STORE,
+      };
+    },
+  };
+}

@@ -1,0 +1,261 @@
+import { newId } from '@svc/service-kit';
+import type { AppError } from '@svc/service-kit';
+import type { HubDeps } from '../src/deps';
+import type { Agent } from '../src/generated/prisma/client';
+import { issueRuntimeCredential } from '../src/use-cases/issue-runtime-credential';
+import { startTestHub } from './harness';
+import type { SeededMember, TestHub } from './harness';
+
+let t: TestHub;
+beforeAll(async () => {
+  t = await startTestHub();
+});
+afterAll(() => t.close());
+
+const PROVIDER_SECRET = 'sk-ant-workspace-secret-0123456789abcdef';
+
+function depsWith(settings: Partial<HubDeps['settings']>): HubDeps {
+  return { ...t.hub.deps, settings: { ...t.hub.deps.settings, ...settings } };
+}
+
+async function seedAgentRow(owner: SeededMember): Promise<Agent> {
+  const seeded = await t.seedAgent(owner.workspace.id);
+  return t.database.prisma.agent.findUniqueOrThrow({ where: { id: seeded.id } });
+}
+
+async function setWorkspaceCredential(workspaceId: string, provider: string) {
+  await t.database.prisma.providerCredential.create({
+    data: {
+      id: newId('pvc'),
+      workspaceId,
+      provider,
+      secretCiphertext: t.hub.deps.box.seal(PROVIDER_SECRET, `${workspaceId}${provider}`),
+      last4: PROVIDER_SECRET.slice(-4),
+    },
+  });
+}
+
+async function issuedEvents(agentId: string) {
+  return t.database.prisma.auditEvent.findMany({
+    where: { action: 'credential.runtime.issued', targetId: agentId },
+  });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as AppError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('runtime credential issuance', () => {
+  test('when the provider is hub-managed, then the credential is a short-lived runtime JWT with source hub_managed', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await seedAgentRow(owner);
+    await setWorkspaceCredential(owner.workspace.id, 'anthropic');
+    const deps = depsWith({ hubManagedProviders: ['anthropic'] });
+    const before = Date.now();
+    const credential = await issueRuntimeCredential(deps, {
+      agent,
+      model: 'anthropic/claude-sonnet-4-5',
+      launchPath: 'direct',
+      actor: undefined,
+      requestId: 'req-1',
+    });
+    expect(credential).toMatchObject({
+      provider: 'anthropic',
+      model: 'anthropic/claude-sonnet-4-5',
+      authorizationSource: 'hub_managed',
+    });
+    expect(credential.credentialId).toMatch(/^rcd_[0-9a-z]{26}$/);
+    const verified = await t.hub.keys.verifier.verify(credential.token, { audience: ['runtime'] });
+    expect(verified.sub).toBe(agent.id);
+    expect(verified.claims).toEqual({
+      workspace_id: owner.workspace.id,
+      runtime_instance_id: agent.runtimeInstanceId,
+      provider: 'anthropic',
+      model: 'anthropic/claude-sonnet-4-5',
+      authorization_source: 'hub_managed',
+      launch_path: 'direct',
+      credential_id: credential.credentialId,
+    });
+    expect(verified.exp - verified.iat).toBe(600);
+    expect(credential.expiresAt.getTime() - before).toBeLessThanOrEqual(15 * 60 * 1000 + 1000);
+    expect(credential.token).not.toContain(PROVIDER_SECRET);
+    expect(Buffer.from(credential.token.split('.')[1] ?? '', 'base64url').toString()).not.toContain(
+      PROVIDER_SECRET.slice(-8),
+    );
+
+    const events = await issuedEvents(agent.id);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ workspaceId: owner.workspace.id, requestId: 'req-1' });
+    expect(events[0]?.data).toEqual({
+      credential_id: credential.credentialId,
+      provider: 'anthropic',
+      model: 'anthropic/claude-sonnet-4-5',
+      authorization_source: 'hub_managed',
+      launch_path: 'direct',
+      expires_at: credential.expiresAt.toISOString(),
+    });
+    expect(JSON.stringify(events)).not.toContain(credential.token);
+  });
+
+  test('when the hub does not manage the provider but the workspace has a credential, then the source is workspace_provider', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await seedAgentRow(owner);
+    await setWorkspaceCredential(owner.workspace.id, 'openai');
+    const credential = await issueRuntimeCredential(
+      depsWith({ hubManagedProviders: ['anthropic'], serverLocalProviderAuth: true }),
+      { agent, model: 'openai/gpt-5', launchPath: 'relay', actor: undefined },
+    );
+    expect(credential.authorizationSource).toBe('workspace_provider');
+    const verified = await t.hub.keys.verifier.verify(credential.token, { audience: ['runtime'] });
+    expect(verified.claims).toMatchObject({
+      authorization_source: 'workspace_provider',
+      launch_path: 'relay',
+    });
+    expect(JSON.stringify(verified)).not.toContain(PROVIDER_SECRET);
+    const events = await issuedEvents(agent.id);
+    expect(events.map((e) => (e.data as { authorization_source: string }).authorization_source)).toEqual([
+      'workspace_provider',
+    ]);
+    expect(JSON.stringify(events)).not.toContain(PROVIDER_SECRET);
+  });
+
+  test('when another workspace has the provider credential, then it does not count for this agent', async () => {
+    const owner = await t.seedMember('owner');
+    const other = await t.seedMember('owner');
+    const agent = await seedAgentRow(owner);
+    await setWorkspaceCredential(other.workspace.id, 'google');
+    const error = await rejection(
+      issueRuntimeCredential(depsWith({}), {
+        agent,
+        model: 'google/gemini-2.5-pro',
+        launchPath: 'direct',
+        actor: undefined,
+      }),
+    );
+    expect(error).toMatchObject({ status: 409, code: 'provider_credential_unavailable' });
+  });
+
+  test('when neither hub nor workspace can authorize and server-local auth is enabled, then the source is server_local', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await seedAgentRow(owner);
+    const credential = await issueRuntimeCredential(depsWith({ serverLocalProviderAuth: true }), {
+      agent,
+      model: 'local/echo',
+      launchPath: 'direct',
+      actor: undefined,
+    });
+    expect(credential.authorizationSource).toBe('server_local');
+    const [event] = await issuedEvents(agent.id);
+    expect(event?.data).toMatchObject({ authorization_source: 'server_local', model: 'local/echo' });
+  });
+
+  test('when no source is available and server-local auth is off, then 409 provider_credential_unavailable with a recommended action and no audit event', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await seedAgentRow(owner);
+    const error = await rejection(
+      issueRuntimeCredential(depsWith({ serverLocalProviderAuth: false }), {
+        agent,
+        model: 'anthropic/claude-opus-4-1',
+        launchPath: 'direct',
+        actor: undefined,
+      }),
+    );
+    expect(error).toMatchObject({ status: 409, code: 'provider_credential_unavailable' });
+    expect(error.extra).toMatchObject({ provider: 'anthropic' });
+    expect(String(error.extra.recommended_action)).toContain('provider-credentials/anthropic');
+    expect(await issuedEvents(agent.id)).toHaveLength(0);
+  });
+
+  test('when the model is not an exact active catalog identifier, then 400 provider_model_unsupported with close matches', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await seedAgentRow(owner);
+    const deps = depsWith({ hubManagedProviders: ['anthropic', 'openai'] });
+    const alias = await rejection(
+      issueRuntimeCredential(deps, {
+        agent,
+        model: 'claude-sonnet-4-5',
+        launchPath: 'direct',
+        actor: undefined,
+      }),
+    );
+    expect(alias).toMatchObject({ status: 400, code: 'provider_model_unsupported' });
+    expect((alias.extra.close_matches as string[])[0]).toBe('anthropic/claude-sonnet-4-5');
+
+    await t.database.prisma.providerModel.create({
+      data: {
+        id: 'openai/gpt-retired',
+        provider: 'openai',
+        model: 'gpt-retired',
+        displayName: 'x',
+        active: false,
+      },
+    });
+    const inactive = await rejection(
+      issueRuntimeCredential(deps, {
+        agent,
+        model: 'openai/gpt-retired',
+        launchPath: 'direct',
+        actor: undefined,
+      }),
+    );
+    expect(inactive).toMatchObject({ status: 400, code: 'provider_model_unsupported' });
+    expect(inactive.extra.close_matches).not.toContain('openai/gpt-retired');
+    expect(await issuedEvents(agent.id)).toHaveLength(0);
+  });
+
+  test('when the configured lifetime is at its maximum, then the credential lives at most 15 minutes', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await seedAgentRow(owner);
+    const credential = await issueRuntimeCredential(
+      depsWith({ hubManagedProviders: ['openai'], runtimeCredentialTtlSeconds: 3600 }),
+      { agent, model: 'openai/gpt-5-mini', launchPath: 'relay', actor: undefined },
+    );
+    const verified = await t.hub.keys.verifier.verify(credential.token, { audience: ['runtime'] });
+    expect(verified.exp - verified.iat).toBe(900);
+  });
+
+  test('when the agent is evicted, then no credential is issued', async () => {
+    const owner = await t.seedMember('owner');
+    const seeded = await t.seedAgent(owner.workspace.id, { status: 'evicted', evictedAt: new Date() });
+    const agent = await t.database.prisma.agent.findUniqueOrThrow({ where: { id: seeded.id } });
+    const error = await rejection(
+      issueRuntimeCredential(depsWith({ hubManagedProviders: ['openai'] }), {
+        agent,
+        model: 'openai/gpt-5',
+        launchPath: 'direct',
+        actor: undefined,
+      }),
+    );
+    expect(error).toMatchObject({ status: 409, code: 'agent_evicted' });
+    expect(await issuedEvents(agent.id)).toHaveLength(0);
+  });
+
+  test('when credentials are issued, then the logs name the source and never hold the token or the provider secret', async () => {
+    const owner = await t.seedMember('owner');
+    const agent = await seedAgentRow(owner);
+    await setWorkspaceCredential(owner.workspace.id, 'anthropic');
+    const credential = await issueRuntimeCredential(depsWith({}), {
+      agent,
+      model: 'anthropic/claude-haiku-4-5',
+      launchPath: 'direct',
+      actor: {
+        kind: 'agent',
+        agentId: agent.id,
+        workspaceId: agent.workspaceId,
+        runtimeInstanceId: null,
+        scopes: [],
+      },
+    });
+    const [event] = await issuedEvents(agent.id);
+    expect(event).toMatchObject({ actorKind: 'agent', actorId: agent.id });
+    const logs = t.logs.join('\n');
+    expect(logs).toContain(credential.credentialId);
+    expect(logs).not.toContain(credential.token);
+    expect(logs).not.toContain(PROVIDER_SECRET);
+  });
+});
