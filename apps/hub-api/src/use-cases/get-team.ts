@@ -1,0 +1,30 @@
+import type { Actor } from '@svc/auth';
+import type { HubDeps } from '../deps';
+import type { TeamWithMembers } from '../presenters/teams-agents';
+import { findTeamFor, teamNotFound } from './find-team';
+
+/** A team the actor can see, with its agents, participants and active project assignments. */
+export async function getTeam(
+  deps: HubDeps,
+  actor: Actor | undefined,
+  teamId: string,
+): Promise<TeamWithMembers> {
+  await findTeamFor(deps, actor, teamId);
+  const team = await deps.db.team.findUnique({
+    where: { id: teamId },
+    include: {
+      agents: { include: { agent: true }, orderBy: [{ createdAt: 'asc' }, { agentId: 'asc' }] },
+      participants: {
+        include: { participant: true },
+        orderBy: [{ createdAt: 'asc' }, { participantId: 'asc' }],
+      },
+      projects: {
+        where: { unassignedAt: null },
+        include: { project: true },
+        orderBy: [{ assignedAt: 'asc' }, { projectId: 'asc' }],
+      },
+    },
+  });
+  if (!team) throw teamNotFound(teamId);
+  return team;
+}
