@@ -1,0 +1,160 @@
+import { unwrap } from '@svc/contracts';
+import { newId } from '@svc/service-kit';
+import { createKey, startTestHub } from './harness';
+import type { SeededAgent, SeededMember, TestHub } from './harness';
+
+/** POST /internal/v1/handoffs: the workflow engine's stage handoffs, created once per reference and owner. */
+let t: TestHub;
+let member: SeededMember;
+let owner: SeededAgent;
+let projectId: string;
+
+beforeAll(async () => {
+  t = await startTestHub();
+  member = await t.seedMember('owner');
+  owner = await t.seedAgent(member.workspace.id);
+  projectId = (
+    await t.database.prisma.project.create({
+      data: { id: newId('prj'), workspaceId: member.workspace.id, code: 'WF', name: 'Workflow' },
+    })
+  ).id;
+}, 30_000);
+afterAll(() => t.close());
+
+function stageRequest(overrides: Record<string, unknown> = {}) {
+  return {
+    workspace_id: member.workspace.id,
+    project_id: projectId,
+    assignee_agent_id: owner.id,
+    title: 'Stage: review',
+    description: 'Review the generated plan.',
+    reference: {
+      kind: 'workflow_stage',
+      id: `inv_${newId('x').slice(2)}:review`,
+      data: { invocation_id: 'inv_1', stage: 'review' },
+    },
+    ...overrides,
+  };
+}
+
+describe('POST /internal/v1/handoffs', () => {
+  test('when the workflow engine creates a stage handoff twice, then the first call creates (201) and the second returns the same one (200)', async () => {
+    const body = stageRequest();
+    const first = await t.internal().POST('/internal/v1/handoffs', { body });
+    expect(first.response.status).toBe(201);
+    expect(first.data?.data).toMatchObject({
+      status: 'open',
+      workspace_id: member.workspace.id,
+      project_id: projectId,
+      assignee_agent_id: owner.id,
+      created_by: { kind: 'service', id: 'internal' },
+      reference: body.reference,
+    });
+    const second = await t
+      .internal()
+      .POST('/internal/v1/handoffs', { body: { ...body, title: 'changed title' } });
+    expect(second.response.status).toBe(200);
+    expect(second.data?.data.id).toBe(first.data?.data.id);
+    expect(second.data?.data.title).toBe('Stage: review');
+    const events = await t.database.prisma.auditEvent.findMany({
+      where: { targetId: first.data?.data.id, action: 'handoff.created' },
+    });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ actorKind: 'service', workspaceId: member.workspace.id });
+
+    // The stage owner sees it as an assignment.
+    const assignments = unwrap(await t.client({ token: owner.token }).GET('/api/v1/agents/me/assignments'));
+    expect(assignments.map((h) => h.id)).toContain(first.data?.data.id);
+  });
+
+  test('when the handoff has moved on, then a repeated call returns it as it is now', async () => {
+    const body = stageRequest();
+    const created = unwrap(await t.internal().POST('/internal/v1/handoffs', { body }));
+    unwrap(
+      await t.client({ token: owner.token }).POST('/api/v1/agents/me/handoffs/{handoffId}/claim', {
+        params: { path: { handoffId: created.id } },
+      }),
+    );
+    const again = await t.internal().POST('/internal/v1/handoffs', { body });
+    expect(again.response.status).toBe(200);
+    expect(again.data?.data).toMatchObject({ id: created.id, status: 'claimed' });
+  });
+
+  test('when the same stage is handed to another owner, or another stage to the same owner, then each gets its own handoff', async () => {
+    const body = stageRequest();
+    const other = await t.seedAgent(member.workspace.id);
+    const a = unwrap(await t.internal().POST('/internal/v1/handoffs', { body }));
+    const b = unwrap(
+      await t.internal().POST('/internal/v1/handoffs', { body: { ...body, assignee_agent_id: other.id } }),
+    );
+    const c = unwrap(
+      await t.internal().POST('/internal/v1/handoffs', {
+        body: { ...body, reference: { ...body.reference, id: `${body.reference.id}-2` } },
+      }),
+    );
+    expect(new Set([a.id, b.id, c.id]).size).toBe(3);
+  });
+
+  test('when identical calls arrive at the same time, then exactly one handoff exists', async () => {
+    const body = stageRequest();
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => t.internal().POST('/internal/v1/handoffs', { body })),
+    );
+    const ids = new Set(results.map((r) => r.data?.data.id));
+    expect(ids.size).toBe(1);
+    expect(results.map((r) => r.response.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(
+      await t.database.prisma.handoff.count({
+        where: { referenceKind: 'workflow_stage', referenceId: body.reference.id },
+      }),
+    ).toBe(1);
+  });
+
+  test('when the workspace, project or assignee does not fit, then the call is refused', async () => {
+    const stranger = await t.seedMember('owner');
+    const foreignAgent = await t.seedAgent(stranger.workspace.id);
+    const evicted = await t.seedAgent(member.workspace.id, { status: 'evicted', evictedAt: new Date() });
+    const post = (overrides: Record<string, unknown>) =>
+      t.internal().POST('/internal/v1/handoffs', { body: stageRequest(overrides) as never });
+
+    const unknownWs = await post({ workspace_id: 'ws_unknown' });
+    expect({ status: unknownWs.response.status, code: unknownWs.error?.code }).toEqual({
+      status: 404,
+      code: 'workspace_not_found',
+    });
+    const foreignProject = await post({ workspace_id: stranger.workspace.id });
+    expect(foreignProject.error?.code).toBe('project_not_found');
+    const foreign = await post({ assignee_agent_id: foreignAgent.id });
+    expect(foreign.error?.code).toBe('assignee_not_found');
+    const gone = await post({ assignee_agent_id: evicted.id });
+    expect({ status: gone.response.status, code: gone.error?.code }).toEqual({
+      status: 409,
+      code: 'agent_evicted',
+    });
+    const noReference = await post({ reference: undefined });
+    expect(noReference.error?.errors?.[0]?.location).toBe('body/reference');
+  });
+
+  test('when anything but the service credential calls, then it is refused and nothing is created', async () => {
+    const body = stageRequest();
+    const key = await createKey(t, member, { scopes: ['handoffs:write'] });
+    const calls: Record<string, string>[] = [
+      {},
+      { 'x-api-key': key.key },
+      { authorization: `Bearer ${member.token}` },
+      { authorization: `Bearer ${owner.token}` },
+      { 'x-svc-service-token': 'svs_not-the-right-service-token-at-all' },
+    ];
+    const statuses: number[] = [];
+    for (const headers of calls) {
+      const res = await fetch(`${t.url}/internal/v1/handoffs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([401, 403, 403, 403, 401]);
+    expect(await t.database.prisma.handoff.count({ where: { referenceId: body.reference.id } })).toBe(0);
+  });
+});
