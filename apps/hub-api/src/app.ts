@@ -3,6 +3,7 @@ import { hubDocument, hubInternalDocument } from '@svc/contracts';
 import { createHttpApp, createSecretBox, mountOperations, parseSecretBoxKeys } from '@svc/service-kit';
 import type { Logger } from '@svc/service-kit';
 import type { Express } from 'express';
+import { ApiKeyCache } from './auth/api-key-cache';
 import { createHubCredentialResolver } from './auth/credential-resolver';
 import { SigningKeyRing } from './auth/signing-keys';
 import { workspaceGuard } from './auth/workspace-guard';
@@ -10,12 +11,20 @@ import { createAuditRepository } from './data/audit.repository';
 import type { Database } from './db';
 import type { HubDeps } from './deps';
 import type { HubConfig } from './env';
+import { agentHandlers } from './routes/agents.routes';
 import { apiKeyHandlers } from './routes/api-keys.routes';
+import { auditHandlers } from './routes/audit.routes';
 import { authHandlers } from './routes/auth.routes';
+import { collaborationHandlers } from './routes/collaboration.routes';
 import { contractHandlers } from './routes/contract.routes';
 import { internalHandlers } from './routes/internal.routes';
+import { internalHandoffHandlers } from './routes/internal-handoffs.routes';
+import { internalRosterHandlers } from './routes/internal-roster.routes';
 import { projectHandlers } from './routes/projects.routes';
+import { providerHandlers } from './routes/providers.routes';
+import { runtimeHandlers } from './routes/runtime.routes';
 import { systemHandlers } from './routes/system.routes';
+import { teamHandlers } from './routes/teams.routes';
 import { workspaceHandlers } from './routes/workspaces.routes';
 
 /** SQL migrations of the hub database (same relative place from src/ and dist/). */
@@ -29,6 +38,9 @@ export type HubSettings = Pick<
   | 'HUB_SERVICE_TOKEN'
   | 'HUB_PARTICIPANT_TOKEN_TTL_SECONDS'
   | 'HUB_AGENT_TOKEN_TTL_SECONDS'
+  | 'HUB_MANAGED_PROVIDERS'
+  | 'HUB_SERVER_LOCAL_PROVIDER_AUTH'
+  | 'HUB_RUNTIME_CREDENTIAL_TTL_SECONDS'
   | 'HUB_BODY_LIMIT'
 >;
 
@@ -63,11 +75,13 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
     now,
   });
   await keys.start();
+  const apiKeys = new ApiKeyCache({ db: database.prisma, logger: logger.child({ module: 'api-keys' }), now });
   const deps: HubDeps = {
     db: database.prisma,
     keys,
     box,
     audit: createAuditRepository(database.prisma),
+    apiKeys,
     logger,
     now,
     settings: {
@@ -75,6 +89,9 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
       workflowPublicUrl: settings.HUB_WORKFLOW_PUBLIC_URL,
       participantTokenTtlSeconds: settings.HUB_PARTICIPANT_TOKEN_TTL_SECONDS,
       agentTokenTtlSeconds: settings.HUB_AGENT_TOKEN_TTL_SECONDS,
+      hubManagedProviders: settings.HUB_MANAGED_PROVIDERS,
+      serverLocalProviderAuth: settings.HUB_SERVER_LOCAL_PROVIDER_AUTH,
+      runtimeCredentialTtlSeconds: settings.HUB_RUNTIME_CREDENTIAL_TTL_SECONDS,
     },
   };
   const resolver = createHubCredentialResolver({
@@ -82,6 +99,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
     keys,
     serviceToken: settings.HUB_SERVICE_TOKEN,
     logger,
+    apiKeys,
   });
   const app = createHttpApp({
     logger,
@@ -96,15 +114,25 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
           ...apiKeyHandlers(deps),
           ...projectHandlers(deps),
           ...contractHandlers(deps),
+          ...runtimeHandlers(deps),
+          ...providerHandlers(deps),
+          ...collaborationHandlers(deps),
+          ...teamHandlers(deps),
+          ...agentHandlers(deps),
+          ...auditHandlers(deps),
         },
         resolver,
-        guards: [workspaceGuard(database.prisma)],
+        guards: [workspaceGuard(database.prisma, apiKeys)],
         validateResponses: options.validateResponses,
         logger,
       });
       mountOperations(express, {
         document: hubInternalDocument,
-        handlers: internalHandlers(deps),
+        handlers: {
+          ...internalHandlers(deps),
+          ...internalRosterHandlers(deps),
+          ...internalHandoffHandlers(deps),
+        },
         resolver,
         validateResponses: options.validateResponses,
         logger,

@@ -1,4 +1,5 @@
 import type { Logger, SecretBox } from '@svc/service-kit';
+import type { ApiKeyCache } from './auth/api-key-cache';
 import type { SigningKeyRing } from './auth/signing-keys';
 import type { AuditRepository } from './data/audit.repository';
 import type { Db } from './db';
@@ -10,6 +11,8 @@ export interface HubDeps {
   /** Seals secrets the hub must be able to use again (relay tokens, repo and provider credentials). */
   box: SecretBox;
   audit: AuditRepository;
+  /** The hub's API-key check with its short per-replica cache; invalidate a key when it changes. */
+  apiKeys: ApiKeyCache;
   logger: Logger;
   now: () => Date;
   settings: {
@@ -17,5 +20,11 @@ export interface HubDeps {
     workflowPublicUrl: string;
     participantTokenTtlSeconds: number;
     agentTokenTtlSeconds: number;
+    /** Providers whose hosted authorization the hub owns (runtime credential source `hub_managed`). */
+    hubManagedProviders: readonly string[];
+    /** Break-glass/development: runtime credentials may fall back to server-local provider auth. */
+    serverLocalProviderAuth: boolean;
+    /** Lifetime of a runtime credential in seconds (at most 900). */
+    runtimeCredentialTtlSeconds: number;
   };
 }

@@ -23,6 +23,23 @@ const schema = z.object({
   HUB_PARTICIPANT_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
   /** Lifetime of an agent token (`AGENT_TOKEN`); agents refresh before it ends. */
   HUB_AGENT_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
+  /** Providers whose hosted authorization the hub owns (comma list, e.g. `anthropic,openai`). */
+  HUB_MANAGED_PROVIDERS: z
+    .string()
+    .default('')
+    .transform((value) => [
+      ...new Set(
+        value
+          .split(',')
+          .map((part) => part.trim())
+          .filter(Boolean),
+      ),
+    ])
+    .pipe(z.array(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'provider names are lower-case [a-z0-9-]'))),
+  /** Break-glass/development: allow server-local provider auth when no hosted or workspace credential exists. */
+  HUB_SERVER_LOCAL_PROVIDER_AUTH: envFields.boolean(false),
+  /** Lifetime of a runtime credential; at most 15 minutes. */
+  HUB_RUNTIME_CREDENTIAL_TTL_SECONDS: z.coerce.number().int().min(60).max(900).default(600),
   HUB_BODY_LIMIT: z.string().default('1mb'),
   HUB_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   LOG_LEVEL: envFields.logLevel(),

@@ -25,6 +25,9 @@ export function testSettings(overrides: Partial<HubSettings> = {}): HubSettings 
     HUB_SERVICE_TOKEN: SERVICE_TOKEN,
     HUB_PARTICIPANT_TOKEN_TTL_SECONDS: 3600,
     HUB_AGENT_TOKEN_TTL_SECONDS: 3600,
+    HUB_MANAGED_PROVIDERS: [],
+    HUB_SERVER_LOCAL_PROVIDER_AUTH: false,
+    HUB_RUNTIME_CREDENTIAL_TTL_SECONDS: 600,
     HUB_BODY_LIMIT: '64kb',
     ...overrides,
   };

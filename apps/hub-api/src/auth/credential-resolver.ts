@@ -2,9 +2,9 @@ import { AGENT_TOKEN_SCOPES, parseApiKey, safeEqual, TokenError, verifyApiKeySec
 import type { ApiKeyActor, CredentialResolver } from '@svc/auth';
 import type { Logger } from '@svc/service-kit';
 import type { Db } from '../db';
+import { LAST_USED_GRANULARITY_MS } from './api-key-cache';
+import type { ApiKeyCache } from './api-key-cache';
 import type { SigningKeyRing } from './signing-keys';
-
-const LAST_USED_GRANULARITY_MS = 60_000;
 
 export interface ApiKeyRecord {
   id: string;
@@ -17,6 +17,8 @@ export interface ApiKeyRecord {
 /**
  * Finds the live key a presented `svc_…` string stands for: known prefix, matching secret hash (constant
  * time), not revoked, not expired. Records last use at most once a minute per key, off the request path.
+ * Always reads the database (introspection relies on that); requests to the hub itself go through the
+ * `ApiKeyCache`.
  */
 export async function authenticateApiKey(
   db: Db,
@@ -61,6 +63,8 @@ export function createHubCredentialResolver(deps: {
   keys: SigningKeyRing;
   serviceToken: string;
   logger: Logger;
+  /** Short-lived cache of key rows for the hub's own requests; without it every request reads the database. */
+  apiKeys?: ApiKeyCache;
 }): CredentialResolver {
   return {
     async bearer(token) {
@@ -90,7 +94,9 @@ export function createHubCredentialResolver(deps: {
       };
     },
     async apiKey(raw) {
-      const key = await authenticateApiKey(deps.db, raw, { logger: deps.logger });
+      const key = deps.apiKeys
+        ? await deps.apiKeys.authenticate(raw)
+        : await authenticateApiKey(deps.db, raw, { logger: deps.logger });
       return key ? apiKeyActor(key) : null;
     },
     async serviceToken(raw) {

@@ -2,6 +2,7 @@ import type { OperationContext, OperationGuard } from '@svc/service-kit';
 import type { Db } from '../db';
 import type { Workspace, WorkspaceRole } from '../generated/prisma/client';
 import { assertWorkspaceAccess, findWorkspaceByRef } from '../use-cases/workspace-access';
+import type { ApiKeyCache } from './api-key-cache';
 
 interface WorkspaceLocals {
   workspace?: Workspace;
@@ -10,13 +11,15 @@ interface WorkspaceLocals {
 
 /**
  * For every operation with a `{workspace}` path parameter: resolve it (id or slug) and check that the
- * caller may act there with the roles the contract declares (`x-svc-participant-roles`).
+ * caller may act there with the roles the contract declares (`x-svc-participant-roles`). An API key's own
+ * workspace comes from the key cache when it is there, so automation calls cost no extra read.
  */
-export function workspaceGuard(db: Db): OperationGuard {
+export function workspaceGuard(db: Db, apiKeys?: ApiKeyCache): OperationGuard {
   return async (ctx) => {
     if (!ctx.operation.pathParams.includes('workspace')) return;
     const ref = String((ctx.params as Record<string, unknown>).workspace);
-    const found = await findWorkspaceByRef(db, ref);
+    const own = ctx.actor?.kind === 'api_key' ? apiKeys?.workspaceOf(ctx.actor) : undefined;
+    const found = own && (own.id === ref || own.slug === ref) ? own : await findWorkspaceByRef(db, ref);
     const access = await assertWorkspaceAccess(db, ctx.actor, found, ref, ctx.operation.participantRoles);
     const locals = ctx.res.locals as WorkspaceLocals;
     locals.workspace = access.workspace;

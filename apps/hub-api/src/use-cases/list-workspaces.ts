@@ -16,7 +16,9 @@ export async function listWorkspaces(
     return memberships.map((m) => ({ workspace: m.workspace, role: m.role }));
   }
   if (actor.kind === 'api_key' || actor.kind === 'agent') {
-    const workspace = await deps.db.workspace.findUnique({ where: { id: actor.workspaceId } });
+    const workspace =
+      (actor.kind === 'api_key' ? deps.apiKeys.workspaceOf(actor) : undefined) ??
+      (await deps.db.workspace.findUnique({ where: { id: actor.workspaceId } }));
     return workspace ? [{ workspace }] : [];
   }
   return [];

@@ -5,7 +5,11 @@ import type { HubDeps } from '../deps';
 export const apiKeyNotFound = () =>
   new AppError({ status: 404, code: 'api_key_not_found', detail: 'No such API key in this workspace.' });
 
-/** Revokes a key at once. Revoking a revoked key changes nothing and returns it as it is. */
+/**
+ * Revokes a key at once: this replica forgets the key as soon as the revocation is committed; other hub
+ * replicas stop accepting it within their key-cache time (10 s), services caching introspection within 30 s.
+ * Revoking a revoked key changes nothing and returns it as it is.
+ */
 export async function revokeApiKey(
   deps: HubDeps,
   actor: Actor,
@@ -13,7 +17,7 @@ export async function revokeApiKey(
   keyId: string,
   requestId?: string,
 ) {
-  return deps.db.$transaction(async (tx) => {
+  const result = await deps.db.$transaction(async (tx) => {
     const key = await tx.apiKey.findFirst({ where: { id: keyId, workspaceId } });
     if (!key) throw apiKeyNotFound();
     if (key.revokedAt) return key;
@@ -32,4 +36,6 @@ export async function revokeApiKey(
     );
     return revoked;
   });
+  deps.apiKeys.invalidate(keyId);
+  return result;
 }

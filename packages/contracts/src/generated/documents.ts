@@ -38,6 +38,50 @@ export const hubDocument: OpenApiDocument = {
     {
       "name": "contract",
       "description": "The integration contract."
+    },
+    {
+      "name": "audit",
+      "description": "The workspace's append-only audit log of security-relevant actions (credential issuance, API keys, members, projects, …). Events are never changed or deleted and never hold a secret; there is no route that writes, edits or removes one."
+    },
+    {
+      "name": "handoffs",
+      "description": "Work handed to an agent. Lifecycle: `open → accepted → claimed → completed`, with `claimed` also reachable straight from `open`, `blocked` from `accepted` or `claimed` (back to `claimed` on unblock), and `cancelled` from any state that is not final. Agents act on the handoffs assigned to them; an open, unassigned handoff can be claimed by any agent of its workspace, which assigns it. Evidence is redacted before it is stored."
+    },
+    {
+      "name": "repos",
+      "description": "Repositories of a workspace and their credential (a PAT or a deploy key). Credentials are set by participants only, sealed at rest, and never returned: responses show the kind and a fingerprint."
+    },
+    {
+      "name": "workflow-drafts",
+      "description": "Governed workflow drafts created by generic control when no project contract matches. A draft records an intent; it never launches anything, and no endpoint launches a draft."
+    },
+    {
+      "name": "messages",
+      "description": "Messages to agents (`svc ask`, nudges, console messages) and agent inboxes. An agent may message itself and the agents it shares a team or an active project assignment with; agents need no API key for this."
+    },
+    {
+      "name": "runtime-hosts",
+      "description": "Runtime hosts of a workspace. A host's inventory id (`rti_…`) is the only value agents carry as `runtime_instance_id`; a runtime bundle id (`wrt_…`, from runtime.env) is recorded when a host reports it but is never accepted as an inventory id (400 `runtime_bundle_id_not_allowed`). A host is spawn ready when its last heartbeat is at most 45 s old and its relay reports ready. The relay token is returned once, when the host is registered or the token rotated, and is never shown again in any other answer."
+    },
+    {
+      "name": "networks",
+      "description": "The Networks view: each runtime host with its server config (`workdir_root`, `console_public_base_url`), readiness and the agents running on it right now."
+    },
+    {
+      "name": "runtime-config",
+      "description": "What a runtime host needs to run: console router and relay endpoints, the relay token and a workspace API key. The answer carries secrets, is never cached (`Cache-Control: no-store`) and every pull is audited (without the secrets)."
+    },
+    {
+      "name": "providers",
+      "description": "The provider/model catalog (exact `provider/model` identifiers, no aliases) and a workspace's own provider credentials, the fallback the hub uses when it has no hosted authorization for a provider. Provider secrets are sealed at rest and never returned; answers show the last four characters."
+    },
+    {
+      "name": "teams",
+      "description": "Teams group agents and participants of a workspace; a team assigned to a project puts its agents on that project's roster. Assignments are never deleted: unassigning sets `unassigned_at`, and assigning again reactivates the same assignment."
+    },
+    {
+      "name": "agents",
+      "description": "The agent registry and lifecycle. Statuses: `online`, `idle`, `busy` (running; moved between each other by the agent's heartbeat), `offline` (stopped locally; the id is kept for a restart) and `evicted` (final: the hub identity is revoked, nothing is deleted). Agent-side routes (`/api/v1/agents/me…`) accept the agent's own `AGENT_TOKEN` only."
     }
   ],
   "security": [
@@ -789,7 +833,8 @@ export const hubDocument: OpenApiDocument = {
         "tags": [
           "api-keys"
         ],
-        "summary": "Revoke a key. It stops working at once (and within 30 s on services that cache introspection).",
+        "summary": "Revoke a key.",
+        "description": "The key stops working at once on the hub replica that revoked it, within 10 s on other hub replicas (each caches key rows that briefly) and within 30 s on services that cache introspection.",
         "security": [
           {
             "participantBearer": []
@@ -1047,6 +1092,3434 @@ export const hubDocument: OpenApiDocument = {
           }
         }
       }
+    },
+    "/api/v1/workspaces/{workspace}/audit-events": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listAuditEvents",
+        "tags": [
+          "audit"
+        ],
+        "summary": "Audit events of the workspace, newest first, with keyset pagination.",
+        "description": "Only events recorded in this workspace are listed; events of other workspaces and hub-wide events (such as participant sign-ins, which belong to no workspace) never appear. Order is `created_at` descending, then `id` descending, so pages are stable while new events arrive: pass `next_cursor` as `cursor` to get the next (older) page; `next_cursor` is null on the last page. A cursor is opaque: keep the other filters the same while paging. All filters combine with AND.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "audit:read"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "parameters": [
+          {
+            "name": "action",
+            "in": "query",
+            "description": "An exact action (`api_key.created`), or a prefix ending in `.` or `*` (`credential.*`, `credential.`, `api_key*`) that matches every action starting with the part before the `*`.",
+            "schema": {
+              "type": "string",
+              "maxLength": 128,
+              "pattern": "^[a-z0-9_-]+(\\.[a-z0-9_-]+)*(\\.\\*?|\\*)?$"
+            }
+          },
+          {
+            "name": "actor_kind",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/AuditActorKind"
+            }
+          },
+          {
+            "name": "actor_id",
+            "in": "query",
+            "description": "Id of the actor (participant, API key or agent id; a service name for services).",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128
+            }
+          },
+          {
+            "name": "target_type",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "maxLength": 64,
+              "pattern": "^[a-z0-9_-]+$"
+            }
+          },
+          {
+            "name": "target_id",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128
+            }
+          },
+          {
+            "name": "since",
+            "in": "query",
+            "description": "Only events created at or after this time.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "until",
+            "in": "query",
+            "description": "Only events created before this time (exclusive); must not be before `since`.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "The `next_cursor` of the previous page.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 512,
+              "pattern": "^[A-Za-z0-9_-]+$"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of events.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AuditEventPage"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/handoffs": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listHandoffs",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Handoffs of the workspace, oldest first, with optional filters.",
+        "description": "Pages with `limit` and `after` (the last id of the previous page). `reference_id` needs `reference_kind`.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "handoffs:read"
+        ],
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/HandoffStatus"
+            }
+          },
+          {
+            "name": "assignee_agent_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          },
+          {
+            "name": "project_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          },
+          {
+            "name": "reference_kind",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/HandoffReferenceKind"
+            }
+          },
+          {
+            "name": "reference_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/HandoffReferenceId"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageLimit"
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageAfter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Handoffs, oldest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Handoff"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Create a handoff (status `open`), optionally assigned to an agent of the workspace.",
+        "description": "`project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateHandoffRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Handoff"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/handoffs/{handoffId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
+      ],
+      "get": {
+        "operationId": "getHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "One handoff with its evidence (oldest first).",
+        "description": "A handoff of another workspace is reported as not found. An agent sees the handoffs assigned to it and the open, unassigned ones of its workspace (which it may claim); any other is not found.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          },
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The handoff.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/HandoffDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/handoffs/{handoffId}/cancel": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "cancelHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Cancel a handoff that is not completed or cancelled yet.",
+        "description": "A completed or cancelled handoff answers 409 `handoff_invalid_transition` naming its status. Any other state moves to `cancelled`.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "Cancelled.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Handoff"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/assignments": {
+      "get": {
+        "operationId": "listMyAssignments",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "The calling agent's handoffs that are not completed or cancelled, oldest first.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Assigned handoffs.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Handoff"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/handoffs/{handoffId}/accept": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "acceptHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Accept an assigned handoff: `open → accepted`.",
+        "description": "Only the assignee may act (403 `handoff_not_assigned`); another state answers 409 `handoff_invalid_transition` naming the current status.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/handoffs/{handoffId}/claim": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "claimHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Claim a handoff: `open | accepted → claimed`.",
+        "description": "The assignee claims its handoff. An open handoff without an assignee can be claimed by any agent of the workspace, which becomes its assignee (the first claim wins; a later one gets 403 `handoff_not_assigned`).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/handoffs/{handoffId}/block": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "blockHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Report a blocker: `accepted | claimed → blocked`, with `blocker_reason`.",
+        "description": "A blocked handoff is the attention signal the workflow engine reads for the stage it stands for.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/BlockHandoffRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/handoffs/{handoffId}/unblock": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "unblockHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Clear a blocker: `blocked → claimed` (`blocker_reason` becomes null).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/handoffs/{handoffId}/evidence": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "submitHandoffEvidence",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Submit evidence on an accepted, claimed or blocked handoff; it is stored redacted.",
+        "description": "`content` is any JSON value up to 64 KiB (serialized; 413 `evidence_too_large` above) nested at most 32 levels (400 `evidence_too_deep`). Before it is stored, fields named like secrets are replaced with `[REDACTED]` and secret shapes inside strings (API keys, JWTs and bearer values, relay and service tokens, provider keys, repository tokens, private keys, URL passwords) are masked. The response shows what was stored. On an open, completed or cancelled handoff: 409 `handoff_not_in_progress`.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SubmitHandoffEvidenceRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Stored (redacted).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/HandoffEvidence"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/handoffs/{handoffId}/complete": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "completeHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Complete a claimed handoff: `claimed → completed`.",
+        "description": "A `summary`, when given, is stored redacted as evidence of kind `completion_summary`.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CompleteHandoffRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/repos": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listRepos",
+        "tags": [
+          "repos"
+        ],
+        "summary": "Repos of the workspace by name, each with its credential summary (never the secret).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "repos:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Repos.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Repo"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createRepo",
+        "tags": [
+          "repos"
+        ],
+        "summary": "Register a repo; its name is unique in the workspace.",
+        "description": "`url` is an `https://` or SSH (`ssh://…`, `git@host:path`) git URL without a password or token in it (400 `repo_url_invalid`); credentials are set separately by a participant. A taken name answers 409 `repo_name_taken`.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "repos:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateRepoRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created (without a credential).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Repo"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/repos/{repoId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RepoIdPath"
+        }
+      ],
+      "get": {
+        "operationId": "getRepo",
+        "tags": [
+          "repos"
+        ],
+        "summary": "One repo with its credential summary. A repo of another workspace is reported as not found.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "repos:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The repo.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Repo"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/repos/{repoId}/credentials": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RepoIdPath"
+        }
+      ],
+      "put": {
+        "operationId": "setRepoCredential",
+        "tags": [
+          "repos"
+        ],
+        "summary": "Set or rotate the repo's PAT or deploy key. Participants only; agents and API keys get 403.",
+        "description": "Needs a participant with the owner, admin or member role in the repo's workspace (a viewer gets 403 `role_forbidden`; a repo of a workspace the participant is not a member of is not found). The secret is sealed with AES-256-GCM (the key id travels inside the ciphertext, so encryption keys can rotate) and never returned, logged or audited; the response is the repo with `credential.fingerprint` (first 12 hex digits of the secret's SHA-256). Setting a credential again rotates it: `set_at` stays, `rotated_at` moves. A `pat` must be 20–255 printable characters without spaces; a `deploy_key` an unencrypted OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`) or RSA/EC PEM private key. Otherwise 400 `repo_credential_invalid`.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SetRepoCredentialRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The repo with its new credential summary.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Repo"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/control/workflow-drafts": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listWorkflowDrafts",
+        "tags": [
+          "workflow-drafts"
+        ],
+        "summary": "Workflow drafts of the workspace, oldest first.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "parameters": [
+          {
+            "name": "project_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageLimit"
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageAfter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Drafts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ControlWorkflowDraft"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createWorkflowDraft",
+        "tags": [
+          "workflow-drafts"
+        ],
+        "summary": "Create a governed workflow draft from an intent (an authorized participant session only).",
+        "description": "Generic control records the intent as a draft (status `draft`) when no project contract matches. A draft never launches anything: it creates no invocation and no run, and no endpoint launches a draft — a project invocation launches only through an explicit project contract and template match. `project_id`, when given, must be a project of the workspace (400 `project_not_found`). Without `title` the first line of the intent (up to 80 characters) is used.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateControlWorkflowDraftRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ControlWorkflowDraft"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/inbox": {
+      "get": {
+        "operationId": "listMyInbox",
+        "tags": [
+          "messages"
+        ],
+        "summary": "The calling agent's messages, oldest first.",
+        "description": "Pages with `limit` and `after` (the last id of the previous page).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/InboxUnreadOnly"
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageLimit"
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageAfter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/InboxResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/inbox/{messageId}/read": {
+      "parameters": [
+        {
+          "name": "messageId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "markInboxMessageRead",
+        "tags": [
+          "messages"
+        ],
+        "summary": "Mark one of the calling agent's messages read (again is harmless and keeps the first time).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "The message.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PeerMessage"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/{agentId}/inbox": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/MessageTargetAgentId"
+        }
+      ],
+      "get": {
+        "operationId": "listAgentInbox",
+        "tags": [
+          "messages"
+        ],
+        "summary": "An agent's inbox for operators (the back end of `svc internal inbox --name <agent>`).",
+        "description": "Reading does not mark messages read. An agent of another workspace is reported as not found.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/InboxUnreadOnly"
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageLimit"
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageAfter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/InboxResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/{agentId}/messages": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/MessageTargetAgentId"
+        }
+      ],
+      "post": {
+        "operationId": "sendAgentMessage",
+        "tags": [
+          "messages"
+        ],
+        "summary": "Send a message (ask, nudge or console) to an agent.",
+        "description": "Who may send: the target agent itself; another agent of the workspace that shares a team with the target, or an active project assignment (a project the agent's own `project_id` names, or one a team of the agent is assigned to and not unassigned from) — anyone else gets 403 `peer_message_forbidden`, and the refusal is audited (`message.denied`, without the body); a participant with the owner, admin or member role in the target's workspace; an API key of that workspace with `messages:write`. An agent of another workspace is not found; an evicted target answers 409 `agent_evicted`. `body` is at most 16 KiB (UTF-8; 400 `message_too_large` above).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          },
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SendPeerMessageRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Delivered to the agent's inbox.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PeerMessage"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/runtime-hosts": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listRuntimeHosts",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "Runtime hosts of the workspace with their readiness, oldest first (never their relay tokens).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Hosts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/RuntimeHost"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "registerRuntimeHost",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "Register a runtime host; the answer holds its relay token, shown this once.",
+        "description": "`name` is unique in the workspace (409 `runtime_host_name_taken`). `workdir_root` is an absolute path (POSIX `/…` or Windows `C:\\…`) without `.` or `..` segments. `console_public_base_url` and `relay_public_url` are https URLs without credentials, query or fragment; plain http is accepted for `127.0.0.1` and `localhost` only. The console router and the relay cannot listen on the same bind host and port. Omitted endpoint settings take their defaults (console router `127.0.0.1:8790`, prefix empty; relay `127.0.0.1:8787`).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RegisterRuntimeHostRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Registered. `relay_token` is shown once; store it on the host as `SVC_RELAY_TOKEN` (or pull it later with the runtime config).",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "const": "no-store"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHostRegistration"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "get": {
+        "operationId": "getRuntimeHost",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "One runtime host. A host of another workspace is reported as not found.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The host.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/heartbeat": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "recordRuntimeHostHeartbeat",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "A host reports that it is alive and whether its relay and console router are ready.",
+        "description": "Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`.",
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RuntimeHostHeartbeatRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The host with its readiness after this heartbeat.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/relay-token/rotate": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "rotateRelayToken",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "Replace a host's relay token; the old one stops working at once. The new one is shown this once.",
+        "description": "Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "200": {
+            "description": "Rotated.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "const": "no-store"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RelayTokenRotation"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/networks": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "getNetworks",
+        "tags": [
+          "networks"
+        ],
+        "summary": "The Networks view: every runtime host with its server config, readiness and running agents.",
+        "description": "`running_agents` counts, at the time of the request, the agents attributed to the host whose status is online, idle or busy and whose last heartbeat is at most 90 s old; evicted and offline agents never count. Hosts are listed oldest first.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The Networks view.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/NetworksView"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-config": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "getRuntimeConfig",
+        "tags": [
+          "runtime-config"
+        ],
+        "summary": "Pull a runtime host's endpoints and credentials (relay token, workspace API key).",
+        "description": "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-config:read"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "parameters": [
+          {
+            "name": "runtime_instance_id",
+            "in": "query",
+            "description": "Inventory id (`rti_…`) of the host; a bundle id (`wrt_…`) is refused.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The runtime config. Holds secrets; never cached.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "const": "no-store"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeConfig"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/provider-models": {
+      "get": {
+        "operationId": "listProviderModels",
+        "tags": [
+          "providers"
+        ],
+        "summary": "The active provider/model catalog. Use an `id` exactly as written; there are no aliases.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          },
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Catalog entries ordered by id.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ProviderModel"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/provider-credentials": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listProviderCredentials",
+        "tags": [
+          "providers"
+        ],
+        "summary": "The workspace's provider credentials (metadata only, never the secrets), by provider.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "200": {
+            "description": "Credentials.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ProviderCredential"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/provider-credentials/{provider}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        },
+        {
+          "$ref": "#/components/parameters/ProviderPath"
+        }
+      ],
+      "put": {
+        "operationId": "setProviderCredential",
+        "tags": [
+          "providers"
+        ],
+        "summary": "Set or rotate the workspace's credential for a catalog provider.",
+        "description": "The provider must be one of the catalog's (400 `provider_unknown`). The secret is sealed at rest and never returned. 201 when the workspace had no credential for the provider, 200 when it replaced one.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SetProviderCredentialRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Rotated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProviderCredential"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Set.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProviderCredential"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "revokeProviderCredential",
+        "tags": [
+          "providers"
+        ],
+        "summary": "Delete the workspace's credential for a provider; runtime credentials stop using it at once.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/teams": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listTeams",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Teams of the workspace, oldest first.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Teams.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Team"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createTeam",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Create a team. Its name is unique within the workspace (409 `team_name_taken`).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateTeamRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Team"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/teams/{teamId}": {
+      "parameters": [
+        {
+          "name": "teamId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getTeam",
+        "tags": [
+          "teams"
+        ],
+        "summary": "One team with its agents, participants and active project assignments.",
+        "description": "A team of another workspace is reported as not found (404 `team_not_found`).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/TeamDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/teams/{teamId}/agents/{agentId}": {
+      "parameters": [
+        {
+          "name": "teamId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        },
+        {
+          "name": "agentId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "put": {
+        "operationId": "addTeamAgent",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Add an agent of the team's workspace to the team (idempotent).",
+        "description": "Adding a member again returns the existing membership unchanged. An agent of another workspace is reported as not found (404 `agent_not_found`); an evicted agent cannot join (409 `agent_evicted`).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent is a member.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/TeamAgentMember"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "removeTeamAgent",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Remove an agent from the team (idempotent; removing a non-member changes nothing).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "204": {
+            "description": "The agent is not a member (any more)."
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/teams/{teamId}/participants/{participantId}": {
+      "parameters": [
+        {
+          "name": "teamId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        },
+        {
+          "name": "participantId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "put": {
+        "operationId": "addTeamParticipant",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Add a member of the team's workspace to the team (idempotent).",
+        "description": "The participant must be a member of the team's workspace; anyone else is reported as not found (404 `participant_not_found`).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "The participant is a member of the team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/TeamParticipantMember"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "removeTeamParticipant",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Remove a participant from the team (idempotent).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "204": {
+            "description": "The participant is not a member of the team (any more)."
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/teams": {
+      "parameters": [
+        {
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "listProjectTeams",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Teams assigned to a project, active assignments first by default only.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:read"
+        ],
+        "parameters": [
+          {
+            "name": "include_unassigned",
+            "in": "query",
+            "description": "Also list assignments that were ended (`unassigned_at` set).",
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Assignments, oldest assignment first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ProjectTeamAssignment"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "assignProjectTeam",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Assign a team of the project's workspace to the project.",
+        "description": "A new assignment, or the reactivation of an ended one, answers 201. A team that is already assigned answers 200 with the assignment unchanged. A team of another workspace is refused with 400 `team_not_found`.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AssignProjectTeamRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Already assigned; nothing changed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectTeamAssignment"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Assigned (new, or an ended assignment reactivated).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectTeamAssignment"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/teams/{teamId}": {
+      "parameters": [
+        {
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        },
+        {
+          "name": "teamId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "delete": {
+        "operationId": "unassignProjectTeam",
+        "tags": [
+          "teams"
+        ],
+        "summary": "End a team's assignment to a project; the assignment is kept with `unassigned_at` set.",
+        "description": "Ending an ended assignment changes nothing and returns it. A team that was never assigned is 404 `project_team_not_found`.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "The ended assignment.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectTeamAssignment"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me": {
+      "get": {
+        "operationId": "getAgentSelf",
+        "tags": [
+          "agents"
+        ],
+        "summary": "The calling agent's own record.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/onboard": {
+      "get": {
+        "operationId": "getAgentOnboard",
+        "tags": [
+          "agents"
+        ],
+        "summary": "What a starting agent needs to know about its place in the workspace.",
+        "description": "The workspace, the agent, its runtime host (inventory id, `workdir_root`, `console_public_base_url`), the workdir root to use (`agent_workdir_root`, the host's `workdir_root`), its teams, the projects it works on (its own project and the projects its teams are actively assigned to) and the hub URL.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Onboarding data.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentOnboard"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/heartbeat": {
+      "post": {
+        "operationId": "recordAgentHeartbeat",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Report liveness and, optionally, the running status (`online`, `idle` or `busy`).",
+        "description": "Updates `last_heartbeat_at`. Without `status` a running agent keeps its status, and a stopped (`offline`) agent becomes `online` again.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgentHeartbeatRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The agent after the heartbeat.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/token": {
+      "post": {
+        "operationId": "refreshAgentToken",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Exchange the current AGENT_TOKEN for a new one (the old one stays valid until it expires).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "A new agent token. Shown once.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentTokenRefresh"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/stop": {
+      "post": {
+        "operationId": "stopAgentSelf",
+        "tags": [
+          "agents"
+        ],
+        "summary": "The agent reports that it stopped locally; it becomes `offline` and keeps its id (idempotent).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "The stopped agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/agents": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listAgents",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Agents of the workspace, oldest first, optionally filtered.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/AgentStatus"
+            }
+          },
+          {
+            "name": "runtime_instance_id",
+            "in": "query",
+            "description": "Only agents on this runtime host (`rti_…`).",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          {
+            "name": "team_id",
+            "in": "query",
+            "description": "Only members of this team.",
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Agents.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Agent"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "registerAgent",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Register an agent on a runtime host of the workspace. It starts `offline`.",
+        "description": "`runtime_instance_id` is the host inventory id (`rti_…`); a runtime bundle id (`wrt_…`, from runtime.env) is refused with 400 `runtime_bundle_id_not_allowed`. Exactly one of `project_code` and `workdir` is given (400 `project_and_workdir_exclusive` when both, `project_or_workdir_required` when neither); a new worker (`worker: true`) needs `project_code` and `team_id`. `workdir` is absolute and inside the host's `workdir_root` (400 `workdir_outside_root`). `model` is an exact provider/model identifier of the current catalog (400 `provider_model_unsupported` with `close_matches`). `serve_port` and `console_route` are unique among the host's agents that are not evicted (409 `serve_port_taken`, `console_route_taken`); the name is unique in the workspace (409 `agent_name_taken`). With `team_id` the agent joins that team.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgentRegisterRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Registered.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/{agentId}": {
+      "parameters": [
+        {
+          "name": "agentId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getAgent",
+        "tags": [
+          "agents"
+        ],
+        "summary": "One agent. An agent of another workspace is reported as not found.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteAgent",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Delete an evicted agent that nothing references any more.",
+        "description": "Only an evicted agent can be deleted (409 `agent_not_evicted`). The row is kept while runs, handoffs, claims, evidence or messages reference it (409 `agent_referenced`, with the counts).",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/{agentId}/start": {
+      "post": {
+        "operationId": "startAgent",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Start an agent (direct CLI start or relay spawn); returns its AGENT_TOKEN and one runtime credential.",
+        "description": "Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. The tokens are in this response only.",
+        "parameters": [
+          {
+            "name": "agentId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:spawn"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgentStartRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Started. `agent_token` and `runtime_credential.token` are shown once.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentStartResult"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/{agentId}/stop": {
+      "post": {
+        "operationId": "stopAgent",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Mark an agent stopped (`offline`); its id is kept for a restart (idempotent).",
+        "description": "An evicted agent cannot be stopped (409 `agent_evicted`).",
+        "parameters": [
+          {
+            "name": "agentId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:spawn"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The stopped agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/{agentId}/evict": {
+      "post": {
+        "operationId": "evictAgent",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Evict an agent's hub identity (final). Nothing is deleted; its token stops working at once.",
+        "description": "Evicting an evicted agent changes nothing and returns it.",
+        "parameters": [
+          {
+            "name": "agentId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        ],
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The evicted agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -1081,6 +4554,76 @@ export const hubDocument: OpenApiDocument = {
           "minLength": 1,
           "maxLength": 64,
           "pattern": "^[A-Za-z0-9_-]+$"
+        }
+      },
+      "HandoffIdPath": {
+        "name": "handoffId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
+      },
+      "RepoIdPath": {
+        "name": "repoId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
+      },
+      "MessageTargetAgentId": {
+        "name": "agentId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
+      },
+      "CollaborationPageLimit": {
+        "name": "limit",
+        "in": "query",
+        "description": "Page size.",
+        "schema": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 200,
+          "default": 50
+        }
+      },
+      "CollaborationPageAfter": {
+        "name": "after",
+        "in": "query",
+        "description": "Return items created after the item with this id (the last id of the previous page).",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
+      },
+      "InboxUnreadOnly": {
+        "name": "unread_only",
+        "in": "query",
+        "description": "Only messages not marked read yet.",
+        "schema": {
+          "type": "boolean",
+          "default": false
+        }
+      },
+      "RuntimeHostIdPath": {
+        "name": "hostId",
+        "in": "path",
+        "required": true,
+        "description": "Inventory id of the host (`rti_…`).",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
+      },
+      "ProviderPath": {
+        "name": "provider",
+        "in": "path",
+        "required": true,
+        "description": "A provider of the catalog, e.g. `anthropic`.",
+        "schema": {
+          "$ref": "#/components/schemas/ProviderName"
         }
       }
     },
@@ -1661,6 +5204,1867 @@ export const hubDocument: OpenApiDocument = {
             "description": "Redacted OpenAPI 3.1 document."
           }
         }
+      },
+      "AuditActorKind": {
+        "type": "string",
+        "enum": [
+          "participant",
+          "api_key",
+          "agent",
+          "service",
+          "relay_token",
+          "anonymous"
+        ],
+        "description": "Kind of credential that performed the action."
+      },
+      "AuditEvent": {
+        "type": "object",
+        "required": [
+          "id",
+          "action",
+          "actor",
+          "target",
+          "data",
+          "request_id",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "action": {
+            "type": "string",
+            "description": "Dotted action name, e.g. `api_key.created`, `credential.participant_token.issued`."
+          },
+          "actor": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "$ref": "#/components/schemas/AuditActorKind"
+              },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "Participant, API key or agent id, or the service name; null for anonymous calls."
+              }
+            }
+          },
+          "target": {
+            "description": "What the action was done to, when it names one.",
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "type",
+                  "id"
+                ],
+                "properties": {
+                  "type": {
+                    "type": "string"
+                  },
+                  "id": {
+                    "type": [
+                      "string",
+                      "null"
+                    ]
+                  }
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Context of the action, redacted before it was stored (never a secret)."
+          },
+          "request_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The `x-request-id` of the request that caused the event."
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "AuditEventPage": {
+        "type": "object",
+        "required": [
+          "data",
+          "next_cursor"
+        ],
+        "properties": {
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AuditEvent"
+            }
+          },
+          "next_cursor": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Pass as `cursor` for the next, older page; null when this is the last page."
+          }
+        }
+      },
+      "HandoffStatus": {
+        "type": "string",
+        "enum": [
+          "open",
+          "accepted",
+          "claimed",
+          "blocked",
+          "completed",
+          "cancelled"
+        ]
+      },
+      "HandoffReferenceKind": {
+        "type": "string",
+        "pattern": "^[a-z][a-z0-9_.-]{0,63}$",
+        "description": "What the handoff stands for, e.g. `workflow_stage`."
+      },
+      "HandoffReferenceId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:/-]*$"
+      },
+      "HandoffReference": {
+        "type": "object",
+        "required": [
+          "kind",
+          "id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/HandoffReferenceKind"
+          },
+          "id": {
+            "$ref": "#/components/schemas/HandoffReferenceId"
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Context of the reference (e.g. invocation and stage); `{}` when not given."
+          }
+        }
+      },
+      "HandoffActorRef": {
+        "type": "object",
+        "required": [
+          "kind",
+          "id"
+        ],
+        "properties": {
+          "kind": {
+            "type": "string",
+            "enum": [
+              "participant",
+              "api_key",
+              "agent",
+              "service"
+            ]
+          },
+          "id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        }
+      },
+      "Handoff": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "title",
+          "description",
+          "status",
+          "assignee_agent_id",
+          "created_by",
+          "reference",
+          "blocker_reason",
+          "created_at",
+          "updated_at",
+          "accepted_at",
+          "claimed_at",
+          "blocked_at",
+          "completed_at",
+          "cancelled_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "title": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string"
+          },
+          "status": {
+            "$ref": "#/components/schemas/HandoffStatus"
+          },
+          "assignee_agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_by": {
+            "$ref": "#/components/schemas/HandoffActorRef"
+          },
+          "reference": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/HandoffReference"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "blocker_reason": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Why the handoff is blocked; set while `status` is `blocked`."
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "updated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "accepted_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "claimed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "blocked_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the handoff was last blocked."
+          },
+          "completed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "cancelled_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "HandoffEvidence": {
+        "type": "object",
+        "required": [
+          "id",
+          "handoff_id",
+          "agent_id",
+          "kind",
+          "content",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "handoff_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "kind": {
+            "type": "string"
+          },
+          "content": {
+            "description": "The submitted JSON value, redacted."
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "HandoffDetail": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Handoff"
+          },
+          {
+            "type": "object",
+            "required": [
+              "evidence"
+            ],
+            "properties": {
+              "evidence": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/HandoffEvidence"
+                }
+              }
+            }
+          }
+        ]
+      },
+      "CreateHandoffRequest": {
+        "type": "object",
+        "required": [
+          "title"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S"
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 20000
+          },
+          "project_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "assignee_agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "reference": {
+            "$ref": "#/components/schemas/HandoffReference"
+          }
+        }
+      },
+      "BlockHandoffRequest": {
+        "type": "object",
+        "required": [
+          "reason"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000,
+            "pattern": "\\S"
+          }
+        }
+      },
+      "SubmitHandoffEvidenceRequest": {
+        "type": "object",
+        "required": [
+          "kind",
+          "content"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_.-]{0,63}$",
+            "description": "e.g. `test_report`, `log`."
+          },
+          "content": {
+            "description": "Any JSON value up to 64 KiB."
+          }
+        }
+      },
+      "CompleteHandoffRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "summary": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 20000,
+            "pattern": "\\S"
+          }
+        }
+      },
+      "RepoCredentialKind": {
+        "type": "string",
+        "enum": [
+          "pat",
+          "deploy_key"
+        ]
+      },
+      "RepoCredentialSummary": {
+        "type": "object",
+        "required": [
+          "kind",
+          "fingerprint",
+          "set_at",
+          "rotated_at"
+        ],
+        "description": "What is known about the credential; the secret itself is never returned.",
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/RepoCredentialKind"
+          },
+          "fingerprint": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{12}$",
+            "description": "First 12 hex digits of the SHA-256 of the secret."
+          },
+          "set_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "rotated_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "Repo": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "url",
+          "credential",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "url": {
+            "type": "string"
+          },
+          "credential": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/RepoCredentialSummary"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "CreateRepoRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "url"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+          },
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2048,
+            "description": "`https://host/owner/repo.git`, `ssh://git@host/owner/repo.git` or `git@host:owner/repo.git`."
+          }
+        }
+      },
+      "SetRepoCredentialRequest": {
+        "type": "object",
+        "required": [
+          "kind",
+          "secret"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/RepoCredentialKind"
+          },
+          "secret": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16384,
+            "writeOnly": true,
+            "description": "The PAT or the private deploy key."
+          }
+        }
+      },
+      "ControlWorkflowDraft": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "title",
+          "intent",
+          "status",
+          "created_by",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "title": {
+            "type": "string"
+          },
+          "intent": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "draft"
+            ],
+            "description": "Always `draft`; a draft is never launched."
+          },
+          "created_by": {
+            "type": "string",
+            "description": "Participant id of the creator."
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "CreateControlWorkflowDraftRequest": {
+        "type": "object",
+        "required": [
+          "intent"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "intent": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4000,
+            "pattern": "\\S"
+          },
+          "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S"
+          },
+          "project_id": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      },
+      "PeerMessageKind": {
+        "type": "string",
+        "enum": [
+          "ask",
+          "nudge",
+          "console"
+        ]
+      },
+      "PeerMessage": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "to_agent_id",
+          "from",
+          "kind",
+          "body",
+          "correlation_id",
+          "created_at",
+          "read_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "to_agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "from": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "participant",
+                  "api_key",
+                  "agent"
+                ]
+              },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "kind": {
+            "$ref": "#/components/schemas/PeerMessageKind"
+          },
+          "body": {
+            "type": "string"
+          },
+          "correlation_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "read_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "SendPeerMessageRequest": {
+        "type": "object",
+        "required": [
+          "kind",
+          "body"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/PeerMessageKind"
+          },
+          "body": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16384
+          },
+          "correlation_id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$",
+            "description": "Caller-chosen id tying a reply to its ask."
+          }
+        }
+      },
+      "ProviderName": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[a-z0-9][a-z0-9_-]*$"
+      },
+      "RuntimeBindHost": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 253,
+        "pattern": "^[A-Za-z0-9.:_-]+$",
+        "description": "Local address a runtime component listens on, e.g. `127.0.0.1`."
+      },
+      "RuntimeListenPort": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 65535
+      },
+      "RuntimePublicUrl": {
+        "type": "string",
+        "format": "uri",
+        "maxLength": 2048,
+        "description": "An https URL (http only for `127.0.0.1` and `localhost`), without credentials, query or fragment."
+      },
+      "RuntimeConsoleRouterSettings": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "bind_host": {
+            "$ref": "#/components/schemas/RuntimeBindHost"
+          },
+          "listen_port": {
+            "$ref": "#/components/schemas/RuntimeListenPort"
+          },
+          "route_prefix": {
+            "type": "string",
+            "maxLength": 200,
+            "pattern": "^(/[A-Za-z0-9._~-]+)*$",
+            "description": "Empty, or a path such as `/console` (no trailing slash)."
+          }
+        }
+      },
+      "RuntimeRelaySettings": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "bind_host": {
+            "$ref": "#/components/schemas/RuntimeBindHost"
+          },
+          "listen_port": {
+            "$ref": "#/components/schemas/RuntimeListenPort"
+          }
+        }
+      },
+      "RegisterRuntimeHostRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "workdir_root",
+          "console_public_base_url"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$",
+            "description": "Unique in the workspace."
+          },
+          "hostname": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 253
+          },
+          "workdir_root": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1024,
+            "description": "Absolute path under which agent workdirs are created, e.g. `/srv/agents`."
+          },
+          "console_public_base_url": {
+            "$ref": "#/components/schemas/RuntimePublicUrl"
+          },
+          "relay_public_url": {
+            "$ref": "#/components/schemas/RuntimePublicUrl"
+          },
+          "console_router": {
+            "$ref": "#/components/schemas/RuntimeConsoleRouterSettings"
+          },
+          "relay": {
+            "$ref": "#/components/schemas/RuntimeRelaySettings"
+          }
+        }
+      },
+      "RuntimeHostHeartbeatRequest": {
+        "type": "object",
+        "required": [
+          "relay_ready",
+          "console_router_ready",
+          "runtime_version"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "relay_ready": {
+            "type": "boolean"
+          },
+          "console_router_ready": {
+            "type": "boolean"
+          },
+          "runtime_version": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "bundle_id": {
+            "type": "string",
+            "pattern": "^wrt_[A-Za-z0-9]{1,60}$",
+            "description": "The runtime bundle id (`wrt_…`) from the host's runtime.env."
+          }
+        }
+      },
+      "RuntimeHostReadiness": {
+        "type": "object",
+        "required": [
+          "heartbeat_fresh",
+          "relay_ready",
+          "console_router_ready",
+          "spawn_ready",
+          "reasons"
+        ],
+        "properties": {
+          "heartbeat_fresh": {
+            "type": "boolean",
+            "description": "The last heartbeat is at most 45 s old."
+          },
+          "relay_ready": {
+            "type": "boolean"
+          },
+          "console_router_ready": {
+            "type": "boolean"
+          },
+          "spawn_ready": {
+            "type": "boolean",
+            "description": "Fresh heartbeat and a ready relay (the host may receive spawns)."
+          },
+          "reasons": {
+            "type": "array",
+            "description": "Why the host is not fully ready (empty when it is).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "RuntimeHost": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "hostname",
+          "workdir_root",
+          "console_public_base_url",
+          "relay_public_url",
+          "console_router",
+          "relay",
+          "runtime_version",
+          "last_heartbeat_at",
+          "relay_token_rotated_at",
+          "readiness",
+          "bundles",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "Inventory id (`rti_…`); the value agents carry as `runtime_instance_id`."
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "hostname": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "workdir_root": {
+            "type": "string"
+          },
+          "console_public_base_url": {
+            "type": "string"
+          },
+          "relay_public_url": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "console_router": {
+            "type": "object",
+            "required": [
+              "bind_host",
+              "listen_port",
+              "route_prefix"
+            ],
+            "properties": {
+              "bind_host": {
+                "type": "string"
+              },
+              "listen_port": {
+                "type": "integer"
+              },
+              "route_prefix": {
+                "type": "string"
+              }
+            }
+          },
+          "relay": {
+            "type": "object",
+            "required": [
+              "bind_host",
+              "listen_port"
+            ],
+            "properties": {
+              "bind_host": {
+                "type": "string"
+              },
+              "listen_port": {
+                "type": "integer"
+              }
+            }
+          },
+          "runtime_version": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "relay_token_rotated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "readiness": {
+            "$ref": "#/components/schemas/RuntimeHostReadiness"
+          },
+          "bundles": {
+            "type": "array",
+            "description": "Runtime bundle ids (`wrt_…`) the host has reported, most recently seen first.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "RuntimeHostRegistration": {
+        "type": "object",
+        "required": [
+          "host",
+          "relay_token"
+        ],
+        "properties": {
+          "host": {
+            "$ref": "#/components/schemas/RuntimeHost"
+          },
+          "relay_token": {
+            "type": "string",
+            "description": "The relay token (`rly_…`). Shown once; the relay checks it in `x-svc-relay-token`."
+          }
+        }
+      },
+      "RelayTokenRotation": {
+        "type": "object",
+        "required": [
+          "relay_token",
+          "rotated_at"
+        ],
+        "properties": {
+          "relay_token": {
+            "type": "string",
+            "description": "The new relay token. Shown once."
+          },
+          "rotated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "NetworkHost": {
+        "type": "object",
+        "required": [
+          "runtime_instance_id",
+          "name",
+          "workdir_root",
+          "console_public_base_url",
+          "relay_public_url",
+          "spawn_ready",
+          "readiness",
+          "running_agents",
+          "last_heartbeat_at",
+          "runtime_version",
+          "bundles"
+        ],
+        "properties": {
+          "runtime_instance_id": {
+            "type": "string",
+            "description": "Inventory id (`rti_…`), the value to set as `SVC_RUNTIME_INSTANCE_ID`."
+          },
+          "name": {
+            "type": "string"
+          },
+          "workdir_root": {
+            "type": "string",
+            "description": "The value to set as `SVC_AGENT_WORKDIR_ROOT` for direct starts on this host."
+          },
+          "console_public_base_url": {
+            "type": "string",
+            "description": "The exact value to pass as `--serve-public-base-url`."
+          },
+          "relay_public_url": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "spawn_ready": {
+            "type": "boolean",
+            "description": "Fresh heartbeat and a ready relay; required before every spawn."
+          },
+          "readiness": {
+            "$ref": "#/components/schemas/RuntimeHostReadiness"
+          },
+          "running_agents": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Agents on this host that are online, idle or busy with a heartbeat at most 90 s old."
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "runtime_version": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "bundles": {
+            "type": "array",
+            "description": "Runtime bundle ids (`wrt_…`) seen on this host; never usable as `runtime_instance_id`.",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "NetworksView": {
+        "type": "object",
+        "required": [
+          "workspace",
+          "hosts",
+          "generated_at"
+        ],
+        "properties": {
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          },
+          "hosts": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NetworkHost"
+            }
+          },
+          "generated_at": {
+            "$ref": "#/components/schemas/Timestamp",
+            "description": "When the counts were taken."
+          }
+        }
+      },
+      "RuntimeConfig": {
+        "type": "object",
+        "required": [
+          "runtime_instance_id",
+          "workspace",
+          "consoleRouter",
+          "relay",
+          "auth",
+          "agent_workdir_root"
+        ],
+        "properties": {
+          "runtime_instance_id": {
+            "type": "string",
+            "description": "Inventory id (`rti_…`) of the host."
+          },
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          },
+          "consoleRouter": {
+            "type": "object",
+            "required": [
+              "publicBaseUrl",
+              "bindHost",
+              "listenPort",
+              "routePrefix"
+            ],
+            "properties": {
+              "publicBaseUrl": {
+                "type": "string",
+                "description": "Public URL of chat and terminal routes; the exact value to pass as `--serve-public-base-url`. Never construct a hostname by hand."
+              },
+              "bindHost": {
+                "type": "string"
+              },
+              "listenPort": {
+                "type": "integer"
+              },
+              "routePrefix": {
+                "type": "string"
+              }
+            }
+          },
+          "relay": {
+            "type": "object",
+            "required": [
+              "bindHost",
+              "listenPort",
+              "publicUrl"
+            ],
+            "properties": {
+              "bindHost": {
+                "type": "string"
+              },
+              "listenPort": {
+                "type": "integer"
+              },
+              "publicUrl": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "auth": {
+            "type": "object",
+            "required": [
+              "relay_token",
+              "workspace_api_key"
+            ],
+            "properties": {
+              "relay_token": {
+                "type": "string",
+                "description": "Store locally as `SVC_RELAY_TOKEN`."
+              },
+              "workspace_api_key": {
+                "type": "string",
+                "description": "Workspace automation credential (agent-runtime scopes); redact it in evidence."
+              }
+            }
+          },
+          "agent_workdir_root": {
+            "type": "string"
+          }
+        }
+      },
+      "ProviderModel": {
+        "type": "object",
+        "required": [
+          "id",
+          "provider",
+          "model",
+          "display_name"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "The exact identifier to use (`provider/model`), e.g. `anthropic/claude-sonnet-4-5`."
+          },
+          "provider": {
+            "type": "string"
+          },
+          "model": {
+            "type": "string"
+          },
+          "display_name": {
+            "type": "string"
+          }
+        }
+      },
+      "ProviderCredential": {
+        "type": "object",
+        "required": [
+          "provider",
+          "last4",
+          "created_at",
+          "rotated_at"
+        ],
+        "properties": {
+          "provider": {
+            "type": "string"
+          },
+          "last4": {
+            "type": "string",
+            "description": "The last four characters of the secret."
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "rotated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "SetProviderCredentialRequest": {
+        "type": "object",
+        "required": [
+          "secret"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "secret": {
+            "type": "string",
+            "minLength": 12,
+            "maxLength": 8192,
+            "description": "The provider secret (e.g. an API key). Sealed at rest; never returned."
+          }
+        }
+      },
+      "Team": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "CreateTeamRequest": {
+        "type": "object",
+        "required": [
+          "name"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S"
+          }
+        }
+      },
+      "TeamAgentMember": {
+        "type": "object",
+        "required": [
+          "team_id",
+          "agent_id",
+          "name",
+          "status",
+          "added_at"
+        ],
+        "properties": {
+          "team_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AgentStatus"
+          },
+          "added_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "TeamParticipantMember": {
+        "type": "object",
+        "required": [
+          "team_id",
+          "participant_id",
+          "display_name",
+          "added_at"
+        ],
+        "properties": {
+          "team_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "participant_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "added_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "TeamProjectAssignment": {
+        "type": "object",
+        "required": [
+          "project",
+          "assigned_at"
+        ],
+        "properties": {
+          "project": {
+            "$ref": "#/components/schemas/Project"
+          },
+          "assigned_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "TeamDetail": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Team"
+          },
+          {
+            "type": "object",
+            "required": [
+              "agents",
+              "participants",
+              "projects"
+            ],
+            "properties": {
+              "agents": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/TeamAgentMember"
+                }
+              },
+              "participants": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/TeamParticipantMember"
+                }
+              },
+              "projects": {
+                "type": "array",
+                "description": "Projects the team is actively assigned to.",
+                "items": {
+                  "$ref": "#/components/schemas/TeamProjectAssignment"
+                }
+              }
+            }
+          }
+        ]
+      },
+      "AssignProjectTeamRequest": {
+        "type": "object",
+        "required": [
+          "team_id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "team_id": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      },
+      "ProjectTeamAssignment": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "team",
+          "assigned_at",
+          "unassigned_at",
+          "active"
+        ],
+        "properties": {
+          "project_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "team": {
+            "$ref": "#/components/schemas/Team"
+          },
+          "assigned_at": {
+            "$ref": "#/components/schemas/Timestamp",
+            "description": "When the current (or last) assignment began."
+          },
+          "unassigned_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the assignment ended; null while it is active."
+          },
+          "active": {
+            "type": "boolean"
+          }
+        }
+      },
+      "AgentStatus": {
+        "type": "string",
+        "enum": [
+          "online",
+          "idle",
+          "busy",
+          "offline",
+          "evicted"
+        ],
+        "description": "`online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final."
+      },
+      "AgentRunningStatus": {
+        "type": "string",
+        "enum": [
+          "online",
+          "idle",
+          "busy"
+        ]
+      },
+      "AgentLaunchPath": {
+        "type": "string",
+        "enum": [
+          "direct",
+          "relay"
+        ],
+        "description": "`direct`: the CLI on the runtime host, no relay. `relay`: a hub or control spawn through the host relay."
+      },
+      "Agent": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "status",
+          "capabilities",
+          "runtime_instance_id",
+          "project_id",
+          "workdir",
+          "serve_port",
+          "console_route",
+          "model",
+          "last_heartbeat_at",
+          "started_at",
+          "stopped_at",
+          "evicted_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AgentStatus"
+          },
+          "capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Sorted, without duplicates."
+          },
+          "runtime_instance_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Inventory id (`rti_…`) of the runtime host the agent runs on."
+          },
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "workdir": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "serve_port": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "console_route": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Path under the host's console public base URL, e.g. `/<workspace>/agents/<agent-id>`."
+          },
+          "model": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Exact provider/model identifier of the catalog."
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "started_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "stopped_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "evicted_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "updated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "AgentRegisterRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "runtime_instance_id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "pattern": "^[a-z0-9][a-z0-9-]{0,62}$",
+            "description": "Unique in the workspace."
+          },
+          "capabilities": {
+            "type": "array",
+            "maxItems": 64,
+            "items": {
+              "type": "string",
+              "pattern": "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"
+            },
+            "description": "Stored sorted and without duplicates."
+          },
+          "runtime_instance_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "Host inventory id (`rti_…`) as shown in the Networks view; never the bundle id (`wrt_…`)."
+          },
+          "project_code": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$",
+            "description": "Code of a project of the workspace. Exclusive with `workdir`."
+          },
+          "workdir": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1024,
+            "description": "Absolute path inside the host's `workdir_root`. Exclusive with `project_code`."
+          },
+          "worker": {
+            "type": "boolean",
+            "description": "A worker agent (default false); it needs `project_code` and `team_id`."
+          },
+          "team_id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "A team of the workspace the agent joins."
+          },
+          "serve_port": {
+            "type": "integer",
+            "minimum": 1024,
+            "maximum": 65535
+          },
+          "console_route": {
+            "type": "string",
+            "pattern": "^/[A-Za-z0-9._~/-]{0,255}$",
+            "description": "Defaults to `/<workspace-slug>/agents/<agent-id>`."
+          },
+          "model": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Exact provider/model identifier from the catalog (no aliases)."
+          }
+        }
+      },
+      "AgentStartRequest": {
+        "type": "object",
+        "required": [
+          "launch_path"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "launch_path": {
+            "$ref": "#/components/schemas/AgentLaunchPath"
+          },
+          "model": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Exact provider/model identifier; replaces the agent's registered model."
+          },
+          "serve_port": {
+            "type": "integer",
+            "minimum": 1024,
+            "maximum": 65535,
+            "description": "Replaces the agent's serve port; unique among the host's agents that are not evicted."
+          }
+        }
+      },
+      "AgentRuntimeCredential": {
+        "type": "object",
+        "required": [
+          "token",
+          "expires_at",
+          "provider",
+          "model",
+          "authorization_source"
+        ],
+        "properties": {
+          "token": {
+            "type": "string",
+            "description": "Short-lived runtime credential (at most 15 minutes)."
+          },
+          "expires_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "provider": {
+            "type": "string"
+          },
+          "model": {
+            "type": "string"
+          },
+          "authorization_source": {
+            "type": "string",
+            "enum": [
+              "hub_managed",
+              "workspace_provider",
+              "server_local"
+            ]
+          }
+        }
+      },
+      "AgentStartResult": {
+        "type": "object",
+        "required": [
+          "agent",
+          "agent_token",
+          "agent_token_expires_at",
+          "runtime_credential"
+        ],
+        "properties": {
+          "agent": {
+            "$ref": "#/components/schemas/Agent"
+          },
+          "agent_token": {
+            "type": "string",
+            "description": "The AGENT_TOKEN; send as `Authorization: Bearer <token>`."
+          },
+          "agent_token_expires_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "runtime_credential": {
+            "$ref": "#/components/schemas/AgentRuntimeCredential"
+          }
+        }
+      },
+      "AgentHeartbeatRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "status": {
+            "$ref": "#/components/schemas/AgentRunningStatus"
+          }
+        }
+      },
+      "AgentTokenRefresh": {
+        "type": "object",
+        "required": [
+          "agent_token",
+          "agent_token_expires_at"
+        ],
+        "properties": {
+          "agent_token": {
+            "type": "string"
+          },
+          "agent_token_expires_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "AgentOnboardHost": {
+        "type": "object",
+        "required": [
+          "id",
+          "name",
+          "workdir_root",
+          "console_public_base_url"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "Inventory id (`rti_…`)."
+          },
+          "name": {
+            "type": "string"
+          },
+          "workdir_root": {
+            "type": "string"
+          },
+          "console_public_base_url": {
+            "type": "string"
+          }
+        }
+      },
+      "AgentOnboard": {
+        "type": "object",
+        "required": [
+          "workspace",
+          "agent",
+          "host",
+          "agent_workdir_root",
+          "teams",
+          "projects",
+          "hub_url"
+        ],
+        "properties": {
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          },
+          "agent": {
+            "$ref": "#/components/schemas/Agent"
+          },
+          "host": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/AgentOnboardHost"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "agent_workdir_root": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Absolute workdir root to use on the host (its `workdir_root`); pass as `SVC_AGENT_WORKDIR_ROOT`."
+          },
+          "teams": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Team"
+            }
+          },
+          "projects": {
+            "type": "array",
+            "description": "The agent's own project and the projects its teams are actively assigned to.",
+            "items": {
+              "$ref": "#/components/schemas/Project"
+            }
+          },
+          "hub_url": {
+            "type": "string"
+          }
+        }
       }
     },
     "responses": {
@@ -1700,6 +7104,45 @@ export const hubDocument: OpenApiDocument = {
           "application/json": {
             "schema": {
               "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      },
+      "HandoffResult": {
+        "description": "The handoff after the transition.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/Handoff"
+                }
+              }
+            }
+          }
+        }
+      },
+      "InboxResult": {
+        "description": "Messages, oldest first.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/PeerMessage"
+                  }
+                }
+              }
             }
           }
         }
@@ -1781,6 +7224,265 @@ export const hubInternalDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/internal/v1/handoffs": {
+      "post": {
+        "operationId": "createStageHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Create the handoff of a workflow stage for its owner; idempotent on reference and assignee.",
+        "description": "The workflow engine calls this for a stage owner. The key is (`reference.kind`, `reference.id`, `assignee_agent_id`) in the workspace: the first call creates the handoff (201), a repeated call returns the same handoff as it is now (200), whatever its status, even when called concurrently. `project_id` must be a project of the workspace and the assignee an agent of it (400 `project_not_found` / `assignee_not_found`) that is not evicted (409 `agent_evicted`); an unknown workspace is 404 `workspace_not_found`.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateStageHandoffRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The handoff created by an earlier identical call.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/StageHandoff"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/StageHandoff"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/internal/v1/projects/{projectId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RosterProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "getInternalProject",
+        "tags": [
+          "roster"
+        ],
+        "summary": "A project with its workspace.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RosterProject"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/internal/v1/projects/{projectId}/roster": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RosterProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "getProjectRoster",
+        "tags": [
+          "roster"
+        ],
+        "summary": "The agents that can work on a project.",
+        "description": "The roster is every agent reachable through the project's active team assignments (a team assigned to the project and not unassigned) plus every agent whose own project is this project, each listed once. Evicted agents are never on a roster. `teams` lists the assigned teams through which the agent is reachable (empty when it is on the roster through its own project only). `running` is true when the agent's status is online, idle or busy and its last heartbeat is at most 90 s old. Order: idle, then online, then busy, then any other status; within a status by name.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "parameters": [
+          {
+            "name": "capability",
+            "in": "query",
+            "description": "Repeatable; only agents holding every given capability.",
+            "style": "form",
+            "explode": true,
+            "schema": {
+              "type": "array",
+              "maxItems": 32,
+              "items": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 100
+              }
+            }
+          },
+          {
+            "name": "available_only",
+            "in": "query",
+            "description": "Only agents that are running and online or idle (free to take work).",
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The roster.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/RosterAgent"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/internal/v1/projects/{projectId}/runtime-readiness": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RosterProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "getProjectRuntimeReadiness",
+        "tags": [
+          "roster"
+        ],
+        "summary": "Whether the runtime hosts behind a project can take a launch, with typed blockers.",
+        "description": "Looks at the runtime hosts (`rti_…`) the project's roster agents are attributed to (`scope: roster`); when no roster agent is attributed to a host (including an empty roster) it looks at every host of the project's workspace instead (`scope: workspace`). A host is ready when its heartbeat is at most 45 s old and both its relay and its console router report ready. `ready` is true when at least one host in scope is ready; otherwise `blockers` says why, one entry per code naming the hosts concerned: `no_runtime_host` (nothing in scope), `runtime_host_stale` (no fresh heartbeat; other flags of such a host are not trusted), `relay_not_ready`, `console_router_not_ready`. Read-only.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "Readiness of the project's runtime hosts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RosterRuntimeReadiness"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -1944,6 +7646,480 @@ export const hubInternalDocument: OpenApiDocument = {
             "format": "date-time"
           }
         }
+      },
+      "StageHandoffId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+      },
+      "StageHandoffReference": {
+        "type": "object",
+        "required": [
+          "kind",
+          "id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_.-]{0,63}$",
+            "description": "e.g. `workflow_stage`."
+          },
+          "id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:/-]*$"
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true
+          }
+        }
+      },
+      "CreateStageHandoffRequest": {
+        "type": "object",
+        "required": [
+          "workspace_id",
+          "project_id",
+          "assignee_agent_id",
+          "title",
+          "reference"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "workspace_id": {
+            "$ref": "#/components/schemas/StageHandoffId"
+          },
+          "project_id": {
+            "$ref": "#/components/schemas/StageHandoffId"
+          },
+          "assignee_agent_id": {
+            "$ref": "#/components/schemas/StageHandoffId"
+          },
+          "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S"
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 20000
+          },
+          "reference": {
+            "$ref": "#/components/schemas/StageHandoffReference"
+          }
+        }
+      },
+      "StageHandoff": {
+        "type": "object",
+        "description": "The handoff as the public hub API shows it (`Handoff`).",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "title",
+          "description",
+          "status",
+          "assignee_agent_id",
+          "created_by",
+          "reference",
+          "blocker_reason",
+          "created_at",
+          "updated_at",
+          "accepted_at",
+          "claimed_at",
+          "blocked_at",
+          "completed_at",
+          "cancelled_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "title": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "open",
+              "accepted",
+              "claimed",
+              "blocked",
+              "completed",
+              "cancelled"
+            ]
+          },
+          "assignee_agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_by": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "participant",
+                  "api_key",
+                  "agent",
+                  "service"
+                ]
+              },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "reference": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/StageHandoffReference"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "blocker_reason": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "accepted_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "claimed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "blocked_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "completed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "cancelled_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "RosterProject": {
+        "type": "object",
+        "required": [
+          "id",
+          "code",
+          "name",
+          "workspace"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "code": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "RosterAgent": {
+        "type": "object",
+        "required": [
+          "agent_id",
+          "name",
+          "status",
+          "capabilities",
+          "runtime_instance_id",
+          "last_heartbeat_at",
+          "running",
+          "teams"
+        ],
+        "properties": {
+          "agent_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "online",
+              "idle",
+              "busy",
+              "offline"
+            ]
+          },
+          "capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "runtime_instance_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The runtime host (`rti_…`) the agent runs on, when known."
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "running": {
+            "type": "boolean",
+            "description": "Status online, idle or busy with a heartbeat at most 90 s old."
+          },
+          "teams": {
+            "type": "array",
+            "description": "Ids of the project's active teams the agent belongs to.",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "RosterRuntimeHost": {
+        "type": "object",
+        "required": [
+          "runtime_instance_id",
+          "name",
+          "hostname",
+          "last_heartbeat_at",
+          "ready",
+          "readiness",
+          "running_agents",
+          "roster_agents"
+        ],
+        "properties": {
+          "runtime_instance_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "hostname": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "ready": {
+            "type": "boolean",
+            "description": "Fresh heartbeat, relay ready and console router ready."
+          },
+          "readiness": {
+            "type": "object",
+            "required": [
+              "heartbeat_fresh",
+              "relay_ready",
+              "console_router_ready",
+              "spawn_ready",
+              "reasons"
+            ],
+            "properties": {
+              "heartbeat_fresh": {
+                "type": "boolean"
+              },
+              "relay_ready": {
+                "type": "boolean"
+              },
+              "console_router_ready": {
+                "type": "boolean"
+              },
+              "spawn_ready": {
+                "type": "boolean",
+                "description": "Fresh heartbeat and a ready relay (the host may receive spawns)."
+              },
+              "reasons": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "running_agents": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Agents of the workspace running on this host now."
+          },
+          "roster_agents": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Agents of the project's roster attributed to this host."
+          }
+        }
+      },
+      "RosterReadinessBlocker": {
+        "type": "object",
+        "required": [
+          "code",
+          "message",
+          "recommended_action",
+          "runtime_instance_ids"
+        ],
+        "properties": {
+          "code": {
+            "type": "string",
+            "enum": [
+              "no_runtime_host",
+              "runtime_host_stale",
+              "relay_not_ready",
+              "console_router_not_ready"
+            ]
+          },
+          "message": {
+            "type": "string"
+          },
+          "recommended_action": {
+            "type": "string"
+          },
+          "runtime_instance_ids": {
+            "type": "array",
+            "description": "The hosts the blocker concerns (empty for `no_runtime_host`).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "RosterRuntimeReadiness": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "workspace_id",
+          "scope",
+          "ready",
+          "blockers",
+          "hosts"
+        ],
+        "properties": {
+          "project_id": {
+            "type": "string"
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "scope": {
+            "type": "string",
+            "enum": [
+              "roster",
+              "workspace"
+            ],
+            "description": "Whether the hosts are those of the roster's agents or, for lack of any, the workspace's."
+          },
+          "ready": {
+            "type": "boolean"
+          },
+          "blockers": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/RosterReadinessBlocker"
+            }
+          },
+          "hosts": {
+            "type": "array",
+            "description": "Ready hosts first, then by name.",
+            "items": {
+              "$ref": "#/components/schemas/RosterRuntimeHost"
+            }
+          }
+        }
+      }
+    },
+    "parameters": {
+      "RosterProjectId": {
+        "name": "projectId",
+        "in": "path",
+        "required": true,
+        "description": "Project id (`prj_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
       }
     },
     "responses": {
@@ -1988,7 +8164,17 @@ export const hubInternalDocument: OpenApiDocument = {
         }
       }
     }
-  }
+  },
+  "tags": [
+    {
+      "name": "handoffs",
+      "description": "Stage handoffs the workflow engine creates for the owners of its stages."
+    },
+    {
+      "name": "roster",
+      "description": "Projects, their agent rosters and the readiness of the runtime hosts behind them, for other services (the Workflow API's preflight and stage assignment)."
+    }
+  ]
 };
 
 export const workflowDocument: OpenApiDocument = {

@@ -211,7 +211,10 @@ export interface paths {
         get: operations["getApiKey"];
         put?: never;
         post?: never;
-        /** Revoke a key. It stops working at once (and within 30 s on services that cache introspection). */
+        /**
+         * Revoke a key.
+         * @description The key stops working at once on the hub replica that revoked it, within 10 s on other hub replicas (each caches key rows that briefly) and within 30 s on services that cache introspection.
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -272,6 +275,952 @@ export interface paths {
         get: operations["getIntegrationContract"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Audit events of the workspace, newest first, with keyset pagination.
+         * @description Only events recorded in this workspace are listed; events of other workspaces and hub-wide events (such as participant sign-ins, which belong to no workspace) never appear. Order is `created_at` descending, then `id` descending, so pages are stable while new events arrive: pass `next_cursor` as `cursor` to get the next (older) page; `next_cursor` is null on the last page. A cursor is opaque: keep the other filters the same while paging. All filters combine with AND.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/handoffs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Handoffs of the workspace, oldest first, with optional filters.
+         * @description Pages with `limit` and `after` (the last id of the previous page). `reference_id` needs `reference_kind`.
+         */
+        get: operations["listHandoffs"];
+        put?: never;
+        /**
+         * Create a handoff (status `open`), optionally assigned to an agent of the workspace.
+         * @description `project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`).
+         */
+        post: operations["createHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/handoffs/{handoffId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One handoff with its evidence (oldest first).
+         * @description A handoff of another workspace is reported as not found. An agent sees the handoffs assigned to it and the open, unassigned ones of its workspace (which it may claim); any other is not found.
+         */
+        get: operations["getHandoff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/handoffs/{handoffId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a handoff that is not completed or cancelled yet.
+         * @description A completed or cancelled handoff answers 409 `handoff_invalid_transition` naming its status. Any other state moves to `cancelled`.
+         */
+        post: operations["cancelHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/assignments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling agent's handoffs that are not completed or cancelled, oldest first. */
+        get: operations["listMyAssignments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/handoffs/{handoffId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an assigned handoff: `open → accepted`.
+         * @description Only the assignee may act (403 `handoff_not_assigned`); another state answers 409 `handoff_invalid_transition` naming the current status.
+         */
+        post: operations["acceptHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/handoffs/{handoffId}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim a handoff: `open | accepted → claimed`.
+         * @description The assignee claims its handoff. An open handoff without an assignee can be claimed by any agent of the workspace, which becomes its assignee (the first claim wins; a later one gets 403 `handoff_not_assigned`).
+         */
+        post: operations["claimHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/handoffs/{handoffId}/block": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a blocker: `accepted | claimed → blocked`, with `blocker_reason`.
+         * @description A blocked handoff is the attention signal the workflow engine reads for the stage it stands for.
+         */
+        post: operations["blockHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/handoffs/{handoffId}/unblock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Clear a blocker: `blocked → claimed` (`blocker_reason` becomes null). */
+        post: operations["unblockHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/handoffs/{handoffId}/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit evidence on an accepted, claimed or blocked handoff; it is stored redacted.
+         * @description `content` is any JSON value up to 64 KiB (serialized; 413 `evidence_too_large` above) nested at most 32 levels (400 `evidence_too_deep`). Before it is stored, fields named like secrets are replaced with `[REDACTED]` and secret shapes inside strings (API keys, JWTs and bearer values, relay and service tokens, provider keys, repository tokens, private keys, URL passwords) are masked. The response shows what was stored. On an open, completed or cancelled handoff: 409 `handoff_not_in_progress`.
+         */
+        post: operations["submitHandoffEvidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/handoffs/{handoffId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a claimed handoff: `claimed → completed`.
+         * @description A `summary`, when given, is stored redacted as evidence of kind `completion_summary`.
+         */
+        post: operations["completeHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/repos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** Repos of the workspace by name, each with its credential summary (never the secret). */
+        get: operations["listRepos"];
+        put?: never;
+        /**
+         * Register a repo; its name is unique in the workspace.
+         * @description `url` is an `https://` or SSH (`ssh://…`, `git@host:path`) git URL without a password or token in it (400 `repo_url_invalid`); credentials are set separately by a participant. A taken name answers 409 `repo_name_taken`.
+         */
+        post: operations["createRepo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/repos/{repoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repoId: components["parameters"]["RepoIdPath"];
+            };
+            cookie?: never;
+        };
+        /** One repo with its credential summary. A repo of another workspace is reported as not found. */
+        get: operations["getRepo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/repos/{repoId}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repoId: components["parameters"]["RepoIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or rotate the repo's PAT or deploy key. Participants only; agents and API keys get 403.
+         * @description Needs a participant with the owner, admin or member role in the repo's workspace (a viewer gets 403 `role_forbidden`; a repo of a workspace the participant is not a member of is not found). The secret is sealed with AES-256-GCM (the key id travels inside the ciphertext, so encryption keys can rotate) and never returned, logged or audited; the response is the repo with `credential.fingerprint` (first 12 hex digits of the secret's SHA-256). Setting a credential again rotates it: `set_at` stays, `rotated_at` moves. A `pat` must be 20–255 printable characters without spaces; a `deploy_key` an unencrypted OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`) or RSA/EC PEM private key. Otherwise 400 `repo_credential_invalid`.
+         */
+        put: operations["setRepoCredential"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/control/workflow-drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** Workflow drafts of the workspace, oldest first. */
+        get: operations["listWorkflowDrafts"];
+        put?: never;
+        /**
+         * Create a governed workflow draft from an intent (an authorized participant session only).
+         * @description Generic control records the intent as a draft (status `draft`) when no project contract matches. A draft never launches anything: it creates no invocation and no run, and no endpoint launches a draft — a project invocation launches only through an explicit project contract and template match. `project_id`, when given, must be a project of the workspace (400 `project_not_found`). Without `title` the first line of the intent (up to 80 characters) is used.
+         */
+        post: operations["createWorkflowDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling agent's messages, oldest first.
+         * @description Pages with `limit` and `after` (the last id of the previous page).
+         */
+        get: operations["listMyInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/inbox/{messageId}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                messageId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark one of the calling agent's messages read (again is harmless and keeps the first time). */
+        post: operations["markInboxMessageRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agentId}/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["parameters"]["MessageTargetAgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * An agent's inbox for operators (the back end of `svc internal inbox --name <agent>`).
+         * @description Reading does not mark messages read. An agent of another workspace is reported as not found.
+         */
+        get: operations["listAgentInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agentId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["parameters"]["MessageTargetAgentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message (ask, nudge or console) to an agent.
+         * @description Who may send: the target agent itself; another agent of the workspace that shares a team with the target, or an active project assignment (a project the agent's own `project_id` names, or one a team of the agent is assigned to and not unassigned from) — anyone else gets 403 `peer_message_forbidden`, and the refusal is audited (`message.denied`, without the body); a participant with the owner, admin or member role in the target's workspace; an API key of that workspace with `messages:write`. An agent of another workspace is not found; an evicted target answers 409 `agent_evicted`. `body` is at most 16 KiB (UTF-8; 400 `message_too_large` above).
+         */
+        post: operations["sendAgentMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/runtime-hosts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** Runtime hosts of the workspace with their readiness, oldest first (never their relay tokens). */
+        get: operations["listRuntimeHosts"];
+        put?: never;
+        /**
+         * Register a runtime host; the answer holds its relay token, shown this once.
+         * @description `name` is unique in the workspace (409 `runtime_host_name_taken`). `workdir_root` is an absolute path (POSIX `/…` or Windows `C:\…`) without `.` or `..` segments. `console_public_base_url` and `relay_public_url` are https URLs without credentials, query or fragment; plain http is accepted for `127.0.0.1` and `localhost` only. The console router and the relay cannot listen on the same bind host and port. Omitted endpoint settings take their defaults (console router `127.0.0.1:8790`, prefix empty; relay `127.0.0.1:8787`).
+         */
+        post: operations["registerRuntimeHost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        /** One runtime host. A host of another workspace is reported as not found. */
+        get: operations["getRuntimeHost"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A host reports that it is alive and whether its relay and console router are ready.
+         * @description Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`.
+         */
+        post: operations["recordRuntimeHostHeartbeat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}/relay-token/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a host's relay token; the old one stops working at once. The new one is shown this once.
+         * @description Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`.
+         */
+        post: operations["rotateRelayToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/networks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The Networks view: every runtime host with its server config, readiness and running agents.
+         * @description `running_agents` counts, at the time of the request, the agents attributed to the host whose status is online, idle or busy and whose last heartbeat is at most 90 s old; evicted and offline agents never count. Hosts are listed oldest first.
+         */
+        get: operations["getNetworks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Pull a runtime host's endpoints and credentials (relay token, workspace API key).
+         * @description For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets.
+         */
+        get: operations["getRuntimeConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/provider-models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The active provider/model catalog. Use an `id` exactly as written; there are no aliases. */
+        get: operations["listProviderModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/provider-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** The workspace's provider credentials (metadata only, never the secrets), by provider. */
+        get: operations["listProviderCredentials"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/provider-credentials/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description A provider of the catalog, e.g. `anthropic`. */
+                provider: components["parameters"]["ProviderPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or rotate the workspace's credential for a catalog provider.
+         * @description The provider must be one of the catalog's (400 `provider_unknown`). The secret is sealed at rest and never returned. 201 when the workspace had no credential for the provider, 200 when it replaced one.
+         */
+        put: operations["setProviderCredential"];
+        post?: never;
+        /** Delete the workspace's credential for a provider; runtime credentials stop using it at once. */
+        delete: operations["revokeProviderCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** Teams of the workspace, oldest first. */
+        get: operations["listTeams"];
+        put?: never;
+        /** Create a team. Its name is unique within the workspace (409 `team_name_taken`). */
+        post: operations["createTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{teamId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One team with its agents, participants and active project assignments.
+         * @description A team of another workspace is reported as not found (404 `team_not_found`).
+         */
+        get: operations["getTeam"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{teamId}/agents/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: components["schemas"]["Id"];
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add an agent of the team's workspace to the team (idempotent).
+         * @description Adding a member again returns the existing membership unchanged. An agent of another workspace is reported as not found (404 `agent_not_found`); an evicted agent cannot join (409 `agent_evicted`).
+         */
+        put: operations["addTeamAgent"];
+        post?: never;
+        /** Remove an agent from the team (idempotent; removing a non-member changes nothing). */
+        delete: operations["removeTeamAgent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{teamId}/participants/{participantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: components["schemas"]["Id"];
+                participantId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add a member of the team's workspace to the team (idempotent).
+         * @description The participant must be a member of the team's workspace; anyone else is reported as not found (404 `participant_not_found`).
+         */
+        put: operations["addTeamParticipant"];
+        post?: never;
+        /** Remove a participant from the team (idempotent). */
+        delete: operations["removeTeamParticipant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /** Teams assigned to a project, active assignments first by default only. */
+        get: operations["listProjectTeams"];
+        put?: never;
+        /**
+         * Assign a team of the project's workspace to the project.
+         * @description A new assignment, or the reactivation of an ended one, answers 201. A team that is already assigned answers 200 with the assignment unchanged. A team of another workspace is refused with 400 `team_not_found`.
+         */
+        post: operations["assignProjectTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/teams/{teamId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+                teamId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a team's assignment to a project; the assignment is kept with `unassigned_at` set.
+         * @description Ending an ended assignment changes nothing and returns it. A team that was never assigned is 404 `project_team_not_found`.
+         */
+        delete: operations["unassignProjectTeam"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling agent's own record. */
+        get: operations["getAgentSelf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/onboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a starting agent needs to know about its place in the workspace.
+         * @description The workspace, the agent, its runtime host (inventory id, `workdir_root`, `console_public_base_url`), the workdir root to use (`agent_workdir_root`, the host's `workdir_root`), its teams, the projects it works on (its own project and the projects its teams are actively assigned to) and the hub URL.
+         */
+        get: operations["getAgentOnboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report liveness and, optionally, the running status (`online`, `idle` or `busy`).
+         * @description Updates `last_heartbeat_at`. Without `status` a running agent keeps its status, and a stopped (`offline`) agent becomes `online` again.
+         */
+        post: operations["recordAgentHeartbeat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Exchange the current AGENT_TOKEN for a new one (the old one stays valid until it expires). */
+        post: operations["refreshAgentToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The agent reports that it stopped locally; it becomes `offline` and keeps its id (idempotent). */
+        post: operations["stopAgentSelf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** Agents of the workspace, oldest first, optionally filtered. */
+        get: operations["listAgents"];
+        put?: never;
+        /**
+         * Register an agent on a runtime host of the workspace. It starts `offline`.
+         * @description `runtime_instance_id` is the host inventory id (`rti_…`); a runtime bundle id (`wrt_…`, from runtime.env) is refused with 400 `runtime_bundle_id_not_allowed`. Exactly one of `project_code` and `workdir` is given (400 `project_and_workdir_exclusive` when both, `project_or_workdir_required` when neither); a new worker (`worker: true`) needs `project_code` and `team_id`. `workdir` is absolute and inside the host's `workdir_root` (400 `workdir_outside_root`). `model` is an exact provider/model identifier of the current catalog (400 `provider_model_unsupported` with `close_matches`). `serve_port` and `console_route` are unique among the host's agents that are not evicted (409 `serve_port_taken`, `console_route_taken`); the name is unique in the workspace (409 `agent_name_taken`). With `team_id` the agent joins that team.
+         */
+        post: operations["registerAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /** One agent. An agent of another workspace is reported as not found. */
+        get: operations["getAgent"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an evicted agent that nothing references any more.
+         * @description Only an evicted agent can be deleted (409 `agent_not_evicted`). The row is kept while runs, handoffs, claims, evidence or messages reference it (409 `agent_referenced`, with the counts).
+         */
+        delete: operations["deleteAgent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agentId}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an agent (direct CLI start or relay spawn); returns its AGENT_TOKEN and one runtime credential.
+         * @description Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. The tokens are in this response only.
+         */
+        post: operations["startAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agentId}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark an agent stopped (`offline`); its id is kept for a restart (idempotent).
+         * @description An evicted agent cannot be stopped (409 `agent_evicted`).
+         */
+        post: operations["stopAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agentId}/evict": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evict an agent's hub identity (final). Nothing is deleted; its token stops working at once.
+         * @description Evicting an evicted agent changes nothing and returns it.
+         */
+        post: operations["evictAgent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -443,6 +1392,504 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description Kind of credential that performed the action.
+         * @enum {string}
+         */
+        AuditActorKind: "participant" | "api_key" | "agent" | "service" | "relay_token" | "anonymous";
+        AuditEvent: {
+            id: components["schemas"]["Id"];
+            /** @description Dotted action name, e.g. `api_key.created`, `credential.participant_token.issued`. */
+            action: string;
+            actor: {
+                kind: components["schemas"]["AuditActorKind"];
+                /** @description Participant, API key or agent id, or the service name; null for anonymous calls. */
+                id: string | null;
+            };
+            /** @description What the action was done to, when it names one. */
+            target: {
+                type: string;
+                id: string | null;
+            } | null;
+            /** @description Context of the action, redacted before it was stored (never a secret). */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description The `x-request-id` of the request that caused the event. */
+            request_id: string | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        AuditEventPage: {
+            data: components["schemas"]["AuditEvent"][];
+            /** @description Pass as `cursor` for the next, older page; null when this is the last page. */
+            next_cursor: string | null;
+        };
+        /** @enum {string} */
+        HandoffStatus: "open" | "accepted" | "claimed" | "blocked" | "completed" | "cancelled";
+        /** @description What the handoff stands for, e.g. `workflow_stage`. */
+        HandoffReferenceKind: string;
+        HandoffReferenceId: string;
+        HandoffReference: {
+            kind: components["schemas"]["HandoffReferenceKind"];
+            id: components["schemas"]["HandoffReferenceId"];
+            /** @description Context of the reference (e.g. invocation and stage); `{}` when not given. */
+            data?: {
+                [key: string]: unknown;
+            };
+        };
+        HandoffActorRef: {
+            /** @enum {string} */
+            kind: "participant" | "api_key" | "agent" | "service";
+            id: string | null;
+        };
+        Handoff: {
+            id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+            project_id: string | null;
+            title: string;
+            description: string;
+            status: components["schemas"]["HandoffStatus"];
+            assignee_agent_id: string | null;
+            created_by: components["schemas"]["HandoffActorRef"];
+            reference: components["schemas"]["HandoffReference"] | null;
+            /** @description Why the handoff is blocked; set while `status` is `blocked`. */
+            blocker_reason: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            /** Format: date-time */
+            accepted_at: string | null;
+            /** Format: date-time */
+            claimed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the handoff was last blocked.
+             */
+            blocked_at: string | null;
+            /** Format: date-time */
+            completed_at: string | null;
+            /** Format: date-time */
+            cancelled_at: string | null;
+        };
+        HandoffEvidence: {
+            id: components["schemas"]["Id"];
+            handoff_id: components["schemas"]["Id"];
+            agent_id: string | null;
+            kind: string;
+            /** @description The submitted JSON value, redacted. */
+            content: unknown;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        HandoffDetail: components["schemas"]["Handoff"] & {
+            evidence: components["schemas"]["HandoffEvidence"][];
+        };
+        CreateHandoffRequest: {
+            title: string;
+            description?: string;
+            project_id?: components["schemas"]["Id"];
+            assignee_agent_id?: components["schemas"]["Id"];
+            reference?: components["schemas"]["HandoffReference"];
+        };
+        BlockHandoffRequest: {
+            reason: string;
+        };
+        SubmitHandoffEvidenceRequest: {
+            /** @description e.g. `test_report`, `log`. */
+            kind: string;
+            /** @description Any JSON value up to 64 KiB. */
+            content: unknown;
+        };
+        CompleteHandoffRequest: {
+            summary?: string;
+        };
+        /** @enum {string} */
+        RepoCredentialKind: "pat" | "deploy_key";
+        /** @description What is known about the credential; the secret itself is never returned. */
+        RepoCredentialSummary: {
+            kind: components["schemas"]["RepoCredentialKind"];
+            /** @description First 12 hex digits of the SHA-256 of the secret. */
+            fingerprint: string;
+            set_at: components["schemas"]["Timestamp"];
+            /** Format: date-time */
+            rotated_at: string | null;
+        };
+        Repo: {
+            id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+            name: string;
+            url: string;
+            credential: components["schemas"]["RepoCredentialSummary"] | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        CreateRepoRequest: {
+            name: string;
+            /** @description `https://host/owner/repo.git`, `ssh://git@host/owner/repo.git` or `git@host:owner/repo.git`. */
+            url: string;
+        };
+        SetRepoCredentialRequest: {
+            kind: components["schemas"]["RepoCredentialKind"];
+            /** @description The PAT or the private deploy key. */
+            secret: string;
+        };
+        ControlWorkflowDraft: {
+            id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+            project_id: string | null;
+            title: string;
+            intent: string;
+            /**
+             * @description Always `draft`; a draft is never launched.
+             * @enum {string}
+             */
+            status: "draft";
+            /** @description Participant id of the creator. */
+            created_by: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        CreateControlWorkflowDraftRequest: {
+            intent: string;
+            title?: string;
+            project_id?: components["schemas"]["Id"];
+        };
+        /** @enum {string} */
+        PeerMessageKind: "ask" | "nudge" | "console";
+        PeerMessage: {
+            id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+            to_agent_id: components["schemas"]["Id"];
+            from: {
+                /** @enum {string} */
+                kind: "participant" | "api_key" | "agent";
+                id: string | null;
+            };
+            kind: components["schemas"]["PeerMessageKind"];
+            body: string;
+            correlation_id: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            /** Format: date-time */
+            read_at: string | null;
+        };
+        SendPeerMessageRequest: {
+            kind: components["schemas"]["PeerMessageKind"];
+            body: string;
+            /** @description Caller-chosen id tying a reply to its ask. */
+            correlation_id?: string;
+        };
+        ProviderName: string;
+        /** @description Local address a runtime component listens on, e.g. `127.0.0.1`. */
+        RuntimeBindHost: string;
+        RuntimeListenPort: number;
+        /**
+         * Format: uri
+         * @description An https URL (http only for `127.0.0.1` and `localhost`), without credentials, query or fragment.
+         */
+        RuntimePublicUrl: string;
+        RuntimeConsoleRouterSettings: {
+            bind_host?: components["schemas"]["RuntimeBindHost"];
+            listen_port?: components["schemas"]["RuntimeListenPort"];
+            /** @description Empty, or a path such as `/console` (no trailing slash). */
+            route_prefix?: string;
+        };
+        RuntimeRelaySettings: {
+            bind_host?: components["schemas"]["RuntimeBindHost"];
+            listen_port?: components["schemas"]["RuntimeListenPort"];
+        };
+        RegisterRuntimeHostRequest: {
+            /** @description Unique in the workspace. */
+            name: string;
+            hostname?: string;
+            /** @description Absolute path under which agent workdirs are created, e.g. `/srv/agents`. */
+            workdir_root: string;
+            console_public_base_url: components["schemas"]["RuntimePublicUrl"];
+            relay_public_url?: components["schemas"]["RuntimePublicUrl"];
+            console_router?: components["schemas"]["RuntimeConsoleRouterSettings"];
+            relay?: components["schemas"]["RuntimeRelaySettings"];
+        };
+        RuntimeHostHeartbeatRequest: {
+            relay_ready: boolean;
+            console_router_ready: boolean;
+            runtime_version: string;
+            /** @description The runtime bundle id (`wrt_…`) from the host's runtime.env. */
+            bundle_id?: string;
+        };
+        RuntimeHostReadiness: {
+            /** @description The last heartbeat is at most 45 s old. */
+            heartbeat_fresh: boolean;
+            relay_ready: boolean;
+            console_router_ready: boolean;
+            /** @description Fresh heartbeat and a ready relay (the host may receive spawns). */
+            spawn_ready: boolean;
+            /** @description Why the host is not fully ready (empty when it is). */
+            reasons: string[];
+        };
+        RuntimeHost: {
+            /** @description Inventory id (`rti_…`); the value agents carry as `runtime_instance_id`. */
+            id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+            name: string;
+            hostname: string | null;
+            workdir_root: string;
+            console_public_base_url: string;
+            relay_public_url: string | null;
+            console_router: {
+                bind_host: string;
+                listen_port: number;
+                route_prefix: string;
+            };
+            relay: {
+                bind_host: string;
+                listen_port: number;
+            };
+            runtime_version: string | null;
+            /** Format: date-time */
+            last_heartbeat_at: string | null;
+            relay_token_rotated_at: components["schemas"]["Timestamp"];
+            readiness: components["schemas"]["RuntimeHostReadiness"];
+            /** @description Runtime bundle ids (`wrt_…`) the host has reported, most recently seen first. */
+            bundles: string[];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        RuntimeHostRegistration: {
+            host: components["schemas"]["RuntimeHost"];
+            /** @description The relay token (`rly_…`). Shown once; the relay checks it in `x-svc-relay-token`. */
+            relay_token: string;
+        };
+        RelayTokenRotation: {
+            /** @description The new relay token. Shown once. */
+            relay_token: string;
+            rotated_at: components["schemas"]["Timestamp"];
+        };
+        NetworkHost: {
+            /** @description Inventory id (`rti_…`), the value to set as `SVC_RUNTIME_INSTANCE_ID`. */
+            runtime_instance_id: string;
+            name: string;
+            /** @description The value to set as `SVC_AGENT_WORKDIR_ROOT` for direct starts on this host. */
+            workdir_root: string;
+            /** @description The exact value to pass as `--serve-public-base-url`. */
+            console_public_base_url: string;
+            relay_public_url: string | null;
+            /** @description Fresh heartbeat and a ready relay; required before every spawn. */
+            spawn_ready: boolean;
+            readiness: components["schemas"]["RuntimeHostReadiness"];
+            /** @description Agents on this host that are online, idle or busy with a heartbeat at most 90 s old. */
+            running_agents: number;
+            /** Format: date-time */
+            last_heartbeat_at: string | null;
+            runtime_version: string | null;
+            /** @description Runtime bundle ids (`wrt_…`) seen on this host; never usable as `runtime_instance_id`. */
+            bundles: string[];
+        };
+        NetworksView: {
+            workspace: {
+                id: components["schemas"]["Id"];
+                slug: string;
+            };
+            hosts: components["schemas"]["NetworkHost"][];
+            /** @description When the counts were taken. */
+            generated_at: components["schemas"]["Timestamp"];
+        };
+        RuntimeConfig: {
+            /** @description Inventory id (`rti_…`) of the host. */
+            runtime_instance_id: string;
+            workspace: {
+                id: components["schemas"]["Id"];
+                slug: string;
+            };
+            consoleRouter: {
+                /** @description Public URL of chat and terminal routes; the exact value to pass as `--serve-public-base-url`. Never construct a hostname by hand. */
+                publicBaseUrl: string;
+                bindHost: string;
+                listenPort: number;
+                routePrefix: string;
+            };
+            relay: {
+                bindHost: string;
+                listenPort: number;
+                publicUrl: string | null;
+            };
+            auth: {
+                /** @description Store locally as `SVC_RELAY_TOKEN`. */
+                relay_token: string;
+                /** @description Workspace automation credential (agent-runtime scopes); redact it in evidence. */
+                workspace_api_key: string;
+            };
+            agent_workdir_root: string;
+        };
+        ProviderModel: {
+            /** @description The exact identifier to use (`provider/model`), e.g. `anthropic/claude-sonnet-4-5`. */
+            id: string;
+            provider: string;
+            model: string;
+            display_name: string;
+        };
+        ProviderCredential: {
+            provider: string;
+            /** @description The last four characters of the secret. */
+            last4: string;
+            created_at: components["schemas"]["Timestamp"];
+            rotated_at: components["schemas"]["Timestamp"];
+        };
+        SetProviderCredentialRequest: {
+            /** @description The provider secret (e.g. an API key). Sealed at rest; never returned. */
+            secret: string;
+        };
+        Team: {
+            id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+            name: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        CreateTeamRequest: {
+            name: string;
+        };
+        TeamAgentMember: {
+            team_id: components["schemas"]["Id"];
+            agent_id: components["schemas"]["Id"];
+            name: string;
+            status: components["schemas"]["AgentStatus"];
+            added_at: components["schemas"]["Timestamp"];
+        };
+        TeamParticipantMember: {
+            team_id: components["schemas"]["Id"];
+            participant_id: components["schemas"]["Id"];
+            display_name: string;
+            added_at: components["schemas"]["Timestamp"];
+        };
+        TeamProjectAssignment: {
+            project: components["schemas"]["Project"];
+            assigned_at: components["schemas"]["Timestamp"];
+        };
+        TeamDetail: components["schemas"]["Team"] & {
+            agents: components["schemas"]["TeamAgentMember"][];
+            participants: components["schemas"]["TeamParticipantMember"][];
+            /** @description Projects the team is actively assigned to. */
+            projects: components["schemas"]["TeamProjectAssignment"][];
+        };
+        AssignProjectTeamRequest: {
+            team_id: components["schemas"]["Id"];
+        };
+        ProjectTeamAssignment: {
+            project_id: components["schemas"]["Id"];
+            team: components["schemas"]["Team"];
+            /** @description When the current (or last) assignment began. */
+            assigned_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When the assignment ended; null while it is active.
+             */
+            unassigned_at: string | null;
+            active: boolean;
+        };
+        /**
+         * @description `online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final.
+         * @enum {string}
+         */
+        AgentStatus: "online" | "idle" | "busy" | "offline" | "evicted";
+        /** @enum {string} */
+        AgentRunningStatus: "online" | "idle" | "busy";
+        /**
+         * @description `direct`: the CLI on the runtime host, no relay. `relay`: a hub or control spawn through the host relay.
+         * @enum {string}
+         */
+        AgentLaunchPath: "direct" | "relay";
+        Agent: {
+            id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+            name: string;
+            status: components["schemas"]["AgentStatus"];
+            /** @description Sorted, without duplicates. */
+            capabilities: string[];
+            /** @description Inventory id (`rti_…`) of the runtime host the agent runs on. */
+            runtime_instance_id: string | null;
+            project_id: string | null;
+            workdir: string | null;
+            serve_port: number | null;
+            /** @description Path under the host's console public base URL, e.g. `/<workspace>/agents/<agent-id>`. */
+            console_route: string | null;
+            /** @description Exact provider/model identifier of the catalog. */
+            model: string | null;
+            /** Format: date-time */
+            last_heartbeat_at: string | null;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            stopped_at: string | null;
+            /** Format: date-time */
+            evicted_at: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        AgentRegisterRequest: {
+            /** @description Unique in the workspace. */
+            name: string;
+            /** @description Stored sorted and without duplicates. */
+            capabilities?: string[];
+            /** @description Host inventory id (`rti_…`) as shown in the Networks view; never the bundle id (`wrt_…`). */
+            runtime_instance_id: string;
+            /** @description Code of a project of the workspace. Exclusive with `workdir`. */
+            project_code?: string;
+            /** @description Absolute path inside the host's `workdir_root`. Exclusive with `project_code`. */
+            workdir?: string;
+            /** @description A worker agent (default false); it needs `project_code` and `team_id`. */
+            worker?: boolean;
+            /** @description A team of the workspace the agent joins. */
+            team_id?: components["schemas"]["Id"];
+            serve_port?: number;
+            /** @description Defaults to `/<workspace-slug>/agents/<agent-id>`. */
+            console_route?: string;
+            /** @description Exact provider/model identifier from the catalog (no aliases). */
+            model?: string;
+        };
+        AgentStartRequest: {
+            launch_path: components["schemas"]["AgentLaunchPath"];
+            /** @description Exact provider/model identifier; replaces the agent's registered model. */
+            model?: string;
+            /** @description Replaces the agent's serve port; unique among the host's agents that are not evicted. */
+            serve_port?: number;
+        };
+        AgentRuntimeCredential: {
+            /** @description Short-lived runtime credential (at most 15 minutes). */
+            token: string;
+            expires_at: components["schemas"]["Timestamp"];
+            provider: string;
+            model: string;
+            /** @enum {string} */
+            authorization_source: "hub_managed" | "workspace_provider" | "server_local";
+        };
+        AgentStartResult: {
+            agent: components["schemas"]["Agent"];
+            /** @description The AGENT_TOKEN; send as `Authorization: Bearer <token>`. */
+            agent_token: string;
+            agent_token_expires_at: components["schemas"]["Timestamp"];
+            runtime_credential: components["schemas"]["AgentRuntimeCredential"];
+        };
+        AgentHeartbeatRequest: {
+            status?: components["schemas"]["AgentRunningStatus"];
+        };
+        AgentTokenRefresh: {
+            agent_token: string;
+            agent_token_expires_at: components["schemas"]["Timestamp"];
+        };
+        AgentOnboardHost: {
+            /** @description Inventory id (`rti_…`). */
+            id: string;
+            name: string;
+            workdir_root: string;
+            console_public_base_url: string;
+        };
+        AgentOnboard: {
+            workspace: {
+                id: components["schemas"]["Id"];
+                slug: string;
+            };
+            agent: components["schemas"]["Agent"];
+            host: components["schemas"]["AgentOnboardHost"] | null;
+            /** @description Absolute workdir root to use on the host (its `workdir_root`); pass as `SVC_AGENT_WORKDIR_ROOT`. */
+            agent_workdir_root: string | null;
+            teams: components["schemas"]["Team"][];
+            /** @description The agent's own project and the projects its teams are actively assigned to. */
+            projects: components["schemas"]["Project"][];
+            hub_url: string;
+        };
     };
     responses: {
         /** @description Error (RFC 9457 problem details). */
@@ -481,10 +1928,45 @@ export interface components {
                 "application/json": components["schemas"]["Readiness"];
             };
         };
+        /** @description The handoff after the transition. */
+        HandoffResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Handoff"];
+                };
+            };
+        };
+        /** @description Messages, oldest first. */
+        InboxResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["PeerMessage"][];
+                };
+            };
+        };
     };
     parameters: {
         /** @description Workspace id or slug. */
         WorkspaceRef: string;
+        HandoffIdPath: components["schemas"]["Id"];
+        RepoIdPath: components["schemas"]["Id"];
+        MessageTargetAgentId: components["schemas"]["Id"];
+        /** @description Page size. */
+        CollaborationPageLimit: number;
+        /** @description Return items created after the item with this id (the last id of the previous page). */
+        CollaborationPageAfter: components["schemas"]["Id"];
+        /** @description Only messages not marked read yet. */
+        InboxUnreadOnly: boolean;
+        /** @description Inventory id of the host (`rti_…`). */
+        RuntimeHostIdPath: components["schemas"]["Id"];
+        /** @description A provider of the catalog, e.g. `anthropic`. */
+        ProviderPath: components["schemas"]["ProviderName"];
     };
     requestBodies: never;
     headers: never;
@@ -1017,6 +2499,1586 @@ export interface operations {
             };
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description An exact action (`api_key.created`), or a prefix ending in `.` or `*` (`credential.*`, `credential.`, `api_key*`) that matches every action starting with the part before the `*`. */
+                action?: string;
+                actor_kind?: components["schemas"]["AuditActorKind"];
+                /** @description Id of the actor (participant, API key or agent id; a service name for services). */
+                actor_id?: string;
+                target_type?: string;
+                target_id?: string;
+                /** @description Only events created at or after this time. */
+                since?: string;
+                /** @description Only events created before this time (exclusive); must not be before `since`. */
+                until?: string;
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventPage"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    listHandoffs: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["HandoffStatus"];
+                assignee_agent_id?: components["schemas"]["Id"];
+                project_id?: components["schemas"]["Id"];
+                reference_kind?: components["schemas"]["HandoffReferenceKind"];
+                reference_id?: components["schemas"]["HandoffReferenceId"];
+                /** @description Page size. */
+                limit?: components["parameters"]["CollaborationPageLimit"];
+                /** @description Return items created after the item with this id (the last id of the previous page). */
+                after?: components["parameters"]["CollaborationPageAfter"];
+            };
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Handoffs, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Handoff"][];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    createHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateHandoffRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Handoff"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The handoff. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["HandoffDetail"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    cancelHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Handoff"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    listMyAssignments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Assigned handoffs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Handoff"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    acceptHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["HandoffResult"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    claimHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["HandoffResult"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    blockHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockHandoffRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["HandoffResult"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    unblockHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["HandoffResult"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    submitHandoffEvidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitHandoffEvidenceRequest"];
+            };
+        };
+        responses: {
+            /** @description Stored (redacted). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["HandoffEvidence"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+        };
+    };
+    completeHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["parameters"]["HandoffIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CompleteHandoffRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["HandoffResult"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    listRepos: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Repos. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Repo"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    createRepo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRepoRequest"];
+            };
+        };
+        responses: {
+            /** @description Created (without a credential). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Repo"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getRepo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repoId: components["parameters"]["RepoIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The repo. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Repo"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    setRepoCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                repoId: components["parameters"]["RepoIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetRepoCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description The repo with its new credential summary. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Repo"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listWorkflowDrafts: {
+        parameters: {
+            query?: {
+                project_id?: components["schemas"]["Id"];
+                /** @description Page size. */
+                limit?: components["parameters"]["CollaborationPageLimit"];
+                /** @description Return items created after the item with this id (the last id of the previous page). */
+                after?: components["parameters"]["CollaborationPageAfter"];
+            };
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Drafts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ControlWorkflowDraft"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    createWorkflowDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateControlWorkflowDraftRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ControlWorkflowDraft"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    listMyInbox: {
+        parameters: {
+            query?: {
+                /** @description Only messages not marked read yet. */
+                unread_only?: components["parameters"]["InboxUnreadOnly"];
+                /** @description Page size. */
+                limit?: components["parameters"]["CollaborationPageLimit"];
+                /** @description Return items created after the item with this id (the last id of the previous page). */
+                after?: components["parameters"]["CollaborationPageAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["InboxResult"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    markInboxMessageRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                messageId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PeerMessage"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listAgentInbox: {
+        parameters: {
+            query?: {
+                /** @description Only messages not marked read yet. */
+                unread_only?: components["parameters"]["InboxUnreadOnly"];
+                /** @description Page size. */
+                limit?: components["parameters"]["CollaborationPageLimit"];
+                /** @description Return items created after the item with this id (the last id of the previous page). */
+                after?: components["parameters"]["CollaborationPageAfter"];
+            };
+            header?: never;
+            path: {
+                agentId: components["parameters"]["MessageTargetAgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["InboxResult"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    sendAgentMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["parameters"]["MessageTargetAgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendPeerMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description Delivered to the agent's inbox. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PeerMessage"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    listRuntimeHosts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Hosts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    registerRuntimeHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterRuntimeHostRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered. `relay_token` is shown once; store it on the host as `SVC_RELAY_TOKEN` (or pull it later with the runtime config). */
+            201: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHostRegistration"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getRuntimeHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The host. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    recordRuntimeHostHeartbeat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuntimeHostHeartbeatRequest"];
+            };
+        };
+        responses: {
+            /** @description The host with its readiness after this heartbeat. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    rotateRelayToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotated. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RelayTokenRotation"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getNetworks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Networks view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NetworksView"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    getRuntimeConfig: {
+        parameters: {
+            query?: {
+                /** @description Inventory id (`rti_…`) of the host; a bundle id (`wrt_…`) is refused. */
+                runtime_instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The runtime config. Holds secrets; never cached. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeConfig"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listProviderModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Catalog entries ordered by id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProviderModel"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    listProviderCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Credentials. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProviderCredential"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    setProviderCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description A provider of the catalog, e.g. `anthropic`. */
+                provider: components["parameters"]["ProviderPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetProviderCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Rotated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProviderCredential"];
+                    };
+                };
+            };
+            /** @description Set. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProviderCredential"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    revokeProviderCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description A provider of the catalog, e.g. `anthropic`. */
+                provider: components["parameters"]["ProviderPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listTeams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Teams. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Team"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    createTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTeamRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Team"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TeamDetail"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    addTeamAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: components["schemas"]["Id"];
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent is a member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TeamAgentMember"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    removeTeamAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: components["schemas"]["Id"];
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent is not a member (any more). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    addTeamParticipant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: components["schemas"]["Id"];
+                participantId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The participant is a member of the team. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TeamParticipantMember"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    removeTeamParticipant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: components["schemas"]["Id"];
+                participantId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The participant is not a member of the team (any more). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listProjectTeams: {
+        parameters: {
+            query?: {
+                /** @description Also list assignments that were ended (`unassigned_at` set). */
+                include_unassigned?: boolean;
+            };
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Assignments, oldest assignment first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProjectTeamAssignment"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    assignProjectTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssignProjectTeamRequest"];
+            };
+        };
+        responses: {
+            /** @description Already assigned; nothing changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProjectTeamAssignment"];
+                    };
+                };
+            };
+            /** @description Assigned (new, or an ended assignment reactivated). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProjectTeamAssignment"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    unassignProjectTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+                teamId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ended assignment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProjectTeamAssignment"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getAgentSelf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Agent"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    getAgentOnboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Onboarding data. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentOnboard"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    recordAgentHeartbeat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AgentHeartbeatRequest"];
+            };
+        };
+        responses: {
+            /** @description The agent after the heartbeat. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Agent"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    refreshAgentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new agent token. Shown once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentTokenRefresh"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    stopAgentSelf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stopped agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Agent"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["AgentStatus"];
+                /** @description Only agents on this runtime host (`rti_…`). */
+                runtime_instance_id?: string;
+                /** @description Only members of this team. */
+                team_id?: components["schemas"]["Id"];
+            };
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Agents. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Agent"][];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    registerAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentRegisterRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Agent"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Agent"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    deleteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    startAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentStartRequest"];
+            };
+        };
+        responses: {
+            /** @description Started. `agent_token` and `runtime_credential.token` are shown once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentStartResult"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    stopAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stopped agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Agent"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    evictAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The evicted agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Agent"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
         };
     };
 }

@@ -20,6 +20,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/v1/handoffs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create the handoff of a workflow stage for its owner; idempotent on reference and assignee.
+         * @description The workflow engine calls this for a stage owner. The key is (`reference.kind`, `reference.id`, `assignee_agent_id`) in the workspace: the first call creates the handoff (201), a repeated call returns the same handoff as it is now (200), whatever its status, even when called concurrently. `project_id` must be a project of the workspace and the assignee an agent of it (400 `project_not_found` / `assignee_not_found`) that is not evicted (409 `agent_evicted`); an unknown workspace is 404 `workspace_not_found`.
+         */
+        post: operations["createStageHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/v1/projects/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        /** A project with its workspace. */
+        get: operations["getInternalProject"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/v1/projects/{projectId}/roster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The agents that can work on a project.
+         * @description The roster is every agent reachable through the project's active team assignments (a team assigned to the project and not unassigned) plus every agent whose own project is this project, each listed once. Evicted agents are never on a roster. `teams` lists the assigned teams through which the agent is reachable (empty when it is on the roster through its own project only). `running` is true when the agent's status is online, idle or busy and its last heartbeat is at most 90 s old. Order: idle, then online, then busy, then any other status; within a status by name.
+         */
+        get: operations["getProjectRoster"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/v1/projects/{projectId}/runtime-readiness": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Whether the runtime hosts behind a project can take a launch, with typed blockers.
+         * @description Looks at the runtime hosts (`rti_…`) the project's roster agents are attributed to (`scope: roster`); when no roster agent is attributed to a host (including an empty roster) it looks at every host of the project's workspace instead (`scope: workspace`). A host is ready when its heartbeat is at most 45 s old and both its relay and its console router report ready. `ready` is true when at least one host in scope is ready; otherwise `blockers` says why, one entry per code naming the hosts concerned: `no_runtime_host` (nothing in scope), `runtime_host_stale` (no fresh heartbeat; other flags of such a host are not trusted), `relay_not_ready`, `console_router_not_ready`. Read-only.
+         */
+        get: operations["getProjectRuntimeReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -67,6 +153,121 @@ export interface components {
             /** Format: date-time */
             expires_at?: string | null;
         };
+        StageHandoffId: string;
+        StageHandoffReference: {
+            /** @description e.g. `workflow_stage`. */
+            kind: string;
+            id: string;
+            data?: {
+                [key: string]: unknown;
+            };
+        };
+        CreateStageHandoffRequest: {
+            workspace_id: components["schemas"]["StageHandoffId"];
+            project_id: components["schemas"]["StageHandoffId"];
+            assignee_agent_id: components["schemas"]["StageHandoffId"];
+            title: string;
+            description?: string;
+            reference: components["schemas"]["StageHandoffReference"];
+        };
+        /** @description The handoff as the public hub API shows it (`Handoff`). */
+        StageHandoff: {
+            id: string;
+            workspace_id: string;
+            project_id: string | null;
+            title: string;
+            description: string;
+            /** @enum {string} */
+            status: "open" | "accepted" | "claimed" | "blocked" | "completed" | "cancelled";
+            assignee_agent_id: string | null;
+            created_by: {
+                /** @enum {string} */
+                kind: "participant" | "api_key" | "agent" | "service";
+                id: string | null;
+            };
+            reference: components["schemas"]["StageHandoffReference"] | null;
+            blocker_reason: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            accepted_at: string | null;
+            /** Format: date-time */
+            claimed_at: string | null;
+            /** Format: date-time */
+            blocked_at: string | null;
+            /** Format: date-time */
+            completed_at: string | null;
+            /** Format: date-time */
+            cancelled_at: string | null;
+        };
+        RosterProject: {
+            id: string;
+            code: string;
+            name: string;
+            workspace: {
+                id: string;
+                slug: string;
+            };
+        };
+        RosterAgent: {
+            agent_id: string;
+            name: string;
+            /** @enum {string} */
+            status: "online" | "idle" | "busy" | "offline";
+            capabilities: string[];
+            /** @description The runtime host (`rti_…`) the agent runs on, when known. */
+            runtime_instance_id: string | null;
+            /** Format: date-time */
+            last_heartbeat_at: string | null;
+            /** @description Status online, idle or busy with a heartbeat at most 90 s old. */
+            running: boolean;
+            /** @description Ids of the project's active teams the agent belongs to. */
+            teams: string[];
+        };
+        RosterRuntimeHost: {
+            runtime_instance_id: string;
+            name: string;
+            hostname: string | null;
+            /** Format: date-time */
+            last_heartbeat_at: string | null;
+            /** @description Fresh heartbeat, relay ready and console router ready. */
+            ready: boolean;
+            readiness: {
+                heartbeat_fresh: boolean;
+                relay_ready: boolean;
+                console_router_ready: boolean;
+                /** @description Fresh heartbeat and a ready relay (the host may receive spawns). */
+                spawn_ready: boolean;
+                reasons: string[];
+            };
+            /** @description Agents of the workspace running on this host now. */
+            running_agents: number;
+            /** @description Agents of the project's roster attributed to this host. */
+            roster_agents: number;
+        };
+        RosterReadinessBlocker: {
+            /** @enum {string} */
+            code: "no_runtime_host" | "runtime_host_stale" | "relay_not_ready" | "console_router_not_ready";
+            message: string;
+            recommended_action: string;
+            /** @description The hosts the blocker concerns (empty for `no_runtime_host`). */
+            runtime_instance_ids: string[];
+        };
+        RosterRuntimeReadiness: {
+            project_id: string;
+            workspace_id: string;
+            /**
+             * @description Whether the hosts are those of the roster's agents or, for lack of any, the workspace's.
+             * @enum {string}
+             */
+            scope: "roster" | "workspace";
+            ready: boolean;
+            blockers: components["schemas"]["RosterReadinessBlocker"][];
+            /** @description Ready hosts first, then by name. */
+            hosts: components["schemas"]["RosterRuntimeHost"][];
+        };
     };
     responses: {
         /** @description Error (RFC 9457 problem details). */
@@ -106,7 +307,10 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description Project id (`prj_…`). */
+        RosterProjectId: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -142,6 +346,140 @@ export interface operations {
             400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
+        };
+    };
+    createStageHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateStageHandoffRequest"];
+            };
+        };
+        responses: {
+            /** @description The handoff created by an earlier identical call. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StageHandoff"];
+                    };
+                };
+            };
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StageHandoff"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getInternalProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RosterProject"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getProjectRoster: {
+        parameters: {
+            query?: {
+                /** @description Repeatable; only agents holding every given capability. */
+                capability?: string[];
+                /** @description Only agents that are running and online or idle (free to take work). */
+                available_only?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The roster. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RosterAgent"][];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getProjectRuntimeReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Readiness of the project's runtime hosts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RosterRuntimeReadiness"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
         };
     };
 }
