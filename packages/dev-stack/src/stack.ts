@@ -114,6 +114,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         HUB_WORKFLOW_PUBLIC_URL: urls.workflow,
         HUB_ENCRYPTION_KEYS: secrets.encryption_keys,
         HUB_SERVICE_TOKEN: secrets.service_token,
+        // Development only: the hub authorizes the local provider itself, so `local/echo` agents start
+        // without a workspace provider credential.
+        HUB_MANAGED_PROVIDERS: 'local',
       },
       onExit,
     );
