@@ -14,6 +14,7 @@ runMain('workflow-api', async () => {
     redis,
     logger,
     publicUrl: config.WORKFLOW_PUBLIC_URL,
+    hub: { url: config.HUB_URL, serviceToken: config.HUB_SERVICE_TOKEN },
     bodyLimit: config.WORKFLOW_BODY_LIMIT,
   });
   const server = await startHttpServer(app, {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { createWorkflowClient } from '@svc/contracts';
@@ -29,6 +29,8 @@ beforeAll(async () => {
     redis,
     logger,
     publicUrl: 'http://workflow.test',
+    // Probes and documents never call the hub.
+    hub: { url: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) },
     validateResponses: true,
   });
   server = await startHttpServer(app, { host: '127.0.0.1', port: 0 });
@@ -62,7 +64,13 @@ describe('workflow-api HTTP', () => {
   test('when Redis is unreachable, then /readyz is 503 naming redis while /healthz stays 200', async () => {
     const deadRedis = createRedis('redis://127.0.0.1:1', { lazyConnect: true, retryStrategy: () => null });
     deadRedis.on('error', () => undefined);
-    const app = createWorkflowApp({ database, redis: deadRedis, logger, publicUrl: 'http://workflow.test' });
+    const app = createWorkflowApp({
+      database,
+      redis: deadRedis,
+      logger,
+      publicUrl: 'http://workflow.test',
+      hub: { url: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) },
+    });
     const other = await startHttpServer(app, { host: '127.0.0.1', port: 0 });
     try {
       const ready = await fetch(`${other.url}/readyz`);
@@ -114,7 +122,11 @@ describe('worker process', () => {
 });
 
 test('when the migrations are applied, then the tables match the Prisma models exactly', async () => {
-  const schema = readFileSync(path.join(__dirname, '..', 'prisma', 'schema.prisma'), 'utf8');
+  const folder = path.join(__dirname, '..', 'prisma', 'schema');
+  const schema = readdirSync(folder)
+    .filter((f) => f.endsWith('.prisma'))
+    .map((f) => readFileSync(path.join(folder, f), 'utf8'))
+    .join('\n');
   expect(compareModels(expectedModelsFromPrismaSchema(schema), await readDatabaseColumns(db.url))).toEqual(
     [],
   );

@@ -1,0 +1,64 @@
+import type { HubInternalClient } from '@svc/contracts';
+import { AppError } from '@svc/service-kit';
+
+export interface ProjectRef {
+  id: string;
+  code: string;
+  name: string;
+  workspace: { id: string; slug: string };
+}
+
+/** How long a project's identity is reused; a project never moves between workspaces, so this is safe. */
+const PROJECT_CACHE_MS = 60_000;
+
+export interface ProjectDirectory {
+  /** The project, or null when the hub does not know it. */
+  find(projectId: string): Promise<ProjectRef | null>;
+}
+
+/** Project identities from the hub's internal API, cached briefly (unknown projects are not cached). */
+export function createProjectDirectory(options: {
+  hub: HubInternalClient;
+  now?: () => number;
+}): ProjectDirectory {
+  const now = options.now ?? Date.now;
+  const cache = new Map<string, { project: ProjectRef; expiresAt: number }>();
+  return {
+    async find(projectId) {
+      const hit = cache.get(projectId);
+      if (hit && hit.expiresAt > now()) return hit.project;
+      let result;
+      try {
+        result = await options.hub.GET('/internal/v1/projects/{projectId}', {
+          params: { path: { projectId } },
+          signal: AbortSignal.timeout(5_000),
+        });
+      } catch (error) {
+        throw new AppError({
+          status: 503,
+          code: 'hub_unavailable',
+          detail: 'The project registry is unreachable; try again shortly.',
+          cause: error,
+        });
+      }
+      if (result.response.status === 404) return null;
+      if (!result.data) {
+        throw new AppError({
+          status: 503,
+          code: 'hub_unavailable',
+          detail: 'The project registry is unreachable; try again shortly.',
+          message: `project lookup answered HTTP ${result.response.status}`,
+        });
+      }
+      const data = result.data.data;
+      const project: ProjectRef = {
+        id: data.id,
+        code: data.code,
+        name: data.name,
+        workspace: data.workspace,
+      };
+      cache.set(projectId, { project, expiresAt: now() + PROJECT_CACHE_MS });
+      return project;
+    },
+  };
+}

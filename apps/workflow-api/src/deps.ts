@@ -1,0 +1,13 @@
+import type { Logger } from '@svc/service-kit';
+import type { HubInternalClient } from '@svc/contracts';
+import type { ProjectDirectory } from './auth/project-directory';
+import type { Db } from './db';
+
+/** Everything a workflow use-case may need; built once in app wiring, passed explicitly. */
+export interface WorkflowDeps {
+  db: Db;
+  hub: HubInternalClient;
+  projects: ProjectDirectory;
+  logger: Logger;
+  now: () => Date;
+}
