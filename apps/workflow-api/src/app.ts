@@ -8,6 +8,7 @@ import { accessGuard } from './auth/access-guard';
 import { createWorkflowCredentialResolver } from './auth/credential-resolver';
 import { createKeyIntrospector } from './auth/key-introspector';
 import { createProjectDirectory } from './auth/project-directory';
+import { createWorkflowAudit } from './data/audit.repository';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
 import { systemHandlers } from './routes/system.routes';
@@ -41,6 +42,7 @@ export function createWorkflowDeps(options: WorkflowAppOptions): WorkflowDeps {
     db: options.database.prisma,
     hub,
     projects: createProjectDirectory({ hub }),
+    audit: createWorkflowAudit(options.database.prisma),
     logger: options.logger,
     now: options.now ?? (() => new Date()),
   };

@@ -1,6 +1,7 @@
 import type { Logger } from '@svc/service-kit';
 import type { HubInternalClient } from '@svc/contracts';
 import type { ProjectDirectory } from './auth/project-directory';
+import type { WorkflowAudit } from './data/audit.repository';
 import type { Db } from './db';
 
 /** Everything a workflow use-case may need; built once in app wiring, passed explicitly. */
@@ -8,6 +9,7 @@ export interface WorkflowDeps {
   db: Db;
   hub: HubInternalClient;
   projects: ProjectDirectory;
+  audit: WorkflowAudit;
   logger: Logger;
   now: () => Date;
 }

@@ -1,0 +1,55 @@
+import type { Actor } from '@svc/auth';
+import { newId, redactValue } from '@svc/service-kit';
+import type { Db } from '../db';
+
+export interface WorkflowAuditEntry {
+  workspaceId: string;
+  projectId?: string | null;
+  actor?: Actor;
+  action: string;
+  targetType?: string;
+  targetId?: string;
+  /** Redacted again here, so a secret that slips in is never stored. */
+  data?: Record<string, unknown>;
+  requestId?: string;
+}
+
+function actorIdentity(actor: Actor | undefined): { kind: string; id: string | null } {
+  switch (actor?.kind) {
+    case 'participant':
+      return { kind: 'participant', id: actor.participantId };
+    case 'api_key':
+      return { kind: 'api_key', id: actor.keyId };
+    case 'agent':
+      return { kind: 'agent', id: actor.agentId };
+    case 'service':
+      return { kind: 'service', id: actor.service };
+    default:
+      return { kind: actor?.kind ?? 'anonymous', id: null };
+  }
+}
+
+/** Append-only record of workflow changes; the repository offers no update or delete. */
+export function createWorkflowAudit(db: Db) {
+  return {
+    async record(entry: WorkflowAuditEntry, tx: Pick<Db, 'auditEvent'> = db): Promise<void> {
+      const actor = actorIdentity(entry.actor);
+      await tx.auditEvent.create({
+        data: {
+          id: newId('aud'),
+          workspaceId: entry.workspaceId,
+          projectId: entry.projectId ?? null,
+          actorKind: actor.kind,
+          actorId: actor.id,
+          action: entry.action,
+          targetType: entry.targetType ?? null,
+          targetId: entry.targetId ?? null,
+          data: redactValue(entry.data ?? {}) as object,
+          requestId: entry.requestId ?? null,
+        },
+      });
+    },
+  };
+}
+
+export type WorkflowAudit = ReturnType<typeof createWorkflowAudit>;
