@@ -1,0 +1,59 @@
+import { projectOf } from '../auth/access-guard';
+import type { WorkflowDeps } from '../deps';
+import { createWorkflowContract } from '../use-cases/create-workflow-contract';
+import { getWorkflowContract } from '../use-cases/get-workflow-contract';
+import { listWorkflowContracts } from '../use-cases/list-workflow-contracts';
+import { resolveIntent } from '../use-cases/resolve-intent';
+import { updateWorkflowContract } from '../use-cases/update-workflow-contract';
+import type { WorkflowHandlers } from './types';
+import { actorOf } from './types';
+
+export function contractHandlers(
+  deps: WorkflowDeps,
+): WorkflowHandlers<
+  | 'listWorkflowContracts'
+  | 'createWorkflowContract'
+  | 'getWorkflowContract'
+  | 'updateWorkflowContract'
+  | 'resolveWorkflowIntent'
+> {
+  return {
+    async listWorkflowContracts(ctx) {
+      const page = await listWorkflowContracts(deps, projectOf(ctx).id, {
+        includeInactive: ctx.query.include_inactive,
+        limit: ctx.query.limit,
+        cursor: ctx.query.cursor,
+      });
+      return { status: 200, body: page };
+    },
+    async createWorkflowContract(ctx) {
+      const contract = await createWorkflowContract(
+        deps,
+        actorOf(ctx.actor),
+        projectOf(ctx),
+        ctx.body,
+        ctx.requestId,
+      );
+      return { status: 201, body: { data: contract } };
+    },
+    async getWorkflowContract(ctx) {
+      const contract = await getWorkflowContract(deps, projectOf(ctx).id, ctx.params.contractId);
+      return { status: 200, body: { data: contract } };
+    },
+    async updateWorkflowContract(ctx) {
+      const contract = await updateWorkflowContract(
+        deps,
+        actorOf(ctx.actor),
+        projectOf(ctx),
+        ctx.params.contractId,
+        ctx.body,
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: contract } };
+    },
+    async resolveWorkflowIntent(ctx) {
+      const result = await resolveIntent(deps, projectOf(ctx).id, ctx.body);
+      return { status: 200, body: { data: result } };
+    },
+  };
+}
