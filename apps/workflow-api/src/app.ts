@@ -11,6 +11,10 @@ import { createProjectDirectory } from './auth/project-directory';
 import { createWorkflowAudit } from './data/audit.repository';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
+import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
+import { invocationHandlers } from './routes/invocations.routes';
+import { preflightHandlers } from './routes/preflight.routes';
+import { contractHandlers } from './routes/contracts.routes';
 import { systemHandlers } from './routes/system.routes';
 
 /** SQL migrations of the workflow database (same relative place from src/ and dist/). */
@@ -65,6 +69,10 @@ export function createWorkflowApp(options: WorkflowAppOptions): Express {
             redis: options.redis,
             publicUrl: options.publicUrl,
           }),
+          ...contractHandlers(deps),
+          ...invocationHandlers(deps),
+          ...preflightHandlers(deps),
+          ...artifactSchemaHandlers(deps),
         },
         resolver,
         guards: [accessGuard(deps.projects)],

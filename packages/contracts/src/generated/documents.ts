@@ -8254,15 +8254,1042 @@ export const workflowDocument: OpenApiDocument = {
           }
         }
       }
+    },
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaWorkspaceId"
+        }
+      ],
+      "get": {
+        "operationId": "listArtifactSchemas",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "Registered schema versions of the workspace, oldest first, without their JSON Schema bodies.",
+        "description": "Filter by `project_id`, `name` and `version`; all three together inspect one version (at most one item). Deprecated versions are listed with `deprecated_at` set. Pass `next_cursor` as `cursor` for the next page; it is null on the last page. Fetch one version with its JSON Schema by id.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "project_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/ArtifactSchemaRefId"
+            }
+          },
+          {
+            "name": "name",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/ArtifactSchemaName"
+            }
+          },
+          {
+            "name": "version",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/ArtifactSchemaVersion"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "The `next_cursor` of the previous page.",
+            "schema": {
+              "$ref": "#/components/schemas/ArtifactSchemaRefId"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of schema versions.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_cursor"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ArtifactSchemaSummary"
+                      }
+                    },
+                    "next_cursor": {
+                      "type": [
+                        "string",
+                        "null"
+                      ],
+                      "description": "Pass as `cursor` for the next page; null when this is the last page."
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "registerArtifactSchema",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "Register a schema version (201); the same version with the same schema again answers 200.",
+        "description": "`project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RegisterArtifactSchemaRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "This version was already registered with the same schema.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactSchemaDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Registered.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactSchemaDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaWorkspaceId"
+        },
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaId"
+        }
+      ],
+      "get": {
+        "operationId": "getArtifactSchema",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "One schema version with its JSON Schema.",
+        "description": "A version of another workspace is reported as not found (404 `artifact_schema_not_found`).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The schema version.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactSchemaDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/validate": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaWorkspaceId"
+        },
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaId"
+        }
+      ],
+      "post": {
+        "operationId": "validateArtifactPayload",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "Check a payload against a schema version before publishing it; changes nothing.",
+        "description": "Answers 200 whether the payload conforms or not: `valid` says which, and `errors` lists at most 50 failures, each with the JSON Pointer `path` of the offending value. A deprecated version still validates (so old artifacts stay checkable).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ValidateArtifactPayloadRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The verdict.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactPayloadValidation"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/deprecate": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaWorkspaceId"
+        },
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaId"
+        }
+      ],
+      "post": {
+        "operationId": "deprecateArtifactSchema",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "Deprecate a schema version (idempotent; final — there is no restore).",
+        "description": "Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The version, deprecated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactSchemaDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/contracts": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "listWorkflowContracts",
+        "tags": [
+          "workflow-contracts"
+        ],
+        "summary": "Active contracts of the project, oldest first (paginated).",
+        "description": "Retired contracts are left out unless `include_inactive=true`. Pages are ordered by `contract_id` ascending (creation order): pass `next_cursor` as `cursor` for the next page; it is null on the last.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "include_inactive",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 500,
+              "default": 100
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "required": false,
+            "description": "The `next_cursor` of the previous page.",
+            "schema": {
+              "$ref": "#/components/schemas/ContractsContractId"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "A page of contracts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_cursor"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ContractsContract"
+                      }
+                    },
+                    "next_cursor": {
+                      "oneOf": [
+                        {
+                          "$ref": "#/components/schemas/ContractsContractId"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createWorkflowContract",
+        "tags": [
+          "workflow-contracts"
+        ],
+        "summary": "Create a contract; returns it with its `contract_id`.",
+        "description": "400 `classifier_empty` (no criteria and not a fallback), 400 `fallback_with_criteria`, 400 `classifier_phrase_empty` (a phrase that normalizes to nothing), 400 `template_stage_duplicate`, 409 `template_version_immutable`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ContractsCreateRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ContractsContractResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/contracts/{contractId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        },
+        {
+          "name": "contractId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/ContractsContractId"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getWorkflowContract",
+        "tags": [
+          "workflow-contracts"
+        ],
+        "summary": "One contract, active or retired (404 `contract_not_found`).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The contract.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ContractsContractResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateWorkflowContract",
+        "tags": [
+          "workflow-contracts"
+        ],
+        "summary": "Change some fields of a contract; `is_active` false retires it, true reactivates it.",
+        "description": "Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ContractsPatchRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The contract after the change.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ContractsContractResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/resolve-intent": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "resolveWorkflowIntent",
+        "tags": [
+          "workflow-resolve"
+        ],
+        "summary": "Deterministic match of an intent against the active contracts, with a full explanation.",
+        "description": "Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ContractsResolveRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The match and its explanation.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ContractsResolveResult"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "createInvocation",
+        "tags": [
+          "invocations"
+        ],
+        "summary": "Invoke — persist one request under an idempotency key (or replay the original).",
+        "description": "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflows:run"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/InvocationsIdempotencyKey"
+          },
+          {
+            "$ref": "#/components/parameters/InvocationsCorrelationId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/InvocationsCreateRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Replay: the original invocation of this key (`Idempotent-Replayed: true`).",
+            "headers": {
+              "Idempotent-Replayed": {
+                "schema": {
+                  "type": "string",
+                  "const": "true"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "A new invocation, state `received`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "description": "`idempotency_conflict`: the key was used for a different request; the problem carries the original `invocation_id`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "name": "invocationId",
+          "in": "path",
+          "required": true,
+          "description": "Invocation id (`inv_…`).",
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getInvocation",
+        "tags": [
+          "invocations"
+        ],
+        "summary": "An invocation's lifecycle state, route, stage progress, latest handoff and attention signal.",
+        "description": "`stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflows:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The invocation.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/preflight": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "preflightIntent",
+        "tags": [
+          "preflight"
+        ],
+        "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
+        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, holding every capability the stage requires), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/InvocationsPreflightRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Readiness of the intent's route.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/InvocationsPreflight"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     }
   },
   "components": {
-    "securitySchemes": {
-      "apiKey": {
-        "type": "apiKey",
+    "parameters": {
+      "ArtifactSchemaWorkspaceId": {
+        "name": "workspaceId",
+        "in": "path",
+        "required": true,
+        "description": "The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`.",
+        "schema": {
+          "$ref": "#/components/schemas/ArtifactSchemaRefId"
+        }
+      },
+      "ArtifactSchemaId": {
+        "name": "schemaId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/ArtifactSchemaRefId"
+        }
+      },
+      "ContractsProjectId": {
+        "name": "projectId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[A-Za-z0-9_-]+$"
+        }
+      },
+      "InvocationsProjectId": {
+        "name": "projectId",
+        "in": "path",
+        "required": true,
+        "description": "Project id (`prj_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
+      },
+      "InvocationsIdempotencyKey": {
+        "name": "Idempotency-Key",
         "in": "header",
-        "name": "X-API-Key",
-        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+        "required": true,
+        "description": "A stable key per logical request, 1–255 printable ASCII characters (a UUID is a good choice). Retained for 30 days.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[\\x20-\\x7E]+$"
+        }
+      },
+      "InvocationsCorrelationId": {
+        "name": "X-Correlation-ID",
+        "in": "header",
+        "required": false,
+        "description": "The caller's correlation id, stored with the invocation and returned (1–255 printable ASCII).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[\\x20-\\x7E]+$"
+        }
       }
     },
     "schemas": {
@@ -8366,6 +9393,1244 @@ export const workflowDocument: OpenApiDocument = {
             "description": "Each dependency with `ok` or `failed: <reason>`."
           }
         }
+      },
+      "ArtifactSchemaRefId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+      },
+      "ArtifactSchemaName": {
+        "type": "string",
+        "description": "Lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit.",
+        "pattern": "^[a-z0-9][a-z0-9._-]{0,99}$"
+      },
+      "ArtifactSchemaVersion": {
+        "type": "string",
+        "description": "Any caller-defined label without whitespace (semantic versioning is recommended).",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^\\S+$"
+      },
+      "RegisterArtifactSchemaRequest": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "name",
+          "version",
+          "json_schema"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "project_id": {
+            "$ref": "#/components/schemas/ArtifactSchemaRefId"
+          },
+          "name": {
+            "$ref": "#/components/schemas/ArtifactSchemaName"
+          },
+          "version": {
+            "$ref": "#/components/schemas/ArtifactSchemaVersion"
+          },
+          "json_schema": {
+            "type": "object",
+            "description": "A JSON Schema draft 2020-12 object (strict mode, local references only).",
+            "additionalProperties": true
+          }
+        }
+      },
+      "ValidateArtifactPayloadRequest": {
+        "type": "object",
+        "required": [
+          "payload"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "payload": {
+            "description": "Any JSON value, checked against the schema version."
+          }
+        }
+      },
+      "ArtifactSchemaSummary": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "name",
+          "version",
+          "schema_hash",
+          "deprecated_at",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ArtifactSchemaRefId"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/ArtifactSchemaRefId"
+          },
+          "project_id": {
+            "$ref": "#/components/schemas/ArtifactSchemaRefId"
+          },
+          "name": {
+            "type": "string"
+          },
+          "version": {
+            "type": "string"
+          },
+          "schema_hash": {
+            "type": "string",
+            "description": "Hex SHA-256 of the canonical JSON (keys sorted) of `json_schema`.",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "deprecated_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the version was deprecated; null while it is current. Never cleared."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ArtifactSchemaDetail": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/ArtifactSchemaSummary"
+          },
+          {
+            "type": "object",
+            "required": [
+              "json_schema"
+            ],
+            "properties": {
+              "json_schema": {
+                "type": "object",
+                "additionalProperties": true
+              }
+            }
+          }
+        ]
+      },
+      "ArtifactPayloadValidation": {
+        "type": "object",
+        "required": [
+          "valid",
+          "errors"
+        ],
+        "properties": {
+          "valid": {
+            "type": "boolean"
+          },
+          "errors": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "type": "object",
+              "required": [
+                "path",
+                "message"
+              ],
+              "properties": {
+                "path": {
+                  "type": "string",
+                  "description": "JSON Pointer of the offending value in the payload (`\"\"` is the payload itself)."
+                },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      },
+      "ContractsContractId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[A-Za-z0-9_-]+$"
+      },
+      "ContractsKey": {
+        "type": "string",
+        "description": "A stable key (letters, digits, `.`, `_`, `:`, `-`).",
+        "minLength": 1,
+        "maxLength": 128,
+        "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+      },
+      "ContractsCapabilities": {
+        "type": "array",
+        "maxItems": 50,
+        "items": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        }
+      },
+      "ContractsMetadata": {
+        "type": "object",
+        "maxProperties": 50,
+        "propertyNames": {
+          "minLength": 1,
+          "maxLength": 100
+        },
+        "additionalProperties": {
+          "type": "string",
+          "maxLength": 500
+        }
+      },
+      "ContractsClassifier": {
+        "type": "object",
+        "description": "Deterministic rules (names as the spec writes them). Every stated criterion must pass; of the `intentContains` phrases any one is enough. Missing arrays and objects count as empty.",
+        "additionalProperties": false,
+        "properties": {
+          "intentContains": {
+            "type": "array",
+            "maxItems": 100,
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 500
+            }
+          },
+          "requiredCapabilities": {
+            "$ref": "#/components/schemas/ContractsCapabilities"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/ContractsMetadata"
+          }
+        }
+      },
+      "ContractsTemplateStage": {
+        "type": "object",
+        "required": [
+          "key",
+          "title",
+          "required_capabilities"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "key": {
+            "$ref": "#/components/schemas/ContractsKey"
+          },
+          "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/ContractsCapabilities"
+          }
+        }
+      },
+      "ContractsTemplate": {
+        "type": "object",
+        "description": "Exactly one versioned template. `stages` are optional and ordered, with unique keys (400 `template_stage_duplicate`); without stages the template runs one implicit stage `{ key: template key, title: contract name, required_capabilities: template required_capabilities }`.",
+        "required": [
+          "key",
+          "version",
+          "required_capabilities",
+          "artifact_schema",
+          "guardrails"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "key": {
+            "$ref": "#/components/schemas/ContractsKey"
+          },
+          "version": {
+            "type": "string",
+            "description": "Caller-defined; semantic versions recommended.",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9.+_-]*$"
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/ContractsCapabilities"
+          },
+          "artifact_schema": {
+            "type": "object",
+            "required": [
+              "name",
+              "version"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "name": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200
+              },
+              "version": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64
+              }
+            }
+          },
+          "guardrails": {
+            "type": "object",
+            "required": [
+              "human_approval_required"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "human_approval_required": {
+                "type": "boolean"
+              }
+            }
+          },
+          "stages": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "$ref": "#/components/schemas/ContractsTemplateStage"
+            }
+          }
+        }
+      },
+      "ContractsTemplateView": {
+        "type": "object",
+        "description": "The contract's template as stored; `stages` is empty when the template runs its implicit stage.",
+        "required": [
+          "key",
+          "version",
+          "required_capabilities",
+          "artifact_schema",
+          "guardrails",
+          "stages"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "version": {
+            "type": "string"
+          },
+          "required_capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "artifact_schema": {
+            "type": "object",
+            "required": [
+              "name",
+              "version"
+            ],
+            "properties": {
+              "name": {
+                "type": "string"
+              },
+              "version": {
+                "type": "string"
+              }
+            }
+          },
+          "guardrails": {
+            "type": "object",
+            "required": [
+              "human_approval_required"
+            ],
+            "properties": {
+              "human_approval_required": {
+                "type": "boolean"
+              }
+            }
+          },
+          "stages": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ContractsTemplateStage"
+            }
+          }
+        }
+      },
+      "ContractsContract": {
+        "type": "object",
+        "required": [
+          "contract_id",
+          "project_id",
+          "name",
+          "priority",
+          "classifier",
+          "fallback",
+          "template",
+          "is_active",
+          "revision",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "contract_id": {
+            "$ref": "#/components/schemas/ContractsContractId"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "priority": {
+            "type": "integer"
+          },
+          "classifier": {
+            "type": "object",
+            "required": [
+              "intentContains",
+              "requiredCapabilities",
+              "metadata"
+            ],
+            "properties": {
+              "intentContains": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "requiredCapabilities": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "metadata": {
+                "type": "object",
+                "additionalProperties": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "fallback": {
+            "type": "boolean",
+            "description": "True for the explicit universal fallback."
+          },
+          "template": {
+            "$ref": "#/components/schemas/ContractsTemplateView"
+          },
+          "is_active": {
+            "type": "boolean"
+          },
+          "revision": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ContractsContractResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/ContractsContract"
+          }
+        }
+      },
+      "ContractsCreateRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "template"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "priority": {
+            "type": "integer",
+            "minimum": -1000000,
+            "maximum": 1000000,
+            "default": 0,
+            "description": "Higher wins."
+          },
+          "classifier": {
+            "$ref": "#/components/schemas/ContractsClassifier"
+          },
+          "fallback": {
+            "type": "boolean",
+            "default": false,
+            "description": "The explicit universal fallback; it matches any intent and carries no criteria."
+          },
+          "template": {
+            "$ref": "#/components/schemas/ContractsTemplate"
+          },
+          "is_active": {
+            "type": "boolean",
+            "default": true
+          }
+        }
+      },
+      "ContractsPatchRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "priority": {
+            "type": "integer",
+            "minimum": -1000000,
+            "maximum": 1000000
+          },
+          "classifier": {
+            "$ref": "#/components/schemas/ContractsClassifier"
+          },
+          "fallback": {
+            "type": "boolean"
+          },
+          "template": {
+            "$ref": "#/components/schemas/ContractsTemplate"
+          },
+          "is_active": {
+            "type": "boolean"
+          }
+        }
+      },
+      "ContractsResolveRequest": {
+        "type": "object",
+        "required": [
+          "intent"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "intent": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 10000
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/ContractsCapabilities"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/ContractsMetadata"
+          }
+        }
+      },
+      "ContractsResolveCriterion": {
+        "type": "object",
+        "required": [
+          "kind",
+          "value",
+          "passed",
+          "reason"
+        ],
+        "properties": {
+          "kind": {
+            "type": "string",
+            "enum": [
+              "intent_contains",
+              "required_capability",
+              "metadata",
+              "fallback"
+            ]
+          },
+          "value": {
+            "type": "string",
+            "description": "The normalized phrase, the capability, `key=value`, or `*` for the fallback."
+          },
+          "passed": {
+            "type": "boolean"
+          },
+          "reason": {
+            "type": "string"
+          }
+        }
+      },
+      "ContractsResolveCandidate": {
+        "type": "object",
+        "required": [
+          "contract_id",
+          "name",
+          "priority",
+          "is_fallback",
+          "matched",
+          "criteria_matched",
+          "criteria"
+        ],
+        "properties": {
+          "contract_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "priority": {
+            "type": "integer"
+          },
+          "is_fallback": {
+            "type": "boolean"
+          },
+          "matched": {
+            "type": "boolean",
+            "description": "Every criterion passed (or the contract is the fallback)."
+          },
+          "criteria_matched": {
+            "type": "integer",
+            "description": "Passed criteria counted for the tie-break (phrases found + capabilities + metadata keys)."
+          },
+          "criteria": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ContractsResolveCriterion"
+            }
+          }
+        }
+      },
+      "ContractsResolveResult": {
+        "type": "object",
+        "required": [
+          "matched",
+          "contract",
+          "template",
+          "explanation"
+        ],
+        "properties": {
+          "matched": {
+            "type": "boolean"
+          },
+          "contract": {
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "contract_id",
+                  "name",
+                  "priority",
+                  "is_fallback"
+                ],
+                "properties": {
+                  "contract_id": {
+                    "type": "string"
+                  },
+                  "name": {
+                    "type": "string"
+                  },
+                  "priority": {
+                    "type": "integer"
+                  },
+                  "is_fallback": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "template": {
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "key",
+                  "version",
+                  "definition"
+                ],
+                "properties": {
+                  "key": {
+                    "type": "string"
+                  },
+                  "version": {
+                    "type": "string"
+                  },
+                  "definition": {
+                    "type": "object",
+                    "description": "The template definition with its stages made explicit.",
+                    "required": [
+                      "required_capabilities",
+                      "artifact_schema",
+                      "guardrails",
+                      "stages"
+                    ],
+                    "properties": {
+                      "required_capabilities": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "artifact_schema": {
+                        "type": "object",
+                        "required": [
+                          "name",
+                          "version"
+                        ],
+                        "properties": {
+                          "name": {
+                            "type": "string"
+                          },
+                          "version": {
+                            "type": "string"
+                          }
+                        }
+                      },
+                      "guardrails": {
+                        "type": "object",
+                        "required": [
+                          "human_approval_required"
+                        ],
+                        "properties": {
+                          "human_approval_required": {
+                            "type": "boolean"
+                          }
+                        }
+                      },
+                      "stages": {
+                        "type": "array",
+                        "items": {
+                          "$ref": "#/components/schemas/ContractsTemplateStage"
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "explanation": {
+            "type": "object",
+            "required": [
+              "normalized_intent",
+              "active_contracts",
+              "candidates",
+              "unlisted_contracts",
+              "winner_rule",
+              "winner_reason"
+            ],
+            "properties": {
+              "normalized_intent": {
+                "type": "string"
+              },
+              "active_contracts": {
+                "type": "integer",
+                "description": "Active contracts of the project."
+              },
+              "candidates": {
+                "type": "array",
+                "description": "Every contract considered, matched ones first in winning order, then the others by priority (descending) and contract_id.",
+                "items": {
+                  "$ref": "#/components/schemas/ContractsResolveCandidate"
+                }
+              },
+              "unlisted_contracts": {
+                "type": "integer",
+                "description": "Active contracts not listed (they cannot match): none of their phrases occurs, or, without phrases, none of their criteria passed."
+              },
+              "winner_rule": {
+                "oneOf": [
+                  {
+                    "type": "string",
+                    "enum": [
+                      "only_candidate",
+                      "priority",
+                      "criteria_matched",
+                      "non_fallback",
+                      "oldest_contract"
+                    ]
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              },
+              "winner_reason": {
+                "oneOf": [
+                  {
+                    "type": "string"
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              }
+            }
+          }
+        }
+      },
+      "InvocationsCapabilities": {
+        "type": "array",
+        "maxItems": 64,
+        "items": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        }
+      },
+      "InvocationsMetadata": {
+        "type": "object",
+        "description": "Caller-defined string values (e.g. source application, source route).",
+        "maxProperties": 32,
+        "propertyNames": {
+          "minLength": 1,
+          "maxLength": 100
+        },
+        "additionalProperties": {
+          "type": "string",
+          "maxLength": 1000
+        }
+      },
+      "InvocationsPreflightRequest": {
+        "type": "object",
+        "required": [
+          "intent"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "intent": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4000
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/InvocationsCapabilities"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/InvocationsMetadata"
+          }
+        }
+      },
+      "InvocationsCreateRequest": {
+        "type": "object",
+        "required": [
+          "intent"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "intent": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4000
+          },
+          "workflow_contract_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "Pins a contract (it must be active in the project)."
+          },
+          "workflow_template_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "workflow_template_version": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/InvocationsCapabilities"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/InvocationsMetadata"
+          }
+        }
+      },
+      "InvocationsState": {
+        "type": "string",
+        "enum": [
+          "received",
+          "launching",
+          "running",
+          "awaiting_approval",
+          "waiting_for_artifact",
+          "completed",
+          "blocked",
+          "failed",
+          "cancelled"
+        ],
+        "description": "Lifecycle state; see the `invocations` tag for the state machine."
+      },
+      "InvocationsAttention": {
+        "type": "string",
+        "enum": [
+          "none",
+          "approval_required",
+          "blocked",
+          "stalled",
+          "artifact_rejected",
+          "failed"
+        ]
+      },
+      "InvocationsRoute": {
+        "type": "object",
+        "required": [
+          "matched",
+          "selection",
+          "contract_id",
+          "template_key",
+          "template_version",
+          "winner_reason"
+        ],
+        "properties": {
+          "matched": {
+            "type": "boolean",
+            "description": "Whether a contract (and so a template) was selected."
+          },
+          "selection": {
+            "type": "string",
+            "enum": [
+              "resolved",
+              "pinned_contract",
+              "pinned_template"
+            ],
+            "description": "How the route was chosen — by resolve, or pinned by the caller."
+          },
+          "contract_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "template_key": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "template_version": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "winner_reason": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Why this contract won (null when none matched)."
+          }
+        }
+      },
+      "InvocationsStage": {
+        "type": "object",
+        "required": [
+          "key",
+          "title",
+          "state"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "title": {
+            "type": "string"
+          },
+          "state": {
+            "type": "string"
+          },
+          "owner_agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        }
+      },
+      "InvocationsInvocation": {
+        "type": "object",
+        "required": [
+          "invocation_id",
+          "project_id",
+          "state",
+          "attention",
+          "route",
+          "correlation_id",
+          "created_at",
+          "updated_at",
+          "stages",
+          "current_stage",
+          "latest_handoff",
+          "artifact"
+        ],
+        "properties": {
+          "invocation_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "state": {
+            "$ref": "#/components/schemas/InvocationsState"
+          },
+          "attention": {
+            "$ref": "#/components/schemas/InvocationsAttention"
+          },
+          "route": {
+            "$ref": "#/components/schemas/InvocationsRoute"
+          },
+          "correlation_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "stages": {
+            "type": "array",
+            "description": "Ordered stage progress (empty before launch).",
+            "items": {
+              "$ref": "#/components/schemas/InvocationsStage"
+            }
+          },
+          "current_stage": {
+            "description": "The stage in progress and its owner (null before launch).",
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "$ref": "#/components/schemas/InvocationsStage"
+              }
+            ]
+          },
+          "latest_handoff": {
+            "description": "The latest stage handoff (null before launch).",
+            "type": [
+              "object",
+              "null"
+            ],
+            "properties": {
+              "handoff_id": {
+                "type": "string"
+              },
+              "stage_key": {
+                "type": "string"
+              },
+              "assignee_agent_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "artifact": {
+            "description": "The published artifact's identity (null until one is published).",
+            "type": [
+              "object",
+              "null"
+            ],
+            "properties": {
+              "artifact_id": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "InvocationsInvocationResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/InvocationsInvocation"
+          }
+        }
+      },
+      "InvocationsBlocker": {
+        "type": "object",
+        "required": [
+          "category",
+          "code",
+          "message",
+          "recommended_action"
+        ],
+        "properties": {
+          "category": {
+            "type": "string",
+            "enum": [
+              "classifier_template_configuration",
+              "roster_ownership",
+              "runtime_endpoints",
+              "spawn_policy",
+              "infrastructure_health"
+            ]
+          },
+          "code": {
+            "type": "string"
+          },
+          "message": {
+            "type": "string"
+          },
+          "recommended_action": {
+            "type": "string"
+          },
+          "stage_key": {
+            "type": "string",
+            "description": "The template stage concerned (roster blockers)."
+          },
+          "runtime_instance_ids": {
+            "type": "array",
+            "description": "The runtime hosts concerned (runtime blockers).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "InvocationsPreflightContract": {
+        "type": "object",
+        "required": [
+          "contract_id",
+          "name",
+          "priority"
+        ],
+        "properties": {
+          "contract_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "priority": {
+            "type": "number"
+          }
+        }
+      },
+      "InvocationsPreflightTemplate": {
+        "type": "object",
+        "required": [
+          "key",
+          "version",
+          "artifact_schema",
+          "stages"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "version": {
+            "type": "string"
+          },
+          "artifact_schema": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "properties": {
+              "name": {
+                "type": "string"
+              },
+              "version": {
+                "type": "string"
+              }
+            }
+          },
+          "stages": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "key": {
+                  "type": "string"
+                },
+                "title": {
+                  "type": "string"
+                },
+                "required_capabilities": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "InvocationsPreflight": {
+        "type": "object",
+        "required": [
+          "matched",
+          "route_ready",
+          "can_launch",
+          "contract",
+          "template",
+          "blockers",
+          "explanation"
+        ],
+        "properties": {
+          "matched": {
+            "type": "boolean"
+          },
+          "route_ready": {
+            "type": "boolean"
+          },
+          "can_launch": {
+            "type": "boolean"
+          },
+          "contract": {
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "$ref": "#/components/schemas/InvocationsPreflightContract"
+              }
+            ]
+          },
+          "template": {
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "$ref": "#/components/schemas/InvocationsPreflightTemplate"
+              }
+            ]
+          },
+          "blockers": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/InvocationsBlocker"
+            }
+          },
+          "explanation": {
+            "description": "Resolve's explanation of the match (per candidate, each criterion and the winner's reason)."
+          }
+        }
+      }
+    },
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
       }
     },
     "responses": {
@@ -8410,7 +10675,29 @@ export const workflowDocument: OpenApiDocument = {
         }
       }
     }
-  }
+  },
+  "tags": [
+    {
+      "name": "artifact-schemas",
+      "description": "Versioned artifact schemas of a workspace's projects. A version is identified by (project, name, version) and is immutable once registered: registering the same version with the same schema again is idempotent (200), with another schema it is refused (409 `artifact_schema_version_immutable`). An old version is deprecated, never changed; deprecation is final — there is no restore operation. Schemas are JSON Schema draft 2020-12, checked in strict mode (unknown keywords, formats and type mismatches are errors); only local references (`#…`) are allowed. Access needs the dedicated scopes `artifact-schemas:read` / `artifact-schemas:write`: no other scope, however broad, grants it."
+    },
+    {
+      "name": "workflow-contracts",
+      "description": "A workflow contract combines deterministic classifier rules with exactly one versioned template. A classifier holds any of `intentContains` (phrases; any one must occur in the intent), `requiredCapabilities` (each must be in the request's `required_capabilities`) and `metadata` (each key must equal the request's value). An empty classifier is rejected (400 `classifier_empty`); a universal fallback is stated explicitly with `fallback: true` and then carries no criteria (400 `fallback_with_criteria`). Templates are stored per project by `key` + `version`: a contract naming an existing version with the same definition reuses it; a different definition replaces it until an invocation has used that version, after which it is immutable (409 `template_version_immutable`) and a new version must be named. Contracts are never deleted: `is_active: false` retires one (it leaves the list and resolve), and every create, update and retirement is an audit event (`workflow_contract.created|updated|retired`). `revision` grows by one on every change."
+    },
+    {
+      "name": "workflow-resolve",
+      "description": "Resolve is a pure, read-only function of the project's active contracts: it creates no row of any kind. The intent and every phrase are normalized the same way (Unicode NFKC, lower case, whitespace runs collapsed to one space, trimmed). A contract matches when every classifier criterion passes (the fallback matches anything). The winner is the first matching contract in this total order: highest `priority`; then most criteria matched (intent phrases found + required capabilities + metadata keys); then a specific contract before the fallback; then the oldest `contract_id` (ids sort by creation time). The same contracts and the same request always give the same answer. Each replica caches the compiled classifiers of a project; writes through the replica invalidate them at once, and a replica re-checks the project's contract stamp (count, latest `updated_at`, sum of revisions) at most once a second, so a change made through another replica is seen within one second."
+    },
+    {
+      "name": "invocations",
+      "description": "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`), `failed` (the run failed; terminal) and `cancelled` (terminal). The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept) or `failed`. A new invocation is `received` with attention `none`; launch comes with its own operation."
+    },
+    {
+      "name": "preflight",
+      "description": "Preflight: read-only launch readiness of an intent (resolve plus template, schema, roster, runtime, spawn-policy and infrastructure checks) with typed blockers and recommended actions. Creates nothing."
+    }
+  ]
 };
 
 export const workflowWorkerDocument: OpenApiDocument = {

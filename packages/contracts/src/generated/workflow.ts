@@ -51,6 +51,248 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Registered schema versions of the workspace, oldest first, without their JSON Schema bodies.
+         * @description Filter by `project_id`, `name` and `version`; all three together inspect one version (at most one item). Deprecated versions are listed with `deprecated_at` set. Pass `next_cursor` as `cursor` for the next page; it is null on the last page. Fetch one version with its JSON Schema by id.
+         */
+        get: operations["listArtifactSchemas"];
+        put?: never;
+        /**
+         * Register a schema version (201); the same version with the same schema again answers 200.
+         * @description `project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated.
+         */
+        post: operations["registerArtifactSchema"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+                schemaId: components["parameters"]["ArtifactSchemaId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One schema version with its JSON Schema.
+         * @description A version of another workspace is reported as not found (404 `artifact_schema_not_found`).
+         */
+        get: operations["getArtifactSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+                schemaId: components["parameters"]["ArtifactSchemaId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a payload against a schema version before publishing it; changes nothing.
+         * @description Answers 200 whether the payload conforms or not: `valid` says which, and `errors` lists at most 50 failures, each with the JSON Pointer `path` of the offending value. A deprecated version still validates (so old artifacts stay checkable).
+         */
+        post: operations["validateArtifactPayload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/deprecate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+                schemaId: components["parameters"]["ArtifactSchemaId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deprecate a schema version (idempotent; final — there is no restore).
+         * @description Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`).
+         */
+        post: operations["deprecateArtifactSchema"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/contracts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Active contracts of the project, oldest first (paginated).
+         * @description Retired contracts are left out unless `include_inactive=true`. Pages are ordered by `contract_id` ascending (creation order): pass `next_cursor` as `cursor` for the next page; it is null on the last.
+         */
+        get: operations["listWorkflowContracts"];
+        put?: never;
+        /**
+         * Create a contract; returns it with its `contract_id`.
+         * @description 400 `classifier_empty` (no criteria and not a fallback), 400 `fallback_with_criteria`, 400 `classifier_phrase_empty` (a phrase that normalizes to nothing), 400 `template_stage_duplicate`, 409 `template_version_immutable`.
+         */
+        post: operations["createWorkflowContract"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/contracts/{contractId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+                contractId: components["schemas"]["ContractsContractId"];
+            };
+            cookie?: never;
+        };
+        /** One contract, active or retired (404 `contract_not_found`). */
+        get: operations["getWorkflowContract"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of a contract; `is_active` false retires it, true reactivates it.
+         * @description Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event).
+         */
+        patch: operations["updateWorkflowContract"];
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/resolve-intent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deterministic match of an intent against the active contracts, with a full explanation.
+         * @description Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts.
+         */
+        post: operations["resolveWorkflowIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/invocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invoke — persist one request under an idempotency key (or replay the original).
+         * @description `Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.
+         */
+        post: operations["createInvocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * An invocation's lifecycle state, route, stage progress, latest handoff and attention signal.
+         * @description `stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`.
+         */
+        get: operations["getInvocation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/preflight": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preflight — read-only launch readiness with typed blockers; creates nothing.
+         * @description Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, holding every capability the stage requires), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.
+         */
+        post: operations["preflightIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -86,6 +328,324 @@ export interface components {
             checks: {
                 [key: string]: string;
             };
+        };
+        ArtifactSchemaRefId: string;
+        /** @description Lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit. */
+        ArtifactSchemaName: string;
+        /** @description Any caller-defined label without whitespace (semantic versioning is recommended). */
+        ArtifactSchemaVersion: string;
+        RegisterArtifactSchemaRequest: {
+            project_id: components["schemas"]["ArtifactSchemaRefId"];
+            name: components["schemas"]["ArtifactSchemaName"];
+            version: components["schemas"]["ArtifactSchemaVersion"];
+            /** @description A JSON Schema draft 2020-12 object (strict mode, local references only). */
+            json_schema: {
+                [key: string]: unknown;
+            };
+        };
+        ValidateArtifactPayloadRequest: {
+            /** @description Any JSON value, checked against the schema version. */
+            payload: unknown;
+        };
+        ArtifactSchemaSummary: {
+            id: components["schemas"]["ArtifactSchemaRefId"];
+            workspace_id: components["schemas"]["ArtifactSchemaRefId"];
+            project_id: components["schemas"]["ArtifactSchemaRefId"];
+            name: string;
+            version: string;
+            /** @description Hex SHA-256 of the canonical JSON (keys sorted) of `json_schema`. */
+            schema_hash: string;
+            /**
+             * Format: date-time
+             * @description When the version was deprecated; null while it is current. Never cleared.
+             */
+            deprecated_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ArtifactSchemaDetail: components["schemas"]["ArtifactSchemaSummary"] & {
+            json_schema: {
+                [key: string]: unknown;
+            };
+        };
+        ArtifactPayloadValidation: {
+            valid: boolean;
+            errors: {
+                /** @description JSON Pointer of the offending value in the payload (`""` is the payload itself). */
+                path: string;
+                message: string;
+            }[];
+        };
+        ContractsContractId: string;
+        /** @description A stable key (letters, digits, `.`, `_`, `:`, `-`). */
+        ContractsKey: string;
+        ContractsCapabilities: string[];
+        ContractsMetadata: {
+            [key: string]: string;
+        };
+        /** @description Deterministic rules (names as the spec writes them). Every stated criterion must pass; of the `intentContains` phrases any one is enough. Missing arrays and objects count as empty. */
+        ContractsClassifier: {
+            intentContains?: string[];
+            requiredCapabilities?: components["schemas"]["ContractsCapabilities"];
+            metadata?: components["schemas"]["ContractsMetadata"];
+        };
+        ContractsTemplateStage: {
+            key: components["schemas"]["ContractsKey"];
+            title: string;
+            required_capabilities: components["schemas"]["ContractsCapabilities"];
+        };
+        /** @description Exactly one versioned template. `stages` are optional and ordered, with unique keys (400 `template_stage_duplicate`); without stages the template runs one implicit stage `{ key: template key, title: contract name, required_capabilities: template required_capabilities }`. */
+        ContractsTemplate: {
+            key: components["schemas"]["ContractsKey"];
+            /** @description Caller-defined; semantic versions recommended. */
+            version: string;
+            required_capabilities: components["schemas"]["ContractsCapabilities"];
+            artifact_schema: {
+                name: string;
+                version: string;
+            };
+            guardrails: {
+                human_approval_required: boolean;
+            };
+            stages?: components["schemas"]["ContractsTemplateStage"][];
+        };
+        /** @description The contract's template as stored; `stages` is empty when the template runs its implicit stage. */
+        ContractsTemplateView: {
+            key: string;
+            version: string;
+            required_capabilities: string[];
+            artifact_schema: {
+                name: string;
+                version: string;
+            };
+            guardrails: {
+                human_approval_required: boolean;
+            };
+            stages: components["schemas"]["ContractsTemplateStage"][];
+        };
+        ContractsContract: {
+            contract_id: components["schemas"]["ContractsContractId"];
+            project_id: string;
+            name: string;
+            priority: number;
+            classifier: {
+                intentContains: string[];
+                requiredCapabilities: string[];
+                metadata: {
+                    [key: string]: string;
+                };
+            };
+            /** @description True for the explicit universal fallback. */
+            fallback: boolean;
+            template: components["schemas"]["ContractsTemplateView"];
+            is_active: boolean;
+            revision: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ContractsContractResponse: {
+            data: components["schemas"]["ContractsContract"];
+        };
+        ContractsCreateRequest: {
+            name: string;
+            /**
+             * @description Higher wins.
+             * @default 0
+             */
+            priority: number;
+            classifier?: components["schemas"]["ContractsClassifier"];
+            /**
+             * @description The explicit universal fallback; it matches any intent and carries no criteria.
+             * @default false
+             */
+            fallback: boolean;
+            template: components["schemas"]["ContractsTemplate"];
+            /** @default true */
+            is_active: boolean;
+        };
+        ContractsPatchRequest: {
+            name?: string;
+            priority?: number;
+            classifier?: components["schemas"]["ContractsClassifier"];
+            fallback?: boolean;
+            template?: components["schemas"]["ContractsTemplate"];
+            is_active?: boolean;
+        };
+        ContractsResolveRequest: {
+            intent: string;
+            required_capabilities?: components["schemas"]["ContractsCapabilities"];
+            metadata?: components["schemas"]["ContractsMetadata"];
+        };
+        ContractsResolveCriterion: {
+            /** @enum {string} */
+            kind: "intent_contains" | "required_capability" | "metadata" | "fallback";
+            /** @description The normalized phrase, the capability, `key=value`, or `*` for the fallback. */
+            value: string;
+            passed: boolean;
+            reason: string;
+        };
+        ContractsResolveCandidate: {
+            contract_id: string;
+            name: string;
+            priority: number;
+            is_fallback: boolean;
+            /** @description Every criterion passed (or the contract is the fallback). */
+            matched: boolean;
+            /** @description Passed criteria counted for the tie-break (phrases found + capabilities + metadata keys). */
+            criteria_matched: number;
+            criteria: components["schemas"]["ContractsResolveCriterion"][];
+        };
+        ContractsResolveResult: {
+            matched: boolean;
+            contract: {
+                contract_id: string;
+                name: string;
+                priority: number;
+                is_fallback: boolean;
+            } | null;
+            template: {
+                key: string;
+                version: string;
+                /** @description The template definition with its stages made explicit. */
+                definition: {
+                    required_capabilities: string[];
+                    artifact_schema: {
+                        name: string;
+                        version: string;
+                    };
+                    guardrails: {
+                        human_approval_required: boolean;
+                    };
+                    stages: components["schemas"]["ContractsTemplateStage"][];
+                };
+            } | null;
+            explanation: {
+                normalized_intent: string;
+                /** @description Active contracts of the project. */
+                active_contracts: number;
+                /** @description Every contract considered, matched ones first in winning order, then the others by priority (descending) and contract_id. */
+                candidates: components["schemas"]["ContractsResolveCandidate"][];
+                /** @description Active contracts not listed (they cannot match): none of their phrases occurs, or, without phrases, none of their criteria passed. */
+                unlisted_contracts: number;
+                winner_rule: ("only_candidate" | "priority" | "criteria_matched" | "non_fallback" | "oldest_contract") | null;
+                winner_reason: string | null;
+            };
+        };
+        InvocationsCapabilities: string[];
+        /** @description Caller-defined string values (e.g. source application, source route). */
+        InvocationsMetadata: {
+            [key: string]: string;
+        };
+        InvocationsPreflightRequest: {
+            intent: string;
+            required_capabilities?: components["schemas"]["InvocationsCapabilities"];
+            metadata?: components["schemas"]["InvocationsMetadata"];
+        };
+        InvocationsCreateRequest: {
+            intent: string;
+            /** @description Pins a contract (it must be active in the project). */
+            workflow_contract_id?: string;
+            workflow_template_key?: string;
+            workflow_template_version?: string;
+            required_capabilities?: components["schemas"]["InvocationsCapabilities"];
+            metadata?: components["schemas"]["InvocationsMetadata"];
+        };
+        /**
+         * @description Lifecycle state; see the `invocations` tag for the state machine.
+         * @enum {string}
+         */
+        InvocationsState: "received" | "launching" | "running" | "awaiting_approval" | "waiting_for_artifact" | "completed" | "blocked" | "failed" | "cancelled";
+        /** @enum {string} */
+        InvocationsAttention: "none" | "approval_required" | "blocked" | "stalled" | "artifact_rejected" | "failed";
+        InvocationsRoute: {
+            /** @description Whether a contract (and so a template) was selected. */
+            matched: boolean;
+            /**
+             * @description How the route was chosen — by resolve, or pinned by the caller.
+             * @enum {string}
+             */
+            selection: "resolved" | "pinned_contract" | "pinned_template";
+            contract_id: string | null;
+            template_key: string | null;
+            template_version: string | null;
+            /** @description Why this contract won (null when none matched). */
+            winner_reason: string | null;
+        };
+        InvocationsStage: {
+            key: string;
+            title: string;
+            state: string;
+            owner_agent_id?: string | null;
+        };
+        InvocationsInvocation: {
+            invocation_id: string;
+            project_id: string;
+            state: components["schemas"]["InvocationsState"];
+            attention: components["schemas"]["InvocationsAttention"];
+            route: components["schemas"]["InvocationsRoute"];
+            correlation_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Ordered stage progress (empty before launch). */
+            stages: components["schemas"]["InvocationsStage"][];
+            /** @description The stage in progress and its owner (null before launch). */
+            current_stage: null | components["schemas"]["InvocationsStage"];
+            /** @description The latest stage handoff (null before launch). */
+            latest_handoff: {
+                handoff_id?: string;
+                stage_key?: string;
+                assignee_agent_id?: string | null;
+            } | null;
+            /** @description The published artifact's identity (null until one is published). */
+            artifact: {
+                artifact_id?: string;
+            } | null;
+        };
+        InvocationsInvocationResponse: {
+            data: components["schemas"]["InvocationsInvocation"];
+        };
+        InvocationsBlocker: {
+            /** @enum {string} */
+            category: "classifier_template_configuration" | "roster_ownership" | "runtime_endpoints" | "spawn_policy" | "infrastructure_health";
+            code: string;
+            message: string;
+            recommended_action: string;
+            /** @description The template stage concerned (roster blockers). */
+            stage_key?: string;
+            /** @description The runtime hosts concerned (runtime blockers). */
+            runtime_instance_ids?: string[];
+        };
+        InvocationsPreflightContract: {
+            contract_id: string;
+            name: string;
+            priority: number;
+        };
+        InvocationsPreflightTemplate: {
+            key: string;
+            version: string;
+            artifact_schema: {
+                name?: string;
+                version?: string;
+            } | null;
+            stages: {
+                key?: string;
+                title?: string;
+                required_capabilities?: string[];
+            }[];
+        };
+        InvocationsPreflight: {
+            matched: boolean;
+            route_ready: boolean;
+            can_launch: boolean;
+            contract: null | components["schemas"]["InvocationsPreflightContract"];
+            template: null | components["schemas"]["InvocationsPreflightTemplate"];
+            blockers: components["schemas"]["InvocationsBlocker"][];
+            /** @description Resolve's explanation of the match (per candidate, each criterion and the winner's reason). */
+            explanation: unknown;
         };
     };
     responses: {
@@ -126,7 +686,18 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+        ArtifactSchemaWorkspaceId: components["schemas"]["ArtifactSchemaRefId"];
+        ArtifactSchemaId: components["schemas"]["ArtifactSchemaRefId"];
+        ContractsProjectId: string;
+        /** @description Project id (`prj_…`). */
+        InvocationsProjectId: string;
+        /** @description A stable key per logical request, 1–255 printable ASCII characters (a UUID is a good choice). Retained for 30 days. */
+        InvocationsIdempotencyKey: string;
+        /** @description The caller's correlation id, stored with the invocation and returned (1–255 printable ASCII). */
+        InvocationsCorrelationId: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -178,6 +749,462 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    listArtifactSchemas: {
+        parameters: {
+            query?: {
+                project_id?: components["schemas"]["ArtifactSchemaRefId"];
+                name?: components["schemas"]["ArtifactSchemaName"];
+                version?: components["schemas"]["ArtifactSchemaVersion"];
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["schemas"]["ArtifactSchemaRefId"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of schema versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ArtifactSchemaSummary"][];
+                        /** @description Pass as `cursor` for the next page; null when this is the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    registerArtifactSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterArtifactSchemaRequest"];
+            };
+        };
+        responses: {
+            /** @description This version was already registered with the same schema. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ArtifactSchemaDetail"];
+                    };
+                };
+            };
+            /** @description Registered. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ArtifactSchemaDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getArtifactSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+                schemaId: components["parameters"]["ArtifactSchemaId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ArtifactSchemaDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    validateArtifactPayload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+                schemaId: components["parameters"]["ArtifactSchemaId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ValidateArtifactPayloadRequest"];
+            };
+        };
+        responses: {
+            /** @description The verdict. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ArtifactPayloadValidation"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    deprecateArtifactSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
+                workspaceId: components["parameters"]["ArtifactSchemaWorkspaceId"];
+                schemaId: components["parameters"]["ArtifactSchemaId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version, deprecated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ArtifactSchemaDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    listWorkflowContracts: {
+        parameters: {
+            query?: {
+                include_inactive?: boolean;
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["schemas"]["ContractsContractId"];
+            };
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of contracts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ContractsContract"][];
+                        next_cursor: components["schemas"]["ContractsContractId"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    createWorkflowContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContractsCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContractsContractResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getWorkflowContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+                contractId: components["schemas"]["ContractsContractId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contract. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContractsContractResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    updateWorkflowContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+                contractId: components["schemas"]["ContractsContractId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContractsPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The contract after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContractsContractResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    resolveWorkflowIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContractsResolveRequest"];
+            };
+        };
+        responses: {
+            /** @description The match and its explanation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ContractsResolveResult"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    createInvocation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A stable key per logical request, 1–255 printable ASCII characters (a UUID is a good choice). Retained for 30 days. */
+                "Idempotency-Key": components["parameters"]["InvocationsIdempotencyKey"];
+                /** @description The caller's correlation id, stored with the invocation and returned (1–255 printable ASCII). */
+                "X-Correlation-ID"?: components["parameters"]["InvocationsCorrelationId"];
+            };
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvocationsCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Replay: the original invocation of this key (`Idempotent-Replayed: true`). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            /** @description A new invocation, state `received`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            /** @description `idempotency_conflict`: the key was used for a different request; the problem carries the original `invocation_id`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getInvocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invocation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    preflightIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvocationsPreflightRequest"];
+            };
+        };
+        responses: {
+            /** @description Readiness of the intent's route. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["InvocationsPreflight"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
         };
     };
 }

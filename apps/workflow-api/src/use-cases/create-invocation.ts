@@ -1,0 +1,341 @@
+import { createHash } from 'node:crypto';
+import type { Actor } from '@svc/auth';
+import { AppError, newId, redactValue } from '@svc/service-kit';
+import type { ProjectRef } from '../auth/project-directory';
+import type { WorkflowDeps } from '../deps';
+import type { Invocation } from '../generated/prisma/client';
+import { normalizeIntent, resolveIntent } from './resolve-intent';
+
+/** Idempotency keys are kept this long; after that the same key starts a new invocation. */
+export const IDEMPOTENCY_KEY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** 1–255 printable ASCII characters (space to tilde). */
+const HEADER_VALUE = /^[\x20-\x7E]{1,255}$/;
+
+export interface InvocationRequestBody {
+  intent: string;
+  workflow_contract_id?: string;
+  workflow_template_key?: string;
+  workflow_template_version?: string;
+  required_capabilities?: string[];
+  metadata?: Record<string, string>;
+}
+
+/** The request as fingerprinted and stored: absent optional fields omitted. */
+export type NormalizedInvocationRequest = InvocationRequestBody;
+
+/** What an invocation stores as its route; the wire shape of `route`. */
+export interface InvocationRoute {
+  matched: boolean;
+  selection: 'resolved' | 'pinned_contract' | 'pinned_template';
+  contract_id: string | null;
+  template_key: string | null;
+  template_version: string | null;
+  winner_reason: string | null;
+}
+
+/** Intent normalized, capabilities sorted and de-duplicated (an empty list is absent), absent fields omitted. */
+export function normalizeInvocationRequest(body: InvocationRequestBody): NormalizedInvocationRequest {
+  const out: NormalizedInvocationRequest = { intent: normalizeIntent(body.intent) };
+  if (body.workflow_contract_id !== undefined) out.workflow_contract_id = body.workflow_contract_id;
+  if (body.workflow_template_key !== undefined) out.workflow_template_key = body.workflow_template_key;
+  if (body.workflow_template_version !== undefined)
+    out.workflow_template_version = body.workflow_template_version;
+  const capabilities = [...new Set(body.required_capabilities ?? [])].sort();
+  if (capabilities.length > 0) out.required_capabilities = capabilities;
+  if (body.metadata !== undefined) out.metadata = body.metadata;
+  return out;
+}
+
+/** JSON with object keys sorted at every depth, so equal values always serialize alike. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function fingerprintOf(request: NormalizedInvocationRequest): string {
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
+
+/** Checks the `Idempotency-Key` header: required, 1–255 printable ASCII characters. */
+export function parseIdempotencyKey(value: string | undefined): string {
+  if (value === undefined || value === '') {
+    throw new AppError({
+      status: 400,
+      code: 'idempotency_key_required',
+      detail:
+        'Send an Idempotency-Key header: a stable key per logical request (1–255 printable ASCII characters).',
+    });
+  }
+  if (!HEADER_VALUE.test(value)) {
+    throw new AppError({
+      status: 400,
+      code: 'idempotency_key_invalid',
+      detail: 'The Idempotency-Key header must be 1–255 printable ASCII characters.',
+    });
+  }
+  return value;
+}
+
+/** Checks the optional `X-Correlation-ID` header (1–255 printable ASCII characters). */
+export function parseCorrelationId(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!HEADER_VALUE.test(value)) {
+    throw new AppError({
+      status: 400,
+      code: 'correlation_id_invalid',
+      detail: 'The X-Correlation-ID header must be 1–255 printable ASCII characters.',
+    });
+  }
+  return value;
+}
+
+const badRequest = (code: string, detail: string) => new AppError({ status: 400, code, detail });
+
+/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Postgres text and jsonb hold neither NUL characters nor unpaired surrogates: refuse them up front (400). */
+export function assertStorableText(value: unknown, location = 'body'): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000') || UNPAIRED_SURROGATE.test(value)) {
+      throw badRequest('text_invalid', `${location} contains a NUL character or an unpaired surrogate.`);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => assertStorableText(v, `${location}/${i}`));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      assertStorableText(k, location);
+      assertStorableText(v, `${location}/${k}`);
+    }
+  }
+}
+
+/** The route of a request: pinned by the caller (checked against the project's active contracts) or resolved. */
+export async function decideInvocationRoute(
+  deps: WorkflowDeps,
+  projectId: string,
+  request: NormalizedInvocationRequest,
+): Promise<InvocationRoute> {
+  const pinnedKey = request.workflow_template_key;
+  const pinnedVersion = request.workflow_template_version;
+  if (pinnedVersion !== undefined && pinnedKey === undefined) {
+    throw badRequest(
+      'workflow_template_key_required',
+      'workflow_template_version pins a version of a template: send workflow_template_key with it.',
+    );
+  }
+  if (request.workflow_contract_id !== undefined) {
+    const contract = await deps.db.workflowContract.findFirst({
+      where: { id: request.workflow_contract_id, projectId, isActive: true },
+    });
+    if (!contract) {
+      throw badRequest(
+        'workflow_contract_not_found',
+        `No active workflow contract '${request.workflow_contract_id}' in this project.`,
+      );
+    }
+    if (
+      (pinnedKey !== undefined && contract.templateKey !== pinnedKey) ||
+      (pinnedVersion !== undefined && contract.templateVersion !== pinnedVersion)
+    ) {
+      throw badRequest(
+        'workflow_template_mismatch',
+        `Contract '${contract.id}' uses template ${contract.templateKey}@${contract.templateVersion}, not the pinned one.`,
+      );
+    }
+    return {
+      matched: true,
+      selection: 'pinned_contract',
+      contract_id: contract.id,
+      template_key: contract.templateKey,
+      template_version: contract.templateVersion,
+      winner_reason: `Pinned by workflow_contract_id '${contract.id}'.`,
+    };
+  }
+  if (pinnedKey !== undefined) {
+    const contract = await deps.db.workflowContract.findFirst({
+      where: {
+        projectId,
+        isActive: true,
+        templateKey: pinnedKey,
+        ...(pinnedVersion !== undefined ? { templateVersion: pinnedVersion } : {}),
+      },
+      orderBy: [{ priority: 'desc' }, { id: 'asc' }],
+    });
+    if (!contract) {
+      throw badRequest(
+        'workflow_template_not_found',
+        `No active workflow contract of this project uses template '${pinnedKey}'${pinnedVersion !== undefined ? ` version '${pinnedVersion}'` : ''}.`,
+      );
+    }
+    return {
+      matched: true,
+      selection: 'pinned_template',
+      contract_id: contract.id,
+      template_key: contract.templateKey,
+      template_version: contract.templateVersion,
+      winner_reason: `Pinned by workflow_template_key; '${contract.name}' (${contract.id}) is the highest-priority active contract using it.`,
+    };
+  }
+  const resolved = await resolveIntent(deps, projectId, {
+    intent: request.intent,
+    ...(request.required_capabilities ? { required_capabilities: request.required_capabilities } : {}),
+    ...(request.metadata ? { metadata: request.metadata } : {}),
+  });
+  return {
+    matched: resolved.matched,
+    selection: 'resolved',
+    contract_id: resolved.contract?.contract_id ?? null,
+    template_key: resolved.template?.key ?? null,
+    template_version: resolved.template?.version ?? null,
+    winner_reason: resolved.explanation.winner_reason,
+  };
+}
+
+export interface CreateInvocationInput {
+  idempotencyKey: string;
+  correlationId: string | null;
+  body: InvocationRequestBody;
+  requestId?: string;
+}
+
+export interface CreateInvocationResult {
+  invocation: Invocation;
+  replayed: boolean;
+}
+
+function actorIdentity(actor: Actor): { kind: string; id: string | null } {
+  switch (actor.kind) {
+    case 'api_key':
+      return { kind: 'api_key', id: actor.keyId };
+    case 'participant':
+      return { kind: 'participant', id: actor.participantId };
+    case 'agent':
+      return { kind: 'agent', id: actor.agentId };
+    case 'service':
+      return { kind: 'service', id: actor.service };
+    default:
+      return { kind: 'anonymous', id: null };
+  }
+}
+
+/**
+ * Invoke: persists one invocation under (project, idempotency key) with its route, or returns the original.
+ *
+ * The row, the template's first use and the `invocation.created` audit event are written by ONE statement
+ * (`INSERT … ON CONFLICT (project_id, idempotency_key) DO NOTHING` with data-modifying CTEs), so concurrent
+ * identical calls produce exactly one row and one audit event, with no read-then-insert race; a caller whose
+ * insert did nothing reads the winner's row and compares fingerprints. A key past its retention is renamed
+ * on the old row (a newline and the old id appended — a newline cannot occur in a key), then inserted again.
+ */
+export async function createInvocation(
+  deps: WorkflowDeps,
+  actor: Actor,
+  project: ProjectRef,
+  input: CreateInvocationInput,
+): Promise<CreateInvocationResult> {
+  assertStorableText(input.body);
+  const request = normalizeInvocationRequest(input.body);
+  const fingerprint = fingerprintOf(request);
+  const route = await decideInvocationRoute(deps, project.id, request);
+  const who = actorIdentity(actor);
+
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const now = deps.now();
+    const id = newId('inv', now.getTime());
+    const keyExpiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_RETENTION_MS);
+    const auditData = redactValue({
+      correlation_id: input.correlationId,
+      route,
+    }) as object;
+    const nowIso = now.toISOString();
+    const inserted = await deps.db.$queryRaw<{ id: string }[]>`
+      WITH ins AS (
+        INSERT INTO invocations (id, workspace_id, project_id, idempotency_key, fingerprint, correlation_id,
+          request, contract_id, template_key, template_version, route, state, attention, created_by_kind,
+          created_by_id, created_at, updated_at, key_expires_at)
+        VALUES (${id}, ${project.workspace.id}, ${project.id}, ${input.idempotencyKey}, ${fingerprint},
+          ${input.correlationId}, ${JSON.stringify(request)}::jsonb, ${route.contract_id},
+          ${route.template_key}, ${route.template_version}, ${JSON.stringify(route)}::jsonb, 'received',
+          'none', ${who.kind}, ${who.id}, ${nowIso}::timestamptz, ${nowIso}::timestamptz,
+          ${keyExpiresAt.toISOString()}::timestamptz)
+        ON CONFLICT (project_id, idempotency_key) DO NOTHING
+        RETURNING id
+      ),
+      used AS (
+        UPDATE workflow_templates SET first_used_at = ${nowIso}::timestamptz
+        WHERE project_id = ${project.id} AND key = ${route.template_key}
+          AND version = ${route.template_version} AND first_used_at IS NULL
+          AND EXISTS (SELECT 1 FROM ins)
+        RETURNING id
+      ),
+      audited AS (
+        INSERT INTO audit_events (id, workspace_id, project_id, actor_kind, actor_id, action, target_type,
+          target_id, data, request_id, created_at)
+        SELECT ${newId('aud', now.getTime())}, ${project.workspace.id}, ${project.id}, ${who.kind}, ${who.id},
+          'invocation.created', 'invocation', ins.id, ${JSON.stringify(auditData)}::jsonb,
+          ${input.requestId ?? null}, ${nowIso}::timestamptz
+        FROM ins
+        RETURNING id
+      )
+      SELECT id FROM ins`;
+    if (inserted.length > 0) {
+      return {
+        replayed: false,
+        invocation: {
+          id,
+          workspaceId: project.workspace.id,
+          projectId: project.id,
+          idempotencyKey: input.idempotencyKey,
+          fingerprint,
+          correlationId: input.correlationId,
+          request: request as never,
+          contractId: route.contract_id,
+          templateKey: route.template_key,
+          templateVersion: route.template_version,
+          route: route as never,
+          state: 'received',
+          attention: 'none',
+          createdByKind: who.kind,
+          createdById: who.id,
+          createdAt: now,
+          updatedAt: now,
+          keyExpiresAt,
+        },
+      };
+    }
+
+    const existing = await deps.db.invocation.findUnique({
+      where: { projectId_idempotencyKey: { projectId: project.id, idempotencyKey: input.idempotencyKey } },
+    });
+    if (!existing) continue; // renamed by a concurrent expiry between our insert and this read
+    if (existing.keyExpiresAt.getTime() <= now.getTime()) {
+      await deps.db.$executeRaw`
+        UPDATE invocations SET idempotency_key = idempotency_key || chr(10) || id
+        WHERE id = ${existing.id} AND key_expires_at <= ${nowIso}::timestamptz`;
+      continue;
+    }
+    if (existing.fingerprint !== fingerprint) {
+      throw new AppError({
+        status: 409,
+        code: 'idempotency_conflict',
+        detail:
+          'This Idempotency-Key was used for a different request. Restore the original request to get its invocation, or use a new key for a new request.',
+        extra: { invocation_id: existing.id },
+      });
+    }
+    return { invocation: existing, replayed: true };
+  }
+  throw new AppError({
+    status: 409,
+    code: 'idempotency_key_busy',
+    detail: 'This Idempotency-Key is being replaced concurrently; retry the request.',
+  });
+}

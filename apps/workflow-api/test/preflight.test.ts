@@ -1,0 +1,302 @@
+import { randomBytes } from 'node:crypto';
+import { createHubInternalClient, unwrap } from '@svc/contracts';
+import { createLogger } from '@svc/service-kit';
+import { createWorkflowDeps } from '../src/app';
+import { preflightIntent } from '../src/use-cases/preflight-intent';
+import { resolveIntent } from '../src/use-cases/resolve-intent';
+import {
+  countAllRows,
+  fuzzBodies,
+  newProject,
+  seedContract,
+  seedSchema,
+  templateDefinition,
+} from './invocations-fixtures';
+import { startWorkflowTestStack } from './stack';
+import type { WorkflowTestStack } from './stack';
+
+let s: WorkflowTestStack;
+let readKey: string;
+
+beforeAll(async () => {
+  s = await startWorkflowTestStack();
+  readKey = await s.key(['workflow-contracts:read']);
+}, 60_000);
+
+afterAll(async () => {
+  await s?.close();
+});
+
+type Preflight = {
+  matched: boolean;
+  route_ready: boolean;
+  can_launch: boolean;
+  contract: { contract_id: string } | null;
+  template: { key: string; version: string } | null;
+  blockers: {
+    category: string;
+    code: string;
+    message: string;
+    recommended_action: string;
+    stage_key?: string;
+  }[];
+  explanation: unknown;
+};
+
+async function preflight(projectId: string, body: unknown, apiKey: string | null = readKey) {
+  const res = await fetch(`${s.url}/api/v1/projects/${projectId}/workflow/preflight`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    body: (await res.json()) as { code?: string; data: Preflight },
+  };
+}
+
+const ready = async (projectId: string, body: unknown = { intent: 'Weekly report please' }) => {
+  const res = await preflight(projectId, body);
+  expect(res.status).toBe(200);
+  return res.body.data as Preflight;
+};
+
+const CATEGORIES = [
+  'classifier_template_configuration',
+  'roster_ownership',
+  'runtime_endpoints',
+  'spawn_policy',
+  'infrastructure_health',
+];
+
+/** Hub-side fixtures made through the hub's public API as the workspace owner. */
+async function registerHost(heartbeat: boolean) {
+  const host = unwrap(
+    await s.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
+      params: { path: { workspace: s.workspace.slug } },
+      body: {
+        name: `host-${randomBytes(4).toString('hex')}`,
+        hostname: 'runtime-1.internal',
+        workdir_root: '/srv/agents',
+        console_public_base_url: 'https://console.example.test',
+        relay_public_url: 'https://relay.example.test',
+      } as never,
+    }),
+  );
+  const hostId = host.host.id;
+  if (heartbeat) {
+    const key = await s.key(['runtime-hosts:write']);
+    const res = await fetch(`${s.hubUrl}/api/v1/runtime-hosts/${hostId}/heartbeat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
+    });
+    expect(res.status).toBe(200);
+  }
+  return hostId;
+}
+
+async function registerAgent(hostId: string, capabilities: string[], placement: Record<string, unknown>) {
+  return unwrap(
+    await s.hub.POST('/api/v1/workspaces/{workspace}/agents', {
+      params: { path: { workspace: s.workspace.slug } },
+      body: {
+        name: `agent-${randomBytes(4).toString('hex')}`,
+        runtime_instance_id: hostId,
+        capabilities,
+        ...placement,
+      } as never,
+    }),
+  );
+}
+
+describe('POST /workflow/preflight', () => {
+  test('when no contract matches, then matched and route_ready are false with a configuration blocker', async () => {
+    const project = await newProject(s);
+    const data = await ready(project.id, { intent: 'bake a cake' });
+    expect(data).toMatchObject({
+      matched: false,
+      route_ready: false,
+      can_launch: false,
+      contract: null,
+      template: null,
+    });
+    expect(data.blockers).toEqual([
+      expect.objectContaining({ category: 'classifier_template_configuration', code: 'no_contract_matched' }),
+    ]);
+    expect(data.explanation).toBeDefined();
+  });
+
+  test('when the pinned artifact schema is missing or deprecated, then route_ready is false', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id);
+    const missing = await ready(project.id);
+    expect(missing).toMatchObject({ matched: true, route_ready: false, can_launch: false });
+    expect(missing.blockers.map((b) => b.code)).toContain('artifact_schema_not_registered');
+
+    const other = await newProject(s);
+    await seedContract(s, other.id);
+    await seedSchema(s, other.id, { deprecated: true });
+    const deprecated = await ready(other.id);
+    expect(deprecated).toMatchObject({ matched: true, route_ready: false, can_launch: false });
+    expect(deprecated.blockers).toContainEqual(
+      expect.objectContaining({
+        category: 'classifier_template_configuration',
+        code: 'artifact_schema_deprecated',
+      }),
+    );
+  });
+
+  test('when the template is incomplete, then route_ready is false with template_incomplete', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id, {
+      definition: { ...templateDefinition(), artifact_schema: { name: '', version: '' } },
+    });
+    const data = await ready(project.id);
+    expect(data.route_ready).toBe(false);
+    expect(data.blockers.map((b) => b.code)).toContain('template_incomplete');
+  });
+
+  test('when no roster agent has a stage\u2019s capabilities, then a roster_ownership blocker names the stage', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id, { definition: templateDefinition(['pdf-render']) });
+    await seedSchema(s, project.id);
+    const data = await ready(project.id);
+    expect(data).toMatchObject({ matched: true, route_ready: true, can_launch: false });
+    const blocker = data.blockers.find((b) => b.category === 'roster_ownership');
+    expect(blocker).toMatchObject({ code: 'no_stage_owner', stage_key: 'build' });
+    expect(blocker?.recommended_action).toMatch(
+      /assign a team with an agent that has capabilities pdf-render/i,
+    );
+  });
+
+  test('when the stage owner runs on a host without a fresh heartbeat, then a runtime_endpoints blocker', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id, { definition: templateDefinition(['stale-cap']) });
+    await seedSchema(s, project.id);
+    const hostId = await registerHost(false);
+    await registerAgent(hostId, ['stale-cap'], { project_code: project.code });
+    const data = await ready(project.id);
+    expect(data).toMatchObject({ route_ready: true, can_launch: false });
+    expect(data.blockers.find((b) => b.category === 'roster_ownership')).toBeUndefined();
+    expect(data.blockers).toContainEqual(
+      expect.objectContaining({ category: 'runtime_endpoints', code: 'runtime_host_stale' }),
+    );
+  });
+
+  test('when contract, template, schema, a team\u2019s agent and a ready host are in place, then can_launch is true', async () => {
+    const project = await newProject(s);
+    const contract = await seedContract(s, project.id, { definition: templateDefinition(['ready-cap']) });
+    await seedSchema(s, project.id);
+    const hostId = await registerHost(true);
+    const team = unwrap(
+      await s.hub.POST('/api/v1/workspaces/{workspace}/teams', {
+        params: { path: { workspace: s.workspace.slug } },
+        body: { name: `team-${randomBytes(4).toString('hex')}` },
+      }),
+    );
+    await registerAgent(hostId, ['ready-cap', 'extra'], { workdir: '/srv/agents/ready', team_id: team.id });
+    unwrap(
+      await s.hub.POST('/api/v1/projects/{projectId}/teams', {
+        params: { path: { projectId: project.id } },
+        body: { team_id: team.id },
+      }),
+    );
+    const data = await ready(project.id);
+    expect(data.blockers).toEqual([]);
+    expect(data).toMatchObject({
+      matched: true,
+      route_ready: true,
+      can_launch: true,
+      contract: { contract_id: contract.id },
+      template: { key: 'report-flow', version: '1.0.0' },
+    });
+  });
+
+  test('when the hub cannot be reached, then an infrastructure_health blocker instead of an error', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id);
+    await seedSchema(s, project.id);
+    const deps = createWorkflowDeps({
+      database: s.database,
+      redis: undefined as never,
+      logger: createLogger({ name: 'preflight-test', level: 'silent' }),
+      publicUrl: 'http://workflow.test',
+      hub: createHubInternalClient({ baseUrl: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) }),
+    });
+    const data = await preflightIntent(deps, project.id, { intent: 'weekly report' });
+    expect(data).toMatchObject({ route_ready: true, can_launch: false });
+    expect(data.blockers).toEqual([
+      expect.objectContaining({ category: 'infrastructure_health', code: 'hub_unreachable' }),
+    ]);
+  });
+
+  test('when preflight and resolve run, then no row of any table is created or changed', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id);
+    await seedSchema(s, project.id);
+    const before = await countAllRows(s);
+    const templatesBefore = await s.database.prisma.workflowTemplate.findMany({ orderBy: { id: 'asc' } });
+    for (const intent of ['weekly report', 'nothing at all', 'WEEKLY REPORT now']) {
+      await ready(project.id, { intent });
+      await ready(project.id, { intent, required_capabilities: ['a'], metadata: { source: 'x' } });
+      await resolveIntent(
+        createWorkflowDeps({
+          database: s.database,
+          redis: undefined as never,
+          logger: createLogger({ name: 'preflight-test', level: 'silent' }),
+          publicUrl: 'http://workflow.test',
+          hub: createHubInternalClient({ baseUrl: s.hubUrl, serviceToken: 'x'.repeat(40) }),
+        }),
+        project.id,
+        { intent },
+      );
+    }
+    expect(await countAllRows(s)).toEqual(before);
+    expect(await s.database.prisma.workflowTemplate.findMany({ orderBy: { id: 'asc' } })).toEqual(
+      templatesBefore,
+    );
+  });
+
+  test('when blockers are reported, then every category is one of the spec\u2019s five', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id, { definition: templateDefinition(['nobody-has-this']) });
+    const data = await ready(project.id);
+    expect(data.blockers.length).toBeGreaterThan(0);
+    for (const blocker of data.blockers) {
+      expect(CATEGORIES).toContain(blocker.category);
+      expect(blocker.message).toEqual(expect.any(String));
+      expect(blocker.recommended_action).toEqual(expect.any(String));
+    }
+  });
+
+  test('when the key lacks workflow-contracts:read, there is no key, or the project is another workspace\u2019s, then 403, 401, 404', async () => {
+    const body = { intent: 'weekly report' };
+    const noScope = await preflight(s.project.id, body, await s.key(['workflows:run']));
+    expect(noScope.status).toBe(403);
+    expect(noScope.body.code).toBe('scope_missing');
+    expect((await preflight(s.project.id, body, null)).status).toBe(401);
+    const other = await preflight(s.project.id, body, await s.otherProject.key(['workflow-contracts:read']));
+    expect(other.status).toBe(404);
+    expect(other.body.code).toBe('project_not_found');
+  });
+
+  test('when ~100 malformed or fuzzed bodies are posted, then 4xx problems, never a 5xx', async () => {
+    const bodies: unknown[] = [
+      ...fuzzBodies(100, 7).map((b) =>
+        b && typeof b === 'object' && !Array.isArray(b) ? { ...(b as object), workflow_contract_id: 'x' } : b,
+      ),
+      '{broken',
+      '[]',
+      { intent: '' },
+      { intent: 'ok', metadata: { a: 1 } },
+    ];
+    for (const body of bodies) {
+      const res = await preflight(s.project.id, body);
+      if (res.status >= 500) throw new Error(`5xx for ${JSON.stringify(body)}`);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.type).toMatch(/problem\+json/);
+    }
+  });
+});
