@@ -146,3 +146,21 @@ export function assertValidAccessRule(rule: AccessRule): void {
     throw new TypeError(`unknown scopes in access rule: ${badScopes.join(', ')}`);
   }
 }
+
+/** The kind and id of an actor as audit records store them (never a credential). */
+export function actorIdentity(actor: Actor | undefined): { kind: string; id: string | null } {
+  switch (actor?.kind) {
+    case 'participant':
+      return { kind: 'participant', id: actor.participantId };
+    case 'api_key':
+      return { kind: 'api_key', id: actor.keyId };
+    case 'agent':
+      return { kind: 'agent', id: actor.agentId };
+    case 'service':
+      return { kind: 'service', id: actor.service };
+    case 'relay_token':
+      return { kind: 'relay_token', id: null };
+    default:
+      return { kind: 'anonymous', id: null };
+  }
+}

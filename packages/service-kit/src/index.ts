@@ -13,3 +13,4 @@ export * from './worker';
 export * from './ids';
 export * from './secret-box';
 export * from './migrate-command';
+export * from './canonical-json';

@@ -1,3 +1,4 @@
+import { actorIdentity } from '@svc/auth';
 import type { Actor } from '@svc/auth';
 import { newId, redactValue } from '@svc/service-kit';
 import type { Db } from '../db';
@@ -11,23 +12,6 @@ export interface AuditEntry {
   /** Context of the action; redacted again here, so a secret that slips in is never stored. */
   data?: Record<string, unknown>;
   requestId?: string;
-}
-
-export function actorIdentity(actor: Actor | undefined): { kind: string; id: string | null } {
-  switch (actor?.kind) {
-    case 'participant':
-      return { kind: 'participant', id: actor.participantId };
-    case 'api_key':
-      return { kind: 'api_key', id: actor.keyId };
-    case 'agent':
-      return { kind: 'agent', id: actor.agentId };
-    case 'service':
-      return { kind: 'service', id: actor.service };
-    case 'relay_token':
-      return { kind: 'relay_token', id: null };
-    default:
-      return { kind: 'anonymous', id: null };
-  }
 }
 
 /** Append-only: the repository offers no update or delete. */

@@ -1,6 +1,6 @@
 import type { Actor } from '@svc/auth';
 import { AppError, newId } from '@svc/service-kit';
-import { actorIdentity } from '../data/audit.repository';
+import { actorIdentity } from '@svc/auth';
 import type { HubDeps } from '../deps';
 import type { Handoff, Prisma } from '../generated/prisma/client';
 import { agentEvicted } from './find-agent';

@@ -1,6 +1,6 @@
 import type { Actor } from '@svc/auth';
 import { AppError, newId } from '@svc/service-kit';
-import { actorIdentity } from '../data/audit.repository';
+import { actorIdentity } from '@svc/auth';
 import type { HubDeps } from '../deps';
 import type { Message } from '../generated/prisma/client';
 import { COLLABORATOR_ROLES } from './collaboration-roles';

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { AppError } from '@svc/service-kit';
+import { AppError, canonicalHash, canonicalJson } from '@svc/service-kit';
+
+export { canonicalJson };
 
 /** Largest accepted schema, measured as canonical JSON. */
 export const MAX_SCHEMA_BYTES = 256 * 1024;
@@ -15,21 +16,9 @@ const MAX_MESSAGE_LENGTH = 300;
 /** Keywords whose values are data, not schemas: a `$ref` inside them is not a reference. */
 const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
 
-/** JSON with object keys sorted at every level, so equal documents have equal text whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /** Hex SHA-256 of the canonical JSON of a schema: the identity of its content. */
 export function schemaHash(jsonSchema: unknown): string {
-  return createHash('sha256').update(canonicalJson(jsonSchema)).digest('hex');
+  return canonicalHash(jsonSchema);
 }
 
 function bounded(message: string): string {

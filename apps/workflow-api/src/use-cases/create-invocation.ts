@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { actorIdentity } from '@svc/auth';
 import type { Actor } from '@svc/auth';
-import { AppError, newId, redactValue } from '@svc/service-kit';
+import { AppError, canonicalHash, newId, redactValue } from '@svc/service-kit';
 import type { ProjectRef } from '../auth/project-directory';
 import type { WorkflowDeps } from '../deps';
 import type { Invocation } from '../generated/prisma/client';
@@ -47,20 +47,8 @@ export function normalizeInvocationRequest(body: InvocationRequestBody): Normali
   return out;
 }
 
-/** JSON with object keys sorted at every depth, so equal values always serialize alike. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 export function fingerprintOf(request: NormalizedInvocationRequest): string {
-  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+  return canonicalHash(request);
 }
 
 /** Checks the `Idempotency-Key` header: required, 1–255 printable ASCII characters. */
@@ -209,21 +197,6 @@ export interface CreateInvocationInput {
 export interface CreateInvocationResult {
   invocation: Invocation;
   replayed: boolean;
-}
-
-function actorIdentity(actor: Actor): { kind: string; id: string | null } {
-  switch (actor.kind) {
-    case 'api_key':
-      return { kind: 'api_key', id: actor.keyId };
-    case 'participant':
-      return { kind: 'participant', id: actor.participantId };
-    case 'agent':
-      return { kind: 'agent', id: actor.agentId };
-    case 'service':
-      return { kind: 'service', id: actor.service };
-    default:
-      return { kind: 'anonymous', id: null };
-  }
 }
 
 /**

@@ -1,3 +1,4 @@
+export { canonicalJson } from '@svc/service-kit';
 /** The stored form of a contract's template (the `workflow_templates.definition` column) and its helpers. */
 
 export interface TemplateStage {
@@ -35,18 +36,6 @@ export function templateDefinitionOf(template: TemplateWire): TemplateDefinition
     }));
   }
   return definition;
-}
-
-/** Canonical JSON (sorted object keys, arrays in order): two definitions are the same when these are equal. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /** Reads a stored definition defensively (it is JSON from the database). */
