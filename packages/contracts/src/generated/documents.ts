@@ -7487,6 +7487,102 @@ export const hubInternalDocument: OpenApiDocument = {
           }
         }
       }
+    },
+    "/internal/v1/workspaces/{workspaceId}/members/{participantId}": {
+      "parameters": [
+        {
+          "name": "workspaceId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+          }
+        },
+        {
+          "name": "participantId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getWorkspaceMember",
+        "tags": [
+          "roster"
+        ],
+        "summary": "A participant's membership of a workspace (role), for authorization in other services.",
+        "description": "404 `member_not_found` when the participant is not a member of the workspace (or either is unknown).",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The membership.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "required": [
+                        "workspace_id",
+                        "participant_id",
+                        "email",
+                        "role"
+                      ],
+                      "properties": {
+                        "workspace_id": {
+                          "type": "string"
+                        },
+                        "participant_id": {
+                          "type": "string"
+                        },
+                        "email": {
+                          "type": "string"
+                        },
+                        "role": {
+                          "type": "string",
+                          "enum": [
+                            "owner",
+                            "admin",
+                            "member",
+                            "viewer"
+                          ]
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -9223,6 +9319,711 @@ export const workflowDocument: OpenApiDocument = {
           }
         }
       }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "post": {
+        "operationId": "launchInvocation",
+        "tags": [
+          "runs"
+        ],
+        "summary": "Launch — start or reconcile the governed run of an invocation.",
+        "description": "Checks the route (a contract and template matched, the template complete, its artifact schema version registered and not deprecated); when it is not ready the launch is refused with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once; the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state; on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200. A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflows:run"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The invocation is terminal; nothing changed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "202": {
+            "description": "The launch is accepted (or the run is being reconciled); poll the invocation.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "description": "`launch_blocked`: the route is not ready; the problem carries `blockers` (same shape as preflight's).",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "post": {
+        "operationId": "decideInvocationApproval",
+        "tags": [
+          "runs"
+        ],
+        "summary": "Approve or reject a run held by the `human_approval_required` guardrail.",
+        "description": "Participants only (a key cannot approve its own launch), with the workspace role owner or admin (403 `approval_role_required` otherwise). Allowed while the invocation is `awaiting_approval`, else 409 `approval_not_pending`. `approve` starts the run's stages; `reject` ends the invocation as `cancelled`. Audited as `invocation.approved` / `invocation.rejected` with the participant and the comment.",
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RunsApprovalRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The invocation after the decision.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "get": {
+        "operationId": "getInvocationArtifact",
+        "tags": [
+          "artifacts"
+        ],
+        "summary": "Consume — the strict artifact envelope of an invocation.",
+        "description": "404 `artifact_not_found` until a valid artifact is published (the invocation then shows an `artifact` identity and is `completed`); the envelope after. Fetch it only once the invocation is `completed`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-artifacts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The envelope.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ArtifactEnvelopeResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "publishInvocationArtifact",
+        "tags": [
+          "artifacts"
+        ],
+        "summary": "Publish the result owned by an invocation.",
+        "description": "A workspace key with `workflow-artifacts:write`, or the agent owning a stage of the invocation's run (another agent: 403 `stage_not_owned`). The invocation must be launched (409 `invocation_not_launched`) and not `failed` or `cancelled` (409 `invocation_terminal`). The payload is validated against the invocation's pinned artifact schema version; a mismatch is refused with 422 `artifact_schema_mismatch` listing the errors, the raw payload is kept as evidence (`evidence_id` in the problem) and the attention signal becomes `artifact_rejected`. A valid payload becomes the immutable envelope (201) and the invocation moves to `completed`. Publishing the same payload again answers 200 with the same envelope; a different payload after publication is 409 `artifact_already_published`. Audited as `artifact.published` / `artifact.rejected`.",
+        "x-svc-actors": [
+          "api_key",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "workflow-artifacts:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          },
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ArtifactPublishRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The same payload was published before; the original envelope.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ArtifactEnvelopeResponse"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Published; the invocation is `completed`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ArtifactEnvelopeResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "422": {
+            "description": "`artifact_schema_mismatch`: `errors` lists each failure; `evidence_id` names the kept payload.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages": {
+      "get": {
+        "operationId": "listMyWorkflowStages",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "The open stages this agent owns (assigned, claimed or blocked), oldest first.",
+        "description": "With `wait` (seconds, at most 30) and nothing open, the call waits until a stage is assigned to the agent or the time is up, then answers (possibly with an empty list). Each item carries what the agent needs to do the stage: the intent, the template's stage and the pinned artifact schema.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:read"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "wait",
+            "in": "query",
+            "required": false,
+            "description": "Long-poll for up to this many seconds when no stage is open.",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 30,
+              "default": 0
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The open stages.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AgentStageAssignment"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/claim": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "claimWorkflowStage",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Claim an assigned stage (start working on it); repeating it is harmless.",
+        "description": "`assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/heartbeat": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "heartbeatWorkflowStage",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Tell the engine the owner is still working on the stage, optionally with a progress note.",
+        "description": "A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "progress": {
+                    "type": "string",
+                    "maxLength": 500
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/blocker": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "reportWorkflowStageBlocker",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Report that the stage cannot proceed (the invocation's attention becomes `blocked`).",
+        "description": "The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "reason"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 2000,
+                    "pattern": "\\S"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "clearWorkflowStageBlocker",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "The blocker is gone; the stage is claimed again and the attention signal clears.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/evidence": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "submitWorkflowStageEvidence",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Attach evidence to the stage (secrets are redacted before it is stored).",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "kind",
+                  "content"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "kind": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "pattern": "^[a-z][a-z0-9_.-]*$"
+                  },
+                  "content": {
+                    "description": "Any JSON value (at most the body limit)."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Stored (redacted).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/StageEvidence"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/complete": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "completeWorkflowStage",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Complete the stage; the run moves on to the next stage (or ends).",
+        "description": "Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "summary": {
+                    "type": "string",
+                    "maxLength": 2000
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -9289,6 +10090,30 @@ export const workflowDocument: OpenApiDocument = {
           "minLength": 1,
           "maxLength": 255,
           "pattern": "^[\\x20-\\x7E]+$"
+        }
+      },
+      "RunsInvocationId": {
+        "name": "invocationId",
+        "in": "path",
+        "required": true,
+        "description": "Invocation id (`inv_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
+      },
+      "RunsStageId": {
+        "name": "stageId",
+        "in": "path",
+        "required": true,
+        "description": "Stage id (`stg_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
         }
       }
     },
@@ -10329,25 +11154,110 @@ export const workflowDocument: OpenApiDocument = {
       "InvocationsStage": {
         "type": "object",
         "required": [
+          "stage_id",
           "key",
           "title",
-          "state"
+          "position",
+          "state",
+          "required_capabilities",
+          "owner_agent_id",
+          "handoff_id",
+          "attempts",
+          "blocker_reason",
+          "progress",
+          "assigned_at",
+          "claimed_at",
+          "last_heartbeat_at",
+          "completed_at",
+          "duration_ms"
         ],
         "properties": {
+          "stage_id": {
+            "type": "string"
+          },
           "key": {
             "type": "string"
           },
           "title": {
             "type": "string"
           },
+          "position": {
+            "type": "integer",
+            "description": "1-based order in the run."
+          },
           "state": {
-            "type": "string"
+            "$ref": "#/components/schemas/RunsStageState"
+          },
+          "required_capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           },
           "owner_agent_id": {
             "type": [
               "string",
               "null"
             ]
+          },
+          "handoff_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The hub handoff of the current assignment."
+          },
+          "attempts": {
+            "type": "integer",
+            "description": "How many owners the stage has had (reassignments + 1)."
+          },
+          "blocker_reason": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "progress": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The owner's latest progress note."
+          },
+          "assigned_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "claimed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "completed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "duration_ms": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "From the first assignment to completion (null until completed)."
           }
         }
       },
@@ -10365,7 +11275,11 @@ export const workflowDocument: OpenApiDocument = {
           "stages",
           "current_stage",
           "latest_handoff",
-          "artifact"
+          "artifact",
+          "run_id",
+          "attention_reason",
+          "blockers",
+          "approval"
         ],
         "properties": {
           "invocation_id": {
@@ -10421,8 +11335,18 @@ export const workflowDocument: OpenApiDocument = {
               "object",
               "null"
             ],
+            "required": [
+              "handoff_id",
+              "stage_id",
+              "stage_key",
+              "assignee_agent_id",
+              "created_at"
+            ],
             "properties": {
               "handoff_id": {
+                "type": "string"
+              },
+              "stage_id": {
                 "type": "string"
               },
               "stage_key": {
@@ -10433,6 +11357,10 @@ export const workflowDocument: OpenApiDocument = {
                   "string",
                   "null"
                 ]
+              },
+              "created_at": {
+                "type": "string",
+                "format": "date-time"
               }
             }
           },
@@ -10442,9 +11370,96 @@ export const workflowDocument: OpenApiDocument = {
               "object",
               "null"
             ],
+            "required": [
+              "artifact_id",
+              "schema_name",
+              "schema_version",
+              "created_at"
+            ],
             "properties": {
               "artifact_id": {
                 "type": "string"
+              },
+              "schema_name": {
+                "type": "string"
+              },
+              "schema_version": {
+                "type": "string"
+              },
+              "created_at": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "run_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The governed run (null before the run starts)."
+          },
+          "attention_reason": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Why the attention signal is raised (null when it is `none`)."
+          },
+          "blockers": {
+            "type": "array",
+            "description": "What holds the invocation (launch refused, no stage owner available); same shape as preflight's.",
+            "items": {
+              "$ref": "#/components/schemas/InvocationsBlocker"
+            }
+          },
+          "approval": {
+            "description": "The `human_approval_required` guardrail (null when the template does not require it).",
+            "type": [
+              "object",
+              "null"
+            ],
+            "required": [
+              "required",
+              "decision",
+              "decided_by",
+              "decided_at",
+              "comment"
+            ],
+            "properties": {
+              "required": {
+                "type": "boolean"
+              },
+              "decision": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "enum": [
+                  "approve",
+                  "reject",
+                  null
+                ]
+              },
+              "decided_by": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The participant who decided."
+              },
+              "decided_at": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "format": "date-time"
+              },
+              "comment": {
+                "type": [
+                  "string",
+                  "null"
+                ]
               }
             }
           }
@@ -10623,6 +11638,393 @@ export const workflowDocument: OpenApiDocument = {
             "description": "Resolve's explanation of the match (per candidate, each criterion and the winner's reason)."
           }
         }
+      },
+      "RunsApprovalRequest": {
+        "type": "object",
+        "required": [
+          "decision"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "decision": {
+            "type": "string",
+            "enum": [
+              "approve",
+              "reject"
+            ]
+          },
+          "comment": {
+            "type": "string",
+            "maxLength": 2000
+          }
+        }
+      },
+      "RunsStageState": {
+        "type": "string",
+        "enum": [
+          "pending",
+          "assigned",
+          "claimed",
+          "blocked",
+          "completed",
+          "skipped"
+        ],
+        "description": "`pending` (not reached yet, or waiting for an owner), `assigned` (an owner has the handoff), `claimed` (the owner is working), `blocked` (the owner reported a blocker), `completed`, `skipped` (the run ended before the stage was reached)."
+      },
+      "AgentStageAssignment": {
+        "type": "object",
+        "required": [
+          "stage_id",
+          "invocation_id",
+          "project_id",
+          "run_id",
+          "key",
+          "title",
+          "position",
+          "stage_count",
+          "is_final",
+          "state",
+          "handoff_id",
+          "intent",
+          "required_capabilities",
+          "artifact_schema",
+          "heartbeat_interval_seconds",
+          "stall_after_seconds",
+          "assigned_at"
+        ],
+        "properties": {
+          "stage_id": {
+            "type": "string"
+          },
+          "invocation_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "run_id": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string"
+          },
+          "title": {
+            "type": "string"
+          },
+          "position": {
+            "type": "integer",
+            "description": "1-based position of the stage in the run."
+          },
+          "stage_count": {
+            "type": "integer"
+          },
+          "is_final": {
+            "type": "boolean",
+            "description": "The last stage; its owner publishes the artifact."
+          },
+          "state": {
+            "$ref": "#/components/schemas/RunsStageState"
+          },
+          "handoff_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "intent": {
+            "type": "string",
+            "description": "The invocation's intent, normalized (Unicode NFKC, lower case, whitespace collapsed)."
+          },
+          "required_capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "artifact_schema": {
+            "type": "object",
+            "required": [
+              "name",
+              "version",
+              "json_schema"
+            ],
+            "properties": {
+              "name": {
+                "type": "string"
+              },
+              "version": {
+                "type": "string"
+              },
+              "json_schema": {
+                "type": "object",
+                "additionalProperties": true
+              }
+            }
+          },
+          "heartbeat_interval_seconds": {
+            "type": "integer"
+          },
+          "stall_after_seconds": {
+            "type": "integer"
+          },
+          "assigned_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "StageEvidence": {
+        "type": "object",
+        "required": [
+          "evidence_id",
+          "stage_id",
+          "kind",
+          "content",
+          "created_at"
+        ],
+        "properties": {
+          "evidence_id": {
+            "type": "string"
+          },
+          "stage_id": {
+            "type": "string"
+          },
+          "kind": {
+            "type": "string"
+          },
+          "content": {
+            "description": "The submitted value with secrets redacted."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ArtifactPublishRequest": {
+        "type": "object",
+        "required": [
+          "payload"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "payload": {
+            "description": "The result; must conform to the pinned artifact schema version."
+          },
+          "summary": {
+            "type": "string",
+            "maxLength": 2000,
+            "description": "One human-readable paragraph."
+          },
+          "limitations": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 1000
+            }
+          },
+          "provenance": {
+            "type": "object",
+            "maxProperties": 50,
+            "description": "Producer-supplied provenance (tools, sources); merged under `producer`.",
+            "additionalProperties": true
+          }
+        }
+      },
+      "ArtifactEnvelope": {
+        "type": "object",
+        "description": "Immutable. Consumers must reject an envelope whose identities are missing or do not match what they asked for, or whose `schema.version` they do not support (`verifyEnvelope()` in the SDK).",
+        "required": [
+          "envelope_version",
+          "artifact_id",
+          "workspace_id",
+          "project_id",
+          "invocation_id",
+          "run_id",
+          "schema",
+          "version",
+          "summary",
+          "payload",
+          "payload_sha256",
+          "provenance",
+          "limitations",
+          "created_by",
+          "created_at"
+        ],
+        "properties": {
+          "envelope_version": {
+            "type": "string",
+            "const": "1"
+          },
+          "artifact_id": {
+            "type": "string"
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "invocation_id": {
+            "type": "string"
+          },
+          "run_id": {
+            "type": "string"
+          },
+          "schema": {
+            "type": "object",
+            "required": [
+              "schema_id",
+              "name",
+              "version"
+            ],
+            "properties": {
+              "schema_id": {
+                "type": "string"
+              },
+              "name": {
+                "type": "string"
+              },
+              "version": {
+                "type": "string"
+              }
+            }
+          },
+          "version": {
+            "type": "integer",
+            "description": "The artifact's version within the invocation (1)."
+          },
+          "summary": {
+            "type": "string"
+          },
+          "payload": {
+            "description": "The validated result."
+          },
+          "payload_sha256": {
+            "type": "string",
+            "description": "SHA-256 (hex) of the canonical JSON of the payload."
+          },
+          "provenance": {
+            "type": "object",
+            "required": [
+              "contract_id",
+              "template",
+              "stages",
+              "correlation_id",
+              "producer"
+            ],
+            "properties": {
+              "contract_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "template": {
+                "type": "object",
+                "required": [
+                  "key",
+                  "version"
+                ],
+                "properties": {
+                  "key": {
+                    "type": "string"
+                  },
+                  "version": {
+                    "type": "string"
+                  }
+                }
+              },
+              "stages": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "key",
+                    "owner_agent_id",
+                    "completed_at"
+                  ],
+                  "properties": {
+                    "key": {
+                      "type": "string"
+                    },
+                    "owner_agent_id": {
+                      "type": [
+                        "string",
+                        "null"
+                      ]
+                    },
+                    "completed_at": {
+                      "type": [
+                        "string",
+                        "null"
+                      ],
+                      "format": "date-time"
+                    }
+                  }
+                }
+              },
+              "correlation_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "producer": {
+                "type": "object",
+                "additionalProperties": true
+              }
+            }
+          },
+          "limitations": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_by": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "api_key",
+                  "agent"
+                ]
+              },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ArtifactEnvelopeResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/ArtifactEnvelope"
+          }
+        }
       }
     },
     "securitySchemes": {
@@ -10631,6 +12033,18 @@ export const workflowDocument: OpenApiDocument = {
         "in": "header",
         "name": "X-API-Key",
         "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      },
+      "participantBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "Participant JWT from the hub's `POST /api/v1/auth/login` (audience `participant`)."
+      },
+      "agentBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "Agent JWT (`AGENT_TOKEN`, audience `agent`) issued by the hub."
       }
     },
     "responses": {
@@ -10673,6 +12087,24 @@ export const workflowDocument: OpenApiDocument = {
             }
           }
         }
+      },
+      "AgentStageResponse": {
+        "description": "The stage as its owner sees it.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/AgentStageAssignment"
+                }
+              }
+            }
+          }
+        }
       }
     }
   },
@@ -10691,11 +12123,23 @@ export const workflowDocument: OpenApiDocument = {
     },
     {
       "name": "invocations",
-      "description": "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`), `failed` (the run failed; terminal) and `cancelled` (terminal). The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept) or `failed`. A new invocation is `received` with attention `none`; launch comes with its own operation."
+      "description": "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`), `failed` (the run failed; terminal) and `cancelled` (terminal). The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept) or `failed`. A new invocation is `received` with attention `none`; `launchInvocation` starts its run."
     },
     {
       "name": "preflight",
       "description": "Preflight: read-only launch readiness of an intent (resolve plus template, schema, roster, runtime, spawn-policy and infrastructure checks) with typed blockers and recommended actions. Creates nothing."
+    },
+    {
+      "name": "runs",
+      "description": "Launch and the governed run. Launch writes the state change and an outbox row in one transaction; a queue job keyed by the outbox row reconciles the invocation (running it twice changes nothing), and a sweeper re-enqueues whatever the queue lost, so a flushed Redis or a killed worker loses no run. One run per invocation; its stages come from the template, in order. Each stage gets an owner agent from the project's roster holding the stage's required capabilities (idle agents first); the assignment is a hub handoff (reference kind `workflow_stage`, id = the stage id). A stage whose owner stops heartbeating is marked stalled and reassigned to another agent. When the last stage completes without a published artifact the invocation is `waiting_for_artifact` (not success); publishing a valid artifact moves it to `completed`."
+    },
+    {
+      "name": "agent-stages",
+      "description": "The agent side of a stage, with the agent's `AGENT_TOKEN`. Only the stage's current owner may act on it: another agent of the workspace gets 403 `stage_not_owned`, an owner the stage was taken from (stalled and reassigned) 409 `stage_reassigned`."
+    },
+    {
+      "name": "artifacts",
+      "description": "The strict result of an invocation: a payload validated against the pinned, registered artifact schema version, stored as an immutable envelope with stable identities (artifact, workspace, project, invocation, run, schema), its version, summary, payload, provenance, limitations and creation identity."
     }
   ]
 };

@@ -293,6 +293,218 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Launch — start or reconcile the governed run of an invocation.
+         * @description Checks the route (a contract and template matched, the template complete, its artifact schema version registered and not deprecated); when it is not ready the launch is refused with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once; the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state; on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200. A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.
+         */
+        post: operations["launchInvocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject a run held by the `human_approval_required` guardrail.
+         * @description Participants only (a key cannot approve its own launch), with the workspace role owner or admin (403 `approval_role_required` otherwise). Allowed while the invocation is `awaiting_approval`, else 409 `approval_not_pending`. `approve` starts the run's stages; `reject` ends the invocation as `cancelled`. Audited as `invocation.approved` / `invocation.rejected` with the participant and the comment.
+         */
+        post: operations["decideInvocationApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Consume — the strict artifact envelope of an invocation.
+         * @description 404 `artifact_not_found` until a valid artifact is published (the invocation then shows an `artifact` identity and is `completed`); the envelope after. Fetch it only once the invocation is `completed`.
+         */
+        get: operations["getInvocationArtifact"];
+        put?: never;
+        /**
+         * Publish the result owned by an invocation.
+         * @description A workspace key with `workflow-artifacts:write`, or the agent owning a stage of the invocation's run (another agent: 403 `stage_not_owned`). The invocation must be launched (409 `invocation_not_launched`) and not `failed` or `cancelled` (409 `invocation_terminal`). The payload is validated against the invocation's pinned artifact schema version; a mismatch is refused with 422 `artifact_schema_mismatch` listing the errors, the raw payload is kept as evidence (`evidence_id` in the problem) and the attention signal becomes `artifact_rejected`. A valid payload becomes the immutable envelope (201) and the invocation moves to `completed`. Publishing the same payload again answers 200 with the same envelope; a different payload after publication is 409 `artifact_already_published`. Audited as `artifact.published` / `artifact.rejected`.
+         */
+        post: operations["publishInvocationArtifact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/workflow-stages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The open stages this agent owns (assigned, claimed or blocked), oldest first.
+         * @description With `wait` (seconds, at most 30) and nothing open, the call waits until a stage is assigned to the agent or the time is up, then answers (possibly with an empty list). Each item carries what the agent needs to do the stage: the intent, the template's stage and the pinned artifact schema.
+         */
+        get: operations["listMyWorkflowStages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/workflow-stages/{stageId}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim an assigned stage (start working on it); repeating it is harmless.
+         * @description `assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat.
+         */
+        post: operations["claimWorkflowStage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/workflow-stages/{stageId}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tell the engine the owner is still working on the stage, optionally with a progress note.
+         * @description A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress.
+         */
+        post: operations["heartbeatWorkflowStage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/workflow-stages/{stageId}/blocker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report that the stage cannot proceed (the invocation's attention becomes `blocked`).
+         * @description The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it.
+         */
+        post: operations["reportWorkflowStageBlocker"];
+        /** The blocker is gone; the stage is claimed again and the attention signal clears. */
+        delete: operations["clearWorkflowStageBlocker"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/workflow-stages/{stageId}/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Attach evidence to the stage (secrets are redacted before it is stored). */
+        post: operations["submitWorkflowStageEvidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/workflow-stages/{stageId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete the stage; the run moves on to the next stage (or ends).
+         * @description Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`.
+         */
+        post: operations["completeWorkflowStage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -574,10 +786,31 @@ export interface components {
             winner_reason: string | null;
         };
         InvocationsStage: {
+            stage_id: string;
             key: string;
             title: string;
-            state: string;
-            owner_agent_id?: string | null;
+            /** @description 1-based order in the run. */
+            position: number;
+            state: components["schemas"]["RunsStageState"];
+            required_capabilities: string[];
+            owner_agent_id: string | null;
+            /** @description The hub handoff of the current assignment. */
+            handoff_id: string | null;
+            /** @description How many owners the stage has had (reassignments + 1). */
+            attempts: number;
+            blocker_reason: string | null;
+            /** @description The owner's latest progress note. */
+            progress: string | null;
+            /** Format: date-time */
+            assigned_at: string | null;
+            /** Format: date-time */
+            claimed_at: string | null;
+            /** Format: date-time */
+            last_heartbeat_at: string | null;
+            /** Format: date-time */
+            completed_at: string | null;
+            /** @description From the first assignment to completion (null until completed). */
+            duration_ms: number | null;
         };
         InvocationsInvocation: {
             invocation_id: string;
@@ -596,13 +829,37 @@ export interface components {
             current_stage: null | components["schemas"]["InvocationsStage"];
             /** @description The latest stage handoff (null before launch). */
             latest_handoff: {
-                handoff_id?: string;
-                stage_key?: string;
-                assignee_agent_id?: string | null;
+                handoff_id: string;
+                stage_id: string;
+                stage_key: string;
+                assignee_agent_id: string | null;
+                /** Format: date-time */
+                created_at: string;
             } | null;
             /** @description The published artifact's identity (null until one is published). */
             artifact: {
-                artifact_id?: string;
+                artifact_id: string;
+                schema_name: string;
+                schema_version: string;
+                /** Format: date-time */
+                created_at: string;
+            } | null;
+            /** @description The governed run (null before the run starts). */
+            run_id: string | null;
+            /** @description Why the attention signal is raised (null when it is `none`). */
+            attention_reason: string | null;
+            /** @description What holds the invocation (launch refused, no stage owner available); same shape as preflight's. */
+            blockers: components["schemas"]["InvocationsBlocker"][];
+            /** @description The `human_approval_required` guardrail (null when the template does not require it). */
+            approval: {
+                required: boolean;
+                /** @enum {string|null} */
+                decision: "approve" | "reject" | null;
+                /** @description The participant who decided. */
+                decided_by: string | null;
+                /** Format: date-time */
+                decided_at: string | null;
+                comment: string | null;
             } | null;
         };
         InvocationsInvocationResponse: {
@@ -647,6 +904,115 @@ export interface components {
             /** @description Resolve's explanation of the match (per candidate, each criterion and the winner's reason). */
             explanation: unknown;
         };
+        RunsApprovalRequest: {
+            /** @enum {string} */
+            decision: "approve" | "reject";
+            comment?: string;
+        };
+        /**
+         * @description `pending` (not reached yet, or waiting for an owner), `assigned` (an owner has the handoff), `claimed` (the owner is working), `blocked` (the owner reported a blocker), `completed`, `skipped` (the run ended before the stage was reached).
+         * @enum {string}
+         */
+        RunsStageState: "pending" | "assigned" | "claimed" | "blocked" | "completed" | "skipped";
+        AgentStageAssignment: {
+            stage_id: string;
+            invocation_id: string;
+            project_id: string;
+            run_id: string;
+            key: string;
+            title: string;
+            /** @description 1-based position of the stage in the run. */
+            position: number;
+            stage_count: number;
+            /** @description The last stage; its owner publishes the artifact. */
+            is_final: boolean;
+            state: components["schemas"]["RunsStageState"];
+            handoff_id: string | null;
+            /** @description The invocation's intent, normalized (Unicode NFKC, lower case, whitespace collapsed). */
+            intent: string;
+            required_capabilities: string[];
+            artifact_schema: {
+                name: string;
+                version: string;
+                json_schema: {
+                    [key: string]: unknown;
+                };
+            };
+            heartbeat_interval_seconds: number;
+            stall_after_seconds: number;
+            /** Format: date-time */
+            assigned_at: string | null;
+        };
+        StageEvidence: {
+            evidence_id: string;
+            stage_id: string;
+            kind: string;
+            /** @description The submitted value with secrets redacted. */
+            content: unknown;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ArtifactPublishRequest: {
+            /** @description The result; must conform to the pinned artifact schema version. */
+            payload: unknown;
+            /** @description One human-readable paragraph. */
+            summary?: string;
+            limitations?: string[];
+            /** @description Producer-supplied provenance (tools, sources); merged under `producer`. */
+            provenance?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Immutable. Consumers must reject an envelope whose identities are missing or do not match what they asked for, or whose `schema.version` they do not support (`verifyEnvelope()` in the SDK). */
+        ArtifactEnvelope: {
+            /** @constant */
+            envelope_version: "1";
+            artifact_id: string;
+            workspace_id: string;
+            project_id: string;
+            invocation_id: string;
+            run_id: string;
+            schema: {
+                schema_id: string;
+                name: string;
+                version: string;
+            };
+            /** @description The artifact's version within the invocation (1). */
+            version: number;
+            summary: string;
+            /** @description The validated result. */
+            payload: unknown;
+            /** @description SHA-256 (hex) of the canonical JSON of the payload. */
+            payload_sha256: string;
+            provenance: {
+                contract_id: string | null;
+                template: {
+                    key: string;
+                    version: string;
+                };
+                stages: {
+                    key: string;
+                    owner_agent_id: string | null;
+                    /** Format: date-time */
+                    completed_at: string | null;
+                }[];
+                correlation_id: string | null;
+                producer: {
+                    [key: string]: unknown;
+                };
+            };
+            limitations: string[];
+            created_by: {
+                /** @enum {string} */
+                kind: "api_key" | "agent";
+                id: string | null;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
+        ArtifactEnvelopeResponse: {
+            data: components["schemas"]["ArtifactEnvelope"];
+        };
     };
     responses: {
         /** @description Error (RFC 9457 problem details). */
@@ -685,6 +1051,17 @@ export interface components {
                 "application/json": components["schemas"]["Readiness"];
             };
         };
+        /** @description The stage as its owner sees it. */
+        AgentStageResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["AgentStageAssignment"];
+                };
+            };
+        };
     };
     parameters: {
         /** @description The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`. */
@@ -697,6 +1074,10 @@ export interface components {
         InvocationsIdempotencyKey: string;
         /** @description The caller's correlation id, stored with the invocation and returned (1–255 printable ASCII). */
         InvocationsCorrelationId: string;
+        /** @description Invocation id (`inv_…`). */
+        RunsInvocationId: string;
+        /** @description Stage id (`stg_…`). */
+        RunsStageId: string;
     };
     requestBodies: never;
     headers: never;
@@ -1200,6 +1581,352 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    launchInvocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invocation is terminal; nothing changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            /** @description The launch is accepted (or the run is being reconciled); poll the invocation. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            /** @description `launch_blocked`: the route is not ready; the problem carries `blockers` (same shape as preflight's). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decideInvocationApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunsApprovalRequest"];
+            };
+        };
+        responses: {
+            /** @description The invocation after the decision. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getInvocationArtifact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The envelope. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactEnvelopeResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    publishInvocationArtifact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArtifactPublishRequest"];
+            };
+        };
+        responses: {
+            /** @description The same payload was published before; the original envelope. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactEnvelopeResponse"];
+                };
+            };
+            /** @description Published; the invocation is `completed`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactEnvelopeResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            /** @description `artifact_schema_mismatch`: `errors` lists each failure; `evidence_id` names the kept payload. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMyWorkflowStages: {
+        parameters: {
+            query?: {
+                /** @description Long-poll for up to this many seconds when no stage is open. */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The open stages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentStageAssignment"][];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    claimWorkflowStage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AgentStageResponse"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    heartbeatWorkflowStage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    progress?: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["AgentStageResponse"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    reportWorkflowStageBlocker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["AgentStageResponse"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    clearWorkflowStageBlocker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AgentStageResponse"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    submitWorkflowStageEvidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    kind: string;
+                    /** @description Any JSON value (at most the body limit). */
+                    content: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored (redacted). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StageEvidence"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    completeWorkflowStage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    summary?: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["AgentStageResponse"];
             400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
