@@ -415,3 +415,107 @@ describe('internal: who may call', () => {
     expect(viaWrongClient.response.status).toBe(401);
   });
 });
+
+describe('internal: workspace member', () => {
+  function member(workspaceId: string, participantId: string, serviceToken?: string) {
+    return t.internal(serviceToken).GET('/internal/v1/workspaces/{workspaceId}/members/{participantId}', {
+      params: { path: { workspaceId, participantId } },
+    });
+  }
+
+  test('when a service reads a membership, then it gets the workspace, participant, email and role', async () => {
+    const owner = await t.seedMember('owner');
+    const viewer = await t.seedMember('viewer', owner.workspace);
+    const admin = await t.seedMember('admin', owner.workspace);
+    const res = await member(owner.workspace.id, viewer.participantId);
+    expect(res.response.status).toBe(200);
+    expect(res.data?.data).toEqual({
+      workspace_id: owner.workspace.id,
+      participant_id: viewer.participantId,
+      email: viewer.email,
+      role: 'viewer',
+    });
+    expect((await member(owner.workspace.id, admin.participantId)).data?.data.role).toBe('admin');
+    expect((await member(owner.workspace.id, owner.participantId)).data?.data.role).toBe('owner');
+  });
+
+  test('when the participant belongs to another workspace only, then 404 member_not_found', async () => {
+    const owner = await t.seedMember('owner');
+    const stranger = await t.seedMember('owner');
+    const res = await member(owner.workspace.id, stranger.participantId);
+    expect({ status: res.response.status, code: res.error?.code }).toEqual({
+      status: 404,
+      code: 'member_not_found',
+    });
+    expect(res.response.headers.get('content-type')).toContain('application/problem+json');
+    // The stranger is still a member of their own workspace.
+    expect((await member(stranger.workspace.id, stranger.participantId)).data?.data.role).toBe('owner');
+  });
+
+  test('when the membership was removed, then 404 member_not_found', async () => {
+    const owner = await t.seedMember('owner');
+    const leaving = await t.seedMember('member', owner.workspace);
+    expect((await member(owner.workspace.id, leaving.participantId)).response.status).toBe(200);
+    const removed = await t
+      .client({ token: owner.token })
+      .DELETE('/api/v1/workspaces/{workspace}/members/{participantId}', {
+        params: { path: { workspace: owner.workspace.slug, participantId: leaving.participantId } },
+      });
+    expect(removed.response.ok).toBe(true);
+    const res = await member(owner.workspace.id, leaving.participantId);
+    expect({ status: res.response.status, code: res.error?.code }).toEqual({
+      status: 404,
+      code: 'member_not_found',
+    });
+  });
+
+  test('when the workspace or the participant is unknown, then 404 member_not_found; a malformed id is 400', async () => {
+    const owner = await t.seedMember('owner');
+    const pairs: [string, string][] = [
+      [newId('ws'), owner.participantId],
+      [owner.workspace.id, newId('prt')],
+      [newId('ws'), newId('prt')],
+      // A slug is not an id here.
+      [owner.workspace.slug.replace('-', '_'), owner.participantId],
+    ];
+    for (const [workspaceId, participantId] of pairs) {
+      const res = await member(workspaceId, participantId);
+      expect({ workspaceId, participantId, status: res.response.status, code: res.error?.code }).toEqual({
+        workspaceId,
+        participantId,
+        status: 404,
+        code: 'member_not_found',
+      });
+    }
+    const bad = await fetch(`${t.url}/internal/v1/workspaces/not%20an%20id/members/${owner.participantId}`, {
+      headers: { 'x-svc-service-token': SERVICE_TOKEN },
+    });
+    expect(bad.status).toBe(400);
+  });
+
+  test('when a workspace API key, a participant or an agent calls, then 403; without credential or with a wrong service token 401', async () => {
+    const owner = await t.seedMember('owner');
+    const key = await createKey(t, owner, { preset: 'automation' });
+    const seeded = await agent(owner.workspace.id, 'member-caller-agent');
+    const url = `${t.url}/internal/v1/workspaces/${owner.workspace.id}/members/${owner.participantId}`;
+    const refused: Record<string, string>[] = [
+      { 'x-api-key': key.key },
+      { authorization: `Bearer ${owner.token}` },
+      { authorization: `Bearer ${seeded.token}` },
+    ];
+    for (const headers of refused) {
+      const res = await fetch(url, { headers });
+      const body = (await res.json()) as { code?: string };
+      expect({ status: res.status, code: body.code }).toEqual({ status: 403, code: 'actor_not_allowed' });
+      expect(JSON.stringify(body)).not.toContain(owner.email);
+    }
+    expect((await fetch(url)).status).toBe(401);
+    expect((await fetch(url, { headers: { 'x-svc-service-token': `${SERVICE_TOKEN}x` } })).status).toBe(401);
+    const viaWrongClient = await member(
+      owner.workspace.id,
+      owner.participantId,
+      'svs_not-the-token-at-all-000000000000000000',
+    );
+    expect(viaWrongClient.response.status).toBe(401);
+  });
+});

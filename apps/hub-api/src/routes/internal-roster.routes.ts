@@ -3,12 +3,19 @@ import { presentInternalProject, presentRosterAgent, presentRuntimeReadiness } f
 import { getInternalProject } from '../use-cases/get-internal-project';
 import { getProjectRoster } from '../use-cases/get-project-roster';
 import { getProjectRuntimeReadiness } from '../use-cases/get-project-runtime-readiness';
+import { getWorkspaceMember } from '../use-cases/get-workspace-member';
 import type { HubInternalHandlers } from './types';
 
-/** Projects, rosters and runtime readiness for the platform's other services (service actor only). */
+/**
+ * Projects, rosters, runtime readiness and workspace memberships for the platform's other services
+ * (service actor only).
+ */
 export function internalRosterHandlers(
   deps: HubDeps,
-): Pick<HubInternalHandlers, 'getInternalProject' | 'getProjectRoster' | 'getProjectRuntimeReadiness'> {
+): Pick<
+  HubInternalHandlers,
+  'getInternalProject' | 'getProjectRoster' | 'getProjectRuntimeReadiness' | 'getWorkspaceMember'
+> {
   return {
     async getInternalProject({ params }) {
       const project = await getInternalProject(deps, params.projectId);
@@ -26,6 +33,20 @@ export function internalRosterHandlers(
       const project = await getInternalProject(deps, params.projectId);
       const readiness = await getProjectRuntimeReadiness(deps, project);
       return { status: 200, body: { data: presentRuntimeReadiness(readiness) } };
+    },
+    async getWorkspaceMember({ params }) {
+      const member = await getWorkspaceMember(deps, params.workspaceId, params.participantId);
+      return {
+        status: 200,
+        body: {
+          data: {
+            workspace_id: member.workspaceId,
+            participant_id: member.participantId,
+            email: member.participant.email,
+            role: member.role,
+          },
+        },
+      };
     },
   };
 }
