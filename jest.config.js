@@ -13,6 +13,8 @@ const projects = ['apps', 'packages'].flatMap((group) =>
 /** @type {import('jest').Config} */
 module.exports = {
   maxWorkers: process.env.JEST_MAX_WORKERS ?? 2,
+  // Applies to every project (a per-project testTimeout is ignored by jest).
+  testTimeout: 30_000,
   projects: projects.map((dir) => ({
     displayName: dir,
     rootDir: `${__dirname}/${dir}`,

@@ -13,6 +13,11 @@ export interface CreatePoolOptions {
   /** Server-side `statement_timeout` for every connection, in ms (default: none). */
   statementTimeoutMillis?: number;
   /**
+   * Client-side bound on every query, in ms (default: none): a connection whose server vanished without closing
+   * it would otherwise leave the query (and whatever awaits it) pending forever.
+   */
+  queryTimeoutMillis?: number;
+  /**
    * Called when an idle connection fails (e.g. the server restarted). node-postgres emits these on the pool and
    * an unhandled one would crash the process; the default ignores it, and the next query reports the problem.
    */
@@ -28,6 +33,7 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5_000,
     ...(opts.applicationName === undefined ? {} : { application_name: opts.applicationName }),
     ...(opts.statementTimeoutMillis === undefined ? {} : { statement_timeout: opts.statementTimeoutMillis }),
+    ...(opts.queryTimeoutMillis === undefined ? {} : { query_timeout: opts.queryTimeoutMillis }),
   });
   pool.on('error', opts.onError ?? (() => undefined));
   return pool;

@@ -22,6 +22,8 @@ export function createPrismaDatabase<Client extends { $disconnect(): Promise<voi
     max: options.poolSize ?? 10,
     applicationName: options.applicationName,
     connectionTimeoutMillis: 3000,
+    // Services' queries are short; none may hang a request or a job forever on a half-dead connection.
+    queryTimeoutMillis: 15_000,
   });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closed: Promise<void> | undefined;

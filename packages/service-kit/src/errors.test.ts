@@ -47,3 +47,23 @@ describe('problem mapping', () => {
     ).toBe(true);
   });
 });
+
+describe('database outages', () => {
+  test('when the database cannot be reached, then 503 database_unavailable with Retry-After, never details', () => {
+    const prismaLike = Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), {
+      code: 'P1001',
+    });
+    const pgLike = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+    });
+    const wrapped = new Error('query failed', { cause: new Error('Connection terminated unexpectedly') });
+    for (const error of [prismaLike, pgLike, wrapped]) {
+      const p = toProblem(error, 'req_1');
+      expect(p.status).toBe(503);
+      expect(p.body.code).toBe('database_unavailable');
+      expect(p.headers['Retry-After']).toBe('1');
+      expect(JSON.stringify(p.body)).not.toContain('127.0.0.1');
+    }
+    expect(toProblem(new Error('boom')).status).toBe(500);
+  });
+});

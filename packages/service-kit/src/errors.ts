@@ -170,6 +170,14 @@ export function toProblem(error: unknown, requestId?: string): ProblemResponse {
       internal: false,
     };
   }
+  if (isDatabaseUnavailable(error)) {
+    return {
+      status: 503,
+      body: base(503, 'database_unavailable', 'The database is unreachable right now; retry shortly.'),
+      headers: { 'Retry-After': '1' },
+      internal: true,
+    };
+  }
   return {
     status: 500,
     body: base(
@@ -180,4 +188,35 @@ export function toProblem(error: unknown, requestId?: string): ProblemResponse {
     headers: {},
     internal: true,
   };
+}
+
+/** Prisma's "cannot reach / lost the database" codes and PostgreSQL's connection-class SQLSTATEs. */
+const DB_UNAVAILABLE_CODES = new Set([
+  'P1001',
+  'P1002',
+  'P1008',
+  'P1017',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+const DB_UNAVAILABLE_MESSAGES =
+  /can't reach database server|server has closed the connection|connection terminated|not queryable|timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET/i;
+
+/**
+ * True for errors that mean the database could not be reached (down, restarting, pool exhausted): an outage, not
+ * a bug, so clients get 503 and retry instead of a 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === 'string' && DB_UNAVAILABLE_CODES.has(code)) return true;
+    if (typeof message === 'string' && DB_UNAVAILABLE_MESSAGES.test(message)) return true;
+    e = cause;
+  }
+  return false;
 }
