@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
+import type { TokenVerifier } from '@svc/auth';
 import { createHubInternalClient, workflowDocument } from '@svc/contracts';
 import type { HubInternalClient } from '@svc/contracts';
 import { createHttpApp, mountOperations } from '@svc/service-kit';
@@ -7,15 +9,23 @@ import type { Express } from 'express';
 import { accessGuard } from './auth/access-guard';
 import { createWorkflowCredentialResolver } from './auth/credential-resolver';
 import { createKeyIntrospector } from './auth/key-introspector';
+import { createMemberDirectory } from './auth/member-directory';
 import { createProjectDirectory } from './auth/project-directory';
 import { createWorkflowAudit } from './data/audit.repository';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
+import { createAssignmentWaiter } from './engine/assignment-waiter';
+import { createEngineQueue } from './engine/queue';
+import type { EngineQueue } from './engine/queue';
+import { DEFAULT_ENGINE_SETTINGS } from './engine/settings';
+import type { EngineSettings } from './engine/settings';
 import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
 import { invocationHandlers } from './routes/invocations.routes';
 import { preflightHandlers } from './routes/preflight.routes';
 import { contractHandlers } from './routes/contracts.routes';
+import { runHandlers } from './routes/runs.routes';
 import { systemHandlers } from './routes/system.routes';
+import { createArtifactValidatorCache } from './use-cases/artifact-schema-rules';
 
 /** SQL migrations of the workflow database (same relative place from src/ and dist/). */
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'prisma', 'migrations');
@@ -25,39 +35,81 @@ export interface WorkflowAppOptions {
   redis: Redis;
   logger: Logger;
   publicUrl: string;
-  /** The hub's internal API (key introspection, projects, roster). */
-  hub: { url: string; serviceToken: string } | HubInternalClient;
+  /**
+   * The hub: its internal API (key introspection, projects, roster, handoffs) and the issuer and JWKS of its
+   * participant and agent tokens (issuer defaults to the URL).
+   */
+  hub: { url: string; serviceToken: string; issuer?: string } | HubInternalClient;
+  /** Verifies hub-issued bearer tokens; built from `hub.url` when not given. */
+  tokens?: TokenVerifier;
+  /** Key prefix of the queues (WORKFLOW_QUEUE_PREFIX). */
+  queuePrefix?: string;
+  engine?: Partial<EngineSettings>;
   bodyLimit?: string;
   now?: () => Date;
   validateResponses?: boolean;
 }
 
+function hubClientOf(options: WorkflowAppOptions): HubInternalClient {
+  return 'url' in options.hub
+    ? createHubInternalClient({
+        baseUrl: options.hub.url,
+        serviceToken: options.hub.serviceToken,
+        clientName: 'workflow-api',
+      })
+    : options.hub;
+}
+
 /** The dependencies every workflow use-case takes, built from the app options. */
-export function createWorkflowDeps(options: WorkflowAppOptions): WorkflowDeps {
-  const hub =
-    'url' in options.hub
-      ? createHubInternalClient({
-          baseUrl: options.hub.url,
-          serviceToken: options.hub.serviceToken,
-          clientName: 'workflow-api',
-        })
-      : options.hub;
+export function createWorkflowDeps(
+  options: Pick<WorkflowAppOptions, 'database' | 'logger' | 'now' | 'engine'> & {
+    hub: HubInternalClient;
+    queue: EngineQueue;
+  },
+): WorkflowDeps {
   return {
     db: options.database.prisma,
-    hub,
-    projects: createProjectDirectory({ hub }),
+    hub: options.hub,
+    projects: createProjectDirectory({ hub: options.hub }),
     audit: createWorkflowAudit(options.database.prisma),
     logger: options.logger,
     now: options.now ?? (() => new Date()),
+    queue: options.queue,
+    engine: { ...DEFAULT_ENGINE_SETTINGS, ...options.engine },
   };
 }
 
-/** The Workflow API's HTTP app: every operation of the workflow contract. */
-export function createWorkflowApp(options: WorkflowAppOptions): Express {
+export interface WorkflowService {
+  app: Express;
+  deps: WorkflowDeps;
+  /** Closes what the service opened itself (queue and subscriber connections); not the database or `redis`. */
+  close(): Promise<void>;
+}
+
+/** The Workflow API's HTTP app with every operation of the workflow contract, and its own connections. */
+export function createWorkflowService(options: WorkflowAppOptions): WorkflowService {
   const { logger } = options;
-  const deps = createWorkflowDeps(options);
-  const resolver = createWorkflowCredentialResolver({ keys: createKeyIntrospector({ hub: deps.hub }) });
-  return createHttpApp({
+  const hub = hubClientOf(options);
+  const prefix = options.queuePrefix ?? 'svc';
+  const queue = createEngineQueue({ connection: options.redis, publisher: options.redis, prefix, logger });
+  const deps = createWorkflowDeps({ ...options, hub, queue });
+  const tokens =
+    options.tokens ??
+    ('url' in options.hub
+      ? createTokenVerifier({
+          issuer: options.hub.issuer ?? options.hub.url,
+          getJwks: createRemoteJwks({ url: new URL('/.well-known/jwks.json', options.hub.url).toString() }),
+        })
+      : undefined);
+  const resolver = createWorkflowCredentialResolver({ keys: createKeyIntrospector({ hub }), tokens });
+  const members = createMemberDirectory({ hub });
+  const waiter = createAssignmentWaiter({
+    subscriber: options.redis.duplicate({ lazyConnect: true, connectionName: 'workflow-api-assignments' }),
+    prefix,
+    logger,
+  });
+  const validators = createArtifactValidatorCache();
+  const app = createHttpApp({
     logger,
     bodyLimit: options.bodyLimit,
     configure(app) {
@@ -72,13 +124,26 @@ export function createWorkflowApp(options: WorkflowAppOptions): Express {
           ...contractHandlers(deps),
           ...invocationHandlers(deps),
           ...preflightHandlers(deps),
-          ...artifactSchemaHandlers(deps),
+          ...artifactSchemaHandlers(deps, validators),
+          ...runHandlers(deps, { validators, waiter, members }),
         },
         resolver,
-        guards: [accessGuard(deps.projects)],
+        guards: [accessGuard(deps.projects, members)],
         validateResponses: options.validateResponses,
         logger,
       });
     },
   });
+  return {
+    app,
+    deps,
+    async close() {
+      await Promise.all([waiter.close(), queue.close()]);
+    },
+  };
+}
+
+/** The Workflow API's HTTP app (see {@link createWorkflowService} to close its connections). */
+export function createWorkflowApp(options: WorkflowAppOptions): Express {
+  return createWorkflowService(options).app;
 }

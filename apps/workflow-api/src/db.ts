@@ -14,3 +14,6 @@ export function createDatabase(
     applicationName: options.applicationName ?? 'workflow-api',
   });
 }
+
+/** The client inside an interactive transaction. */
+export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];

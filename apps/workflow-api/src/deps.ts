@@ -3,6 +3,8 @@ import type { HubInternalClient } from '@svc/contracts';
 import type { ProjectDirectory } from './auth/project-directory';
 import type { WorkflowAudit } from './data/audit.repository';
 import type { Db } from './db';
+import type { EngineQueue } from './engine/queue';
+import type { EngineSettings } from './engine/settings';
 
 /** Everything a workflow use-case may need; built once in app wiring, passed explicitly. */
 export interface WorkflowDeps {
@@ -12,4 +14,7 @@ export interface WorkflowDeps {
   audit: WorkflowAudit;
   logger: Logger;
   now: () => Date;
+  /** Reconcile jobs and assignment announcements (Redis); never the source of truth. */
+  queue: EngineQueue;
+  engine: EngineSettings;
 }

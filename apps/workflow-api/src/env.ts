@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envFields, loadConfig } from '@svc/service-kit';
+import type { EngineSettings } from './engine/settings';
 
 const schema = z.object({
   WORKFLOW_HOST: envFields.host(),
@@ -18,6 +19,19 @@ const schema = z.object({
   /** The hub's internal API (key introspection, roster, handoffs). */
   HUB_URL: envFields.httpUrl().default('http://127.0.0.1:4000'),
   HUB_SERVICE_TOKEN: envFields.secret(32),
+  /** Issuer (`iss`) of the hub's participant and agent tokens: the hub's public URL. Defaults to HUB_URL. */
+  HUB_ISSUER: envFields.httpUrl().optional(),
+  /** A stage owner that sends no heartbeat for this long is stalled and the stage reassigned. */
+  WORKFLOW_STAGE_STALL_SECONDS: z.coerce.number().int().min(2).max(86_400).default(60),
+  /** How often the sweeper looks for lost queue jobs, stalled owners and stuck runs. */
+  WORKFLOW_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2_000),
+  /** An outbox row not processed this long after its last enqueue is enqueued again. */
+  WORKFLOW_OUTBOX_REDELIVER_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  /** A launching or running invocation untouched this long is reconciled again (owner search, stalls). */
+  WORKFLOW_RECHECK_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
+  /** Queue job lock: a job held by a dead worker becomes available again after about this long. */
+  WORKFLOW_JOB_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+  WORKFLOW_RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(20),
   WORKFLOW_BODY_LIMIT: z.string().default('1mb'),
   WORKFLOW_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   LOG_LEVEL: envFields.logLevel(),
@@ -27,4 +41,14 @@ export type WorkflowConfig = z.infer<typeof schema>;
 
 export function loadWorkflowConfig(env: NodeJS.ProcessEnv = process.env): WorkflowConfig {
   return loadConfig('workflow-api', schema, env);
+}
+
+/** The run engine's timing from the configuration. */
+export function engineSettingsOf(config: WorkflowConfig): EngineSettings {
+  return {
+    stallAfterMs: config.WORKFLOW_STAGE_STALL_SECONDS * 1000,
+    sweepIntervalMs: config.WORKFLOW_SWEEP_INTERVAL_MS,
+    outboxRedeliverMs: config.WORKFLOW_OUTBOX_REDELIVER_MS,
+    recheckMs: config.WORKFLOW_RECHECK_MS,
+  };
 }

@@ -1,7 +1,7 @@
 import { createLogger, createRedis, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
-import { createWorkflowApp } from './app';
+import { createWorkflowService } from './app';
 import { createDatabase } from './db';
-import { loadWorkflowConfig } from './env';
+import { engineSettingsOf, loadWorkflowConfig } from './env';
 
 runMain('workflow-api', async () => {
   const config = loadWorkflowConfig();
@@ -9,15 +9,21 @@ runMain('workflow-api', async () => {
   const database = createDatabase(config.DATABASE_URL, { poolSize: config.WORKFLOW_DB_POOL_SIZE });
   const redis = createRedis(config.REDIS_URL, { name: 'workflow-api' });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const app = createWorkflowApp({
+  const service = createWorkflowService({
     database,
     redis,
     logger,
     publicUrl: config.WORKFLOW_PUBLIC_URL,
-    hub: { url: config.HUB_URL, serviceToken: config.HUB_SERVICE_TOKEN },
+    hub: {
+      url: config.HUB_URL,
+      serviceToken: config.HUB_SERVICE_TOKEN,
+      ...(config.HUB_ISSUER ? { issuer: config.HUB_ISSUER } : {}),
+    },
+    queuePrefix: config.WORKFLOW_QUEUE_PREFIX,
+    engine: engineSettingsOf(config),
     bodyLimit: config.WORKFLOW_BODY_LIMIT,
   });
-  const server = await startHttpServer(app, {
+  const server = await startHttpServer(service.app, {
     host: config.WORKFLOW_HOST,
     port: config.WORKFLOW_PORT,
     logger,
@@ -26,6 +32,7 @@ runMain('workflow-api', async () => {
     logger,
     steps: [
       { name: 'http', close: () => server.close() },
+      { name: 'queues', close: () => service.close() },
       { name: 'redis', close: async () => void (await redis.quit().catch(() => redis.disconnect())) },
       { name: 'database', close: () => database.close() },
     ],

@@ -1,5 +1,5 @@
-import { workflowWorkerDocument } from '@svc/contracts';
-import type { WorkflowWorkerApi } from '@svc/contracts';
+import { createHubInternalClient, workflowWorkerDocument } from '@svc/contracts';
+import type { HubInternalClient, WorkflowWorkerApi } from '@svc/contracts';
 import { checkDatabase } from '@svc/db-kit';
 import {
   checkRedis,
@@ -12,14 +12,50 @@ import {
 } from '@svc/service-kit';
 import type { Logger, ManagedWorker, OperationHandlers, Redis, WorkerDefinition } from '@svc/service-kit';
 import type { Express } from 'express';
+import { createWorkflowDeps } from './app';
 import type { Database } from './db';
+import type { WorkflowDeps } from './deps';
+import { createEngineQueue, RECONCILE_QUEUE } from './engine/queue';
+import type { ReconcileJob } from './engine/queue';
+import { reconcileInvocation } from './engine/reconcile';
+import type { EngineSettings } from './engine/settings';
+import { startSweeper } from './engine/sweeper';
+
+/** Longest a reconcile job may take (its transaction alone is bounded at 30 s, plus 10 s to start). */
+const RECONCILE_DEADLINE_MS = 45_000;
+
+/** Rejects when `work` has not settled within `ms` (the work itself cannot be cancelled). */
+export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
 
 /**
- * The queues this process consumes. Each later feature (launch reconciliation, delivery, sweeper) adds its
- * definition here; every definition calls the same use-cases the HTTP routes call.
+ * The queues this process consumes; every definition calls the same use-cases the HTTP routes call.
+ * `workflow-reconcile`: one job per outbox row, bringing one invocation's run up to date, then telling newly
+ * assigned agents.
  */
-export function workerDefinitions(): WorkerDefinition<unknown, unknown>[] {
-  return [];
+export function workerDefinitions(
+  deps: WorkflowDeps,
+  options: { concurrency?: number } = {},
+): WorkerDefinition<unknown, unknown>[] {
+  const reconcile: WorkerDefinition<ReconcileJob, void> = {
+    queue: RECONCILE_QUEUE,
+    concurrency: options.concurrency ?? 20,
+    async processor(job) {
+      // A reconcile that does not finish in time fails the job (retried with backoff) instead of holding it.
+      const outcome = await withDeadline(
+        reconcileInvocation(deps, job.data.invocationId),
+        RECONCILE_DEADLINE_MS,
+        `reconcile of ${job.data.invocationId}`,
+      );
+      await deps.queue.announceAssignments(outcome.assignedAgents);
+    },
+  };
+  return [reconcile as WorkerDefinition<unknown, unknown>];
 }
 
 export interface WorkerProcessOptions {
@@ -28,19 +64,61 @@ export interface WorkerProcessOptions {
   redisUrl: string;
   queuePrefix: string;
   logger: Logger;
+  hub: { url: string; serviceToken: string } | HubInternalClient;
+  engine?: Partial<EngineSettings>;
+  /** Job lock: a job held by a dead worker is taken up again after about this long. */
+  jobLockMs?: number;
+  concurrency?: number;
+  /** Run the sweeper in this process (default true). */
+  sweeper?: boolean;
   definitions?: WorkerDefinition<unknown, unknown>[];
 }
 
-/** Starts every queue worker and builds the probe app of the worker process. */
+/** Starts every queue worker and the sweeper, and builds the probe app of the worker process. */
 export function startWorkerProcess(options: WorkerProcessOptions): {
   app: Express;
   workers: ManagedWorker[];
+  deps: WorkflowDeps;
   close(): Promise<void>;
 } {
   const connection = redisConnectionOptions(options.redisUrl);
-  const workers = (options.definitions ?? workerDefinitions()).map((definition) =>
-    startWorker(definition, { connection, prefix: options.queuePrefix, logger: options.logger }),
+  const hub =
+    'url' in options.hub
+      ? createHubInternalClient({
+          baseUrl: options.hub.url,
+          serviceToken: options.hub.serviceToken,
+          clientName: 'workflow-worker',
+        })
+      : options.hub;
+  const queue = createEngineQueue({
+    connection: options.redis,
+    publisher: options.redis,
+    prefix: options.queuePrefix,
+    logger: options.logger,
+  });
+  const deps = createWorkflowDeps({
+    database: options.database,
+    logger: options.logger,
+    engine: options.engine,
+    hub,
+    queue,
+  });
+  const lockMs = options.jobLockMs ?? 30_000;
+  const workers = (options.definitions ?? workerDefinitions(deps, { concurrency: options.concurrency })).map(
+    (definition) =>
+      startWorker(definition, {
+        connection,
+        prefix: options.queuePrefix,
+        logger: options.logger,
+        extra: {
+          lockDuration: lockMs,
+          stalledInterval: Math.max(250, Math.floor(lockMs / 2)),
+          // A job whose worker died is retried, however often that happens; the work is idempotent.
+          maxStalledCount: 1000,
+        },
+      }),
   );
+  const sweeper = options.sweeper === false ? null : startSweeper(deps);
   const handlers: OperationHandlers<WorkflowWorkerApi.operations> = {
     workflowWorkerLiveness: livenessHandler(),
     workflowWorkerReadiness: readinessHandler({
@@ -57,8 +135,11 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
   return {
     app,
     workers,
+    deps,
     close: async () => {
+      await sweeper?.stop();
       await Promise.all(workers.map((w) => w.close()));
+      await queue.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createLogger, createRedis, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
 import { createDatabase } from './db';
-import { loadWorkflowConfig } from './env';
+import { engineSettingsOf, loadWorkflowConfig } from './env';
 import { startWorkerProcess } from './worker-process';
 
 /** Entry of the worker process (`node dist/worker.js`): queue consumers plus probe routes. */
@@ -19,6 +19,10 @@ runMain('workflow-worker', async () => {
     redisUrl: config.REDIS_URL,
     queuePrefix: config.WORKFLOW_QUEUE_PREFIX,
     logger,
+    hub: { url: config.HUB_URL, serviceToken: config.HUB_SERVICE_TOKEN },
+    engine: engineSettingsOf(config),
+    jobLockMs: config.WORKFLOW_JOB_LOCK_MS,
+    concurrency: config.WORKFLOW_RECONCILE_CONCURRENCY,
   });
   const server = await startHttpServer(processHandle.app, {
     host: config.WORKFLOW_HOST,

@@ -122,6 +122,10 @@ describe('POST /workflow/invocations', () => {
       current_stage: null,
       latest_handoff: null,
       artifact: null,
+      run_id: null,
+      attention_reason: null,
+      blockers: [],
+      approval: null,
     });
     const row = await s.database.prisma.invocation.findUniqueOrThrow({ where: { id: data.invocation_id } });
     expect(row).toMatchObject({

@@ -220,9 +220,8 @@ describe('POST /workflow/preflight', () => {
     await seedSchema(s, project.id);
     const deps = createWorkflowDeps({
       database: s.database,
-      redis: undefined as never,
+      queue: undefined as never,
       logger: createLogger({ name: 'preflight-test', level: 'silent' }),
-      publicUrl: 'http://workflow.test',
       hub: createHubInternalClient({ baseUrl: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) }),
     });
     const data = await preflightIntent(deps, project.id, { intent: 'weekly report' });
@@ -244,9 +243,8 @@ describe('POST /workflow/preflight', () => {
       await resolveIntent(
         createWorkflowDeps({
           database: s.database,
-          redis: undefined as never,
+          queue: undefined as never,
           logger: createLogger({ name: 'preflight-test', level: 'silent' }),
-          publicUrl: 'http://workflow.test',
           hub: createHubInternalClient({ baseUrl: s.hubUrl, serviceToken: 'x'.repeat(40) }),
         }),
         project.id,

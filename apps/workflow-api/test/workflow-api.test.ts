@@ -102,6 +102,8 @@ describe('worker process', () => {
       redisUrl: REDIS_URL,
       queuePrefix: prefix,
       logger,
+      hub: { url: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) },
+      sweeper: false,
       definitions: [{ queue: 'probe', processor: async (job) => void seen.push(job.data) }],
     });
     const probes = await startHttpServer(handle.app, { host: '127.0.0.1', port: 0 });

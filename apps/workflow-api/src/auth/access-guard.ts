@@ -1,5 +1,6 @@
 import { AppError } from '@svc/service-kit';
 import type { OperationContext, OperationGuard } from '@svc/service-kit';
+import type { MemberDirectory } from './member-directory';
 import type { ProjectDirectory, ProjectRef } from './project-directory';
 
 interface Locals {
@@ -13,7 +14,7 @@ const projectNotFound = (projectId: string) =>
  * Scopes every Workflow API call to the caller's workspace: a `{projectId}` must belong to it (anything else is
  * reported as not found, so other workspaces' projects do not leak), and a `{workspaceId}` must be it (403).
  */
-export function accessGuard(projects: ProjectDirectory): OperationGuard {
+export function accessGuard(projects: ProjectDirectory, members?: MemberDirectory): OperationGuard {
   return async (ctx) => {
     const params = ctx.params as Record<string, unknown>;
     const actor = ctx.actor;
@@ -31,7 +32,14 @@ export function accessGuard(projects: ProjectDirectory): OperationGuard {
     if (ctx.operation.pathParams.includes('projectId')) {
       const projectId = String(params.projectId);
       const project = await projects.find(projectId);
-      if (!project || project.workspace.id !== actorWorkspace) throw projectNotFound(projectId);
+      if (!project) throw projectNotFound(projectId);
+      if (actor?.kind === 'participant') {
+        // A participant reaches a project of a workspace they are a member of (roles are checked per operation).
+        const member = members ? await members.find(project.workspace.id, actor.participantId) : null;
+        if (!member) throw projectNotFound(projectId);
+      } else if (project.workspace.id !== actorWorkspace) {
+        throw projectNotFound(projectId);
+      }
       (ctx.res.locals as Locals).project = project;
     }
   };

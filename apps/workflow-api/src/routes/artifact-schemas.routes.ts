@@ -1,6 +1,7 @@
 import type { WorkflowDeps } from '../deps';
 import type { ArtifactSchema } from '../generated/prisma/client';
 import { createArtifactValidatorCache } from '../use-cases/artifact-schema-rules';
+import type { ArtifactValidatorCache } from '../use-cases/artifact-schema-rules';
 import { deprecateArtifactSchema } from '../use-cases/deprecate-artifact-schema';
 import { getArtifactSchema } from '../use-cases/get-artifact-schema';
 import { listArtifactSchemas } from '../use-cases/list-artifact-schemas';
@@ -29,6 +30,7 @@ function presentDetail(schema: ArtifactSchema) {
 /** Register, inspect, validate against and deprecate artifact schema versions (no restore exists). */
 export function artifactSchemaHandlers(
   deps: WorkflowDeps,
+  validators: ArtifactValidatorCache = createArtifactValidatorCache(),
 ): WorkflowHandlers<
   | 'listArtifactSchemas'
   | 'registerArtifactSchema'
@@ -36,7 +38,6 @@ export function artifactSchemaHandlers(
   | 'validateArtifactPayload'
   | 'deprecateArtifactSchema'
 > {
-  const validators = createArtifactValidatorCache();
   return {
     async listArtifactSchemas(ctx) {
       const page = await listArtifactSchemas(deps, ctx.params.workspaceId, {

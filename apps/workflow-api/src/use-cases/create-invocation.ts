@@ -281,6 +281,15 @@ export async function createInvocation(
           createdAt: now,
           updatedAt: now,
           keyExpiresAt,
+          attentionReason: null,
+          blockers: [],
+          approvalRequired: false,
+          approvalDecision: null,
+          approvalBy: null,
+          approvalAt: null,
+          approvalComment: null,
+          launchedAt: null,
+          completedAt: null,
         },
       };
     }

@@ -1,5 +1,5 @@
 import type { WorkflowDeps } from '../deps';
-import { findArtifactSchema } from './find-artifact-schema';
+import { templateReadiness } from './route-readiness';
 import { resolveIntent } from './resolve-intent';
 import type { ResolveExplanation, ResolveInput, ResolveResult } from './resolve-intent';
 
@@ -33,22 +33,6 @@ export interface PreflightResult {
 const HUB_TIMEOUT_MS = 5_000;
 
 type Template = NonNullable<ResolveResult['template']>;
-
-/** Template problems that keep the route from being ready (required fields, valid stages). */
-function templateProblems(template: Template): string[] {
-  const problems: string[] = [];
-  const { artifact_schema: schema, stages } = template.definition;
-  if (!schema.name || !schema.version) problems.push('it names no artifact schema name and version');
-  if (stages.length === 0) problems.push('it has no stages');
-  const seen = new Set<string>();
-  stages.forEach((stage, i) => {
-    if (!stage.key || stage.key === 'undefined') problems.push(`stage ${i + 1} has no key`);
-    else if (seen.has(stage.key)) problems.push(`stage key '${stage.key}' is used twice`);
-    else seen.add(stage.key);
-    if (!stage.title || stage.title === 'undefined') problems.push(`stage ${i + 1} has no title`);
-  });
-  return problems;
-}
 
 const hubUnreachable = (what: string): PreflightBlocker => ({
   category: 'infrastructure_health',
@@ -136,45 +120,17 @@ export async function preflightIntent(
       recommended_action:
         "Create a contract whose classifier matches this intent (or an explicit universal fallback), or check the request's required_capabilities and metadata.",
     });
-  } else if (!template) {
-    blockers.push({
-      category: 'classifier_template_configuration',
-      code: 'template_not_found',
-      message: `The matched contract '${resolved.contract?.contract_id ?? ''}' has no stored template.`,
-      recommended_action: 'Update the contract with a complete template (stages and artifact schema).',
-    });
   } else {
-    const problems = templateProblems(template);
-    if (problems.length > 0) {
-      blockers.push({
-        category: 'classifier_template_configuration',
-        code: 'template_incomplete',
-        message: `Template ${template.key}@${template.version} is incomplete: ${problems.join('; ')}.`,
-        recommended_action:
-          'Publish a new template version with every required field and valid stages, and point the contract at it.',
-      });
-    } else {
-      const { name, version } = template.definition.artifact_schema;
-      const schema = await findArtifactSchema(deps, projectId, name, version);
-      if (!schema) {
-        blockers.push({
-          category: 'classifier_template_configuration',
-          code: 'artifact_schema_not_registered',
-          message: `Artifact schema ${name}@${version} that template ${template.key}@${template.version} pins is not registered in the project.`,
-          recommended_action: `Register artifact schema '${name}' version '${version}' for the project (artifact-schemas:write).`,
-        });
-      } else if (schema.deprecatedAt) {
-        blockers.push({
-          category: 'classifier_template_configuration',
-          code: 'artifact_schema_deprecated',
-          message: `Artifact schema ${name}@${version} that template ${template.key}@${template.version} pins is deprecated.`,
-          recommended_action:
-            'Register a new artifact schema version and publish a template version that pins it.',
-        });
-      } else {
-        routeReady = true;
-      }
-    }
+    const readiness = await templateReadiness(
+      deps,
+      projectId,
+      template,
+      resolved.contract?.contract_id ?? '',
+    );
+    routeReady = readiness.routeReady;
+    blockers.push(...readiness.blockers);
+  }
+  if (resolved.matched && template) {
     const [roster, runtime] = await Promise.all([
       rosterBlockers(deps, projectId, template),
       runtimeBlockers(deps, projectId),

@@ -1,0 +1,142 @@
+import type { Actor } from '@svc/auth';
+import { AppError } from '@svc/service-kit';
+import type { ProjectRef } from '../auth/project-directory';
+import type { WorkflowDeps } from '../deps';
+import type { Invocation } from '../generated/prisma/client';
+import type { InvocationRoute } from '../use-cases/create-invocation';
+import type { PreflightBlocker } from '../use-cases/preflight-intent';
+import { templateReadiness } from '../use-cases/route-readiness';
+import { loadInvocationTemplate } from './invocation-template';
+import { dispatchOutbox, writeOutbox } from './outbox';
+import type { ReconcileJob } from './queue';
+import { isTerminal, lockInvocation } from './states';
+
+export const invocationNotFound = (invocationId: string) =>
+  new AppError({
+    status: 404,
+    code: 'invocation_not_found',
+    detail: `No invocation '${invocationId}' in this project.`,
+  });
+
+export interface LaunchResult {
+  invocation: Invocation;
+  /** true: the launch was accepted or a reconcile queued (202); false: terminal, nothing changed (200). */
+  accepted: boolean;
+}
+
+const NO_MATCH: PreflightBlocker = {
+  category: 'classifier_template_configuration',
+  code: 'no_contract_matched',
+  message:
+    'No project contract matched this invocation, so it has no governed route; a project invocation launches only with an explicit contract and template match.',
+  recommended_action:
+    'Create or fix a contract whose classifier matches the intent (or pin one with workflow_contract_id), then invoke again with a new Idempotency-Key.',
+};
+
+/**
+ * Launch: a `received` (or `blocked`) invocation whose route is ready becomes `launching` with an outbox row in
+ * the same transaction; the job enqueued after the commit starts the run. A launched invocation gets a reconcile
+ * (at most one pending at a time); a terminal one is left alone. A route that is not ready is refused with
+ * typed blockers (409 `launch_blocked`) and the invocation shows them (`blocked`).
+ */
+export async function launchInvocation(
+  deps: WorkflowDeps,
+  actor: Actor,
+  project: ProjectRef,
+  invocationId: string,
+  requestId?: string,
+): Promise<LaunchResult> {
+  const jobs: ReconcileJob[] = [];
+  const outcome = await deps.db.$transaction(
+    async (tx) => {
+      const invocation = await lockInvocation(tx, invocationId);
+      if (!invocation || invocation.projectId !== project.id) throw invocationNotFound(invocationId);
+      if (isTerminal(invocation.state)) return { invocation, accepted: false, blockers: null };
+      if (invocation.state !== 'received' && invocation.state !== 'blocked') {
+        const pending = await tx.outboxEntry.count({ where: { invocationId, processedAt: null } });
+        if (pending === 0) jobs.push(await writeOutbox(tx, invocationId, 'launch'));
+        return { invocation, accepted: true, blockers: null };
+      }
+      const route = (invocation.route ?? {}) as Partial<InvocationRoute>;
+      let blockers: PreflightBlocker[];
+      let approvalRequired = false;
+      if (!route.matched) {
+        blockers = [NO_MATCH];
+      } else {
+        const template = await loadInvocationTemplate(tx, invocation);
+        // Inside the transaction's own connection: a second pool connection per launch could exhaust the pool.
+        const readiness = await templateReadiness(
+          { ...deps, db: tx as never },
+          project.id,
+          template,
+          invocation.contractId ?? '',
+        );
+        blockers = readiness.blockers;
+        approvalRequired = template?.definition.guardrails.human_approval_required === true;
+      }
+      const now = deps.now();
+      if (blockers.length > 0) {
+        const updated = await tx.invocation.update({
+          where: { id: invocationId },
+          data: {
+            state: 'blocked',
+            attention: 'blocked',
+            attentionReason: blockers.map((b) => b.message).join(' '),
+            blockers: blockers as never,
+          },
+        });
+        await deps.audit.record(
+          {
+            workspaceId: invocation.workspaceId,
+            projectId: invocation.projectId,
+            actor,
+            action: 'invocation.launch_blocked',
+            targetType: 'invocation',
+            targetId: invocationId,
+            data: { codes: blockers.map((b) => b.code) },
+            requestId,
+          },
+          tx,
+        );
+        return { invocation: updated, accepted: false, blockers };
+      }
+      const updated = await tx.invocation.update({
+        where: { id: invocationId },
+        data: {
+          state: 'launching',
+          attention: 'none',
+          attentionReason: null,
+          blockers: [],
+          approvalRequired,
+          launchedAt: invocation.launchedAt ?? now,
+        },
+      });
+      jobs.push(await writeOutbox(tx, invocationId, 'launch'));
+      await deps.audit.record(
+        {
+          workspaceId: invocation.workspaceId,
+          projectId: invocation.projectId,
+          actor,
+          action: 'invocation.launch_requested',
+          targetType: 'invocation',
+          targetId: invocationId,
+          data: { approval_required: approvalRequired },
+          requestId,
+        },
+        tx,
+      );
+      return { invocation: updated, accepted: true, blockers: null };
+    },
+    { timeout: 15_000, maxWait: 10_000 },
+  );
+  if (outcome.blockers) {
+    throw new AppError({
+      status: 409,
+      code: 'launch_blocked',
+      detail: `The invocation cannot launch: ${outcome.blockers.map((b) => b.code).join(', ')}.`,
+      extra: { blockers: outcome.blockers, invocation_id: invocationId },
+    });
+  }
+  await dispatchOutbox(deps.db, deps.queue, jobs);
+  return { invocation: outcome.invocation, accepted: outcome.accepted };
+}

@@ -1,0 +1,101 @@
+import { newId } from '@svc/service-kit';
+import type { WorkflowDeps } from '../deps';
+import type { ReconcileJob } from './queue';
+
+const BATCH = 500;
+/** Rows never enqueued get this long for the writer's own enqueue before the sweeper steps in. */
+const FIRST_ENQUEUE_GRACE_MS = 1_000;
+/** Processed outbox rows are kept this long (for inspection), then deleted. */
+const OUTBOX_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** Longest one sweep pass may take before the next one is scheduled regardless. */
+const SWEEP_DEADLINE_MS = 60_000;
+
+export interface SweepResult {
+  /** Outbox rows whose job was lost (Redis flushed, enqueue failed, worker died) and were enqueued again. */
+  requeued: number;
+  /** Launching or running invocations nobody touched for a while, reconciled again (owners, stalls). */
+  rechecked: number;
+}
+
+/**
+ * One pass of the sweeper. Redis is not the source of truth: whatever the queue lost is found here in Postgres
+ * and enqueued again with the same job id, and runs waiting on time (a stalled owner, no owner available yet)
+ * get a fresh reconcile. Safe to run in every worker replica at once.
+ */
+export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
+  const now = deps.now().getTime();
+  const lost = await deps.db.outboxEntry.findMany({
+    where: {
+      processedAt: null,
+      OR: [
+        { enqueuedAt: null, createdAt: { lt: new Date(now - FIRST_ENQUEUE_GRACE_MS) } },
+        { enqueuedAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) } },
+      ],
+    },
+    orderBy: { createdAt: 'asc' },
+    take: BATCH,
+    select: { id: true, invocationId: true },
+  });
+  const cut = new Date(now - deps.engine.recheckMs);
+  const idle = await deps.db.$queryRaw<{ id: string }[]>`
+    SELECT i.id FROM invocations i
+    WHERE i.state IN ('launching', 'running') AND i.updated_at < ${cut}
+      AND NOT EXISTS (
+        SELECT 1 FROM workflow_outbox o
+        WHERE o.invocation_id = i.id AND (o.processed_at IS NULL OR o.created_at >= ${cut}))
+    ORDER BY i.updated_at
+    LIMIT ${BATCH}`;
+  const fresh: ReconcileJob[] = idle.map((row) => ({ outboxId: newId('obx'), invocationId: row.id }));
+  if (fresh.length > 0) {
+    await deps.db.outboxEntry.createMany({
+      data: fresh.map((job) => ({ id: job.outboxId, invocationId: job.invocationId, reason: 'sweep' })),
+    });
+  }
+  const jobs = [...lost.map((row) => ({ outboxId: row.id, invocationId: row.invocationId })), ...fresh];
+  if (jobs.length > 0 && (await deps.queue.enqueue(jobs))) {
+    await deps.db.outboxEntry.updateMany({
+      where: { id: { in: jobs.map((j) => j.outboxId) }, processedAt: null },
+      data: { enqueuedAt: new Date(now), attempts: { increment: 1 } },
+    });
+  }
+  await deps.db.outboxEntry.deleteMany({
+    where: { processedAt: { lt: new Date(now - OUTBOX_RETENTION_MS) } },
+  });
+  return { requeued: lost.length, rechecked: fresh.length };
+}
+
+/** Runs {@link sweepOnce} every `intervalMs` (never two passes at once) until stopped. */
+export function startSweeper(deps: WorkflowDeps): { stop(): Promise<void> } {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const tick = () => {
+    // A pass that hangs (a query on a dead connection) must not stop every later pass.
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      deadlineTimer = setTimeout(
+        () => reject(new Error('sweep pass did not finish in time')),
+        SWEEP_DEADLINE_MS,
+      );
+    });
+    running = Promise.race([sweepOnce(deps), deadline])
+      .finally(() => clearTimeout(deadlineTimer))
+      .then((result) => {
+        if (result.requeued + result.rechecked > 0) deps.logger.info(result, 'sweeper re-enqueued work');
+      })
+      .catch((error: unknown) => deps.logger.warn({ err: error }, 'sweep failed; retrying next interval'))
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, deps.engine.sweepIntervalMs);
+      });
+    timer = undefined;
+  };
+  timer = setTimeout(tick, deps.engine.sweepIntervalMs);
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import type { WorkflowDeps } from '../deps';
+import type { ArtifactSchema } from '../generated/prisma/client';
+import { findArtifactSchema } from './find-artifact-schema';
+import type { PreflightBlocker } from './preflight-intent';
+import type { TemplateDefinition } from './template-definition';
+
+/** A template as resolve and launch see it: stages always explicit. */
+export interface RouteTemplate {
+  key: string;
+  version: string;
+  definition: Required<TemplateDefinition>;
+}
+
+/** Template problems that keep the route from being ready (required fields, valid stages). */
+function templateProblems(template: RouteTemplate): string[] {
+  const problems: string[] = [];
+  const { artifact_schema: schema, stages } = template.definition;
+  if (!schema.name || !schema.version) problems.push('it names no artifact schema name and version');
+  if (stages.length === 0) problems.push('it has no stages');
+  const seen = new Set<string>();
+  stages.forEach((stage, i) => {
+    if (!stage.key || stage.key === 'undefined') problems.push(`stage ${i + 1} has no key`);
+    else if (seen.has(stage.key)) problems.push(`stage key '${stage.key}' is used twice`);
+    else seen.add(stage.key);
+    if (!stage.title || stage.title === 'undefined') problems.push(`stage ${i + 1} has no title`);
+  });
+  return problems;
+}
+
+/**
+ * Classifier/template configuration readiness of a matched route: the template exists and is complete, and
+ * the artifact schema version it pins is registered and not deprecated. Preflight and launch use the same
+ * rule, so a route preflight calls ready is a route launch accepts.
+ */
+export async function templateReadiness(
+  deps: WorkflowDeps,
+  projectId: string,
+  template: RouteTemplate | null,
+  contractId: string,
+): Promise<{ routeReady: boolean; blockers: PreflightBlocker[]; schema: ArtifactSchema | null }> {
+  const blocked = (blocker: Omit<PreflightBlocker, 'category'>) => ({
+    routeReady: false,
+    schema: null,
+    blockers: [{ category: 'classifier_template_configuration' as const, ...blocker }],
+  });
+  if (!template) {
+    return blocked({
+      code: 'template_not_found',
+      message: `The matched contract '${contractId}' has no stored template.`,
+      recommended_action: 'Update the contract with a complete template (stages and artifact schema).',
+    });
+  }
+  const problems = templateProblems(template);
+  if (problems.length > 0) {
+    return blocked({
+      code: 'template_incomplete',
+      message: `Template ${template.key}@${template.version} is incomplete: ${problems.join('; ')}.`,
+      recommended_action:
+        'Publish a new template version with every required field and valid stages, and point the contract at it.',
+    });
+  }
+  const { name, version } = template.definition.artifact_schema;
+  const schema = await findArtifactSchema(deps, projectId, name, version);
+  if (!schema) {
+    return blocked({
+      code: 'artifact_schema_not_registered',
+      message: `Artifact schema ${name}@${version} that template ${template.key}@${template.version} pins is not registered in the project.`,
+      recommended_action: `Register artifact schema '${name}' version '${version}' for the project (artifact-schemas:write).`,
+    });
+  }
+  if (schema.deprecatedAt) {
+    return blocked({
+      code: 'artifact_schema_deprecated',
+      message: `Artifact schema ${name}@${version} that template ${template.key}@${template.version} pins is deprecated.`,
+      recommended_action:
+        'Register a new artifact schema version and publish a template version that pins it.',
+    });
+  }
+  return { routeReady: true, blockers: [], schema };
+}

@@ -1,0 +1,471 @@
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  createWorkflowClient,
+  decideApproval,
+  getInvocationArtifact,
+  getWorkflowInvocation,
+  invoke,
+  launchInvocation,
+  preflightWorkflow,
+  publishArtifact,
+  verifyEnvelope,
+  waitForArtifact,
+  ApiError,
+} from '@svc/contracts';
+import type { WorkflowInvocation } from '@svc/contracts';
+import { startRunStack } from './run-stack';
+import type { RunStack } from './run-stack';
+
+// Real processes on a shared 2-core machine: generous per-test bounds.
+jest.setTimeout(90_000);
+
+let s: RunStack;
+
+beforeAll(async () => {
+  s = await startRunStack();
+  // A general-purpose agent: owns the stages that need no capability or `report`.
+  await s.addAgent(['report']);
+}, 90_000);
+
+afterAll(async () => {
+  await s?.close();
+}, 30_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function invokeAndLaunch(intent: string): Promise<WorkflowInvocation> {
+  const { invocation } = await invoke(s.wf, {
+    projectId: s.project.id,
+    idempotencyKey: randomUUID(),
+    correlationId: `corr-${randomUUID()}`,
+    body: { intent },
+  });
+  return launchInvocation(s.wf, { projectId: s.project.id, invocationId: invocation.invocation_id });
+}
+
+async function waitFor(
+  invocationId: string,
+  predicate: (inv: WorkflowInvocation) => boolean,
+  timeoutMs = 20_000,
+): Promise<WorkflowInvocation> {
+  const deadline = Date.now() + timeoutMs;
+  let last: WorkflowInvocation | undefined;
+  while (Date.now() < deadline) {
+    last = await getWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId });
+    if (predicate(last)) return last;
+    await sleep(100);
+  }
+  throw new Error(`condition not met in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+}
+
+/** A handler module for the reference agent, written to a temporary file. */
+function handlerModule(name: string, source: string): string {
+  const file = path.join(os.tmpdir(), `svc-handler-${name}-${randomUUID()}.cjs`);
+  writeFileSync(file, source);
+  return file;
+}
+
+describe('the five steps with a live reference agent', () => {
+  test('resolve → preflight → invoke → launch → consume yields a verified, schema-valid artifact', async () => {
+    const route = await s.seedRoute({
+      intent: 'quarterly sales report',
+      stages: [
+        { key: 'collect', title: 'Collect figures', required_capabilities: ['report'] },
+        { key: 'write', title: 'Write the report', required_capabilities: ['report'] },
+      ],
+    });
+    const pre = await preflightWorkflow(s.wf, {
+      projectId: s.project.id,
+      body: { intent: 'Please do the quarterly sales report' },
+    });
+    expect(pre).toMatchObject({ matched: true, route_ready: true });
+    expect(pre.blockers.filter((b) => b.category === 'roster_ownership')).toEqual([]);
+
+    const launched = await invokeAndLaunch('Please do the quarterly sales report');
+    expect(['launching', 'running']).toContain(launched.state);
+    const { invocation, envelope } = await waitForArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      timeoutMs: 20_000,
+      intervalMs: 50,
+    });
+    expect(invocation.state).toBe('completed');
+    expect(invocation.route.contract_id).toBe(route.contractId);
+    expect(invocation.artifact?.artifact_id).toBe(envelope.artifact_id);
+    const verified = verifyEnvelope(envelope, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      workspaceId: s.workspace.id,
+      runId: invocation.run_id!,
+      schema: { name: 'report-1', versions: ['1.0.0'] },
+    });
+    expect(verified.provenance.template).toEqual({ key: 'flow-1', version: '1.0.0' });
+    expect(verified.provenance.stages.map((st) => st.key)).toEqual(['collect', 'write']);
+    expect(verified.created_by.kind).toBe('agent');
+
+    // Both stages ran in order, each owned and timed; the latest handoff is the last stage's.
+    const done = await waitFor(launched.invocation_id, (inv) =>
+      inv.stages.every((st) => st.state === 'completed'),
+    );
+    expect(done.stages.map((st) => [st.key, st.position, st.state])).toEqual([
+      ['collect', 1, 'completed'],
+      ['write', 2, 'completed'],
+    ]);
+    for (const stage of done.stages) {
+      expect(stage.owner_agent_id).toMatch(/^agt_/);
+      expect(stage.handoff_id).toBeTruthy();
+      expect(stage.duration_ms).toBeGreaterThanOrEqual(0);
+    }
+    expect(done.latest_handoff?.stage_key).toBe('write');
+    expect(done.attention).toBe('none');
+    const fetched = await getInvocationArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+    });
+    expect(fetched).toEqual(envelope);
+  });
+
+  test('launch called twice (and concurrently) changes nothing: one run, one completion', async () => {
+    const route = await s.seedRoute({ intent: 'twice launched report' });
+    const { invocation } = await invoke(s.wf, {
+      projectId: s.project.id,
+      idempotencyKey: randomUUID(),
+      body: { intent: route.intent },
+    });
+    const id = invocation.invocation_id;
+    await Promise.all(
+      Array.from({ length: 5 }, () => launchInvocation(s.wf, { projectId: s.project.id, invocationId: id })),
+    );
+    await waitForArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: id,
+      timeoutMs: 20_000,
+      intervalMs: 50,
+    });
+    const again = await launchInvocation(s.wf, { projectId: s.project.id, invocationId: id });
+    expect(again.state).toBe('completed');
+    expect(await s.database.prisma.workflowRun.count({ where: { invocationId: id } })).toBe(1);
+    const completions = await s.database.prisma.auditEvent.count({
+      where: { targetId: id, action: 'invocation.completed' },
+    });
+    expect(completions).toBe(1);
+  });
+
+  test('an unmatched invocation never launches: 409 launch_blocked with typed blockers', async () => {
+    const { invocation } = await invoke(s.wf, {
+      projectId: s.project.id,
+      idempotencyKey: randomUUID(),
+      body: { intent: 'nothing here matches zzzz' },
+    });
+    const error = await launchInvocation(s.wf, {
+      projectId: s.project.id,
+      invocationId: invocation.invocation_id,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(409);
+    expect((error as ApiError).code).toBe('launch_blocked');
+    const after = await getWorkflowInvocation(s.wf, {
+      projectId: s.project.id,
+      invocationId: invocation.invocation_id,
+    });
+    expect(after).toMatchObject({ state: 'blocked', attention: 'blocked', run_id: null });
+    expect(after.blockers[0]).toMatchObject({
+      category: 'classifier_template_configuration',
+      code: 'no_contract_matched',
+    });
+  });
+});
+
+describe('governance', () => {
+  test('human_approval_required holds the run until an owner approves; a key or a viewer cannot', async () => {
+    const route = await s.seedRoute({ intent: 'approved report', approval: true });
+    const launched = await invokeAndLaunch(route.intent);
+    const held = await waitFor(launched.invocation_id, (inv) => inv.state === 'awaiting_approval');
+    expect(held).toMatchObject({ attention: 'approval_required', run_id: null });
+    expect(held.approval).toMatchObject({ required: true, decision: null });
+
+    // A workspace key is not a participant.
+    const byKey = await s.wf.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval',
+      {
+        params: { path: { projectId: s.project.id, invocationId: launched.invocation_id } },
+        body: { decision: 'approve' },
+      },
+    );
+    expect(byKey.response.status).toBe(403);
+
+    const owner = createWorkflowClient({ baseUrl: s.workflowUrl, token: s.ownerToken });
+    const approved = await decideApproval(owner, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      decision: 'approve',
+      comment: 'go ahead',
+    });
+    expect(approved.approval).toMatchObject({ decision: 'approve', comment: 'go ahead' });
+    const twice = await owner.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval',
+      {
+        params: { path: { projectId: s.project.id, invocationId: launched.invocation_id } },
+        body: { decision: 'reject' },
+      },
+    );
+    expect(twice.response.status).toBe(409);
+    await waitForArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      timeoutMs: 20_000,
+    });
+    const audit = await s.database.prisma.auditEvent.findMany({
+      where: { targetId: launched.invocation_id, action: 'invocation.approved' },
+    });
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ actorKind: 'participant' });
+  });
+
+  test('a rejected run ends cancelled and never starts', async () => {
+    const route = await s.seedRoute({ intent: 'rejected report', approval: true });
+    const launched = await invokeAndLaunch(route.intent);
+    await waitFor(launched.invocation_id, (inv) => inv.state === 'awaiting_approval');
+    const owner = createWorkflowClient({ baseUrl: s.workflowUrl, token: s.ownerToken });
+    const rejected = await decideApproval(owner, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      decision: 'reject',
+    });
+    expect(rejected.state).toBe('cancelled');
+    const error = await waitForArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      timeoutMs: 2_000,
+    }).catch((e: unknown) => e as Error);
+    expect(String(error)).toMatch(/cancelled/);
+    expect(
+      await s.database.prisma.workflowRun.count({ where: { invocationId: launched.invocation_id } }),
+    ).toBe(0);
+  });
+});
+
+const one = (capability: string) => [
+  { key: 'produce', title: 'Produce it', required_capabilities: [capability] },
+];
+
+describe('artifacts', () => {
+  test('a payload that does not match the pinned schema is rejected, kept as evidence and signalled', async () => {
+    await s.addAgent(['bad-producer'], {
+      handler: handlerModule(
+        'bad',
+        `module.exports = async function handle(ctx) {
+           return { payload: { title: 42 }, summary: 'wrong shape' };
+         };`,
+      ),
+    });
+    const route = await s.seedRoute({ intent: 'bad payload report', stages: one('bad-producer') });
+    const launched = await invokeAndLaunch(route.intent);
+    const rejected = await waitFor(launched.invocation_id, (inv) => inv.attention === 'artifact_rejected');
+    expect(rejected.attention_reason).toMatch(/did not match/);
+    expect(rejected.artifact).toBeNull();
+    const evidence = await s.database.prisma.artifactRejection.findMany({
+      where: { invocationId: launched.invocation_id },
+    });
+    expect(evidence.length).toBeGreaterThanOrEqual(1);
+    expect(evidence[0]!.payload).toEqual({ title: 42 });
+    const artifact = await s.wf.GET(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
+      {
+        params: { path: { projectId: s.project.id, invocationId: launched.invocation_id } },
+      },
+    );
+    expect(artifact.response.status).toBe(404);
+    expect((artifact.error as { code?: string }).code).toBe('artifact_not_found');
+
+    // Publishing a bad payload directly is a 422 naming the evidence.
+    const direct = await s.wf.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
+      {
+        params: { path: { projectId: s.project.id, invocationId: launched.invocation_id } },
+        body: { payload: { title: 'x' } },
+      },
+    );
+    expect(direct.response.status).toBe(422);
+    expect(direct.error).toMatchObject({
+      code: 'artifact_schema_mismatch',
+      evidence_id: expect.stringMatching(/^rej_/),
+    });
+  });
+
+  test('a run that ends without a published artifact is waiting_for_artifact, then completed on publication', async () => {
+    await s.addAgent(['no-artifact'], {
+      handler: handlerModule(
+        'none',
+        `module.exports = async () => ({ summary: 'done, nothing to publish' });`,
+      ),
+    });
+    const route = await s.seedRoute({ intent: 'silent report', stages: one('no-artifact') });
+    const launched = await invokeAndLaunch(route.intent);
+    const waiting = await waitFor(launched.invocation_id, (inv) => inv.state === 'waiting_for_artifact');
+    expect(waiting.artifact).toBeNull();
+    expect(waiting.stages[0]!.state).toBe('completed');
+    const timeout = await waitForArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      timeoutMs: 600,
+      intervalMs: 100,
+    }).catch((e: unknown) => e as Error);
+    expect(String(timeout)).toMatch(/last state waiting_for_artifact/);
+
+    const payload = {
+      title: 'Late',
+      summary: 'Published by the integration',
+      items: [{ name: 'a', score: 1 }],
+    };
+    const first = await publishArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      payload,
+      summary: 'late publication',
+    });
+    expect(first.replayed).toBe(false);
+    const again = await publishArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      payload,
+    });
+    expect(again).toMatchObject({ replayed: true, envelope: { artifact_id: first.envelope.artifact_id } });
+    const other = await s.wf.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
+      {
+        params: { path: { projectId: s.project.id, invocationId: launched.invocation_id } },
+        body: { payload: { ...payload, title: 'Changed' } },
+      },
+    );
+    expect(other.response.status).toBe(409);
+    const done = await getWorkflowInvocation(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+    });
+    expect(done).toMatchObject({ state: 'completed', artifact: { artifact_id: first.envelope.artifact_id } });
+    expect(first.envelope.created_by.kind).toBe('api_key');
+  });
+});
+
+describe('stage ownership', () => {
+  test('an owner that stops heartbeating is marked stalled and its stage reassigned to another agent', async () => {
+    const hang = handlerModule('hang', `module.exports = (ctx) => new Promise(() => {});`);
+    const first = await s.addAgent(['stall-cap'], { handler: hang });
+    const route = await s.seedRoute({ intent: 'stalling report', stages: one('stall-cap') });
+    const launched = await invokeAndLaunch(route.intent);
+    const claimed = await waitFor(launched.invocation_id, (inv) => inv.stages[0]?.state === 'claimed');
+    expect(claimed.stages[0]!.owner_agent_id).toBe(first.id);
+    await first.kill('SIGKILL');
+    const second = await s.addAgent(['stall-cap']);
+    const { invocation } = await waitForArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      timeoutMs: 30_000,
+    });
+    expect(invocation.stages[0]).toMatchObject({
+      owner_agent_id: second.id,
+      attempts: 2,
+      state: 'completed',
+    });
+    const stalled = await s.database.prisma.auditEvent.count({
+      where: { targetId: invocation.stages[0]!.stage_id, action: 'stage.stalled' },
+    });
+    expect(stalled).toBe(1);
+
+    // The stalled owner is told the stage is gone; a stranger may not touch it.
+    const former = createWorkflowClient({ baseUrl: s.workflowUrl, token: first.token });
+    const gone = await former.POST('/api/v1/agents/me/workflow-stages/{stageId}/heartbeat', {
+      params: { path: { stageId: invocation.stages[0]!.stage_id } },
+      body: {},
+    });
+    expect(gone.response.status).toBe(409);
+    expect((gone.error as { code?: string }).code).toBe('stage_reassigned');
+  });
+
+  test('no agent with the capabilities: launch proceeds but the run is blocked with a recommended action', async () => {
+    const route = await s.seedRoute({ intent: 'orphan report', stages: one('nobody-has-this') });
+    const launched = await invokeAndLaunch(route.intent);
+    const blocked = await waitFor(launched.invocation_id, (inv) => inv.blockers.length > 0);
+    expect(blocked).toMatchObject({ state: 'running', attention: 'blocked' });
+    expect(blocked.blockers[0]).toMatchObject({
+      category: 'roster_ownership',
+      code: 'no_stage_owner',
+      stage_key: 'produce',
+    });
+    expect(blocked.blockers[0]!.recommended_action).toMatch(/Start an agent/);
+    // An agent with the capability appears: the sweeper assigns the stage and the run completes.
+    await s.addAgent(['nobody-has-this']);
+    const { invocation } = await waitForArtifact(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+      timeoutMs: 20_000,
+    });
+    expect(invocation).toMatchObject({ state: 'completed', attention: 'none', blockers: [] });
+  });
+
+  test('agent routes refuse other agents, keys and unknown stages', async () => {
+    const hang = handlerModule('hang2', `module.exports = (ctx) => new Promise(() => {});`);
+    const owner = await s.addAgent(['own-cap'], { handler: hang });
+    const stranger = await s.addAgent(['other-cap']);
+    const route = await s.seedRoute({ intent: 'owned report', stages: one('own-cap') });
+    const launched = await invokeAndLaunch(route.intent);
+    const claimed = await waitFor(launched.invocation_id, (inv) => inv.stages[0]?.state === 'claimed');
+    const stageId = claimed.stages[0]!.stage_id;
+    const asStranger = createWorkflowClient({ baseUrl: s.workflowUrl, token: stranger.token });
+    const claim = await asStranger.POST('/api/v1/agents/me/workflow-stages/{stageId}/claim', {
+      params: { path: { stageId } },
+    });
+    expect(claim.response.status).toBe(403);
+    expect((claim.error as { code?: string }).code).toBe('stage_not_owned');
+    const publish = await asStranger.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
+      {
+        params: { path: { projectId: s.project.id, invocationId: launched.invocation_id } },
+        body: { payload: {} },
+      },
+    );
+    expect(publish.response.status).toBe(403);
+    const byKey = await fetch(`${s.workflowUrl}/api/v1/agents/me/workflow-stages/${stageId}/claim`, {
+      method: 'POST',
+      headers: { 'x-api-key': s.apiKey },
+    });
+    expect(byKey.status).toBe(403);
+    const unknown = await asStranger.POST('/api/v1/agents/me/workflow-stages/{stageId}/claim', {
+      params: { path: { stageId: 'stg_unknown' } },
+    });
+    expect(unknown.response.status).toBe(404);
+    const anonymous = await fetch(`${s.workflowUrl}/api/v1/agents/me/workflow-stages`);
+    expect(anonymous.status).toBe(401);
+
+    // The owner reports a blocker: the invocation's attention says so; clearing it resumes.
+    const asOwner = createWorkflowClient({ baseUrl: s.workflowUrl, token: owner.token });
+    const blocked = await asOwner.POST('/api/v1/agents/me/workflow-stages/{stageId}/blocker', {
+      params: { path: { stageId } },
+      body: {
+        reason: 'waiting for credentials token=svc_abcdefghijkl_secretsecretsecretsecretsecretsecretsec',
+      },
+    });
+    expect(blocked.response.status).toBe(200);
+    const seen = await getWorkflowInvocation(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+    });
+    expect(seen.attention).toBe('blocked');
+    expect(seen.attention_reason).toMatch(/waiting for credentials/);
+    expect(JSON.stringify(seen)).not.toContain('secretsecret');
+    const cleared = await asOwner.DELETE('/api/v1/agents/me/workflow-stages/{stageId}/blocker', {
+      params: { path: { stageId } },
+    });
+    expect(cleared.response.status).toBe(200);
+    const resumed = await getWorkflowInvocation(s.wf, {
+      projectId: s.project.id,
+      invocationId: launched.invocation_id,
+    });
+    expect(resumed.attention).toBe('none');
+    await owner.kill('SIGKILL');
+  });
+});
