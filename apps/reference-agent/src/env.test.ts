@@ -1,0 +1,62 @@
+import { ConfigError } from '@svc/service-kit';
+import { loadReferenceAgentConfig } from './env';
+
+const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhZ3RfMSJ9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
+
+describe('loadReferenceAgentConfig', () => {
+  it('when only the token is set, then the defaults apply', () => {
+    expect(loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN })).toEqual({
+      token: TOKEN,
+      hubUrl: 'http://127.0.0.1:4000',
+      workflowUrl: 'http://127.0.0.1:4100',
+      handlerPath: undefined,
+      pollWaitSeconds: 20,
+      concurrency: 16,
+      hubHeartbeatSeconds: 15,
+      logLevel: 'info',
+    });
+  });
+
+  it('when every variable is set, then each is parsed (an empty handler counts as unset)', () => {
+    const config = loadReferenceAgentConfig({
+      AGENT_TOKEN: TOKEN,
+      HUB_URL: 'https://hub.example.com',
+      WORKFLOW_URL: 'https://workflow.example.com',
+      AGENT_HANDLER: '',
+      AGENT_POLL_WAIT_SECONDS: '5',
+      AGENT_CONCURRENCY: '8',
+      AGENT_HUB_HEARTBEAT_SECONDS: '30',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({
+      pollWaitSeconds: 5,
+      concurrency: 8,
+      hubHeartbeatSeconds: 30,
+      handlerPath: undefined,
+    });
+    expect(loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_HANDLER: './h.js' }).handlerPath).toBe(
+      './h.js',
+    );
+  });
+
+  it('when the token is missing or short, then a ConfigError names the variable and never the value', () => {
+    expect(() => loadReferenceAgentConfig({})).toThrow(ConfigError);
+    expect(() => loadReferenceAgentConfig({})).toThrow(/AGENT_TOKEN/);
+    const attempt = () => loadReferenceAgentConfig({ AGENT_TOKEN: 'short-secret-value' });
+    expect(attempt).toThrow(/AGENT_TOKEN: must be at least 32 characters/);
+    expect(attempt).not.toThrow(/short-secret-value/);
+  });
+
+  it('when a number is out of range or a URL is not http(s), then it is refused', () => {
+    expect(() => loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_POLL_WAIT_SECONDS: '31' })).toThrow(
+      /AGENT_POLL_WAIT_SECONDS/,
+    );
+    expect(() => loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_CONCURRENCY: '0' })).toThrow(
+      /AGENT_CONCURRENCY/,
+    );
+    expect(() => loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_HUB_HEARTBEAT_SECONDS: '90' })).toThrow(
+      /AGENT_HUB_HEARTBEAT_SECONDS/,
+    );
+    expect(() => loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, HUB_URL: 'ftp://hub' })).toThrow(/HUB_URL/);
+  });
+});

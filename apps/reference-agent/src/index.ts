@@ -1,0 +1,10 @@
+export { createReferenceAgent } from './agent';
+export type { ReferenceAgent, ReferenceAgentOptions } from './agent';
+export { StageBlockedError } from './stage-handler';
+export type { AgentStageAssignment, StageContext, StageHandler, StageResult } from './stage-handler';
+export { defaultStageHandler } from './default-handler';
+export { exampleFromSchema } from './example-from-schema';
+export type { ExampleOptions } from './example-from-schema';
+export { loadStageHandler } from './load-handler';
+export { loadReferenceAgentConfig, referenceAgentEnvSchema } from './env';
+export type { ReferenceAgentConfig } from './env';

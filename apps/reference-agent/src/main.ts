@@ -1,0 +1,35 @@
+import { createLogger, installShutdown, runMain } from '@svc/service-kit';
+import { createReferenceAgent } from './agent';
+import { defaultStageHandler } from './default-handler';
+import { loadReferenceAgentConfig } from './env';
+import { loadStageHandler } from './load-handler';
+
+/** How long SIGTERM waits for in-flight stages; below installShutdown's own 20 s deadline. */
+const STOP_TIMEOUT_MS = 15_000;
+
+runMain('reference-agent', async () => {
+  const config = loadReferenceAgentConfig();
+  const logger = createLogger({ name: 'reference-agent', level: config.logLevel });
+  const handler = config.handlerPath ? loadStageHandler(config.handlerPath) : defaultStageHandler;
+  const agent = createReferenceAgent({
+    token: config.token,
+    hubUrl: config.hubUrl,
+    workflowUrl: config.workflowUrl,
+    handler,
+    logger,
+    pollWaitSeconds: config.pollWaitSeconds,
+    concurrency: config.concurrency,
+    hubHeartbeatSeconds: config.hubHeartbeatSeconds,
+    stopTimeoutMs: STOP_TIMEOUT_MS,
+  });
+  installShutdown({ logger, steps: [{ name: 'reference agent', close: () => agent.stop() }] });
+  logger.info(
+    {
+      hub_url: config.hubUrl,
+      workflow_url: config.workflowUrl,
+      handler: config.handlerPath ?? 'default',
+    },
+    'starting',
+  );
+  await agent.start();
+});

@@ -1,0 +1,134 @@
+import { createHubClient, createWorkflowClient, unwrap } from '@svc/contracts';
+import type { HubApi, WorkflowApi } from '@svc/contracts';
+import type { AgentStageAssignment } from './stage-handler';
+
+export type HubAgent = HubApi.components['schemas']['Agent'];
+export type ArtifactEnvelope = WorkflowApi.components['schemas']['ArtifactEnvelope'];
+export type ArtifactPublishRequest = WorkflowApi.components['schemas']['ArtifactPublishRequest'];
+export type StageEvidence = WorkflowApi.components['schemas']['StageEvidence'];
+
+export interface PlatformApiOptions {
+  token: string;
+  hubUrl: string;
+  workflowUrl: string;
+  fetch?: (input: Request) => Promise<Response>;
+}
+
+/**
+ * The calls the agent makes, each with the agent's token and an AbortSignal. Every non-success answer
+ * throws `ApiError` (status + problem code); a network failure throws what fetch throws.
+ */
+export interface PlatformApi {
+  getSelf(signal: AbortSignal): Promise<HubAgent>;
+  hubHeartbeat(status: 'idle' | 'busy', signal: AbortSignal): Promise<HubAgent>;
+  listStages(waitSeconds: number, signal: AbortSignal): Promise<AgentStageAssignment[]>;
+  claim(stageId: string, signal: AbortSignal): Promise<AgentStageAssignment>;
+  heartbeat(
+    stageId: string,
+    progress: string | undefined,
+    signal: AbortSignal,
+  ): Promise<AgentStageAssignment>;
+  reportBlocker(stageId: string, reason: string, signal: AbortSignal): Promise<AgentStageAssignment>;
+  clearBlocker(stageId: string, signal: AbortSignal): Promise<AgentStageAssignment>;
+  submitEvidence(
+    stageId: string,
+    kind: string,
+    content: unknown,
+    signal: AbortSignal,
+  ): Promise<StageEvidence>;
+  complete(stageId: string, summary: string | undefined, signal: AbortSignal): Promise<AgentStageAssignment>;
+  publishArtifact(
+    stage: Pick<AgentStageAssignment, 'project_id' | 'invocation_id'>,
+    body: ArtifactPublishRequest,
+    signal: AbortSignal,
+  ): Promise<ArtifactEnvelope>;
+}
+
+export function createPlatformApi(options: PlatformApiOptions): PlatformApi {
+  const common = {
+    token: options.token,
+    clientName: '@svc/reference-agent',
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  };
+  const hub = createHubClient({ baseUrl: options.hubUrl, ...common });
+  const workflow = createWorkflowClient({ baseUrl: options.workflowUrl, ...common });
+  const stagePath = (stageId: string) => ({ path: { stageId } });
+
+  return {
+    async getSelf(signal) {
+      return unwrap(await hub.GET('/api/v1/agents/me', { signal }));
+    },
+    async hubHeartbeat(status, signal) {
+      return unwrap(await hub.POST('/api/v1/agents/me/heartbeat', { body: { status }, signal }));
+    },
+    async listStages(waitSeconds, signal) {
+      return unwrap(
+        await workflow.GET('/api/v1/agents/me/workflow-stages', {
+          params: { query: { wait: waitSeconds } },
+          signal,
+        }),
+      );
+    },
+    async claim(stageId, signal) {
+      return unwrap(
+        await workflow.POST('/api/v1/agents/me/workflow-stages/{stageId}/claim', {
+          params: stagePath(stageId),
+          signal,
+        }),
+      );
+    },
+    async heartbeat(stageId, progress, signal) {
+      return unwrap(
+        await workflow.POST('/api/v1/agents/me/workflow-stages/{stageId}/heartbeat', {
+          params: stagePath(stageId),
+          body: progress === undefined ? {} : { progress },
+          signal,
+        }),
+      );
+    },
+    async reportBlocker(stageId, reason, signal) {
+      return unwrap(
+        await workflow.POST('/api/v1/agents/me/workflow-stages/{stageId}/blocker', {
+          params: stagePath(stageId),
+          body: { reason },
+          signal,
+        }),
+      );
+    },
+    async clearBlocker(stageId, signal) {
+      return unwrap(
+        await workflow.DELETE('/api/v1/agents/me/workflow-stages/{stageId}/blocker', {
+          params: stagePath(stageId),
+          signal,
+        }),
+      );
+    },
+    async submitEvidence(stageId, kind, content, signal) {
+      return unwrap(
+        await workflow.POST('/api/v1/agents/me/workflow-stages/{stageId}/evidence', {
+          params: stagePath(stageId),
+          body: { kind, content },
+          signal,
+        }),
+      );
+    },
+    async complete(stageId, summary, signal) {
+      return unwrap(
+        await workflow.POST('/api/v1/agents/me/workflow-stages/{stageId}/complete', {
+          params: stagePath(stageId),
+          body: summary === undefined ? {} : { summary },
+          signal,
+        }),
+      );
+    },
+    async publishArtifact(stage, body, signal) {
+      return unwrap(
+        await workflow.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
+          params: { path: { projectId: stage.project_id, invocationId: stage.invocation_id } },
+          body,
+          signal,
+        }),
+      );
+    },
+  };
+}
