@@ -234,7 +234,7 @@ describe('Postgres restart', () => {
         .findMany({ where: { processedAt: null } })
         .catch(String);
       process.stderr.write(
-        `outbox not processed: ${JSON.stringify(outbox)}\n--- worker\n${stack.worker.stdout().slice(-20_000)}\n--- api\n${stack.api.stdout().slice(-10_000)}\n`,
+        `outbox not processed: ${JSON.stringify(outbox)}\n--- worker (exit ${String(stack.worker.child.exitCode ?? stack.worker.child.signalCode)})\n${stack.worker.stdout().slice(-20_000)}${stack.worker.stderr().slice(-5_000)}\n--- api\n${stack.api.stdout().slice(-10_000)}\n`,
       );
       throw error;
     }

@@ -35,7 +35,13 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
     ...(opts.statementTimeoutMillis === undefined ? {} : { statement_timeout: opts.statementTimeoutMillis }),
     ...(opts.queryTimeoutMillis === undefined ? {} : { query_timeout: opts.queryTimeoutMillis }),
   });
-  pool.on('error', opts.onError ?? (() => undefined));
+  const onError = opts.onError ?? (() => undefined);
+  pool.on('error', onError);
+  // A client that is checked out (e.g. held by a transaction) reports a dropped connection on itself, not on the
+  // pool; without a listener that 'error' event would crash the process when the server restarts.
+  pool.on('connect', (client) => {
+    client.on('error', onError);
+  });
   return pool;
 }
 
