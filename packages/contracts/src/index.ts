@@ -17,3 +17,4 @@ export type * as WorkflowWorkerApi from './generated/workflowWorker';
 export type * as RelayApi from './generated/relay';
 export type * as ConsoleRouterApi from './generated/consoleRouter';
 export * from './workflow-sdk';
+export * from './webhooks';

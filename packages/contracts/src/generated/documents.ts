@@ -9088,6 +9088,678 @@ export const workflowDocument: OpenApiDocument = {
         }
       }
     },
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "listDeliverySubscriptions",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "The project's delivery subscriptions (secrets never included).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The subscriptions, newest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeliverySubscription"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Subscribe an HTTPS endpoint to invocation events; the signing secret is in this answer only.",
+        "description": "The URL must be `https:` (plain `http:` only to a loopback address, and only when the deployment enables its development setting), carry no credentials, and resolve only to public addresses: loopback, private, link-local, metadata and other reserved ranges are refused with 400 `url_resolves_to_forbidden_address` (the same check runs again before every send, against the address actually connected to, and redirects are never followed). Audited as `delivery_subscription.created`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeliverySubscriptionCreateRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created; `signing_secret` is shown now and never again.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeliverySubscriptionWithSecretResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/DeliverySubscriptionId"
+        }
+      ],
+      "get": {
+        "operationId": "getDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "One subscription (no secret).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/DeliverySubscriptionResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Change the URL, events or description, or disable / enable the subscription.",
+        "description": "`is_active: false` disables (pending deliveries are skipped); `true` enables again and clears the disabled reason and the exhaustion count. A new URL is checked like at creation. Audited.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeliverySubscriptionPatchRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/DeliverySubscriptionResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Delete the subscription; its pending deliveries are skipped, its delivery history is kept.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/rotate-secret": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/DeliverySubscriptionId"
+        }
+      ],
+      "post": {
+        "operationId": "rotateDeliverySubscriptionSecret",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "A new signing secret (shown once); the old one keeps signing alongside it for the grace period.",
+        "description": "During the grace period (default 24 h, 0 ends the old secret at once, at most 7 days) every delivery carries two signatures, one per secret, so receivers can switch without losing a delivery. Audited as `delivery_subscription.secret_rotated`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "grace_seconds": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 604800,
+                    "default": 86400
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Rotated; `signing_secret` is the new secret, shown now only.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeliverySubscriptionWithSecretResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/deliveries": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "listDeliveries",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Deliveries of the project, newest first, with filters.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/DeliveryStatus"
+            }
+          },
+          {
+            "name": "event",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/DeliveryEventType"
+            }
+          },
+          {
+            "name": "subscription_id",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64,
+              "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+            }
+          },
+          {
+            "name": "invocation_id",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64,
+              "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+            }
+          },
+          {
+            "name": "since",
+            "in": "query",
+            "description": "Created at or after.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "until",
+            "in": "query",
+            "description": "Created before.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "`next_cursor` of the previous page.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_cursor"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Delivery"
+                      }
+                    },
+                    "next_cursor": {
+                      "type": [
+                        "string",
+                        "null"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/deliveries/replay": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "replayDeliveries",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Send again every failed (retries exhausted) delivery created in a time range.",
+        "description": "Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. Deliveries of disabled or deleted subscriptions are not replayed. At most 10 000 per call; audited.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "since",
+                  "until"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "since": {
+                    "type": "string",
+                    "format": "date-time"
+                  },
+                  "until": {
+                    "type": "string",
+                    "format": "date-time"
+                  },
+                  "subscription_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 64
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "202": {
+            "description": "Queued.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "required": [
+                        "replayed"
+                      ],
+                      "properties": {
+                        "replayed": {
+                          "type": "integer"
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/DeliveryId"
+        }
+      ],
+      "get": {
+        "operationId": "getDelivery",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "One delivery with every attempt (time, status, latency, truncated response).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The delivery.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeliveryDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}/redeliver": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/DeliveryId"
+        }
+      ],
+      "post": {
+        "operationId": "redeliverDelivery",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "A new attempt now (same delivery id, fresh timestamp and signature), whatever the delivery's status.",
+        "description": "409 `subscription_disabled` when the subscription is disabled or deleted. Audited as `delivery.redelivered`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "202": {
+            "description": "Queued.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Delivery"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/api/v1/projects/{projectId}/workflow/invocations": {
       "parameters": [
         {
@@ -10056,6 +10728,30 @@ export const workflowDocument: OpenApiDocument = {
           "pattern": "^[A-Za-z0-9_-]+$"
         }
       },
+      "DeliverySubscriptionId": {
+        "name": "subscriptionId",
+        "in": "path",
+        "required": true,
+        "description": "Subscription id (`dsub_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
+      },
+      "DeliveryId": {
+        "name": "deliveryId",
+        "in": "path",
+        "required": true,
+        "description": "Delivery id (`msg_…`), the same in every attempt's `X-Svc-Delivery-ID`.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
+      },
       "InvocationsProjectId": {
         "name": "projectId",
         "in": "path",
@@ -10989,6 +11685,400 @@ export const workflowDocument: OpenApiDocument = {
                   },
                   {
                     "type": "null"
+                  }
+                ]
+              }
+            }
+          }
+        }
+      },
+      "DeliveryEventType": {
+        "type": "string",
+        "enum": [
+          "invocation.completed",
+          "invocation.waiting_for_artifact",
+          "invocation.failed",
+          "invocation.cancelled",
+          "invocation.artifact_rejected"
+        ]
+      },
+      "DeliveryStatus": {
+        "type": "string",
+        "enum": [
+          "pending",
+          "succeeded",
+          "failed",
+          "skipped"
+        ],
+        "description": "`pending` (waiting for its first or next attempt), `succeeded` (a 2xx answer), `failed` (every retry used), `skipped` (its subscription was disabled or deleted first)."
+      },
+      "DeliverySubscriptionCreateRequest": {
+        "type": "object",
+        "required": [
+          "url",
+          "events"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000
+          },
+          "events": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 10,
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/DeliveryEventType"
+            }
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 500
+          }
+        }
+      },
+      "DeliverySubscriptionPatchRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000
+          },
+          "events": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 10,
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/DeliveryEventType"
+            }
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 500
+          },
+          "is_active": {
+            "type": "boolean"
+          }
+        }
+      },
+      "DeliverySubscription": {
+        "type": "object",
+        "required": [
+          "subscription_id",
+          "project_id",
+          "url",
+          "events",
+          "description",
+          "is_active",
+          "disabled_reason",
+          "secret_rotation_ends_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "subscription_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "url": {
+            "type": "string"
+          },
+          "events": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/DeliveryEventType"
+            }
+          },
+          "description": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "is_active": {
+            "type": "boolean"
+          },
+          "disabled_reason": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "`gone` (the endpoint answered 410), `retries_exhausted`, or `manual`."
+          },
+          "secret_rotation_ends_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "While set and in the future, deliveries carry the previous secret's signature too."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "DeliverySubscriptionWithSecretResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/DeliverySubscription"
+              },
+              {
+                "type": "object",
+                "required": [
+                  "signing_secret"
+                ],
+                "properties": {
+                  "signing_secret": {
+                    "type": "string",
+                    "description": "`whsec_…`. Shown in this answer only; store it on the receiving server."
+                  }
+                }
+              }
+            ]
+          }
+        }
+      },
+      "Delivery": {
+        "type": "object",
+        "required": [
+          "delivery_id",
+          "subscription_id",
+          "invocation_id",
+          "event",
+          "status",
+          "attempts",
+          "next_attempt_at",
+          "last_status_code",
+          "created_at",
+          "completed_at"
+        ],
+        "properties": {
+          "delivery_id": {
+            "type": "string"
+          },
+          "subscription_id": {
+            "type": "string"
+          },
+          "invocation_id": {
+            "type": "string"
+          },
+          "event": {
+            "$ref": "#/components/schemas/DeliveryEventType"
+          },
+          "status": {
+            "$ref": "#/components/schemas/DeliveryStatus"
+          },
+          "attempts": {
+            "type": "integer"
+          },
+          "next_attempt_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "last_status_code": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "completed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "DeliveryAttempt": {
+        "type": "object",
+        "required": [
+          "attempt",
+          "started_at",
+          "status_code",
+          "latency_ms",
+          "error",
+          "response_snippet",
+          "trigger"
+        ],
+        "properties": {
+          "attempt": {
+            "type": "integer"
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "status_code": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "latency_ms": {
+            "type": "integer"
+          },
+          "error": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "e.g. `timeout`, `connection_refused`, `tls_error`."
+          },
+          "response_snippet": {
+            "type": "string",
+            "description": "The first 2 KiB of the answer."
+          },
+          "trigger": {
+            "type": "string",
+            "enum": [
+              "scheduled",
+              "manual",
+              "replay"
+            ]
+          }
+        }
+      },
+      "DeliveryDetail": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Delivery"
+          },
+          {
+            "type": "object",
+            "required": [
+              "body",
+              "attempt_log"
+            ],
+            "properties": {
+              "body": {
+                "$ref": "#/components/schemas/DeliveryEventBody"
+              },
+              "attempt_log": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/DeliveryAttempt"
+                }
+              }
+            }
+          }
+        ]
+      },
+      "DeliveryEventBody": {
+        "type": "object",
+        "description": "The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published.",
+        "required": [
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "type": {
+            "$ref": "#/components/schemas/DeliveryEventType"
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the event happened."
+          },
+          "data": {
+            "type": "object",
+            "required": [
+              "workspace_id",
+              "project_id",
+              "invocation_id",
+              "state",
+              "attention",
+              "attention_reason",
+              "correlation_id",
+              "artifact"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "workspace_id": {
+                "type": "string"
+              },
+              "project_id": {
+                "type": "string"
+              },
+              "invocation_id": {
+                "type": "string"
+              },
+              "state": {
+                "$ref": "#/components/schemas/InvocationsState"
+              },
+              "attention": {
+                "$ref": "#/components/schemas/InvocationsAttention"
+              },
+              "attention_reason": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "correlation_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "artifact": {
+                "oneOf": [
+                  {
+                    "type": "null"
+                  },
+                  {
+                    "type": "object",
+                    "required": [
+                      "artifact_id",
+                      "schema_id",
+                      "schema_name",
+                      "schema_version"
+                    ],
+                    "additionalProperties": false,
+                    "properties": {
+                      "artifact_id": {
+                        "type": "string"
+                      },
+                      "schema_id": {
+                        "type": "string"
+                      },
+                      "schema_name": {
+                        "type": "string"
+                      },
+                      "schema_version": {
+                        "type": "string"
+                      }
+                    }
                   }
                 ]
               }
@@ -12027,26 +13117,6 @@ export const workflowDocument: OpenApiDocument = {
         }
       }
     },
-    "securitySchemes": {
-      "apiKey": {
-        "type": "apiKey",
-        "in": "header",
-        "name": "X-API-Key",
-        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
-      },
-      "participantBearer": {
-        "type": "http",
-        "scheme": "bearer",
-        "bearerFormat": "JWT",
-        "description": "Participant JWT from the hub's `POST /api/v1/auth/login` (audience `participant`)."
-      },
-      "agentBearer": {
-        "type": "http",
-        "scheme": "bearer",
-        "bearerFormat": "JWT",
-        "description": "Agent JWT (`AGENT_TOKEN`, audience `agent`) issued by the hub."
-      }
-    },
     "responses": {
       "Problem": {
         "description": "Error (RFC 9457 problem details).",
@@ -12088,6 +13158,24 @@ export const workflowDocument: OpenApiDocument = {
           }
         }
       },
+      "DeliverySubscriptionResponse": {
+        "description": "The subscription.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/DeliverySubscription"
+                }
+              }
+            }
+          }
+        }
+      },
       "AgentStageResponse": {
         "description": "The stage as its owner sees it.",
         "content": {
@@ -12106,6 +13194,26 @@ export const workflowDocument: OpenApiDocument = {
           }
         }
       }
+    },
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      },
+      "participantBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "Participant JWT from the hub's `POST /api/v1/auth/login` (audience `participant`)."
+      },
+      "agentBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "Agent JWT (`AGENT_TOKEN`, audience `agent`) issued by the hub."
+      }
     }
   },
   "tags": [
@@ -12120,6 +13228,10 @@ export const workflowDocument: OpenApiDocument = {
     {
       "name": "workflow-resolve",
       "description": "Resolve is a pure, read-only function of the project's active contracts: it creates no row of any kind. The intent and every phrase are normalized the same way (Unicode NFKC, lower case, whitespace runs collapsed to one space, trimmed). A contract matches when every classifier criterion passes (the fallback matches anything). The winner is the first matching contract in this total order: highest `priority`; then most criteria matched (intent phrases found + required capabilities + metadata keys); then a specific contract before the fallback; then the oldest `contract_id` (ids sort by creation time). The same contracts and the same request always give the same answer. Each replica caches the compiled classifiers of a project; writes through the replica invalidate them at once, and a replica re-checks the project's contract stamp (count, latest `updated_at`, sum of revisions) at most once a second, so a change made through another replica is seen within one second."
+    },
+    {
+      "name": "delivery",
+      "description": "Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of \"{delivery id}.{timestamp}.{exact body}\">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server, never in a browser, and so do the API keys that manage subscriptions."
     },
     {
       "name": "invocations",

@@ -222,6 +222,172 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        /** The project's delivery subscriptions (secrets never included). */
+        get: operations["listDeliverySubscriptions"];
+        put?: never;
+        /**
+         * Subscribe an HTTPS endpoint to invocation events; the signing secret is in this answer only.
+         * @description The URL must be `https:` (plain `http:` only to a loopback address, and only when the deployment enables its development setting), carry no credentials, and resolve only to public addresses: loopback, private, link-local, metadata and other reserved ranges are refused with 400 `url_resolves_to_forbidden_address` (the same check runs again before every send, against the address actually connected to, and redirects are never followed). Audited as `delivery_subscription.created`.
+         */
+        post: operations["createDeliverySubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Subscription id (`dsub_…`). */
+                subscriptionId: components["parameters"]["DeliverySubscriptionId"];
+            };
+            cookie?: never;
+        };
+        /** One subscription (no secret). */
+        get: operations["getDeliverySubscription"];
+        put?: never;
+        post?: never;
+        /** Delete the subscription; its pending deliveries are skipped, its delivery history is kept. */
+        delete: operations["deleteDeliverySubscription"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the URL, events or description, or disable / enable the subscription.
+         * @description `is_active: false` disables (pending deliveries are skipped); `true` enables again and clears the disabled reason and the exhaustion count. A new URL is checked like at creation. Audited.
+         */
+        patch: operations["updateDeliverySubscription"];
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Subscription id (`dsub_…`). */
+                subscriptionId: components["parameters"]["DeliverySubscriptionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret (shown once); the old one keeps signing alongside it for the grace period.
+         * @description During the grace period (default 24 h, 0 ends the old secret at once, at most 7 days) every delivery carries two signatures, one per secret, so receivers can switch without losing a delivery. Audited as `delivery_subscription.secret_rotated`.
+         */
+        post: operations["rotateDeliverySubscriptionSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        /** Deliveries of the project, newest first, with filters. */
+        get: operations["listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/deliveries/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every failed (retries exhausted) delivery created in a time range.
+         * @description Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. Deliveries of disabled or deleted subscriptions are not replayed. At most 10 000 per call; audited.
+         */
+        post: operations["replayDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Delivery id (`msg_…`), the same in every attempt's `X-Svc-Delivery-ID`. */
+                deliveryId: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        /** One delivery with every attempt (time, status, latency, truncated response). */
+        get: operations["getDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Delivery id (`msg_…`), the same in every attempt's `X-Svc-Delivery-ID`. */
+                deliveryId: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new attempt now (same delivery id, fresh timestamp and signature), whatever the delivery's status.
+         * @description 409 `subscription_disabled` when the subscription is disabled or deleted. Audited as `delivery.redelivered`.
+         */
+        post: operations["redeliverDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects/{projectId}/workflow/invocations": {
         parameters: {
             query?: never;
@@ -745,6 +911,105 @@ export interface components {
                 winner_reason: string | null;
             };
         };
+        /** @enum {string} */
+        DeliveryEventType: "invocation.completed" | "invocation.waiting_for_artifact" | "invocation.failed" | "invocation.cancelled" | "invocation.artifact_rejected";
+        /**
+         * @description `pending` (waiting for its first or next attempt), `succeeded` (a 2xx answer), `failed` (every retry used), `skipped` (its subscription was disabled or deleted first).
+         * @enum {string}
+         */
+        DeliveryStatus: "pending" | "succeeded" | "failed" | "skipped";
+        DeliverySubscriptionCreateRequest: {
+            url: string;
+            events: components["schemas"]["DeliveryEventType"][];
+            description?: string;
+        };
+        DeliverySubscriptionPatchRequest: {
+            url?: string;
+            events?: components["schemas"]["DeliveryEventType"][];
+            description?: string;
+            is_active?: boolean;
+        };
+        DeliverySubscription: {
+            subscription_id: string;
+            project_id: string;
+            url: string;
+            events: components["schemas"]["DeliveryEventType"][];
+            description: string | null;
+            is_active: boolean;
+            /** @description `gone` (the endpoint answered 410), `retries_exhausted`, or `manual`. */
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @description While set and in the future, deliveries carry the previous secret's signature too.
+             */
+            secret_rotation_ends_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeliverySubscriptionWithSecretResponse: {
+            data: components["schemas"]["DeliverySubscription"] & {
+                /** @description `whsec_…`. Shown in this answer only; store it on the receiving server. */
+                signing_secret: string;
+            };
+        };
+        Delivery: {
+            delivery_id: string;
+            subscription_id: string;
+            invocation_id: string;
+            event: components["schemas"]["DeliveryEventType"];
+            status: components["schemas"]["DeliveryStatus"];
+            attempts: number;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            last_status_code: number | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        DeliveryAttempt: {
+            attempt: number;
+            /** Format: date-time */
+            started_at: string;
+            status_code: number | null;
+            latency_ms: number;
+            /** @description e.g. `timeout`, `connection_refused`, `tls_error`. */
+            error: string | null;
+            /** @description The first 2 KiB of the answer. */
+            response_snippet: string;
+            /** @enum {string} */
+            trigger: "scheduled" | "manual" | "replay";
+        };
+        DeliveryDetail: components["schemas"]["Delivery"] & {
+            body: components["schemas"]["DeliveryEventBody"];
+            attempt_log: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** @description The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published. */
+        DeliveryEventBody: {
+            type: components["schemas"]["DeliveryEventType"];
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            timestamp: string;
+            data: {
+                workspace_id: string;
+                project_id: string;
+                invocation_id: string;
+                state: components["schemas"]["InvocationsState"];
+                attention: components["schemas"]["InvocationsAttention"];
+                attention_reason: string | null;
+                correlation_id: string | null;
+                artifact: null | {
+                    artifact_id: string;
+                    schema_id: string;
+                    schema_name: string;
+                    schema_version: string;
+                };
+            };
+        };
         InvocationsCapabilities: string[];
         /** @description Caller-defined string values (e.g. source application, source route). */
         InvocationsMetadata: {
@@ -1051,6 +1316,17 @@ export interface components {
                 "application/json": components["schemas"]["Readiness"];
             };
         };
+        /** @description The subscription. */
+        DeliverySubscriptionResponse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["DeliverySubscription"];
+                };
+            };
+        };
         /** @description The stage as its owner sees it. */
         AgentStageResponse: {
             headers: {
@@ -1068,6 +1344,10 @@ export interface components {
         ArtifactSchemaWorkspaceId: components["schemas"]["ArtifactSchemaRefId"];
         ArtifactSchemaId: components["schemas"]["ArtifactSchemaRefId"];
         ContractsProjectId: string;
+        /** @description Subscription id (`dsub_…`). */
+        DeliverySubscriptionId: string;
+        /** @description Delivery id (`msg_…`), the same in every attempt's `X-Svc-Delivery-ID`. */
+        DeliveryId: string;
         /** @description Project id (`prj_…`). */
         InvocationsProjectId: string;
         /** @description A stable key per logical request, 1–255 printable ASCII characters (a UUID is a good choice). Retained for 30 days. */
@@ -1467,6 +1747,321 @@ export interface operations {
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
+        };
+    };
+    listDeliverySubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeliverySubscription"][];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    createDeliverySubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliverySubscriptionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Created; `signing_secret` is shown now and never again. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliverySubscriptionWithSecretResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getDeliverySubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Subscription id (`dsub_…`). */
+                subscriptionId: components["parameters"]["DeliverySubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeliverySubscriptionResponse"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    deleteDeliverySubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Subscription id (`dsub_…`). */
+                subscriptionId: components["parameters"]["DeliverySubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    updateDeliverySubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Subscription id (`dsub_…`). */
+                subscriptionId: components["parameters"]["DeliverySubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliverySubscriptionPatchRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["DeliverySubscriptionResponse"];
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    rotateDeliverySubscriptionSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Subscription id (`dsub_…`). */
+                subscriptionId: components["parameters"]["DeliverySubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default 86400 */
+                    grace_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Rotated; `signing_secret` is the new secret, shown now only. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliverySubscriptionWithSecretResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["DeliveryStatus"];
+                event?: components["schemas"]["DeliveryEventType"];
+                subscription_id?: string;
+                invocation_id?: string;
+                /** @description Created at or after. */
+                since?: string;
+                /** @description Created before. */
+                until?: string;
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Delivery"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    replayDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    since: string;
+                    /** Format: date-time */
+                    until: string;
+                    subscription_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            replayed: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Delivery id (`msg_…`), the same in every attempt's `X-Svc-Delivery-ID`. */
+                deliveryId: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeliveryDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    redeliverDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Delivery id (`msg_…`), the same in every attempt's `X-Svc-Delivery-ID`. */
+                deliveryId: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Delivery"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
         };
     };
     createInvocation: {
