@@ -14,6 +14,10 @@ import { createProjectDirectory } from './auth/project-directory';
 import { createWorkflowAudit } from './data/audit.repository';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
+import { createDeliveryQueue } from './delivery/queue';
+import type { DeliveryQueue } from './delivery/queue';
+import { DEFAULT_DELIVERY_SETTINGS } from './delivery/settings';
+import type { DeliverySettings } from './delivery/settings';
 import { createAssignmentWaiter } from './engine/assignment-waiter';
 import { createEngineQueue } from './engine/queue';
 import type { EngineQueue } from './engine/queue';
@@ -23,6 +27,7 @@ import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
 import { invocationHandlers } from './routes/invocations.routes';
 import { preflightHandlers } from './routes/preflight.routes';
 import { contractHandlers } from './routes/contracts.routes';
+import { deliveryHandlers } from './routes/delivery.routes';
 import { runHandlers } from './routes/runs.routes';
 import { systemHandlers } from './routes/system.routes';
 import { createArtifactValidatorCache } from './use-cases/artifact-schema-rules';
@@ -45,6 +50,7 @@ export interface WorkflowAppOptions {
   /** Key prefix of the queues (WORKFLOW_QUEUE_PREFIX). */
   queuePrefix?: string;
   engine?: Partial<EngineSettings>;
+  delivery?: Partial<DeliverySettings>;
   bodyLimit?: string;
   now?: () => Date;
   validateResponses?: boolean;
@@ -62,9 +68,10 @@ function hubClientOf(options: WorkflowAppOptions): HubInternalClient {
 
 /** The dependencies every workflow use-case takes, built from the app options. */
 export function createWorkflowDeps(
-  options: Pick<WorkflowAppOptions, 'database' | 'logger' | 'now' | 'engine'> & {
+  options: Pick<WorkflowAppOptions, 'database' | 'logger' | 'now' | 'engine' | 'delivery'> & {
     hub: HubInternalClient;
     queue: EngineQueue;
+    deliveries: DeliveryQueue;
   },
 ): WorkflowDeps {
   return {
@@ -76,6 +83,8 @@ export function createWorkflowDeps(
     now: options.now ?? (() => new Date()),
     queue: options.queue,
     engine: { ...DEFAULT_ENGINE_SETTINGS, ...options.engine },
+    delivery: { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery },
+    deliveries: options.deliveries,
   };
 }
 
@@ -92,7 +101,8 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
   const hub = hubClientOf(options);
   const prefix = options.queuePrefix ?? 'svc';
   const queue = createEngineQueue({ connection: options.redis, publisher: options.redis, prefix, logger });
-  const deps = createWorkflowDeps({ ...options, hub, queue });
+  const deliveries = createDeliveryQueue({ connection: options.redis, prefix, logger });
+  const deps = createWorkflowDeps({ ...options, hub, queue, deliveries });
   const tokens =
     options.tokens ??
     ('url' in options.hub
@@ -126,6 +136,7 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
           ...preflightHandlers(deps),
           ...artifactSchemaHandlers(deps, validators),
           ...runHandlers(deps, { validators, waiter, members }),
+          ...deliveryHandlers(deps),
         },
         resolver,
         guards: [accessGuard(deps.projects, members)],
@@ -138,7 +149,7 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
     app,
     deps,
     async close() {
-      await Promise.all([waiter.close(), queue.close()]);
+      await Promise.all([waiter.close(), queue.close(), deliveries.close()]);
     },
   };
 }

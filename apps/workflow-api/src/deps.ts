@@ -4,6 +4,8 @@ import type { ProjectDirectory } from './auth/project-directory';
 import type { WorkflowAudit } from './data/audit.repository';
 import type { Db } from './db';
 import type { EngineQueue } from './engine/queue';
+import type { DeliverySettings } from './delivery/settings';
+import type { DeliveryQueue } from './delivery/queue';
 import type { EngineSettings } from './engine/settings';
 
 /** Everything a workflow use-case may need; built once in app wiring, passed explicitly. */
@@ -17,4 +19,7 @@ export interface WorkflowDeps {
   /** Reconcile jobs and assignment announcements (Redis); never the source of truth. */
   queue: EngineQueue;
   engine: EngineSettings;
+  delivery: DeliverySettings;
+  /** Delivery jobs (Redis); the delivery rows in Postgres are the source of truth. */
+  deliveries: DeliveryQueue;
 }

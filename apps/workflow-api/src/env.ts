@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { envFields, loadConfig } from '@svc/service-kit';
+import { readFileSync } from 'node:fs';
+import { createSecretBox, envFields, loadConfig, parseSecretBoxKeys } from '@svc/service-kit';
+import type { DeliverySettings } from './delivery/settings';
 import type { EngineSettings } from './engine/settings';
 
 const schema = z.object({
@@ -32,6 +34,35 @@ const schema = z.object({
   /** Queue job lock: a job held by a dead worker becomes available again after about this long. */
   WORKFLOW_JOB_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   WORKFLOW_RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(20),
+  /**
+   * `id:base64(32 bytes)[,…]`: seals delivery signing secrets (the first key seals, every key opens). Without it
+   * delivery subscriptions cannot be created (503 delivery_not_configured).
+   */
+  WORKFLOW_ENCRYPTION_KEYS: z
+    .string()
+    .refine((value) => {
+      try {
+        parseSecretBoxKeys(value);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be id:base64 with 32-byte keys, comma-separated')
+    .optional(),
+  /** Development only: allow http:// and https:// delivery URLs that resolve to loopback. Off by default. */
+  WORKFLOW_DELIVERY_ALLOW_LOOPBACK: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  /** Seconds before each retry of a delivery (comma-separated): 7 retries after the first attempt by default. */
+  WORKFLOW_DELIVERY_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/)
+    .default('5,300,1800,7200,18000,36000,36000'),
+  WORKFLOW_DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+  /** Extra CA certificate (PEM file) trusted for delivery endpoints, e.g. a private test receiver. */
+  WORKFLOW_DELIVERY_CA_FILE: z.string().min(1).optional(),
+  WORKFLOW_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
   WORKFLOW_BODY_LIMIT: z.string().default('1mb'),
   WORKFLOW_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   LOG_LEVEL: envFields.logLevel(),
@@ -50,5 +81,22 @@ export function engineSettingsOf(config: WorkflowConfig): EngineSettings {
     sweepIntervalMs: config.WORKFLOW_SWEEP_INTERVAL_MS,
     outboxRedeliverMs: config.WORKFLOW_OUTBOX_REDELIVER_MS,
     recheckMs: config.WORKFLOW_RECHECK_MS,
+  };
+}
+
+/** Delivery settings from the configuration (the CA file is read once here). */
+export function deliverySettingsOf(config: WorkflowConfig): DeliverySettings {
+  return {
+    secrets: config.WORKFLOW_ENCRYPTION_KEYS
+      ? createSecretBox(parseSecretBoxKeys(config.WORKFLOW_ENCRYPTION_KEYS))
+      : null,
+    allowLoopbackHttp: config.WORKFLOW_DELIVERY_ALLOW_LOOPBACK,
+    retryScheduleMs: config.WORKFLOW_DELIVERY_RETRY_SCHEDULE.split(',').map((s) =>
+      Math.round(Number(s) * 1000),
+    ),
+    timeoutMs: config.WORKFLOW_DELIVERY_TIMEOUT_MS,
+    ...(config.WORKFLOW_DELIVERY_CA_FILE
+      ? { ca: readFileSync(config.WORKFLOW_DELIVERY_CA_FILE, 'utf8') }
+      : {}),
   };
 }

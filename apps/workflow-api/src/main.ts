@@ -1,7 +1,7 @@
 import { createLogger, createRedis, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
 import { createWorkflowService } from './app';
 import { createDatabase } from './db';
-import { engineSettingsOf, loadWorkflowConfig } from './env';
+import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env';
 
 runMain('workflow-api', async () => {
   const config = loadWorkflowConfig();
@@ -21,6 +21,7 @@ runMain('workflow-api', async () => {
     },
     queuePrefix: config.WORKFLOW_QUEUE_PREFIX,
     engine: engineSettingsOf(config),
+    delivery: deliverySettingsOf(config),
     bodyLimit: config.WORKFLOW_BODY_LIMIT,
   });
   const server = await startHttpServer(service.app, {

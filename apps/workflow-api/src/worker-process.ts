@@ -1,3 +1,4 @@
+import { DelayedError } from 'bullmq';
 import { createHubInternalClient, workflowWorkerDocument } from '@svc/contracts';
 import type { HubInternalClient, WorkflowWorkerApi } from '@svc/contracts';
 import { checkDatabase } from '@svc/db-kit';
@@ -15,6 +16,11 @@ import type { Express } from 'express';
 import { createWorkflowDeps } from './app';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
+import { attemptDelivery } from './delivery/deliver';
+import { dispatchDeliveries } from './delivery/events';
+import { createDeliveryQueue, DELIVERY_QUEUE } from './delivery/queue';
+import type { DeliveryJob } from './delivery/queue';
+import type { DeliverySettings } from './delivery/settings';
 import { createEngineQueue, RECONCILE_QUEUE } from './engine/queue';
 import type { ReconcileJob } from './engine/queue';
 import { reconcileInvocation } from './engine/reconcile';
@@ -40,7 +46,7 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Pro
  */
 export function workerDefinitions(
   deps: WorkflowDeps,
-  options: { concurrency?: number } = {},
+  options: { concurrency?: number; deliveryConcurrency?: number } = {},
 ): WorkerDefinition<unknown, unknown>[] {
   const reconcile: WorkerDefinition<ReconcileJob, void> = {
     queue: RECONCILE_QUEUE,
@@ -53,9 +59,23 @@ export function workerDefinitions(
         `reconcile of ${job.data.invocationId}`,
       );
       await deps.queue.announceAssignments(outcome.assignedAgents);
+      await dispatchDeliveries(deps.db, deps.deliveries, outcome.deliveryJobs);
     },
   };
-  return [reconcile as WorkerDefinition<unknown, unknown>];
+  const deliver: WorkerDefinition<DeliveryJob, void> = {
+    queue: DELIVERY_QUEUE,
+    concurrency: options.deliveryConcurrency ?? 100,
+    async processor(job, token) {
+      const outcome = await attemptDelivery(deps, job.data.deliveryId, job.data.trigger);
+      if (outcome.kind === 'retry') {
+        // The same job (same id = delivery id) waits for its next attempt.
+        await job.updateData({ deliveryId: job.data.deliveryId, trigger: 'scheduled' });
+        await job.moveToDelayed(outcome.at.getTime(), token);
+        throw new DelayedError();
+      }
+    },
+  };
+  return [reconcile as WorkerDefinition<unknown, unknown>, deliver as WorkerDefinition<unknown, unknown>];
 }
 
 export interface WorkerProcessOptions {
@@ -66,6 +86,8 @@ export interface WorkerProcessOptions {
   logger: Logger;
   hub: { url: string; serviceToken: string } | HubInternalClient;
   engine?: Partial<EngineSettings>;
+  delivery?: Partial<DeliverySettings>;
+  deliveryConcurrency?: number;
   /** Job lock: a job held by a dead worker is taken up again after about this long. */
   jobLockMs?: number;
   concurrency?: number;
@@ -96,27 +118,39 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     prefix: options.queuePrefix,
     logger: options.logger,
   });
+  const deliveries = createDeliveryQueue({
+    connection: options.redis,
+    prefix: options.queuePrefix,
+    logger: options.logger,
+  });
   const deps = createWorkflowDeps({
     database: options.database,
     logger: options.logger,
     engine: options.engine,
+    delivery: options.delivery,
     hub,
     queue,
+    deliveries,
   });
   const lockMs = options.jobLockMs ?? 30_000;
-  const workers = (options.definitions ?? workerDefinitions(deps, { concurrency: options.concurrency })).map(
-    (definition) =>
-      startWorker(definition, {
-        connection,
-        prefix: options.queuePrefix,
-        logger: options.logger,
-        extra: {
-          lockDuration: lockMs,
-          stalledInterval: Math.max(250, Math.floor(lockMs / 2)),
-          // A job whose worker died is retried, however often that happens; the work is idempotent.
-          maxStalledCount: 1000,
-        },
-      }),
+  const workers = (
+    options.definitions ??
+    workerDefinitions(deps, {
+      concurrency: options.concurrency,
+      deliveryConcurrency: options.deliveryConcurrency,
+    })
+  ).map((definition) =>
+    startWorker(definition, {
+      connection,
+      prefix: options.queuePrefix,
+      logger: options.logger,
+      extra: {
+        lockDuration: lockMs,
+        stalledInterval: Math.max(250, Math.floor(lockMs / 2)),
+        // A job whose worker died is retried, however often that happens; the work is idempotent.
+        maxStalledCount: 1000,
+      },
+    }),
   );
   const sweeper = options.sweeper === false ? null : startSweeper(deps);
   const handlers: OperationHandlers<WorkflowWorkerApi.operations> = {
@@ -139,7 +173,7 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     close: async () => {
       await sweeper?.stop();
       await Promise.all(workers.map((w) => w.close()));
-      await queue.close();
+      await Promise.all([queue.close(), deliveries.close()]);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createLogger, createRedis, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
 import { createDatabase } from './db';
-import { engineSettingsOf, loadWorkflowConfig } from './env';
+import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env';
 import { startWorkerProcess } from './worker-process';
 
 /** Entry of the worker process (`node dist/worker.js`): queue consumers plus probe routes. */
@@ -21,8 +21,10 @@ runMain('workflow-worker', async () => {
     logger,
     hub: { url: config.HUB_URL, serviceToken: config.HUB_SERVICE_TOKEN },
     engine: engineSettingsOf(config),
+    delivery: deliverySettingsOf(config),
     jobLockMs: config.WORKFLOW_JOB_LOCK_MS,
     concurrency: config.WORKFLOW_RECONCILE_CONCURRENCY,
+    deliveryConcurrency: config.WORKFLOW_DELIVERY_CONCURRENCY,
   });
   const server = await startHttpServer(processHandle.app, {
     host: config.WORKFLOW_HOST,

@@ -221,6 +221,7 @@ describe('POST /workflow/preflight', () => {
     const deps = createWorkflowDeps({
       database: s.database,
       queue: undefined as never,
+      deliveries: undefined as never,
       logger: createLogger({ name: 'preflight-test', level: 'silent' }),
       hub: createHubInternalClient({ baseUrl: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) }),
     });
@@ -244,6 +245,7 @@ describe('POST /workflow/preflight', () => {
         createWorkflowDeps({
           database: s.database,
           queue: undefined as never,
+          deliveries: undefined as never,
           logger: createLogger({ name: 'preflight-test', level: 'silent' }),
           hub: createHubInternalClient({ baseUrl: s.hubUrl, serviceToken: 'x'.repeat(40) }),
         }),

@@ -12,6 +12,7 @@ import type { NodeProcess } from '@svc/testing';
 import { createWorkflowApp, MIGRATIONS_DIR } from '../src/app';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
+import type { DeliverySettings } from '../src/delivery/settings';
 
 const execFileAsync = promisify(execFile);
 const hubDir = path.resolve(__dirname, '..', '..', 'hub-api');
@@ -39,7 +40,12 @@ export interface WorkflowTestStack {
  * database, with a bootstrapped workspace, a project and keys made through its public API; the Workflow API
  * runs in-process on port 0 over its own test database and the real Redis.
  */
-export async function startWorkflowTestStack(): Promise<WorkflowTestStack> {
+export async function startWorkflowTestStack(
+  options: {
+    /** Delivery settings of the app (signing-secret box, loopback endpoints, retry schedule). */
+    delivery?: Partial<DeliverySettings>;
+  } = {},
+): Promise<WorkflowTestStack> {
   const serviceToken = `svs_${randomBytes(32).toString('base64url')}`;
   const hubDb = await createTestDatabase({
     migrationsDir: path.join(hubDir, 'prisma', 'migrations'),
@@ -121,6 +127,7 @@ export async function startWorkflowTestStack(): Promise<WorkflowTestStack> {
     publicUrl: 'http://workflow.test',
     hub: { url: hubUrl, serviceToken },
     validateResponses: true,
+    ...(options.delivery ? { delivery: options.delivery } : {}),
   });
   const server: RunningServer = await startHttpServer(app, { host: '127.0.0.1', port: 0 });
 

@@ -141,6 +141,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       WORKFLOW_QUEUE_PREFIX: options.queuePrefix,
       HUB_URL: urls.hub,
       HUB_SERVICE_TOKEN: secrets.service_token,
+      // Seals delivery signing secrets (development keys, kept in .svc/dev-secrets.json).
+      WORKFLOW_ENCRYPTION_KEYS: secrets.encryption_keys,
     };
     group.start('workflow-api', app('workflow-api', 'main.js'), workflowEnv, onExit);
     group.start('workflow-worker', app('workflow-api', 'worker.js'), workflowEnv, onExit);

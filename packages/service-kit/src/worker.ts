@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 export interface WorkerDefinition<Data, Result = void> {
   /** Queue name. */
   queue: string;
-  processor: (job: Job<Data, Result>) => Promise<Result>;
+  /** `token` is the job's lock token (needed to reschedule the job itself, e.g. `job.moveToDelayed`). */
+  processor: (job: Job<Data, Result>, token?: string) => Promise<Result>;
   concurrency?: number;
 }
 
@@ -30,12 +31,16 @@ export function startWorker<Data, Result = void>(
   },
 ): ManagedWorker {
   const log = options.logger.child({ queue: definition.queue });
-  const worker = new Worker<Data, Result>(definition.queue, (job) => definition.processor(job), {
-    connection: options.connection,
-    concurrency: definition.concurrency ?? 10,
-    ...(options.prefix ? { prefix: options.prefix } : {}),
-    ...options.extra,
-  });
+  const worker = new Worker<Data, Result>(
+    definition.queue,
+    (job, token) => definition.processor(job, token),
+    {
+      connection: options.connection,
+      concurrency: definition.concurrency ?? 10,
+      ...(options.prefix ? { prefix: options.prefix } : {}),
+      ...options.extra,
+    },
+  );
   worker.on('failed', (job, error) => {
     log.warn({ job_id: job?.id, attempts: job?.attemptsMade, err: error }, 'job failed');
   });

@@ -3,6 +3,8 @@ import { conflict } from '@svc/service-kit';
 import type { ProjectRef } from '../auth/project-directory';
 import type { WorkflowDeps } from '../deps';
 import type { Invocation } from '../generated/prisma/client';
+import { dispatchDeliveries, recordDeliveryEvent } from '../delivery/events';
+import type { DeliveryJob } from '../delivery/queue';
 import { invocationNotFound } from './launch';
 import { dispatchOutbox, writeOutbox } from './outbox';
 import type { ReconcileJob } from './queue';
@@ -27,6 +29,7 @@ export async function decideApproval(
   requestId?: string,
 ): Promise<Invocation> {
   const jobs: ReconcileJob[] = [];
+  const deliveryJobs: DeliveryJob[] = [];
   const invocation = await deps.db.$transaction(async (tx) => {
     const current = await lockInvocation(tx, invocationId);
     if (!current || current.projectId !== project.id) throw invocationNotFound(invocationId);
@@ -59,6 +62,7 @@ export async function decideApproval(
       },
     });
     if (approved) jobs.push(await writeOutbox(tx, invocationId, 'approval'));
+    else deliveryJobs.push(...(await recordDeliveryEvent(tx, updated, 'invocation.cancelled', null, now)));
     await deps.audit.record(
       {
         workspaceId: current.workspaceId,
@@ -75,5 +79,6 @@ export async function decideApproval(
     return updated;
   });
   await dispatchOutbox(deps.db, deps.queue, jobs);
+  await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
   return invocation;
 }

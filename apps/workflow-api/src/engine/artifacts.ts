@@ -8,6 +8,8 @@ import type { Artifact } from '../generated/prisma/client';
 import type { ArtifactValidatorCache, PayloadError } from '../use-cases/artifact-schema-rules';
 import { checkPayload } from '../use-cases/artifact-schema-rules';
 import { findArtifactSchema } from '../use-cases/find-artifact-schema';
+import { dispatchDeliveries, recordDeliveryEvent } from '../delivery/events';
+import type { DeliveryJob } from '../delivery/queue';
 import { loadInvocationTemplate } from './invocation-template';
 import { invocationNotFound } from './launch';
 import { lockInvocation } from './states';
@@ -78,6 +80,7 @@ export async function publishArtifact(
   const payload = body.payload === undefined ? null : body.payload;
   const payloadHash = canonicalHash(payload);
   const who = actorIdentity(actor);
+  const deliveryJobs: DeliveryJob[] = [];
   const outcome = await deps.db.$transaction(
     async (tx): Promise<Outcome> => {
       const invocation = await lockInvocation(tx, invocationId);
@@ -155,7 +158,7 @@ export async function publishArtifact(
             createdById: who.id,
           },
         });
-        await tx.invocation.update({
+        const flagged = await tx.invocation.update({
           where: { id: invocationId },
           data: {
             attention: 'artifact_rejected',
@@ -163,6 +166,9 @@ export async function publishArtifact(
           },
         });
         await audit('artifact.rejected', { evidence_id: evidenceId, errors: check.errors.length });
+        deliveryJobs.push(
+          ...(await recordDeliveryEvent(tx, flagged, 'invocation.artifact_rejected', null, now)),
+        );
         return {
           kind: 'rejected',
           evidenceId,
@@ -202,7 +208,7 @@ export async function publishArtifact(
           createdAt: now,
         },
       });
-      await tx.invocation.update({
+      const completed = await tx.invocation.update({
         where: { id: invocationId },
         data: {
           state: 'completed',
@@ -218,10 +224,12 @@ export async function publishArtifact(
       });
       await audit('artifact.published', { artifact_id: artifact.id, payload_sha256: payloadHash });
       await audit('invocation.completed', { artifact_id: artifact.id });
+      deliveryJobs.push(...(await recordDeliveryEvent(tx, completed, 'invocation.completed', artifact, now)));
       return { kind: 'published', artifact, replayed: false };
     },
     { timeout: 15_000, maxWait: 10_000 },
   );
+  await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
   if (outcome.kind === 'rejected') {
     throw new AppError({
       status: 422,

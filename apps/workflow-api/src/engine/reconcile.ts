@@ -3,6 +3,8 @@ import type { WorkflowDeps } from '../deps';
 import type { Tx } from '../db';
 import type { Invocation, RunStage } from '../generated/prisma/client';
 import type { PreflightBlocker } from '../use-cases/preflight-intent';
+import { recordDeliveryEvent } from '../delivery/events';
+import type { DeliveryJob } from '../delivery/queue';
 import { loadInvocationTemplate } from './invocation-template';
 import { lockInvocation, OPEN_STAGE_STATES, TERMINAL_STATES } from './states';
 
@@ -11,6 +13,8 @@ const HUB_TIMEOUT_MS = 5_000;
 export interface ReconcileOutcome {
   /** Agents that got a new stage (told after the commit). */
   assignedAgents: string[];
+  /** Deliveries recorded by the reconcile (enqueued after the commit). */
+  deliveryJobs: DeliveryJob[];
   state: string | null;
 }
 
@@ -27,6 +31,8 @@ interface Ctx {
   invocation: Invocation;
   now: Date;
   assignedAgents: string[];
+  /** Delivery rows written in this transaction, enqueued after the commit. */
+  deliveryJobs: DeliveryJob[];
 }
 
 function noOwnerBlocker(stage: RunStage, reason: string): PreflightBlocker {
@@ -251,6 +257,15 @@ async function advanceRun(ctx: Ctx): Promise<void> {
         blockers: [],
       });
       await audit(ctx, 'run.ended_without_artifact', {});
+      ctx.deliveryJobs.push(
+        ...(await recordDeliveryEvent(
+          ctx.tx,
+          ctx.invocation,
+          'invocation.waiting_for_artifact',
+          null,
+          ctx.now,
+        )),
+      );
     }
     return;
   }
@@ -340,12 +355,12 @@ export async function reconcileInvocation(
   return deps.db.$transaction(
     async (tx) => {
       const invocation = await lockInvocation(tx, invocationId);
-      if (!invocation) return { assignedAgents: [], state: null };
+      if (!invocation) return { assignedAgents: [], deliveryJobs: [], state: null };
       const pending = await tx.outboxEntry.findMany({
         where: { invocationId, processedAt: null },
         select: { id: true },
       });
-      const ctx: Ctx = { deps, tx, invocation, now: deps.now(), assignedAgents: [] };
+      const ctx: Ctx = { deps, tx, invocation, now: deps.now(), assignedAgents: [], deliveryJobs: [] };
       if (!TERMINAL_STATES.includes(invocation.state as never)) {
         if (ctx.invocation.state === 'launching') {
           if (ctx.invocation.approvalRequired && ctx.invocation.approvalDecision === null) {
@@ -369,7 +384,11 @@ export async function reconcileInvocation(
           data: { processedAt: ctx.now },
         });
       }
-      return { assignedAgents: ctx.assignedAgents, state: ctx.invocation.state };
+      return {
+        assignedAgents: ctx.assignedAgents,
+        deliveryJobs: ctx.deliveryJobs,
+        state: ctx.invocation.state,
+      };
     },
     { timeout: 30_000, maxWait: 10_000 },
   );

@@ -1,5 +1,6 @@
 import { newId } from '@svc/service-kit';
 import type { WorkflowDeps } from '../deps';
+import { dispatchDeliveries } from '../delivery/events';
 import type { ReconcileJob } from './queue';
 
 const BATCH = 500;
@@ -15,6 +16,8 @@ export interface SweepResult {
   requeued: number;
   /** Launching or running invocations nobody touched for a while, reconciled again (owners, stalls). */
   rechecked: number;
+  /** Pending deliveries whose next attempt was overdue (their job lost), enqueued again. */
+  deliveries: number;
 }
 
 /**
@@ -58,10 +61,25 @@ export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
       data: { enqueuedAt: new Date(now), attempts: { increment: 1 } },
     });
   }
+  // Deliveries whose next attempt is overdue: their job was lost (Redis flushed, enqueue failed). The job id is
+  // the delivery id, so a job that still exists is left alone.
+  const overdue = await deps.db.delivery.findMany({
+    where: { status: 'pending', nextAttemptAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) } },
+    orderBy: { nextAttemptAt: 'asc' },
+    take: BATCH * 4,
+    select: { id: true },
+  });
+  if (overdue.length > 0) {
+    await dispatchDeliveries(
+      deps.db,
+      deps.deliveries,
+      overdue.map((d) => ({ deliveryId: d.id, trigger: 'scheduled' as const })),
+    );
+  }
   await deps.db.outboxEntry.deleteMany({
     where: { processedAt: { lt: new Date(now - OUTBOX_RETENTION_MS) } },
   });
-  return { requeued: lost.length, rechecked: fresh.length };
+  return { requeued: lost.length, rechecked: fresh.length, deliveries: overdue.length };
 }
 
 /** Runs {@link sweepOnce} every `intervalMs` (never two passes at once) until stopped. */
@@ -81,7 +99,8 @@ export function startSweeper(deps: WorkflowDeps): { stop(): Promise<void> } {
     running = Promise.race([sweepOnce(deps), deadline])
       .finally(() => clearTimeout(deadlineTimer))
       .then((result) => {
-        if (result.requeued + result.rechecked > 0) deps.logger.info(result, 'sweeper re-enqueued work');
+        if (result.requeued + result.rechecked + result.deliveries > 0)
+          deps.logger.info(result, 'sweeper re-enqueued work');
       })
       .catch((error: unknown) => deps.logger.warn({ err: error }, 'sweep failed; retrying next interval'))
       .finally(() => {

@@ -1,0 +1,342 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { invoke, launchInvocation, unwrap, verifyDelivery, waitForArtifact } from '@svc/contracts';
+import { createRedis } from '@svc/service-kit';
+import { Webhook } from 'standardwebhooks';
+import { startRunStack } from './run-stack';
+import type { RunStack } from './run-stack';
+
+/**
+ * Signed delivery end to end: real hub, Workflow API, worker and reference agent; a local HTTPS receiver with a
+ * certificate made for this test. The stack allows loopback endpoints (its development setting) so the receiver
+ * can live on 127.0.0.1, trusts the test certificate, and retries on a schedule of fractions of a second.
+ * Redis is shared with other suites, so this stack uses a database index of its own and "flush" is FLUSHDB on it.
+ */
+jest.setTimeout(120_000);
+
+const REDIS_DB_URL = `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'}/8`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Received {
+  headers: Record<string, string>;
+  body: string;
+  answered: number;
+}
+
+class Receiver {
+  server!: Server;
+  url = '';
+  received: Received[] = [];
+  /** Probability that a request is answered 500 (0..1). */
+  failRate = 0;
+  /** Answer every request with this status instead (when set). */
+  forced: number | null = null;
+
+  async start(key: string, cert: string): Promise<void> {
+    this.server = createServer({ key, cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const status = this.forced ?? (Math.random() < this.failRate ? 500 : 204);
+        if (req.url === '/redirect') {
+          this.received.push({ headers: req.headers as Record<string, string>, body: '', answered: 302 });
+          res.writeHead(302, { location: 'https://10.0.0.1/steal' }).end();
+          return;
+        }
+        this.received.push({
+          headers: req.headers as Record<string, string>,
+          body: Buffer.concat(chunks).toString('utf8'),
+          answered: status,
+        });
+        res.writeHead(status).end(status >= 400 ? 'try again' : undefined);
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  delivered(): Received[] {
+    return this.received.filter((r) => r.answered >= 200 && r.answered < 300);
+  }
+}
+
+let s: RunStack;
+let receiver: Receiver;
+let certDir: string;
+
+beforeAll(async () => {
+  certDir = mkdtempSync(path.join(os.tmpdir(), 'svc-receiver-'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(certDir, 'key.pem'),
+      '-out',
+      path.join(certDir, 'cert.pem'),
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-days',
+      '1',
+    ],
+    { stdio: 'pipe' },
+  );
+  receiver = new Receiver();
+  await receiver.start(
+    readFileSync(path.join(certDir, 'key.pem'), 'utf8'),
+    readFileSync(path.join(certDir, 'cert.pem'), 'utf8'),
+  );
+  s = await startRunStack({
+    redisUrl: REDIS_DB_URL,
+    env: {
+      WORKFLOW_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
+      WORKFLOW_DELIVERY_CA_FILE: path.join(certDir, 'cert.pem'),
+      WORKFLOW_DELIVERY_RETRY_SCHEDULE: '0.1,0.2,0.2,0.3,0.3,0.5,0.5,0.5,0.5,0.5',
+      WORKFLOW_DELIVERY_TIMEOUT_MS: '3000',
+    },
+  });
+  await s.addAgent(['report']);
+}, 120_000);
+
+afterAll(async () => {
+  await s?.close();
+  await new Promise((r) => receiver?.server.close(r));
+  rmSync(certDir, { recursive: true, force: true });
+}, 30_000);
+
+async function subscribe(url: string, events: string[]) {
+  const res = await s.wf.POST('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
+    params: { path: { projectId: s.project.id } },
+    body: { url, events: events as never },
+  });
+  return res;
+}
+
+async function runToCompletion(intent: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const { invocation } = await invoke(s.wf, {
+      projectId: s.project.id,
+      idempotencyKey: randomUUID(),
+      body: { intent },
+    });
+    await launchInvocation(s.wf, { projectId: s.project.id, invocationId: invocation.invocation_id });
+    ids.push(invocation.invocation_id);
+  }
+  for (const invocationId of ids) {
+    await waitForArtifact(s.wf, { projectId: s.project.id, invocationId, timeoutMs: 60_000 });
+  }
+  return ids;
+}
+
+async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('signed delivery', () => {
+  test('a receiver failing half the time still gets every event; signatures verify with ours and with standardwebhooks', async () => {
+    receiver.received = [];
+    receiver.failRate = 0.5;
+    const sub = unwrap(await subscribe(receiver.url, ['invocation.completed']));
+    expect(sub.signing_secret).toMatch(/^whsec_/);
+    const route = await s.seedRoute({ intent: 'delivered report' });
+    const ids = await runToCompletion(route.intent, 12);
+    await waitUntil('every completion delivered', () => {
+      const seen = new Set(
+        receiver
+          .delivered()
+          .map((r) => (JSON.parse(r.body) as { data: { invocation_id: string } }).data.invocation_id),
+      );
+      return ids.every((id) => seen.has(id));
+    });
+    const theirs = new Webhook(sub.signing_secret);
+    const byDelivery = new Map<string, string[]>();
+    for (const r of receiver.received) {
+      const verified = verifyDelivery({ secret: sub.signing_secret, headers: r.headers, body: r.body });
+      expect(verified.deliveryId).toMatch(/^msg_/);
+      expect(() => theirs.verify(r.body, r.headers)).not.toThrow();
+      const event = verified.event as {
+        type: string;
+        data: { invocation_id: string; state: string; artifact: unknown };
+      };
+      expect(event.type).toBe('invocation.completed');
+      expect(event.data.state).toBe('completed');
+      expect(event.data.artifact).toMatchObject({ artifact_id: expect.stringMatching(/^art_/) });
+      byDelivery.set(verified.deliveryId, [
+        ...(byDelivery.get(verified.deliveryId) ?? []),
+        event.data.invocation_id,
+      ]);
+      expect(r.headers['x-svc-delivery-id']).toBe(r.headers['webhook-id']);
+    }
+    // One delivery id per event, the same in every attempt of it.
+    expect(byDelivery.size).toBe(ids.length);
+    for (const invocations of byDelivery.values()) expect(new Set(invocations).size).toBe(1);
+    expect(receiver.received.length).toBeGreaterThan(ids.length); // some attempts failed and were retried
+    const rows = await s.database.prisma.delivery.findMany({
+      where: { subscriptionId: sub.subscription_id },
+    });
+    expect(rows.every((r) => r.status === 'succeeded')).toBe(true);
+    receiver.failRate = 0;
+    await s.wf.PATCH('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+      params: { path: { projectId: s.project.id, subscriptionId: sub.subscription_id } },
+      body: { is_active: false },
+    });
+  });
+
+  test('Redis flushed while deliveries wait for their retry: nothing is lost', async () => {
+    receiver.received = [];
+    receiver.forced = 503;
+    const sub = unwrap(await subscribe(receiver.url, ['invocation.completed']));
+    const route = await s.seedRoute({ intent: 'flushed delivery report' });
+    const ids = await runToCompletion(route.intent, 5);
+    await waitUntil('first failed attempts', () => receiver.received.length >= ids.length);
+    const redis = createRedis(REDIS_DB_URL);
+    try {
+      await redis.flushdb();
+    } finally {
+      await redis.quit();
+    }
+    receiver.forced = null;
+    await waitUntil('every completion delivered after the flush', async () => {
+      const rows = await s.database.prisma.delivery.findMany({
+        where: { subscriptionId: sub.subscription_id },
+      });
+      return rows.length === ids.length && rows.every((r) => r.status === 'succeeded');
+    });
+    await s.wf.PATCH('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+      params: { path: { projectId: s.project.id, subscriptionId: sub.subscription_id } },
+      body: { is_active: false },
+    });
+  });
+
+  test('exhausted deliveries are inspected, redelivered and replayed with the same delivery id', async () => {
+    receiver.received = [];
+    receiver.forced = 500;
+    const sub = unwrap(await subscribe(receiver.url, ['invocation.completed']));
+    const route = await s.seedRoute({ intent: 'exhausted delivery report' });
+    const ids = await runToCompletion(route.intent, 2);
+    await waitUntil('retries exhausted', async () => {
+      const rows = await s.database.prisma.delivery.findMany({
+        where: { subscriptionId: sub.subscription_id },
+      });
+      return rows.length === 2 && rows.every((r) => r.status === 'failed');
+    });
+    const failed = unwrap(
+      await s.wf.GET('/api/v1/projects/{projectId}/workflow/deliveries', {
+        params: {
+          path: { projectId: s.project.id },
+          query: { status: 'failed', subscription_id: sub.subscription_id },
+        },
+      }),
+    );
+    expect(failed.map((d) => d.invocation_id).sort()).toEqual([...ids].sort());
+    const one = unwrap(
+      await s.wf.GET('/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}', {
+        params: { path: { projectId: s.project.id, deliveryId: failed[0]!.delivery_id } },
+      }),
+    );
+    expect(one.attempt_log.length).toBe(11); // the first attempt and 10 retries
+    expect(one.attempt_log.every((a) => a.status_code === 500)).toBe(true);
+    expect(one.body).toMatchObject({ type: 'invocation.completed' });
+
+    receiver.forced = null;
+    receiver.received = [];
+    const redelivered = await s.wf.POST(
+      '/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}/redeliver',
+      {
+        params: { path: { projectId: s.project.id, deliveryId: failed[0]!.delivery_id } },
+      },
+    );
+    expect(redelivered.response.status).toBe(202);
+    const replay = unwrap(
+      await s.wf.POST('/api/v1/projects/{projectId}/workflow/deliveries/replay', {
+        params: { path: { projectId: s.project.id } },
+        body: {
+          since: new Date(Date.now() - 600_000).toISOString(),
+          until: new Date(Date.now() + 1_000).toISOString(),
+          subscription_id: sub.subscription_id,
+        },
+      }),
+    );
+    expect(replay.replayed).toBeGreaterThanOrEqual(1);
+    await waitUntil('both delivered again', async () => {
+      const rows = await s.database.prisma.delivery.findMany({
+        where: { subscriptionId: sub.subscription_id },
+      });
+      return rows.every((r) => r.status === 'succeeded');
+    });
+    const ids2 = new Set(receiver.delivered().map((r) => r.headers['x-svc-delivery-id']));
+    expect([...ids2].sort()).toEqual(failed.map((d) => d.delivery_id).sort());
+    await s.wf.DELETE('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+      params: { path: { projectId: s.project.id, subscriptionId: sub.subscription_id } },
+    });
+  });
+
+  test('410 Gone disables the subscription; a redirect is never followed', async () => {
+    receiver.received = [];
+    receiver.forced = 410;
+    const gone = unwrap(await subscribe(receiver.url, ['invocation.completed']));
+    const redirect = unwrap(await subscribe(`${receiver.url}/redirect`, ['invocation.completed']));
+    const route = await s.seedRoute({ intent: 'gone delivery report' });
+    await runToCompletion(route.intent, 1);
+    await waitUntil('subscription disabled', async () => {
+      const row = await s.database.prisma.deliverySubscription.findUnique({
+        where: { id: gone.subscription_id },
+      });
+      return row?.isActive === false;
+    });
+    const after = unwrap(
+      await s.wf.GET('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+        params: { path: { projectId: s.project.id, subscriptionId: gone.subscription_id } },
+      }),
+    );
+    expect(after).toMatchObject({ is_active: false, disabled_reason: 'gone' });
+    await waitUntil('redirect attempts recorded', async () => {
+      const rows = await s.database.prisma.delivery.findMany({
+        where: { subscriptionId: redirect.subscription_id },
+      });
+      return rows.length === 1 && rows[0]!.attempts >= 2;
+    });
+    const [row] = await s.database.prisma.delivery.findMany({
+      where: { subscriptionId: redirect.subscription_id },
+    });
+    expect(row!.lastStatusCode).toBe(302);
+    receiver.forced = null;
+    await s.wf.DELETE('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+      params: { path: { projectId: s.project.id, subscriptionId: redirect.subscription_id } },
+    });
+  });
+
+  test('SSRF: endpoints that resolve to private, metadata or other reserved addresses are refused at save', async () => {
+    for (const url of [
+      'https://10.1.2.3/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://192.168.1.10/',
+      'https://[fd00::1]/',
+      'http://example.com/hook',
+      'https://user:pass@example.com/hook',
+    ]) {
+      const res = await subscribe(url, ['invocation.completed']);
+      expect(res.response.status).toBe(400);
+      expect((res.error as { code?: string }).code).toMatch(/^url_/);
+    }
+  });
+});
