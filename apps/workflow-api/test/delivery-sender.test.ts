@@ -1,10 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { AppError } from '@svc/service-kit';
 import {
   DELIVERY_USER_AGENT,
@@ -17,6 +13,8 @@ import {
 import type { SendDeliveryOptions } from '../src/delivery/http-sender';
 import { addressKind, checkDeliveryUrl, DeliveryUrlError } from '../src/delivery/url-guard';
 import type { DeliveryResolver, ResolvedAddress } from '../src/delivery/url-guard';
+import { makeTestCertificate } from './tls-fixture';
+import type { TestCertificate } from './tls-fixture';
 
 interface Received {
   method: string;
@@ -25,7 +23,7 @@ interface Received {
   body: string;
 }
 
-let certDir: string;
+let certificate: TestCertificate | undefined;
 let ca: string;
 let receiver: https.Server;
 let receiverPort: number;
@@ -82,32 +80,9 @@ async function shut(server: http.Server | https.Server): Promise<void> {
 }
 
 beforeAll(async () => {
-  certDir = mkdtempSync(path.join(tmpdir(), 'delivery-sender-'));
-  const keyFile = path.join(certDir, 'key.pem');
-  const certFile = path.join(certDir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:hooks.example.test',
-      '-days',
-      '1',
-    ],
-    { stdio: 'pipe' },
-  );
-  ca = readFileSync(certFile, 'utf8');
-  const tls = { key: readFileSync(keyFile), cert: ca };
+  certificate = makeTestCertificate(['hooks.example.test']);
+  ca = certificate.cert;
+  const tls = { key: certificate.key, cert: ca };
 
   receiver = https.createServer(tls, receive);
   receiver.on('secureConnection', () => secureConnections++);
@@ -126,7 +101,7 @@ beforeAll(async () => {
 afterAll(async () => {
   agents.close();
   await Promise.all([receiver, elsewhere, plain].filter(Boolean).map(shut));
-  if (certDir) rmSync(certDir, { recursive: true, force: true });
+  certificate?.remove();
 });
 
 beforeEach(() => {

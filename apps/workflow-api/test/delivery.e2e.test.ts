@@ -1,16 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { invoke, launchInvocation, unwrap, verifyDelivery, waitForArtifact } from '@svc/contracts';
 import { createRedis } from '@svc/service-kit';
 import { Webhook } from 'standardwebhooks';
 import { startRunStack } from './run-stack';
 import type { RunStack } from './run-stack';
+import { makeTestCertificate } from './tls-fixture';
+import type { TestCertificate } from './tls-fixture';
 
 /**
  * Signed delivery end to end: real hub, Workflow API, worker and reference agent; a local HTTPS receiver with a
@@ -68,42 +66,18 @@ class Receiver {
 
 let s: RunStack;
 let receiver: Receiver;
-let certDir: string;
+let certificate: TestCertificate | undefined;
 
 beforeAll(async () => {
-  certDir = mkdtempSync(path.join(os.tmpdir(), 'svc-receiver-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      path.join(certDir, 'key.pem'),
-      '-out',
-      path.join(certDir, 'cert.pem'),
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-days',
-      '1',
-    ],
-    { stdio: 'pipe' },
-  );
+  certificate = makeTestCertificate();
   receiver = new Receiver();
-  await receiver.start(
-    readFileSync(path.join(certDir, 'key.pem'), 'utf8'),
-    readFileSync(path.join(certDir, 'cert.pem'), 'utf8'),
-  );
+  await receiver.start(certificate.key, certificate.cert);
   s = await startRunStack({
     redisUrl: REDIS_DB_URL,
     env: {
       WORKFLOW_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
       WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
-      WORKFLOW_DELIVERY_CA_FILE: path.join(certDir, 'cert.pem'),
+      WORKFLOW_DELIVERY_CA_FILE: certificate.certFile,
       WORKFLOW_DELIVERY_RETRY_SCHEDULE: '0.1,0.2,0.2,0.3,0.3,0.5,0.5,0.5,0.5,0.5',
       WORKFLOW_DELIVERY_TIMEOUT_MS: '3000',
     },
@@ -114,7 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.close();
   await new Promise((r) => receiver?.server.close(r));
-  rmSync(certDir, { recursive: true, force: true });
+  certificate?.remove();
 }, 30_000);
 
 async function subscribe(url: string, events: string[]) {
