@@ -76,6 +76,7 @@ export function createWorkflowDeps(
 ): WorkflowDeps {
   return {
     db: options.database.prisma,
+    pool: options.database.pool,
     hub: options.hub,
     projects: createProjectDirectory({ hub: options.hub }),
     audit: createWorkflowAudit(options.database.prisma),

@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import type { Logger } from '@svc/service-kit';
 import type { HubInternalClient } from '@svc/contracts';
 import type { ProjectDirectory } from './auth/project-directory';
@@ -11,6 +12,8 @@ import type { EngineSettings } from './engine/settings';
 /** Everything a workflow use-case may need; built once in app wiring, passed explicitly. */
 export interface WorkflowDeps {
   db: Db;
+  /** The same database's pool, for the few hot paths that send plain SQL (delivery attempts). */
+  pool: Pool;
   hub: HubInternalClient;
   projects: ProjectDirectory;
   audit: WorkflowAudit;

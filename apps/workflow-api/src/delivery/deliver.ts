@@ -11,21 +11,56 @@ export type AttemptOutcome =
   /** Try again at `at` (the caller reschedules the job). */
   | { kind: 'retry'; at: Date };
 
+/** The delivery and its subscription, as one attempt needs them. */
+interface AttemptRow {
+  id: string;
+  status: string;
+  attempts: number;
+  body: string;
+  subscription_id: string;
+  url: string;
+  is_active: boolean;
+  deleted_at: Date | null;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+  consecutive_exhaustions: number;
+  workspace_id: string;
+  project_id: string;
+}
+
+/** Opened secrets by sealed value (bounded): a busy subscription is not decrypted for every attempt. */
+const openedSecrets = new Map<string, string>();
+
+function openSecret(deps: WorkflowDeps, sealed: string, subscriptionId: string): string {
+  const key = `${subscriptionId}\u0000${sealed}`;
+  let plain = openedSecrets.get(key);
+  if (plain === undefined) {
+    const box = deps.delivery.secrets;
+    if (!box) throw new Error('WORKFLOW_ENCRYPTION_KEYS is not configured; deliveries cannot be signed');
+    plain = box.open(sealed, subscriptionId);
+    if (openedSecrets.size >= 1000) openedSecrets.clear();
+    openedSecrets.set(key, plain);
+  }
+  return plain;
+}
+
 /** The subscription's signing secrets: the current one, plus the previous one during a rotation's grace. */
 export function signingSecretsOf(
   deps: WorkflowDeps,
-  subscription: DeliverySubscription,
+  subscription: Pick<
+    DeliverySubscription,
+    'id' | 'secretSealed' | 'previousSecretSealed' | 'previousSecretExpiresAt'
+  >,
   now: Date,
 ): string[] {
-  const box = deps.delivery.secrets;
-  if (!box) throw new Error('WORKFLOW_ENCRYPTION_KEYS is not configured; deliveries cannot be signed');
-  const secrets = [box.open(subscription.secretSealed, subscription.id)];
+  const secrets = [openSecret(deps, subscription.secretSealed, subscription.id)];
   if (
     subscription.previousSecretSealed &&
     subscription.previousSecretExpiresAt &&
     subscription.previousSecretExpiresAt > now
   ) {
-    secrets.push(box.open(subscription.previousSecretSealed, subscription.id));
+    secrets.push(openSecret(deps, subscription.previousSecretSealed, subscription.id));
   }
   return secrets;
 }
@@ -40,43 +75,59 @@ function jittered(ms: number): number {
  * address, record the attempt, then settle: 2xx succeeded; 410 disables the subscription; otherwise a retry per the
  * schedule (never sooner than `Retry-After`) until the schedule is used up, then failed — and a subscription whose
  * deliveries fail that way several times in a row is disabled (audited). A manual or replay attempt is one attempt.
+ * The hot path is two plain SQL statements (read, then attempt + delivery update in one statement).
  */
 export async function attemptDelivery(
   deps: WorkflowDeps,
   deliveryId: string,
   trigger: DeliveryTrigger,
 ): Promise<AttemptOutcome> {
-  const delivery = await deps.db.delivery.findUnique({ where: { id: deliveryId } });
-  if (!delivery) return { kind: 'done' };
-  if (trigger === 'scheduled' && delivery.status !== 'pending') return { kind: 'done' };
-  const subscription = await deps.db.deliverySubscription.findUnique({
-    where: { id: delivery.subscriptionId },
-  });
-  if (!subscription || !subscription.isActive || subscription.deletedAt) {
-    await deps.db.delivery.updateMany({
-      where: { id: deliveryId, status: 'pending' },
-      data: { status: 'skipped', completedAt: deps.now(), nextAttemptAt: null },
-    });
+  const read = await deps.pool.query<AttemptRow>(
+    `SELECT d.id, d.status, d.attempts, d.body, d.subscription_id, s.url, s.is_active, s.deleted_at,
+            s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at, s.consecutive_exhaustions,
+            s.workspace_id, s.project_id
+       FROM deliveries d JOIN delivery_subscriptions s ON s.id = d.subscription_id
+      WHERE d.id = $1`,
+    [deliveryId],
+  );
+  const row = read.rows[0];
+  if (!row) return { kind: 'done' };
+  if (trigger === 'scheduled' && row.status !== 'pending') return { kind: 'done' };
+  if (!row.is_active || row.deleted_at) {
+    await deps.pool.query(
+      `UPDATE deliveries SET status = 'skipped', completed_at = $2, next_attempt_at = NULL
+        WHERE id = $1 AND status = 'pending'`,
+      [deliveryId, deps.now()],
+    );
     return { kind: 'done' };
   }
   const started = deps.now();
   const timestamp = Math.floor(started.getTime() / 1000);
   const headers = deliveryHeaders({
-    secret: signingSecretsOf(deps, subscription, started),
+    secret: signingSecretsOf(
+      deps,
+      {
+        id: row.subscription_id,
+        secretSealed: row.secret_sealed,
+        previousSecretSealed: row.previous_secret_sealed,
+        previousSecretExpiresAt: row.previous_secret_expires_at,
+      },
+      started,
+    ),
     deliveryId,
     timestamp,
-    body: delivery.body,
+    body: row.body,
   });
   const result = await sendDelivery({
-    url: subscription.url,
+    url: row.url,
     headers: headers as unknown as Record<string, string>,
-    body: delivery.body,
+    body: row.body,
     timeoutMs: deps.delivery.timeoutMs,
     allowLoopbackHttp: deps.delivery.allowLoopbackHttp,
     ...(deps.delivery.ca ? { ca: deps.delivery.ca } : {}),
   });
-  const attempt = delivery.attempts + 1;
-  const ok = result.status !== null && result.status >= 200 && result.status < 300;
+  const attempt = row.attempts + 1;
+  const ok = result.error === null && result.status !== null && result.status >= 200 && result.status < 300;
   const gone = result.status === 410;
   const schedule = deps.delivery.retryScheduleMs;
   // Scheduled attempts follow the schedule; an extra manual attempt does not reopen it.
@@ -89,35 +140,34 @@ export async function attemptDelivery(
     nextAttemptAt = new Date(now.getTime() + delay);
   }
   const status = ok ? 'succeeded' : canRetry ? 'pending' : 'failed';
-  await deps.db.$transaction([
-    deps.db.deliveryAttempt.create({
-      data: {
-        id: newId('dat'),
-        deliveryId,
-        attempt,
-        trigger,
-        startedAt: started,
-        statusCode: result.status,
-        latencyMs: Math.round(result.latencyMs),
-        error: result.error,
-        responseSnippet: result.responseSnippet,
-      },
-    }),
-    deps.db.delivery.update({
-      where: { id: deliveryId },
-      data: {
-        attempts: attempt,
-        status,
-        lastStatusCode: result.status,
-        nextAttemptAt,
-        completedAt: status === 'pending' ? null : now,
-      },
-    }),
-  ]);
+  await deps.pool.query(
+    `WITH recorded AS (
+       INSERT INTO delivery_attempts (id, delivery_id, attempt, trigger, started_at, status_code, latency_ms, error,
+                                      response_snippet)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
+     UPDATE deliveries SET attempts = $3, status = $10, last_status_code = $6, next_attempt_at = $11,
+                           completed_at = $12
+      WHERE id = $2`,
+    [
+      newId('dat'),
+      deliveryId,
+      attempt,
+      trigger,
+      started,
+      result.status,
+      Math.round(result.latencyMs),
+      result.error,
+      result.responseSnippet,
+      status,
+      nextAttemptAt,
+      status === 'pending' ? null : now,
+    ],
+  );
+  const subscription = { id: row.subscription_id, workspaceId: row.workspace_id, projectId: row.project_id };
   if (ok) {
-    if (subscription.consecutiveExhaustions > 0) {
+    if (row.consecutive_exhaustions > 0) {
       await deps.db.deliverySubscription.update({
-        where: { id: subscription.id },
+        where: { id: row.subscription_id },
         data: { consecutiveExhaustions: 0 },
       });
     }
@@ -130,11 +180,11 @@ export async function attemptDelivery(
   if (nextAttemptAt) return { kind: 'retry', at: nextAttemptAt };
   if (trigger === 'scheduled') {
     const updated = await deps.db.deliverySubscription.update({
-      where: { id: subscription.id },
+      where: { id: row.subscription_id },
       data: { consecutiveExhaustions: { increment: 1 } },
     });
     if (updated.consecutiveExhaustions >= EXHAUSTIONS_BEFORE_DISABLE && updated.isActive) {
-      await disableSubscription(deps, updated, 'retries_exhausted', {
+      await disableSubscription(deps, subscription, 'retries_exhausted', {
         delivery_id: deliveryId,
         consecutive_exhaustions: updated.consecutiveExhaustions,
       });
@@ -145,7 +195,7 @@ export async function attemptDelivery(
 
 async function disableSubscription(
   deps: WorkflowDeps,
-  subscription: DeliverySubscription,
+  subscription: Pick<DeliverySubscription, 'id' | 'workspaceId' | 'projectId'>,
   reason: 'gone' | 'retries_exhausted',
   data: Record<string, unknown>,
 ): Promise<void> {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
@@ -62,7 +63,7 @@ export class DeliveryAgentPool {
   ) {
     this.maxAgents = options.maxAgents ?? 256;
     this.idleSocketTimeoutMs = options.idleSocketTimeoutMs ?? 4_000;
-    this.maxSocketsPerAgent = options.maxSocketsPerAgent ?? 32;
+    this.maxSocketsPerAgent = options.maxSocketsPerAgent ?? 64;
   }
 
   get size(): number {
@@ -81,7 +82,8 @@ export class DeliveryAgentPool {
       // Idle sockets close after this long (Node's agent destroys a free socket on timeout).
       timeout: this.idleSocketTimeoutMs,
       maxSockets: this.maxSocketsPerAgent,
-      maxFreeSockets: 8,
+      // Keep every socket a busy endpoint needs: closing idle ones means a new TLS handshake per few deliveries.
+      maxFreeSockets: this.maxSocketsPerAgent,
       scheduling: 'lifo',
     };
     const agent = secure ? new https.Agent(options) : new http.Agent(options);
@@ -160,7 +162,9 @@ export function deliveryRequestOptions(
   if (url.protocol === 'https:') {
     // SNI carries names only; for an IP literal the certificate is matched against the IP.
     if (isIP(hostname) === 0) options.servername = hostname;
-    if (extra.ca !== undefined) options.ca = extra.ca;
+    // The public roots plus the extra CA, built once per CA (not per connection).
+    if (extra.ca !== undefined)
+      (options as tls.ConnectionOptions).secureContext = secureContextWith(extra.ca);
   }
   return options;
 }
@@ -207,10 +211,34 @@ export async function sendDelivery(options: SendDeliveryOptions): Promise<Delive
   return { ...outcome, latencyMs: elapsed() };
 }
 
+const caDigests = new Map<string | Buffer, string>();
+const secureContexts = new Map<string, tls.SecureContext>();
+
+function caDigest(ca: string | Buffer): string {
+  let digest = caDigests.get(ca);
+  if (!digest) {
+    digest = createHash('sha256').update(ca).digest('hex').slice(0, 16);
+    if (caDigests.size > 16) caDigests.clear();
+    caDigests.set(ca, digest);
+  }
+  return digest;
+}
+
+/** Node's public roots plus an extra CA (so a private receiver is trusted without distrusting the rest). */
+function secureContextWith(ca: string | Buffer): tls.SecureContext {
+  const digest = caDigest(ca);
+  let context = secureContexts.get(digest);
+  if (!context) {
+    context = tls.createSecureContext({ ca: [...tls.rootCertificates, ca.toString()] });
+    if (secureContexts.size > 16) secureContexts.clear();
+    secureContexts.set(digest, context);
+  }
+  return context;
+}
+
 function agentKey(checked: CheckedDeliveryUrl, ca: string | Buffer | undefined): string {
   const addresses = checked.addresses.map((a) => a.address).join(',');
-  const caDigest = ca === undefined ? '' : createHash('sha256').update(ca).digest('hex').slice(0, 16);
-  return `${checked.url.origin}|${addresses}|${caDigest}`;
+  return `${checked.url.origin}|${addresses}|${ca === undefined ? '' : caDigest(ca)}`;
 }
 
 const TIMED_OUT = Symbol('timed out');

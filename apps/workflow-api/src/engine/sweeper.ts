@@ -64,7 +64,12 @@ export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
   // Deliveries whose next attempt is overdue: their job was lost (Redis flushed, enqueue failed). The job id is
   // the delivery id, so a job that still exists is left alone.
   const overdue = await deps.db.delivery.findMany({
-    where: { status: 'pending', nextAttemptAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) } },
+    where: {
+      status: 'pending',
+      nextAttemptAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) },
+      // A backlog the queue is still working through was enqueued recently: leave it alone.
+      OR: [{ enqueuedAt: null }, { enqueuedAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) } }],
+    },
     orderBy: { nextAttemptAt: 'asc' },
     take: BATCH * 4,
     select: { id: true },
