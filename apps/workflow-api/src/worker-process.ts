@@ -10,6 +10,7 @@ import {
   readinessHandler,
   redisConnectionOptions,
   startWorker,
+  withDeadline,
 } from '@svc/service-kit';
 import type { Logger, ManagedWorker, OperationHandlers, Redis, WorkerDefinition } from '@svc/service-kit';
 import type { Express } from 'express';
@@ -29,15 +30,6 @@ import { startSweeper } from './engine/sweeper';
 
 /** Longest a reconcile job may take (its transaction alone is bounded at 30 s, plus 10 s to start). */
 const RECONCILE_DEADLINE_MS = 45_000;
-
-/** Rejects when `work` has not settled within `ms` (the work itself cannot be cancelled). */
-export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}
 
 /**
  * The queues this process consumes; every definition calls the same use-cases the HTTP routes call.

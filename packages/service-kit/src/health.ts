@@ -6,12 +6,16 @@ export interface ReadinessReport {
   checks: Record<string, string>;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/**
+ * Rejects when `work` has not settled within `ms` (the work itself is not cancelled; it only stops being waited
+ * for). `what` names it in the error.
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, what = 'the operation'): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
+    work.finally(() => clearTimeout(timer)),
     new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
       timer.unref();
     }),
   ]);
@@ -25,7 +29,7 @@ export async function runReadinessChecks(
   const entries = await Promise.all(
     Object.entries(checks).map(async ([name, check]) => {
       try {
-        await withTimeout(check(), timeoutMs);
+        await withDeadline(check(), timeoutMs, 'the check');
         return [name, 'ok'] as const;
       } catch (error) {
         const reason = (error as Error)?.message?.split('\n')[0] ?? 'unknown error';

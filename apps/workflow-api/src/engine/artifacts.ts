@@ -119,9 +119,7 @@ export async function publishArtifact(
       }
       const template = await loadInvocationTemplate(tx, invocation);
       const pinned = template?.definition.artifact_schema;
-      const schema = pinned
-        ? await findArtifactSchema({ ...deps, db: tx as never }, project.id, pinned.name, pinned.version)
-        : null;
+      const schema = pinned ? await findArtifactSchema(tx, project.id, pinned.name, pinned.version) : null;
       if (!pinned || !schema) {
         throw conflict(
           'artifact_schema_not_registered',

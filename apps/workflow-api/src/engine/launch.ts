@@ -65,12 +65,7 @@ export async function launchInvocation(
       } else {
         const template = await loadInvocationTemplate(tx, invocation);
         // Inside the transaction's own connection: a second pool connection per launch could exhaust the pool.
-        const readiness = await templateReadiness(
-          { ...deps, db: tx as never },
-          project.id,
-          template,
-          invocation.contractId ?? '',
-        );
+        const readiness = await templateReadiness(tx, project.id, template, invocation.contractId ?? '');
         blockers = readiness.blockers;
         approvalRequired = template?.definition.guardrails.human_approval_required === true;
       }

@@ -32,7 +32,7 @@ export async function presentAssignments(
     const template = await loadInvocationTemplate(deps.db, invocation);
     const pinned = template?.definition.artifact_schema;
     const schema = pinned
-      ? await findArtifactSchema(deps, invocation.projectId, pinned.name, pinned.version)
+      ? await findArtifactSchema(deps.db, invocation.projectId, pinned.name, pinned.version)
       : null;
     return {
       name: pinned?.name ?? '',

@@ -1,4 +1,4 @@
-import { newId } from '@svc/service-kit';
+import { newId, withDeadline } from '@svc/service-kit';
 import type { WorkflowDeps } from '../deps';
 import { dispatchDeliveries } from '../delivery/events';
 import type { ReconcileJob } from './queue';
@@ -94,15 +94,7 @@ export function startSweeper(deps: WorkflowDeps): { stop(): Promise<void> } {
   let stopped = false;
   const tick = () => {
     // A pass that hangs (a query on a dead connection) must not stop every later pass.
-    let deadlineTimer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      deadlineTimer = setTimeout(
-        () => reject(new Error('sweep pass did not finish in time')),
-        SWEEP_DEADLINE_MS,
-      );
-    });
-    running = Promise.race([sweepOnce(deps), deadline])
-      .finally(() => clearTimeout(deadlineTimer))
+    running = withDeadline(sweepOnce(deps), SWEEP_DEADLINE_MS, 'a sweep pass')
       .then((result) => {
         if (result.requeued + result.rechecked + result.deliveries > 0)
           deps.logger.info(result, 'sweeper re-enqueued work');

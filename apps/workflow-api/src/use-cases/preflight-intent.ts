@@ -122,7 +122,7 @@ export async function preflightIntent(
     });
   } else {
     const readiness = await templateReadiness(
-      deps,
+      deps.db,
       projectId,
       template,
       resolved.contract?.contract_id ?? '',

@@ -43,7 +43,7 @@ export async function registerArtifactSchema(
   compileArtifactSchema(input.jsonSchema);
   const hash = schemaHash(input.jsonSchema);
 
-  const existing = await findArtifactSchema(deps, project.id, input.name, input.version);
+  const existing = await findArtifactSchema(deps.db, project.id, input.name, input.version);
   if (existing) return { schema: replayOrConflict(existing, hash), created: false };
 
   try {
@@ -79,7 +79,7 @@ export async function registerArtifactSchema(
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // A concurrent registration of the same version won the race: answer as if it had come first.
-    const winner = await findArtifactSchema(deps, project.id, input.name, input.version);
+    const winner = await findArtifactSchema(deps.db, project.id, input.name, input.version);
     if (!winner) throw error;
     return { schema: replayOrConflict(winner, hash), created: false };
   }

@@ -1,4 +1,4 @@
-import type { WorkflowDeps } from '../deps';
+import type { Db } from '../db';
 import type { ArtifactSchema } from '../generated/prisma/client';
 import { findArtifactSchema } from './find-artifact-schema';
 import type { PreflightBlocker } from './preflight-intent';
@@ -33,7 +33,7 @@ function templateProblems(template: RouteTemplate): string[] {
  * rule, so a route preflight calls ready is a route launch accepts.
  */
 export async function templateReadiness(
-  deps: WorkflowDeps,
+  db: Pick<Db, 'artifactSchema'>,
   projectId: string,
   template: RouteTemplate | null,
   contractId: string,
@@ -60,7 +60,7 @@ export async function templateReadiness(
     });
   }
   const { name, version } = template.definition.artifact_schema;
-  const schema = await findArtifactSchema(deps, projectId, name, version);
+  const schema = await findArtifactSchema(db, projectId, name, version);
   if (!schema) {
     return blocked({
       code: 'artifact_schema_not_registered',
