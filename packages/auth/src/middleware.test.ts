@@ -12,13 +12,11 @@ import {
   verifyApiKeySecret,
   verifyOpaqueToken,
 } from './api-keys';
-import {
-  TokenError,
-  createStaticJwks,
-  createTokenIssuer,
-  createTokenVerifier,
-  generateSigningKey,
-} from './jwt';
+import { TokenError } from './jwt/errors';
+import { createTokenIssuer } from './jwt/issuer';
+import { generateSigningKey } from './jwt/keys';
+import { createStaticJwks } from './jwt/remote-jwks';
+import { createTokenVerifier } from './jwt/verifier';
 import { authenticate, authorize, requireActor } from './middleware';
 
 const ISSUER = 'https://hub.test';

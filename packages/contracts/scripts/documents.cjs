@@ -7,6 +7,7 @@ const DOCUMENTS = [
   { key: 'workflowWorker', file: 'workflow-worker.yaml', visibility: 'runtime' },
   { key: 'relay', file: 'relay.yaml', visibility: 'runtime' },
   { key: 'consoleRouter', file: 'console-router.yaml', visibility: 'runtime' },
+  { key: 'agentConsole', file: 'agent-console.yaml', visibility: 'runtime' },
 ];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];

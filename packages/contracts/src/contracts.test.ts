@@ -1,5 +1,6 @@
 import {
   consoleRouterDocument,
+  agentConsoleDocument,
   hubDocument,
   hubInternalDocument,
   relayDocument,
@@ -19,6 +20,7 @@ const documents = {
   workflowWorker: workflowWorkerDocument,
   relay: relayDocument,
   consoleRouter: consoleRouterDocument,
+  agentConsole: agentConsoleDocument,
 };
 
 function withOperation(op: Record<string, unknown>, path = '/api/v1/example') {

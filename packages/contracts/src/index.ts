@@ -9,6 +9,7 @@ export {
   workflowWorkerDocument,
   relayDocument,
   consoleRouterDocument,
+  agentConsoleDocument,
 } from './generated/documents';
 export type * as HubApi from './generated/hub';
 export type * as HubInternalApi from './generated/hubInternal';
@@ -16,5 +17,10 @@ export type * as WorkflowApi from './generated/workflow';
 export type * as WorkflowWorkerApi from './generated/workflowWorker';
 export type * as RelayApi from './generated/relay';
 export type * as ConsoleRouterApi from './generated/consoleRouter';
-export * from './workflow-sdk';
+export type * as AgentConsoleApi from './generated/agentConsole';
+export * from './canonical-json';
+export * from './invocation-fingerprint';
+export * from './workflow-invoke';
+export * from './workflow-artifacts';
+export * from './workflow-envelope';
 export * from './webhooks';

@@ -28,6 +28,9 @@ type Responses<Op> = Op extends { responses: infer R } ? R : never;
 /** Statuses in the 2xx range that the operation declares. */
 export type SuccessStatusOf<Op> = Extract<keyof Responses<Op>, 200 | 201 | 202 | 204>;
 
+/** 304 when the operation declares it: a conditional request whose representation has not changed (no body). */
+export type NotModifiedStatusOf<Op> = Extract<keyof Responses<Op>, 304>;
+
 export type ResponseBodyOf<Op, S> = S extends keyof Responses<Op> ? Content<Responses<Op>[S]> : never;
 
 /** Statuses answered with an `application/json` body (not problem+json), e.g. a readiness 503. */
@@ -41,11 +44,13 @@ type JsonStatusOf<Op> = Extract<
 >;
 
 /**
- * The union of `{ status, body }` pairs a handler may return: every declared 2xx status, and any other
- * status the contract answers with a plain JSON body. Errors are thrown, never returned.
+ * The union of `{ status, body }` pairs a handler may return: every declared 2xx status, a declared 304, and
+ * any other status the contract answers with a plain JSON body. Errors are thrown, never returned.
  */
 export type HandlerResultOf<Op> = {
-  [S in SuccessStatusOf<Op> | JsonStatusOf<Op>]: [ResponseBodyOf<Op, S>] extends [never]
+  [S in SuccessStatusOf<Op> | NotModifiedStatusOf<Op> | JsonStatusOf<Op>]: [ResponseBodyOf<Op, S>] extends [
+    never,
+  ]
     ? { status: S; body?: undefined; headers?: Record<string, string> }
     : { status: S; body: ResponseBodyOf<Op, S>; headers?: Record<string, string> };
-}[SuccessStatusOf<Op> | JsonStatusOf<Op>];
+}[SuccessStatusOf<Op> | NotModifiedStatusOf<Op> | JsonStatusOf<Op>];

@@ -20,6 +20,20 @@ const document: OpenApiDocument = {
         responses: { '200': { description: 'ok' } },
       },
     },
+    '/version': {
+      get: {
+        operationId: 'getVersion',
+        'x-svc-actors': ['anonymous'],
+        'x-svc-scopes': [],
+        responses: {
+          '200': {
+            description: 'the version',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } },
+          },
+          '304': { description: 'unchanged' },
+        },
+      },
+    },
     '/items': {
       post: {
         operationId: 'createItem',
@@ -81,6 +95,12 @@ const document: OpenApiDocument = {
 
 type Ops = {
   ping: { responses: { 200: { content?: never } } };
+  getVersion: {
+    responses: {
+      200: { content: { 'application/json': { id: string; name: string } } };
+      304: { content?: never };
+    };
+  };
   createItem: {
     requestBody: { content: { 'application/json': { name: string } } };
     responses: { 201: { content: { 'application/json': { id: string; name: string } } } };
@@ -104,6 +124,10 @@ beforeAll(async () => {
   const logger = createLogger({ name: 'router-test', level: 'silent' });
   const handlers: OperationHandlers<Ops> = {
     ping: () => ({ status: 200 }),
+    getVersion: ({ req }) =>
+      req.headers['if-none-match'] === '"v1"'
+        ? { status: 304, headers: { ETag: '"v1"' } }
+        : { status: 200, body: { id: 'v1', name: 'version' }, headers: { ETag: '"v1"' } },
     createItem: ({ body }) => ({ status: 201, body: { id: 'itm_1', name: body.name } }),
     getItem: ({ params, query }) =>
       params.itemId === 'itm_broken'
@@ -142,6 +166,16 @@ const json = (key: string, body: string) => ({
 describe('operation router', () => {
   test('when an anonymous operation is called, then no credential is needed', async () => {
     expect((await call('/ping')).status).toBe(200);
+  });
+
+  test('when a handler answers 304, then the response has no body and keeps its headers', async () => {
+    const fresh = await fetch(`${base}/version`);
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('etag')).toBe('"v1"');
+    const unchanged = await fetch(`${base}/version`, { headers: { 'if-none-match': '"v1"' } });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.headers.get('etag')).toBe('"v1"');
+    expect(await unchanged.text()).toBe('');
   });
 
   test('when no credential is sent, then 401 problem+json', async () => {
@@ -249,6 +283,57 @@ describe('operation router', () => {
             logger,
           }),
       }),
-    ).toThrow(/missing: createItem, getItem/);
+    ).toThrow(/missing: getVersion, createItem, getItem/);
+  });
+
+  test('when operations are served elsewhere, then they need no handler and get no route', async () => {
+    const logger = createLogger({ name: 't', level: 'silent' });
+    const app = createHttpApp({
+      logger,
+      configure: (a) =>
+        mountOperations<Ops, 'createItem' | 'getItem'>(a, {
+          document,
+          handlers: { ping: () => ({ status: 200 }), getVersion: () => ({ status: 304 }) },
+          servedElsewhere: ['createItem', 'getItem'],
+          logger,
+        }),
+    });
+    const other = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => other.once('listening', resolve));
+    try {
+      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      expect((await fetch(`${url}/ping`)).status).toBe(200);
+      // Not mounted: neither a handler nor the 405 of a known path answers, the app's own 404 does.
+      const res = await fetch(`${url}/items/itm_1`, { headers: { 'x-api-key': 'reader' } });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { code: string }).code).toBe('route_not_found');
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  test('when an operation served elsewhere also has a handler or is not in the contract, then mounting fails naming it', () => {
+    const logger = createLogger({ name: 't', level: 'silent' });
+    const mount = (servedElsewhere: string[], handlers: Record<string, unknown>) => () =>
+      createHttpApp({
+        logger,
+        configure: (a) =>
+          mountOperations(a, {
+            document,
+            handlers: handlers as never,
+            servedElsewhere: servedElsewhere as never,
+            resolver,
+            logger,
+          }),
+      });
+    const all = {
+      ping: () => ({ status: 200 }),
+      getVersion: () => ({ status: 304 }),
+      createItem: () => ({ status: 201 }),
+    };
+    expect(mount(['getItem', 'noSuchOperation'], all)).toThrow(
+      /served elsewhere but not in the contract: noSuchOperation/,
+    );
+    expect(mount(['createItem', 'getItem'], all)).toThrow(/served elsewhere: createItem/);
   });
 });

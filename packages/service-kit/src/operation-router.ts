@@ -54,9 +54,16 @@ export type OperationHandlers<Ops> = { [K in keyof Ops]: OperationHandler<Ops[K]
  */
 export type OperationGuard = (ctx: OperationContext) => Promise<void> | void;
 
-export interface MountOptions<Ops> {
+export interface MountOptions<Ops, Elsewhere extends keyof Ops = never> {
   document: OpenApiDocument;
-  handlers: OperationHandlers<Ops>;
+  /** One handler per operation, except those listed in {@link MountOptions.servedElsewhere}. */
+  handlers: Omit<OperationHandlers<Ops>, Elsewhere>;
+  /**
+   * Operations of the document this router does not mount because another handler of the service answers
+   * them (e.g. a reverse proxy in front of the app): they need no handler, get no route and no 405.
+   * Each must be an operation of the document.
+   */
+  servedElsewhere?: readonly Elsewhere[];
   /** How credentials become actors. Omit for services whose document has anonymous operations only. */
   resolver?: CredentialResolver;
   guards?: OperationGuard[];
@@ -194,9 +201,13 @@ function bodySent(req: Request): boolean {
  * against the contract's schemas, run the guards, call the handler and send its typed result. Methods the
  * path does not support get 405 with `Allow`. Throws at start-up when a handler is missing or unknown.
  */
-export function mountOperations<Ops>(app: Express | Router, options: MountOptions<Ops>): OperationMeta[] {
+export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
+  app: Express | Router,
+  options: MountOptions<Ops, Elsewhere>,
+): OperationMeta[] {
   const { document, logger } = options;
   const handlers = options.handlers as Record<string, OperationHandler<unknown>>;
+  const elsewhere = new Set((options.servedElsewhere ?? []).map(String));
   const documentId = `urn:svc:openapi:${document.info.title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
   const bodyAjv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   const paramAjv = new Ajv2020({ strict: false, allErrors: true, coerceTypes: 'array', useDefaults: true });
@@ -205,15 +216,22 @@ export function mountOperations<Ops>(app: Express | Router, options: MountOption
     ajv.addSchema({ $id: documentId, components: document.components ?? {} });
   }
 
-  const operations = listOperations(document);
-  const known = new Set(operations.map((o) => o.operationId));
+  const listed = listOperations(document);
+  const known = new Set(listed.map((o) => o.operationId));
+  const strayElsewhere = [...elsewhere].filter((id) => !known.has(id));
+  if (strayElsewhere.length > 0) {
+    throw new Error(
+      `${document.info.title}: served elsewhere but not in the contract: ${strayElsewhere.join(', ')}`,
+    );
+  }
+  const operations = listed.filter((o) => !elsewhere.has(o.operationId));
   const missing = operations
     .filter((o) => typeof handlers[o.operationId] !== 'function')
     .map((o) => o.operationId);
-  const unknown = Object.keys(handlers).filter((id) => !known.has(id));
+  const unknown = Object.keys(handlers).filter((id) => !known.has(id) || elsewhere.has(id));
   if (missing.length > 0 || unknown.length > 0) {
     throw new Error(
-      `${document.info.title}: handlers do not match the contract (missing: ${missing.join(', ') || 'none'}; not in the contract: ${unknown.join(', ') || 'none'})`,
+      `${document.info.title}: handlers do not match the contract (missing: ${missing.join(', ') || 'none'}; not in the contract or served elsewhere: ${unknown.join(', ') || 'none'})`,
     );
   }
 

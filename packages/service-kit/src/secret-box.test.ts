@@ -22,6 +22,13 @@ describe('secret box', () => {
     expect(() => box.open(parts.join('.'), 'a')).toThrow();
   });
 
+  test('when the same key id holds other key material, then opening says so instead of a cipher error', () => {
+    const sealed = createSecretBox(parseSecretBoxKeys(k('dev1'))).seal('secret', 'a');
+    expect(() => createSecretBox(parseSecretBoxKeys(k('dev1'))).open(sealed, 'a')).toThrow(
+      'sealed secret does not open with key dev1: that key id holds other key material than the one that sealed it, or the value was altered',
+    );
+  });
+
   test('when keys rotate, then old secrets still open and new ones use the new key', () => {
     const old = k('k1');
     const sealedBefore = createSecretBox(parseSecretBoxKeys(old)).seal('x');

@@ -65,10 +65,18 @@ export function createSecretBox(keys: SecretBoxKey[]): SecretBox {
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
       if (associatedData) decipher.setAAD(Buffer.from(associatedData, 'utf8'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([
-        decipher.update(Buffer.from(ciphertext, 'base64url')),
-        decipher.final(),
-      ]).toString('utf8');
+      try {
+        return Buffer.concat([
+          decipher.update(Buffer.from(ciphertext, 'base64url')),
+          decipher.final(),
+        ]).toString('utf8');
+      } catch {
+        // GCM's own message ("Unsupported state or unable to authenticate data") names neither cause.
+        throw new Error(
+          `sealed secret does not open with key ${keyId}: that key id holds other key material than the one ` +
+            'that sealed it, or the value was altered',
+        );
+      }
     },
   };
 }

@@ -24,8 +24,148 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness; checks that the hub's signing keys (JWKS) can be fetched. */
+        /** Readiness; fails with a named reason while the hub's signing keys (JWKS) or the host's route table cannot be loaded. */
         get: operations["consoleRouterReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The router's routes with their last activity (loopback callers only).
+         * @description Per route: agent, serve port, open WebSocket count and the last time a request through it succeeded (2xx, recorded at most once every 5 s per route). Answered only to callers on loopback; through the public host it is 403 `host_not_allowed`.
+         */
+        get: operations["consoleRouterStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routes/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reloads the route table from the hub now (loopback callers only).
+         * @description Called by `svc start` and `svc stop` on the host so a new agent is routable at once rather than at the next poll. Answers when the reload is done; a hub that does not answer leaves the last good table in place (503 `hub_unavailable`).
+         */
+        post: operations["refreshConsoleRoutes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/{workspace}/agents/{agentId}/global/health": {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        /** The agent's health (proxied to `GET /global/health`). */
+        get: operations["proxyAgentHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/{workspace}/agents/{agentId}/chat/messages": {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        /** The agent's conversation (proxied to `GET /chat/messages`). */
+        get: operations["proxyAgentChatList"];
+        put?: never;
+        /** Sends a chat message to the agent (proxied to `POST /chat/messages`). */
+        post: operations["proxyAgentChatSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/{workspace}/agents/{agentId}/chat/stream": {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        /** The agent's chat as server-sent events (proxied to `GET /chat/stream`). */
+        get: operations["proxyAgentChatStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/{workspace}/agents/{agentId}/terminal": {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The agent's terminal WebSocket (proxied to `GET /terminal`); participants only.
+         * @description A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes without reading frames: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed.
+         */
+        get: operations["proxyAgentTerminal"];
         put?: never;
         post?: never;
         delete?: never;
@@ -70,6 +210,35 @@ export interface components {
                 [key: string]: string;
             };
         };
+        RouteProblem: components["schemas"]["Problem"] & {
+            /** @description Set on 401 and 403 answers of a live route (the proof that the route reaches the agent). */
+            agent_id?: string;
+        };
+        ConsoleRouteTableSummary: {
+            /** @description The hub's table version in use; null before the first load. */
+            version: string | null;
+            routes: number;
+            /** Format: date-time */
+            loaded_at: string | null;
+        };
+        ConsoleRouterStatus: {
+            pid: number;
+            host: string;
+            port: number;
+            runtime_version: string;
+            /** Format: date-time */
+            started_at: string;
+            uptime_seconds: number;
+            table: components["schemas"]["ConsoleRouteTableSummary"];
+            routes: {
+                agent_id: string;
+                route: string;
+                serve_port: number;
+                open_sockets: number;
+                /** Format: date-time */
+                last_activity_at: string | null;
+            }[];
+        };
     };
     responses: {
         /** @description Error (RFC 9457 problem details). */
@@ -108,8 +277,23 @@ export interface components {
                 "application/json": components["schemas"]["Readiness"];
             };
         };
+        /** @description The router's own answer on an agent route (problem+json); see the document's description. */
+        RouteProblem: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["RouteProblem"];
+            };
+        };
     };
-    parameters: never;
+    parameters: {
+        /** @description The workspace's slug or id. */
+        WorkspacePath: string;
+        AgentIdPath: string;
+        /** @description A console ticket; removed before the request reaches the agent. */
+        Ticket: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -139,6 +323,206 @@ export interface operations {
         responses: {
             200: components["responses"]["Readiness"];
             503: components["responses"]["NotReady"];
+        };
+    };
+    consoleRouterStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleRouterStatus"];
+                };
+            };
+            403: components["responses"]["Problem"];
+        };
+    };
+    refreshConsoleRoutes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The table now in use. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleRouteTableSummary"];
+                };
+            };
+            403: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    proxyAgentHealth: {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            401: components["responses"]["RouteProblem"];
+            403: components["responses"]["RouteProblem"];
+            404: components["responses"]["RouteProblem"];
+            503: components["responses"]["RouteProblem"];
+        };
+    };
+    proxyAgentChatList: {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent's answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            401: components["responses"]["RouteProblem"];
+            403: components["responses"]["RouteProblem"];
+            404: components["responses"]["RouteProblem"];
+            503: components["responses"]["RouteProblem"];
+        };
+    };
+    proxyAgentChatSend: {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The agent's answer. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            401: components["responses"]["RouteProblem"];
+            403: components["responses"]["RouteProblem"];
+            404: components["responses"]["RouteProblem"];
+            503: components["responses"]["RouteProblem"];
+        };
+    };
+    proxyAgentChatStream: {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["RouteProblem"];
+            403: components["responses"]["RouteProblem"];
+            404: components["responses"]["RouteProblem"];
+            503: components["responses"]["RouteProblem"];
+        };
+    };
+    proxyAgentTerminal: {
+        parameters: {
+            query?: {
+                /** @description A console ticket; removed before the request reaches the agent. */
+                ticket?: components["parameters"]["Ticket"];
+            };
+            header?: never;
+            path: {
+                /** @description The workspace's slug or id. */
+                workspace: components["parameters"]["WorkspacePath"];
+                agentId: components["parameters"]["AgentIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching to the WebSocket protocol. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["RouteProblem"];
+            403: components["responses"]["RouteProblem"];
+            404: components["responses"]["RouteProblem"];
+            503: components["responses"]["RouteProblem"];
         };
     };
 }

@@ -60,6 +60,10 @@ export const hubDocument: OpenApiDocument = {
       "description": "Messages to agents (`svc ask`, nudges, console messages) and agent inboxes. An agent may message itself and the agents it shares a team or an active project assignment with; agents need no API key for this."
     },
     {
+      "name": "console",
+      "description": "What a runtime host's console router needs to route `/<workspace>/agents/<agent-id>/…` to an agent's serve port and to decide who may open it; console tickets for browser sessions."
+    },
+    {
       "name": "runtime-hosts",
       "description": "Runtime hosts of a workspace. A host's inventory id (`rti_…`) is the only value agents carry as `runtime_instance_id`; a runtime bundle id (`wrt_…`, from runtime.env) is recorded when a host reports it but is never accepted as an inventory id (400 `runtime_bundle_id_not_allowed`). A host is spawn ready when its last heartbeat is at most 45 s old and its relay reports ready. The relay token is returned once, when the host is registered or the token rotated, and is never shown again in any other answer."
     },
@@ -2516,6 +2520,158 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/console-routes": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "get": {
+        "operationId": "getConsoleRouteTable",
+        "tags": [
+          "console"
+        ],
+        "summary": "The console route table of one runtime host.",
+        "description": "Polled by the host's console router with the host's runtime key (a key of the host's workspace holding `runtime-config:read`, as minted by a runtime-config pull). Lists every agent of the workspace whose `runtime_instance_id` is this host, that has a serve port and is not evicted — stopped agents included, so the router can tell \"not listening\" (503) from \"unknown\" (404) — with the agents each one may be messaged by (the spec's peer rule: itself, or a shared team or active project) and the workspace's members (participants who may open any of these consoles). `version` changes whenever anything in the table changes and is also sent as the `ETag`; a request whose `If-None-Match` equals it answers 304 without a body, so polling every few seconds sends nothing while nothing changed. A host of another workspace is reported as not found.",
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-config:read"
+        ],
+        "parameters": [
+          {
+            "name": "If-None-Match",
+            "in": "header",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            },
+            "description": "The `version` (ETag) of the table the router already holds."
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The table.",
+            "headers": {
+              "ETag": {
+                "schema": {
+                  "type": "string"
+                },
+                "description": "The table's `version`, quoted."
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ConsoleRouteTable"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "304": {
+            "description": "The table has not changed since the version named in `If-None-Match`."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/{agentId}/console-tickets": {
+      "parameters": [
+        {
+          "name": "agentId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "createConsoleTicket",
+        "tags": [
+          "console"
+        ],
+        "summary": "A short-lived ticket to open one agent's console from a browser.",
+        "description": "For a participant who is a member of the agent's workspace. The ticket is an ES256 JWT (audience `console`, at most 60 s) bound to the participant, the workspace and this agent; the console router verifies it through the hub's JWKS and accepts it as the `ticket` query parameter, where a browser cannot send an `Authorization` header (WebSocket upgrades, `EventSource`). It grants nothing at any other service and nothing on another agent's routes. Each issuance is audited as `console.ticket.issued`. An agent of another workspace, or an evicted one, is reported as not found.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "201": {
+            "description": "The ticket.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "no-store"
+                  ]
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ConsoleTicket"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -5915,6 +6071,123 @@ export const hubDocument: OpenApiDocument = {
           }
         }
       },
+      "ConsoleRouteTable": {
+        "type": "object",
+        "required": [
+          "host_id",
+          "workspace",
+          "version",
+          "generated_at",
+          "members",
+          "routes"
+        ],
+        "properties": {
+          "host_id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "The host's inventory id (`rti_…`)."
+          },
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          },
+          "version": {
+            "type": "string",
+            "description": "Content hash of the table (also the `ETag`); equal tables have equal versions."
+          },
+          "generated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "members": {
+            "type": "array",
+            "description": "Participant ids of the workspace's members; each may open every console in the table.",
+            "items": {
+              "$ref": "#/components/schemas/Id"
+            }
+          },
+          "routes": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ConsoleRoute"
+            }
+          }
+        }
+      },
+      "ConsoleRoute": {
+        "type": "object",
+        "required": [
+          "agent_id",
+          "agent_name",
+          "route",
+          "serve_port",
+          "status",
+          "peers"
+        ],
+        "properties": {
+          "agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "agent_name": {
+            "type": "string"
+          },
+          "route": {
+            "type": "string",
+            "description": "The agent's console route, `/<workspace-slug>/agents/<agent-id>`; the router also accepts the workspace id in place of the slug. Unique per host."
+          },
+          "serve_port": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 65535,
+            "description": "The agent's serve port on 127.0.0.1; unique among the host's agents that are not evicted."
+          },
+          "status": {
+            "$ref": "#/components/schemas/AgentStatus"
+          },
+          "peers": {
+            "type": "array",
+            "description": "Other agents that may reach this agent's console with their own `AGENT_TOKEN` (they share a team or an active project assignment with it). The agent itself always may.",
+            "items": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        }
+      },
+      "ConsoleTicket": {
+        "type": "object",
+        "required": [
+          "ticket",
+          "expires_at",
+          "agent_id",
+          "workspace_id"
+        ],
+        "properties": {
+          "ticket": {
+            "type": "string",
+            "description": "The ticket (a JWT: audience `console`, `sub` the participant id, `ws` the workspace id, `agent` the agent id); pass it as `?ticket=` on the console router's routes of this agent."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      },
       "ProviderName": {
         "type": "string",
         "minLength": 1,
@@ -6032,6 +6305,32 @@ export const hubDocument: OpenApiDocument = {
             "type": "string",
             "pattern": "^wrt_[A-Za-z0-9]{1,60}$",
             "description": "The runtime bundle id (`wrt_…`) from the host's runtime.env."
+          },
+          "console_routes": {
+            "type": "array",
+            "maxItems": 10000,
+            "description": "The console router's per-route last activity (its `/status`): the last time a request through the agent's console route succeeded. Recorded on the host's agents only (others are ignored), never moved backwards, and shown as `console_last_activity_at` on the agent and in the Networks view.",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "agent_id",
+                "last_activity_at"
+              ],
+              "properties": {
+                "agent_id": {
+                  "type": "string",
+                  "maxLength": 100
+                },
+                "last_activity_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                }
+              }
+            }
           }
         }
       },
@@ -6280,6 +6579,33 @@ export const hubDocument: OpenApiDocument = {
             "description": "Runtime bundle ids (`wrt_…`) seen on this host; never usable as `runtime_instance_id`.",
             "items": {
               "type": "string"
+            }
+          },
+          "console_activity": {
+            "type": "array",
+            "description": "The host's agents that have a console route, with the last time a request through it succeeded (as reported by the host's console router with its heartbeats), most recent first.",
+            "items": {
+              "type": "object",
+              "required": [
+                "agent_id",
+                "agent_name",
+                "console_last_activity_at"
+              ],
+              "properties": {
+                "agent_id": {
+                  "type": "string"
+                },
+                "agent_name": {
+                  "type": "string"
+                },
+                "console_last_activity_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                }
+              }
             }
           }
         }
@@ -6777,6 +7103,14 @@ export const hubDocument: OpenApiDocument = {
               "null"
             ],
             "format": "date-time"
+          },
+          "console_last_activity_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "The last time a request through the agent's console route succeeded, as reported by its host's console router with the host's heartbeat; null when never reported."
           },
           "started_at": {
             "type": [
@@ -13743,7 +14077,7 @@ export const consoleRouterDocument: OpenApiDocument = {
   "info": {
     "title": "Console router",
     "version": "1.0.0",
-    "description": "Runtime-host reverse proxy for per-agent chat, terminal and health routes."
+    "description": "Runtime-host reverse proxy for per-agent chat, terminal and health routes. It listens on 127.0.0.1 (a tunnel carries `{console_public_base_url}` to it) and routes `/<workspace>/agents/<agent-id>/<rest>` to `http://127.0.0.1:<serve_port>/<rest>` for the agents of this host, from the route table the hub serves (`GET /api/v1/runtime-hosts/{hostId}/console-routes`, polled, refreshed at once on `POST /routes/refresh`, the last good table kept through a hub outage). Matching is by whole path segments. HTTP and WebSocket upgrades are proxied; the agent sees the request without the route prefix, without hub credentials (`Authorization`, the `ticket` parameter, cookies) and with the caller the router verified (see the agent console document).\n\nOrder of answers on a route, all JSON (problem+json): unknown workspace or agent → 404 `route_not_found`; the agent's serve port does not accept a connection → 503 `agent_unavailable`; no or bad credential → 401 (`credential_missing`, `credential_invalid`); a credential of another workspace, a participant who is not a member, or an agent the peer rule does not allow → 403 (`workspace_forbidden`, `peer_not_allowed`); an operation the caller's kind may not use → 403 `actor_not_allowed`; a ticket for another agent → 403 `ticket_agent_mismatch`. While the router cannot route at all it answers 503: `routes_unavailable` (no route table loaded yet), `router_not_configured` (no console secret), `jwks_unavailable` (the hub's keys cannot be fetched to verify a credential). Because the first two are decided before any credential is read, **a 401 on an agent route proves that the route exists and reaches a listening agent**; its body names the `agent_id`. A request whose `Host` is neither loopback nor the configured public host is 403 `host_not_allowed` (DNS rebinding); a WebSocket upgrade whose `Origin` is not the public base URL's origin or a loopback origin is 403 `origin_not_allowed`.\n\nCredentials: a participant JWT of a member of the agent's workspace, an agent's `AGENT_TOKEN` (the agent itself, or a peer sharing a team or an active project), or a console ticket for this agent (`?ticket=`; audience `console`), each verified through the hub's JWKS."
   },
   "servers": [
     {
@@ -13769,7 +14103,7 @@ export const consoleRouterDocument: OpenApiDocument = {
     "/readyz": {
       "get": {
         "operationId": "consoleRouterReadiness",
-        "summary": "Readiness; checks that the hub's signing keys (JWKS) can be fetched.",
+        "summary": "Readiness; fails with a named reason while the hub's signing keys (JWKS) or the host's route table cannot be loaded.",
         "x-svc-actors": [
           "anonymous"
         ],
@@ -13783,6 +14117,329 @@ export const consoleRouterDocument: OpenApiDocument = {
           }
         }
       }
+    },
+    "/status": {
+      "get": {
+        "operationId": "consoleRouterStatus",
+        "summary": "The router's routes with their last activity (loopback callers only).",
+        "description": "Per route: agent, serve port, open WebSocket count and the last time a request through it succeeded (2xx, recorded at most once every 5 s per route). Answered only to callers on loopback; through the public host it is 403 `host_not_allowed`.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "Status.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ConsoleRouterStatus"
+                }
+              }
+            }
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/routes/refresh": {
+      "post": {
+        "operationId": "refreshConsoleRoutes",
+        "summary": "Reloads the route table from the hub now (loopback callers only).",
+        "description": "Called by `svc start` and `svc stop` on the host so a new agent is routable at once rather than at the next poll. Answers when the reload is done; a hub that does not answer leaves the last good table in place (503 `hub_unavailable`).",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The table now in use.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ConsoleRouteTableSummary"
+                }
+              }
+            }
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/{workspace}/agents/{agentId}/global/health": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspacePath"
+        },
+        {
+          "$ref": "#/components/parameters/AgentIdPath"
+        },
+        {
+          "$ref": "#/components/parameters/Ticket"
+        }
+      ],
+      "get": {
+        "operationId": "proxyAgentHealth",
+        "summary": "The agent's health (proxied to `GET /global/health`).",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent's answer.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      }
+    },
+    "/{workspace}/agents/{agentId}/chat/messages": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspacePath"
+        },
+        {
+          "$ref": "#/components/parameters/AgentIdPath"
+        },
+        {
+          "$ref": "#/components/parameters/Ticket"
+        }
+      ],
+      "get": {
+        "operationId": "proxyAgentChatList",
+        "summary": "The agent's conversation (proxied to `GET /chat/messages`).",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent's answer.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "proxyAgentChatSend",
+        "summary": "Sends a chat message to the agent (proxied to `POST /chat/messages`).",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object"
+              }
+            }
+          }
+        },
+        "responses": {
+          "202": {
+            "description": "The agent's answer.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      }
+    },
+    "/{workspace}/agents/{agentId}/chat/stream": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspacePath"
+        },
+        {
+          "$ref": "#/components/parameters/AgentIdPath"
+        },
+        {
+          "$ref": "#/components/parameters/Ticket"
+        }
+      ],
+      "get": {
+        "operationId": "proxyAgentChatStream",
+        "summary": "The agent's chat as server-sent events (proxied to `GET /chat/stream`).",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "The event stream.",
+            "content": {
+              "text/event-stream": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      }
+    },
+    "/{workspace}/agents/{agentId}/terminal": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspacePath"
+        },
+        {
+          "$ref": "#/components/parameters/AgentIdPath"
+        },
+        {
+          "$ref": "#/components/parameters/Ticket"
+        }
+      ],
+      "get": {
+        "operationId": "proxyAgentTerminal",
+        "summary": "The agent's terminal WebSocket (proxied to `GET /terminal`); participants only.",
+        "description": "A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes without reading frames: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed.",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "101": {
+            "description": "Switching to the WebSocket protocol."
+          },
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -13792,6 +14449,101 @@ export const consoleRouterDocument: OpenApiDocument = {
         "in": "header",
         "name": "X-API-Key",
         "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      },
+      "consoleBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "A participant JWT or an `AGENT_TOKEN`."
+      },
+      "consoleTicket": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "ticket",
+        "description": "A console ticket from the hub (`POST /api/v1/agents/{agentId}/console-tickets`)."
+      }
+    },
+    "parameters": {
+      "WorkspacePath": {
+        "name": "workspace",
+        "in": "path",
+        "required": true,
+        "description": "The workspace's slug or id.",
+        "schema": {
+          "type": "string",
+          "maxLength": 100
+        }
+      },
+      "AgentIdPath": {
+        "name": "agentId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "type": "string",
+          "maxLength": 100
+        }
+      },
+      "Ticket": {
+        "name": "ticket",
+        "in": "query",
+        "required": false,
+        "description": "A console ticket; removed before the request reaches the agent.",
+        "schema": {
+          "type": "string",
+          "maxLength": 4096
+        }
+      }
+    },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
+      },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
+      },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      },
+      "RouteProblem": {
+        "description": "The router's own answer on an agent route (problem+json); see the document's description.",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/RouteProblem"
+            }
+          }
+        }
       }
     },
     "schemas": {
@@ -13893,6 +14645,669 @@ export const consoleRouterDocument: OpenApiDocument = {
               "type": "string"
             },
             "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      },
+      "RouteProblem": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "agent_id": {
+                "type": "string",
+                "description": "Set on 401 and 403 answers of a live route (the proof that the route reaches the agent)."
+              }
+            }
+          }
+        ]
+      },
+      "ConsoleRouteTableSummary": {
+        "type": "object",
+        "required": [
+          "version",
+          "routes",
+          "loaded_at"
+        ],
+        "properties": {
+          "version": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The hub's table version in use; null before the first load."
+          },
+          "routes": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "loaded_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "ConsoleRouterStatus": {
+        "type": "object",
+        "required": [
+          "pid",
+          "host",
+          "port",
+          "runtime_version",
+          "started_at",
+          "uptime_seconds",
+          "table",
+          "routes"
+        ],
+        "properties": {
+          "pid": {
+            "type": "integer"
+          },
+          "host": {
+            "type": "string"
+          },
+          "port": {
+            "type": "integer"
+          },
+          "runtime_version": {
+            "type": "string"
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "uptime_seconds": {
+            "type": "number"
+          },
+          "table": {
+            "$ref": "#/components/schemas/ConsoleRouteTableSummary"
+          },
+          "routes": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "agent_id",
+                "route",
+                "serve_port",
+                "open_sockets",
+                "last_activity_at"
+              ],
+              "properties": {
+                "agent_id": {
+                  "type": "string"
+                },
+                "route": {
+                  "type": "string"
+                },
+                "serve_port": {
+                  "type": "integer"
+                },
+                "open_sockets": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "last_activity_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+export const agentConsoleDocument: OpenApiDocument = {
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Agent console",
+    "version": "1.0.0",
+    "description": "The console endpoints an agent process serves on its own serve port (127.0.0.1), mounted from `@svc/agent-console`. The host's console router routes `/<workspace>/agents/<agent-id>/<rest>` here with the prefix stripped. Every endpoint needs a credential and refuses a caller without one with a JSON 401. What the agent can check by itself it accepts directly, each verified through the hub's JWKS: a console ticket bound to this agent (`?ticket=` or `Authorization: Bearer`, audience `console`) and its own `AGENT_TOKEN`. Participant JWTs and other agents' tokens need the workspace's membership and the peer rule, which the console router holds (from the hub's route table): they are accepted through the router only, and a direct call with one answers 403 `console_router_required`. The router strips hub credentials and cookies before forwarding and says who it verified in `x-svc-console-caller` (`participant:<id>` or `agent:<id>`), with the agent's proxy key in `x-svc-console-proxy-key` (compared in constant time; derived from the host's console secret and the agent id, so no agent can speak for the router to another agent)."
+  },
+  "servers": [
+    {
+      "url": "http://127.0.0.1:4341"
+    }
+  ],
+  "paths": {
+    "/global/health": {
+      "get": {
+        "operationId": "getAgentConsoleHealth",
+        "summary": "The agent's identity, status and uptime.",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Health.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgentConsoleHealth"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/chat/messages": {
+      "get": {
+        "operationId": "listAgentChatMessages",
+        "summary": "The conversation, oldest first, after a sequence number.",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "parameters": [
+          {
+            "name": "after",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "default": 0
+            },
+            "description": "Only messages with a greater `seq`."
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 100
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Messages.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_after"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ChatMessage"
+                      }
+                    },
+                    "next_after": {
+                      "type": "integer",
+                      "description": "The `after` to send next (the last `seq` returned, or the one sent)."
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "sendAgentChatMessage",
+        "summary": "Sends a message to the agent; its reply follows as another message.",
+        "description": "Answers 202 with the stored message at once; the agent's reply is appended when it is ready and can be read with `GET /chat/messages?after=` or followed on `GET /chat/stream`.",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SendChatMessageRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "202": {
+            "description": "Stored; the reply follows.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ChatMessage"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/chat/stream": {
+      "get": {
+        "operationId": "streamAgentChatMessages",
+        "summary": "Server-sent events, one `message` event per chat message after `after`.",
+        "description": "`text/event-stream`; each event's `id` is the message's `seq` (so `Last-Event-ID` resumes) and its data is the message as JSON. A comment line is sent every 15 s to keep idle connections open.",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "parameters": [
+          {
+            "name": "after",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "default": 0
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The event stream.",
+            "content": {
+              "text/event-stream": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/terminal": {
+      "get": {
+        "operationId": "openAgentTerminal",
+        "summary": "A WebSocket carrying an interactive terminal in the agent's workdir.",
+        "description": "Upgrade to a WebSocket. The server starts the agent's shell (`$SHELL`, else `/bin/sh`) on a pseudo-terminal in the agent's workdir. Binary frames carry terminal bytes both ways; a text frame `{\"type\":\"resize\",\"cols\":N,\"rows\":M}` resizes the terminal. Closing the socket ends the session (its process group is sent SIGHUP, then SIGKILL); the shell exiting closes the socket with code 1000. Participants only: an agent never opens another agent's terminal.",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "parameters": [
+          {
+            "name": "cols",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 1000,
+              "default": 80
+            }
+          },
+          {
+            "name": "rows",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 1000,
+              "default": 24
+            }
+          }
+        ],
+        "responses": {
+          "101": {
+            "description": "Switching to the WebSocket protocol."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "426": {
+            "description": "The request was not a WebSocket upgrade.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  },
+  "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      },
+      "consoleBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "A participant JWT or an `AGENT_TOKEN`."
+      },
+      "consoleTicket": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "ticket",
+        "description": "A console ticket from the hub (`POST /api/v1/agents/{agentId}/console-tickets`)."
+      }
+    },
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
+          },
+          "title": {
+            "type": "string"
+          },
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
+          },
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
+          },
+          "detail": {
+            "type": "string"
+          },
+          "instance": {
+            "type": "string"
+          },
+          "request_id": {
+            "type": "string"
+          },
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
+                },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        },
+        "additionalProperties": true
+      },
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
+      },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
+            },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      },
+      "AgentConsoleHealth": {
+        "type": "object",
+        "required": [
+          "agent_id",
+          "name",
+          "status",
+          "started_at",
+          "uptime_seconds"
+        ],
+        "properties": {
+          "agent_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "idle",
+              "busy"
+            ],
+            "description": "`busy` while the agent works at least one stage."
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "uptime_seconds": {
+            "type": "number",
+            "minimum": 0
+          }
+        }
+      },
+      "SendChatMessageRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "text"
+        ],
+        "properties": {
+          "text": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 8000
+          }
+        }
+      },
+      "ChatMessage": {
+        "type": "object",
+        "required": [
+          "seq",
+          "id",
+          "author",
+          "text",
+          "created_at"
+        ],
+        "properties": {
+          "seq": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Position in the conversation."
+          },
+          "id": {
+            "type": "string"
+          },
+          "author": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "participant",
+                  "agent"
+                ]
+              },
+              "id": {
+                "type": "string"
+              }
+            }
+          },
+          "in_reply_to": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "The `seq` of the message this one answers (agent replies)."
+          },
+          "text": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       }

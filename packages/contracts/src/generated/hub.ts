@@ -693,6 +693,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runtime-hosts/{hostId}/console-routes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The console route table of one runtime host.
+         * @description Polled by the host's console router with the host's runtime key (a key of the host's workspace holding `runtime-config:read`, as minted by a runtime-config pull). Lists every agent of the workspace whose `runtime_instance_id` is this host, that has a serve port and is not evicted — stopped agents included, so the router can tell "not listening" (503) from "unknown" (404) — with the agents each one may be messaged by (the spec's peer rule: itself, or a shared team or active project) and the workspace's members (participants who may open any of these consoles). `version` changes whenever anything in the table changes and is also sent as the `ETag`; a request whose `If-None-Match` equals it answers 304 without a body, so polling every few seconds sends nothing while nothing changed. A host of another workspace is reported as not found.
+         */
+        get: operations["getConsoleRouteTable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agentId}/console-tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A short-lived ticket to open one agent's console from a browser.
+         * @description For a participant who is a member of the agent's workspace. The ticket is an ES256 JWT (audience `console`, at most 60 s) bound to the participant, the workspace and this agent; the console router verifies it through the hub's JWKS and accepts it as the `ticket` query parameter, where a browser cannot send an `Authorization` header (WebSocket upgrades, `EventSource`). It grants nothing at any other service and nothing on another agent's routes. Each issuance is audited as `console.ticket.issued`. An agent of another workspace, or an evicted one, is reported as not found.
+         */
+        post: operations["createConsoleTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/runtime-hosts": {
         parameters: {
             query?: never;
@@ -1574,6 +1619,40 @@ export interface components {
             /** @description Caller-chosen id tying a reply to its ask. */
             correlation_id?: string;
         };
+        ConsoleRouteTable: {
+            /** @description The host's inventory id (`rti_…`). */
+            host_id: components["schemas"]["Id"];
+            workspace: {
+                id: components["schemas"]["Id"];
+                slug: string;
+            };
+            /** @description Content hash of the table (also the `ETag`); equal tables have equal versions. */
+            version: string;
+            /** Format: date-time */
+            generated_at: string;
+            /** @description Participant ids of the workspace's members; each may open every console in the table. */
+            members: components["schemas"]["Id"][];
+            routes: components["schemas"]["ConsoleRoute"][];
+        };
+        ConsoleRoute: {
+            agent_id: components["schemas"]["Id"];
+            agent_name: string;
+            /** @description The agent's console route, `/<workspace-slug>/agents/<agent-id>`; the router also accepts the workspace id in place of the slug. Unique per host. */
+            route: string;
+            /** @description The agent's serve port on 127.0.0.1; unique among the host's agents that are not evicted. */
+            serve_port: number;
+            status: components["schemas"]["AgentStatus"];
+            /** @description Other agents that may reach this agent's console with their own `AGENT_TOKEN` (they share a team or an active project assignment with it). The agent itself always may. */
+            peers: components["schemas"]["Id"][];
+        };
+        ConsoleTicket: {
+            /** @description The ticket (a JWT: audience `console`, `sub` the participant id, `ws` the workspace id, `agent` the agent id); pass it as `?ticket=` on the console router's routes of this agent. */
+            ticket: string;
+            /** Format: date-time */
+            expires_at: string;
+            agent_id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+        };
         ProviderName: string;
         /** @description Local address a runtime component listens on, e.g. `127.0.0.1`. */
         RuntimeBindHost: string;
@@ -1610,6 +1689,12 @@ export interface components {
             runtime_version: string;
             /** @description The runtime bundle id (`wrt_…`) from the host's runtime.env. */
             bundle_id?: string;
+            /** @description The console router's per-route last activity (its `/status`): the last time a request through the agent's console route succeeded. Recorded on the host's agents only (others are ignored), never moved backwards, and shown as `console_last_activity_at` on the agent and in the Networks view. */
+            console_routes?: {
+                agent_id: string;
+                /** Format: date-time */
+                last_activity_at: string | null;
+            }[];
         };
         RuntimeHostReadiness: {
             /** @description The last heartbeat is at most 45 s old. */
@@ -1677,6 +1762,13 @@ export interface components {
             runtime_version: string | null;
             /** @description Runtime bundle ids (`wrt_…`) seen on this host; never usable as `runtime_instance_id`. */
             bundles: string[];
+            /** @description The host's agents that have a console route, with the last time a request through it succeeded (as reported by the host's console router with its heartbeats), most recent first. */
+            console_activity?: {
+                agent_id: string;
+                agent_name: string;
+                /** Format: date-time */
+                console_last_activity_at: string | null;
+            }[];
         };
         NetworksView: {
             workspace: {
@@ -1809,6 +1901,11 @@ export interface components {
             model: string | null;
             /** Format: date-time */
             last_heartbeat_at: string | null;
+            /**
+             * Format: date-time
+             * @description The last time a request through the agent's console route succeeded, as reported by its host's console router with the host's heartbeat; null when never reported.
+             */
+            console_last_activity_at?: string | null;
             /** Format: date-time */
             started_at: string | null;
             /** Format: date-time */
@@ -3115,6 +3212,76 @@ export interface operations {
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
             409: components["responses"]["Problem"];
+        };
+    };
+    getConsoleRouteTable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `version` (ETag) of the table the router already holds. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The table. */
+            200: {
+                headers: {
+                    /** @description The table's `version`, quoted. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ConsoleRouteTable"];
+                    };
+                };
+            };
+            /** @description The table has not changed since the version named in `If-None-Match`. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    createConsoleTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            201: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ConsoleTicket"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
         };
     };
     listRuntimeHosts: {

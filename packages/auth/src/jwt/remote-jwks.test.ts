@@ -1,15 +1,12 @@
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  JwksUnavailableError,
-  createJwksDocument,
-  createRemoteJwks,
-  createTokenIssuer,
-  createTokenVerifier,
-  generateSigningKey,
-} from './jwt';
-import type { JwksDocument } from './jwt';
+import { JwksUnavailableError } from './errors';
+import { createTokenIssuer } from './issuer';
+import { createJwksDocument, generateSigningKey } from './keys';
+import type { JwksDocument } from './keys';
+import { createRemoteJwks } from './remote-jwks';
+import { createTokenVerifier } from './verifier';
 
 const ISSUER = 'https://hub.test';
 const T0 = 1_750_000_000_000;

@@ -1,23 +1,13 @@
-import {
-  createHash,
-  createHmac,
-  createPublicKey,
-  generateKeyPairSync,
-  sign as cryptoSign,
-} from 'node:crypto';
+import { createHmac, createPublicKey, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { sign as jwtSign } from 'jsonwebtoken';
-import {
-  JwksUnavailableError,
-  TokenError,
-  createJwksDocument,
-  createStaticJwks,
-  createTokenIssuer,
-  createTokenVerifier,
-  generateSigningKey,
-  jwkThumbprint,
-  publicJwkFromPrivateKeyPem,
-} from './jwt';
-import type { GetJwks, JwksDocument, PublicJwk, TokenErrorReason, TokenVerifier } from './jwt';
+import { JwksUnavailableError, TokenError } from './errors';
+import type { TokenErrorReason } from './errors';
+import { createTokenIssuer } from './issuer';
+import { createJwksDocument, generateSigningKey } from './keys';
+import type { GetJwks, JwksDocument } from './keys';
+import { createStaticJwks } from './remote-jwks';
+import { createTokenVerifier } from './verifier';
+import type { TokenVerifier } from './verifier';
 
 const ISSUER = 'https://hub.test';
 const NOW_MS = 1_750_000_000_000;
@@ -87,149 +77,6 @@ function verifierWith(
 }
 
 const bothKeys: JwksDocument = createJwksDocument([keyA.publicJwk, keyB.publicJwk]);
-
-describe('signing keys', () => {
-  it('when a signing key is generated, then its public JWK is a P-256 ES256 signing key named by its thumbprint', () => {
-    expect(keyA.publicJwk).toEqual({
-      kty: 'EC',
-      crv: 'P-256',
-      x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
-      y: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
-      kid: keyA.kid,
-      alg: 'ES256',
-      use: 'sig',
-    });
-    const canonical = `{"crv":"P-256","kty":"EC","x":"${keyA.publicJwk.x}","y":"${keyA.publicJwk.y}"}`;
-    expect(keyA.kid).toBe(createHash('sha256').update(canonical).digest('base64url'));
-    expect(keyA.privateKeyPem).toContain('-----BEGIN PRIVATE KEY-----');
-    expect(keyA.kid).not.toBe(keyB.kid);
-  });
-
-  it('when a thumbprint is computed, then member order and optional members do not change it', () => {
-    const { x, y } = keyA.publicJwk;
-    expect(jwkThumbprint({ y, x, kty: 'EC', crv: 'P-256' })).toBe(keyA.kid);
-  });
-
-  it('when the public JWK is derived from the private PEM, then it matches the generated one', () => {
-    expect(publicJwkFromPrivateKeyPem(keyA.privateKeyPem)).toEqual(keyA.publicJwk);
-    expect(publicJwkFromPrivateKeyPem(keyA.privateKeyPem, 'hub-2025-01')).toEqual({
-      ...keyA.publicJwk,
-      kid: 'hub-2025-01',
-    });
-  });
-
-  it('when the PEM is not a P-256 private key, then deriving a JWK is refused', () => {
-    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
-      type: 'pkcs8',
-      format: 'pem',
-    });
-    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({
-      type: 'pkcs8',
-      format: 'pem',
-    });
-    const publicPem = createPublicKey(keyA.privateKeyPem).export({ type: 'spki', format: 'pem' });
-    expect(() => publicJwkFromPrivateKeyPem(rsa.toString())).toThrow(TypeError);
-    expect(() => publicJwkFromPrivateKeyPem(p384.toString())).toThrow(TypeError);
-    expect(() => publicJwkFromPrivateKeyPem(publicPem.toString())).toThrow(TypeError);
-    expect(() => publicJwkFromPrivateKeyPem('not a pem')).toThrow(TypeError);
-  });
-});
-
-describe('createJwksDocument', () => {
-  it('when a JWK carries private or extra members, then only the public members are published', () => {
-    const leaky = { ...keyA.publicJwk, d: 'private-part', ext: true } as PublicJwk;
-    expect(createJwksDocument([leaky])).toEqual({ keys: [keyA.publicJwk] });
-  });
-
-  it('when two keys share a kid or a key is not P-256, then the document is refused', () => {
-    expect(() => createJwksDocument([keyA.publicJwk, { ...keyB.publicJwk, kid: keyA.kid }])).toThrow(
-      /duplicate kid/,
-    );
-    expect(() => createJwksDocument([{ ...keyA.publicJwk, crv: 'P-384' } as unknown as PublicJwk])).toThrow(
-      TypeError,
-    );
-  });
-});
-
-describe('createTokenIssuer', () => {
-  it('when a token is issued, then header and payload carry the documented claims', () => {
-    const issued = issuerWith(keyA.kid).issue({
-      audience: 'agent',
-      subject: 'agt_1',
-      ttlSeconds: 900,
-      claims: { workspace_id: 'ws_1', runtime_instance_id: 'rti_1' },
-    });
-    expect(decodeSegment(issued.token, 0)).toEqual({ alg: 'ES256', typ: 'JWT', kid: keyA.kid });
-    expect(decodeSegment(issued.token, 1)).toEqual({
-      workspace_id: 'ws_1',
-      runtime_instance_id: 'rti_1',
-      iss: ISSUER,
-      sub: 'agt_1',
-      aud: 'agent',
-      iat: NOW_S,
-      exp: NOW_S + 900,
-      jti: issued.jti,
-    });
-    expect(issued.jti).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(issued.expiresAt.getTime()).toBe(NOW_MS + 900_000);
-  });
-
-  it('when two tokens are issued, then their jti differ', () => {
-    const issuer = issuerWith(keyA.kid);
-    const input = { audience: 'participant', subject: 'par_1', ttlSeconds: 60 } as const;
-    expect(issuer.issue(input).jti).not.toBe(issuer.issue(input).jti);
-  });
-
-  it.each(['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'jti'])(
-    'when claims try to set the reserved %s claim, then issuing is refused',
-    (name) => {
-      expect(() =>
-        issuerWith(keyA.kid).issue({
-          audience: 'participant',
-          subject: 'par_1',
-          ttlSeconds: 60,
-          claims: { [name]: 'attacker' },
-        }),
-      ).toThrow(/reserved/);
-    },
-  );
-
-  it('when ttl, subject or audience are invalid, then issuing is refused', () => {
-    const issuer = issuerWith(keyA.kid);
-    expect(() => issuer.issue({ audience: 'agent', subject: 'a', ttlSeconds: 0 })).toThrow(RangeError);
-    expect(() => issuer.issue({ audience: 'agent', subject: 'a', ttlSeconds: 1.5 })).toThrow(RangeError);
-    expect(() => issuer.issue({ audience: 'agent', subject: '', ttlSeconds: 60 })).toThrow(TypeError);
-    expect(() =>
-      issuer.issue({ audience: 'admin' as unknown as 'agent', subject: 'a', ttlSeconds: 60 }),
-    ).toThrow(TypeError);
-  });
-
-  it('when the active kid is unknown or keys are duplicated, then the issuer is not created', () => {
-    expect(() =>
-      createTokenIssuer({
-        issuer: ISSUER,
-        keys: [{ kid: keyA.kid, privateKeyPem: keyA.privateKeyPem }],
-        activeKid: 'x',
-      }),
-    ).toThrow(/activeKid/);
-    expect(() =>
-      createTokenIssuer({
-        issuer: ISSUER,
-        keys: [
-          { kid: 'k', privateKeyPem: keyA.privateKeyPem },
-          { kid: 'k', privateKeyPem: keyB.privateKeyPem },
-        ],
-        activeKid: 'k',
-      }),
-    ).toThrow(/duplicate/);
-    expect(() => createTokenIssuer({ issuer: '', keys: [keyA], activeKid: keyA.kid })).toThrow(TypeError);
-  });
-
-  it('when the issuer publishes its JWKS, then it lists the public half of every key it holds', () => {
-    expect(issuerWith(keyA.kid).jwks()).toEqual({ keys: [keyA.publicJwk, keyB.publicJwk] });
-  });
-});
-
 describe('createTokenVerifier', () => {
   const verifier = verifierWith(createStaticJwks(bothKeys));
 
@@ -319,6 +166,23 @@ describe('createTokenVerifier', () => {
     expect((await rejection(verifier.verify(arrayAud, { audience: 'participant' }))).reason).toBe(
       'wrong_audience',
     );
+  });
+
+  it('when a console ticket is verified, then only the console audience accepts it', async () => {
+    const issued = issuerWith(keyA.kid).issue({
+      audience: 'console',
+      subject: 'par_1',
+      ttlSeconds: 60,
+      claims: { ws: 'ws_1', agent: 'agt_1' },
+    });
+    await expect(verifier.verify(issued.token, { audience: 'console' })).resolves.toMatchObject({
+      sub: 'par_1',
+      aud: 'console',
+      claims: { ws: 'ws_1', agent: 'agt_1' },
+    });
+    for (const audience of ['participant', 'agent', 'service', 'runtime'] as const) {
+      expect((await rejection(verifier.verify(issued.token, { audience }))).reason).toBe('wrong_audience');
+    }
   });
 
   it('when the token comes from another issuer, then it is rejected as wrong_issuer', async () => {
