@@ -1,3 +1,11 @@
 export { createTestDatabase, dropStaleTestDatabases, templateDatabaseName } from './db';
 export type { CreateTestDatabaseOptions, TestDatabase } from './db';
 export * from './process';
+export * from './access-matrix';
+export * from './stats';
+export * from './load';
+export * from './http';
+export * from './queues';
+export * from './stub-server';
+export * from './platform';
+export * from './runtime';

@@ -4,8 +4,11 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A sleep that does not keep the process alive (the time limit of a race). */
+const idle = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** A port that was free a moment ago on 127.0.0.1. */
 export async function freePort(): Promise<number> {
@@ -16,14 +19,45 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+export interface StartOptions {
+  /** How failures name the process (default: the script's path). */
+  name?: string;
+  /** Arguments after the script. */
+  args?: string[];
+  /** Node options before the script, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+  /** `ignore` sends stdout nowhere (a process logging every request under load); default `keep`. */
+  stdout?: 'keep' | 'ignore';
+  /** Keep only the last this many characters of each captured stream (default: everything). */
+  outputLimit?: number;
+  /** Called with every complete line the process writes, e.g. to prefix or count it. */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** Own process group: a terminal's Ctrl-C reaches the parent only, which then stops the child itself. */
+  detached?: boolean;
+}
+
 export interface NodeProcess {
+  name: string;
   child: ChildProcess;
   stdout: () => string;
   stderr: () => string;
+  /** Both streams as written, interleaved (within `outputLimit`). */
+  output: () => string;
   /** Resolves with the exit code (or signal name) once the process has ended. */
   exited: Promise<number | string>;
-  /** Sends the signal (default SIGTERM) and resolves with the exit code, or `timeout`. */
+  /** Whether the process is still running. */
+  running(): boolean;
+  /**
+   * Sends the signal (default SIGTERM) and resolves with the exit code; after `withinMs` the process is killed
+   * with SIGKILL and `timeout` is returned.
+   */
   stop(signal?: NodeJS.Signals, withinMs?: number): Promise<number | string>;
+}
+
+/** Appends `chunk` to `text`, keeping at most `limit` characters from the end. */
+function appendTail(text: string, chunk: string, limit: number): string {
+  const joined = text + chunk;
+  return joined.length > limit ? joined.slice(joined.length - limit) : joined;
 }
 
 /**
@@ -35,60 +69,114 @@ export function startBuiltEntryPoint(
   appDir: string,
   script: string,
   env: Record<string, string>,
-  args: string[] = [],
+  options: StartOptions = {},
 ): NodeProcess {
-  const file = path.join(appDir, script);
+  const file = path.resolve(appDir, script);
   if (!existsSync(file))
     throw new Error(`${file} is missing: run \`pnpm build\` first (the README's test command does)`);
-  const child = spawn(process.execPath, [file, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), file, ...(options.args ?? [])], {
     cwd: appDir,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', options.stdout === 'ignore' ? 'ignore' : 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const limit = options.outputLimit ?? Infinity;
+  const captured = { stdout: '', stderr: '', output: '' };
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const source = child[stream];
+    if (!source) continue;
+    source.setEncoding('utf8');
+    source.on('data', (chunk: string) => {
+      captured[stream] = appendTail(captured[stream], chunk, limit);
+      captured.output = appendTail(captured.output, chunk, limit);
+    });
+    const onLine = options.onLine;
+    if (onLine) createInterface({ input: source }).on('line', (line) => onLine(line, stream));
+  }
   const exited = new Promise<number | string>((resolve) =>
     child.once('close', (code, signal) => resolve(code ?? signal ?? -1)),
   );
+  const running = () => child.exitCode === null && child.signalCode === null;
   const proc: NodeProcess = {
+    name: options.name ?? path.relative(process.cwd(), file),
     child,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout: () => captured.stdout,
+    stderr: () => captured.stderr,
+    output: () => captured.output,
     exited,
-    stop(signal = 'SIGTERM', withinMs = 10_000) {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exitWithin(proc, withinMs);
+    running,
+    async stop(signal = 'SIGTERM', withinMs = 10_000) {
+      if (running()) child.kill(signal);
+      const code = await exitWithin(proc, withinMs);
+      if (code === 'timeout') child.kill('SIGKILL');
+      return code;
     },
   };
   return proc;
 }
 
-/** Polls `<url><probe>` until it answers 200; fails early when the process exits. */
+/**
+ * Runs a one-shot built command (a migration, a bootstrap) to completion and resolves with its stdout; a
+ * non-zero exit fails naming the command and what it wrote to stderr (or its last stdout line).
+ */
+export async function runBuiltEntryPoint(
+  appDir: string,
+  script: string,
+  env: Record<string, string>,
+  options: Pick<StartOptions, 'name' | 'args'> = {},
+): Promise<string> {
+  const proc = startBuiltEntryPoint(appDir, script, env, options);
+  const code = await proc.exited;
+  if (code !== 0) {
+    const said = proc.stderr().trim() || proc.stdout().trim().split('\n').pop() || `exit ${code}`;
+    throw new Error(`${proc.name} failed: ${said}`);
+  }
+  return proc.stdout();
+}
+
+/**
+ * Polls `<url><probe>` (default `/healthz`) until it answers 200. Fails early, with what the process wrote,
+ * when it exits; fails naming the process, the URL and its output when the time is up.
+ */
 export async function waitUntilLive(
-  proc: NodeProcess,
+  proc: Pick<NodeProcess, 'name' | 'exited' | 'output'>,
   url: string,
   options: { timeoutMs?: number; probe?: string } = {},
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 15_000;
+  const probe = `${url}${options.probe ?? '/healthz'}`;
   const deadline = Date.now() + timeoutMs;
-  let ended = false;
-  void proc.exited.then(() => (ended = true));
+  let exitCode: number | string | undefined;
+  void proc.exited.then((code) => (exitCode = code));
+  let last = 'no answer';
   while (Date.now() < deadline) {
-    if (ended) throw new Error(`process exited early: ${proc.stderr() || proc.stdout()}`);
+    if (exitCode !== undefined)
+      throw new Error(`${proc.name} exited during start-up (${exitCode}):\n${proc.output()}`);
     try {
-      const res = await fetch(`${url}${options.probe ?? '/healthz'}`);
+      const res = await fetch(probe, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
       if (res.status === 200) return;
-    } catch {
-      // not listening yet
+      last = `HTTP ${res.status}`;
+    } catch (error) {
+      last = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
     }
     await sleep(100);
   }
-  throw new Error(`not live within ${timeoutMs} ms: ${proc.stderr() || proc.stdout()}`);
+  throw new Error(
+    `${proc.name} was not ready at ${probe} within ${timeoutMs / 1000} s (${last}):\n${proc.output()}`,
+  );
+}
+
+/** {@link waitUntilLive} on `/readyz`, with the 30 s start-up allowance of a loaded machine. */
+export function waitUntilReady(
+  proc: Pick<NodeProcess, 'name' | 'exited' | 'output'>,
+  url: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  return waitUntilLive(proc, url, { probe: '/readyz', timeoutMs });
 }
 
 /** The exit code, or `timeout` when the process is still running after `ms`. */
 export function exitWithin(proc: Pick<NodeProcess, 'exited'>, ms: number): Promise<number | string> {
-  return Promise.race([proc.exited, sleep(ms).then(() => 'timeout' as const)]);
+  return Promise.race([proc.exited, idle(ms).then(() => 'timeout' as const)]);
 }

@@ -1,0 +1,217 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Checks of the service layout (decision 29) over the source tree of one app: which layer may import which, no
+ * import cycles, no long file without a stated reason. Reads files as text; runs none of them.
+ */
+
+export interface SourceFile {
+  /** Path relative to the app's `src/`, with `/` separators. */
+  path: string;
+  text: string;
+  /** Relative imports resolved to other files of the same `src/` (value and type imports alike). */
+  imports: string[];
+  /** The same, value imports only (`import type` and `export type` left out). */
+  valueImports: string[];
+}
+
+export interface LayoutViolation {
+  file: string;
+  rule: string;
+  detail: string;
+}
+
+const SOURCE = /\.ts$/;
+const SKIPPED_DIRS = new Set(['generated', 'node_modules', 'dist']);
+const IMPORT =
+  /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\brequire\(\s*['"]([^'"]+)['"]\s*\)|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function walk(dir: string, base: string, out: string[]): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRS.has(entry.name)) walk(path.join(dir, entry.name), base, out);
+    } else if (SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+      out.push(path.relative(base, path.join(dir, entry.name)).split(path.sep).join('/'));
+    }
+  }
+}
+
+function resolveRelative(srcDir: string, from: string, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const target = path.join(srcDir, path.dirname(from), specifier.replace(/\.js$/, ''));
+  for (const candidate of [`${target}.ts`, path.join(target, 'index.ts')]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) {
+      const relative = path.relative(srcDir, candidate).split(path.sep).join('/');
+      return relative.startsWith('..') ? undefined : relative;
+    }
+  }
+  return undefined;
+}
+
+/** Every `.ts` file under `srcDir` (generated code left out) with its resolved relative imports. */
+export function readSourceTree(srcDir: string): SourceFile[] {
+  const paths: string[] = [];
+  walk(srcDir, srcDir, paths);
+  return paths.sort().map((file) => {
+    const text = readFileSync(path.join(srcDir, file), 'utf8');
+    const imports = new Set<string>();
+    const valueImports = new Set<string>();
+    for (const match of text.matchAll(IMPORT)) {
+      const specifier = match[3] ?? match[4] ?? match[5];
+      if (!specifier) continue;
+      const resolved = resolveRelative(srcDir, file, specifier);
+      if (!resolved) continue;
+      imports.add(resolved);
+      if (!match[2]) valueImports.add(resolved);
+    }
+    return { path: file, text, imports: [...imports], valueImports: [...valueImports] };
+  });
+}
+
+/**
+ * Import cycles, each as the list of files in one strongly connected component (Tarjan), plus files that
+ * import themselves. Type-only imports count too: a cycle of types still ties two modules together.
+ */
+export function findImportCycles(files: SourceFile[]): string[][] {
+  const graph = new Map(files.map((f) => [f.path, f.imports]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let counter = 0;
+
+  const visit = (node: string): void => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string | undefined;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1 || (graph.get(node) ?? []).includes(node)) cycles.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return cycles;
+}
+
+type Layer =
+  'routes' | 'use-cases' | 'data' | 'domain' | 'presenters' | 'workers' | 'auth' | 'wiring' | 'other';
+
+const LAYER_DIRS: Record<string, Layer> = {
+  routes: 'routes',
+  'use-cases': 'use-cases',
+  data: 'data',
+  domain: 'domain',
+  presenters: 'presenters',
+  workers: 'workers',
+  auth: 'auth',
+};
+
+/** Entry points and wiring at the top of `src/`; other top-level files (env, deps, db, …) are plain modules. */
+const WIRING_FILES = new Set([
+  'main.ts',
+  'worker-main.ts',
+  'app.ts',
+  'worker.ts',
+  'bootstrap.ts',
+  'migrate.ts',
+]);
+
+export function layerOf(file: string): Layer {
+  const first = file.split('/')[0] ?? '';
+  if (first in LAYER_DIRS) return LAYER_DIRS[first]!;
+  return WIRING_FILES.has(file) ? 'wiring' : 'other';
+}
+
+/**
+ * What each layer may not import (value or type), per decision 29. Presenters may name a use case's result type
+ * (`import type`), never call one: see {@link FORBIDDEN_VALUES}.
+ */
+const FORBIDDEN_VALUES: Partial<Record<Layer, Layer[]>> = {
+  presenters: ['use-cases', 'data'],
+};
+
+const FORBIDDEN: Partial<Record<Layer, Layer[]>> = {
+  'use-cases': ['routes', 'presenters', 'workers', 'wiring'],
+  data: ['routes', 'presenters', 'workers', 'use-cases', 'wiring'],
+  domain: ['routes', 'presenters', 'workers', 'use-cases', 'data', 'auth', 'wiring'],
+  presenters: ['routes', 'workers', 'auth', 'wiring'],
+  routes: ['workers', 'data', 'wiring'],
+  workers: ['routes', 'wiring'],
+  auth: ['routes', 'presenters', 'workers', 'wiring'],
+};
+
+/** Lines a source file may have before it must say at its top why it is one file. */
+export const LONG_FILE_LINES = 400;
+/** The phrase a long file's opening comment carries, followed by its reason. */
+export const LONG_FILE_MARKER = 'One file because';
+
+/**
+ * Violations of the layout rule in one app's source tree: forbidden imports between layers, database access in
+ * route handlers, value imports of the database in `domain/`, loose files directly under `use-cases/`, files over
+ * {@link LONG_FILE_LINES} lines without a reason at the top, and import cycles.
+ */
+export function checkLayout(srcDir: string): LayoutViolation[] {
+  const files = readSourceTree(srcDir);
+  const violations: LayoutViolation[] = [];
+  for (const file of files) {
+    if (file.path.endsWith('.test.ts')) continue;
+    const layer = layerOf(file.path);
+    const forbidden = FORBIDDEN[layer] ?? [];
+    const forbiddenValues = FORBIDDEN_VALUES[layer] ?? [];
+    for (const target of file.imports) {
+      const targetLayer = layerOf(target);
+      if (forbidden.includes(targetLayer))
+        violations.push({ file: file.path, rule: `${layer} must not import ${targetLayer}`, detail: target });
+      else if (forbiddenValues.includes(targetLayer) && file.valueImports.includes(target))
+        violations.push({ file: file.path, rule: `${layer} must not call ${targetLayer}`, detail: target });
+    }
+    if (layer === 'routes' && /\bdeps\.db\b|\.\$queryRaw|\.\$transaction/.test(file.text))
+      violations.push({ file: file.path, rule: 'routes must not query the database', detail: 'deps.db' });
+    if (layer === 'domain') {
+      for (const target of file.valueImports)
+        if (target === 'db.ts')
+          violations.push({ file: file.path, rule: 'domain must not use the database', detail: target });
+      if (/from\s+['"][^'"]*generated\/prisma\/client['"]/.test(file.text.replace(/import type[^;]*;/g, '')))
+        violations.push({
+          file: file.path,
+          rule: 'domain must not use the database',
+          detail: 'generated Prisma client (value import)',
+        });
+    }
+    if (layer === 'use-cases' && file.path.split('/').length < 3)
+      violations.push({
+        file: file.path,
+        rule: 'use cases live in a domain folder (use-cases/<domain>/<verb-noun>.ts)',
+        detail: file.path,
+      });
+    const lines = file.text.split('\n').length;
+    if (lines > LONG_FILE_LINES && !file.text.split('\n').slice(0, 15).join('\n').includes(LONG_FILE_MARKER))
+      violations.push({
+        file: file.path,
+        rule: `a file over ${LONG_FILE_LINES} lines says at its top why ("${LONG_FILE_MARKER} …")`,
+        detail: `${lines} lines`,
+      });
+  }
+  for (const cycle of findImportCycles(files.filter((f) => !f.path.endsWith('.test.ts'))))
+    violations.push({ file: cycle[0]!, rule: 'no import cycles', detail: cycle.join(' → ') });
+  return violations;
+}
