@@ -16,6 +16,7 @@ import { apiKeyHandlers } from './routes/api-keys.routes';
 import { auditHandlers } from './routes/audit.routes';
 import { authHandlers } from './routes/auth.routes';
 import { collaborationHandlers } from './routes/collaboration.routes';
+import { consoleHandlers } from './routes/console.routes';
 import { contractHandlers } from './routes/contract.routes';
 import { internalHandlers } from './routes/internal.routes';
 import { internalHandoffHandlers } from './routes/internal-handoffs.routes';
@@ -115,6 +116,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
           ...projectHandlers(deps),
           ...contractHandlers(deps),
           ...runtimeHandlers(deps),
+          ...consoleHandlers(deps),
           ...providerHandlers(deps),
           ...collaborationHandlers(deps),
           ...teamHandlers(deps),

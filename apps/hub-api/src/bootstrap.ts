@@ -1,7 +1,7 @@
 import { createLogger, envFields, loadConfig, runMain } from '@svc/service-kit';
 import { z } from 'zod';
 import { createDatabase } from './db';
-import { bootstrapWorkspace } from './use-cases/bootstrap-workspace';
+import { bootstrapWorkspace } from './use-cases/workspaces/bootstrap-workspace';
 
 /**
  * `node dist/bootstrap.js`: ensures a workspace and its first owner exist (idempotent). Prints one JSON

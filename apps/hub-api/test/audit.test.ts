@@ -1,7 +1,7 @@
 import { hubDocument, unwrap } from '@svc/contracts';
 import { listOperations, newId } from '@svc/service-kit';
 import { createAuditRepository } from '../src/data/audit.repository';
-import { decodeAuditCursor, encodeAuditCursor } from '../src/use-cases/list-audit-events';
+import { decodeAuditCursor, encodeAuditCursor } from '../src/domain/audit-query';
 import { createKey, startTestHub } from './harness';
 import type { SeededMember, TestHub } from './harness';
 

@@ -1,6 +1,6 @@
 import { startTestHub } from './harness';
 import type { TestHub } from './harness';
-import { bootstrapWorkspace } from '../src/use-cases/bootstrap-workspace';
+import { bootstrapWorkspace } from '../src/use-cases/workspaces/bootstrap-workspace';
 
 let t: TestHub;
 beforeAll(async () => {

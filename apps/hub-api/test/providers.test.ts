@@ -1,7 +1,7 @@
 import { unwrap } from '@svc/contracts';
 import type { Agent } from '../src/generated/prisma/client';
-import { issueRuntimeCredential } from '../src/use-cases/issue-runtime-credential';
-import { providerCredentialAad } from '../src/use-cases/set-provider-credential';
+import { issueRuntimeCredential } from '../src/use-cases/providers/issue-runtime-credential';
+import { providerCredentialAad } from '../src/domain/provider-credentials';
 import { createKey, startTestHub } from './harness';
 import type { SeededMember, TestHub } from './harness';
 import { expectNoSecretsStored } from './runtime-helpers';

@@ -2,7 +2,7 @@ import { newId } from '@svc/service-kit';
 import type { AppError } from '@svc/service-kit';
 import type { HubDeps } from '../src/deps';
 import type { Agent } from '../src/generated/prisma/client';
-import { issueRuntimeCredential } from '../src/use-cases/issue-runtime-credential';
+import { issueRuntimeCredential } from '../src/use-cases/providers/issue-runtime-credential';
 import { startTestHub } from './harness';
 import type { SeededMember, TestHub } from './harness';
 

@@ -69,6 +69,7 @@ describe('networks view', () => {
         last_heartbeat_at: expect.any(String),
         runtime_version: '3.1.0',
         bundles: ['wrt_edgeA'],
+        console_activity: [],
       },
     ]);
     expect(JSON.stringify(view)).not.toContain(relayToken);

@@ -38,6 +38,7 @@ describe('system routes', () => {
       workflowWorkerDocument,
       relayDocument,
       consoleRouterDocument,
+      agentConsoleDocument,
     } = await import('@svc/contracts');
     expect(
       lintAnnotations({
@@ -47,6 +48,7 @@ describe('system routes', () => {
         workflowWorker: workflowWorkerDocument,
         relay: relayDocument,
         consoleRouter: consoleRouterDocument,
+        agentConsole: agentConsoleDocument,
       }),
     ).toEqual([]);
   });

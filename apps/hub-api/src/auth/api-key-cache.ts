@@ -3,7 +3,8 @@ import type { ApiKeyActor } from '@svc/auth';
 import type { Logger } from '@svc/service-kit';
 import type { Db } from '../db';
 import type { Workspace } from '../generated/prisma/client';
-import type { ApiKeyRecord } from './credential-resolver';
+import { LAST_USED_GRANULARITY_MS } from '../data/api-keys.lookups';
+import type { ApiKeyRecord } from '../data/api-keys.lookups';
 
 /**
  * How long a replica trusts a key row it has read. A key revoked on another replica stops working here
@@ -12,8 +13,6 @@ import type { ApiKeyRecord } from './credential-resolver';
 export const API_KEY_CACHE_TTL_MS = 10_000;
 /** Keys held at most; the oldest entry goes first. Only keys that exist are cached. */
 export const API_KEY_CACHE_MAX_ENTRIES = 10_000;
-/** Last use is written at most this often per key and replica. */
-export const LAST_USED_GRANULARITY_MS = 60_000;
 
 /**
  * What authorizing a presented key needs from its row (never the secret, only its hash), and the key's

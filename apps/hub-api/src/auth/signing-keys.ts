@@ -97,11 +97,24 @@ export class SigningKeyRing {
       issuer: this.options.issuer,
       keys: rows.map((row) => ({
         kid: row.kid,
-        privateKeyPem: this.options.box.open(row.privateKeyCiphertext, row.kid),
+        privateKeyPem: this.unseal(row.privateKeyCiphertext, row.kid),
       })),
       activeKid: active.kid,
       now: () => this.now().getTime(),
     });
+  }
+
+  /** A stored private key, opened with `HUB_ENCRYPTION_KEYS`; a failure says which setting to check. */
+  private unseal(sealed: string, kid: string): string {
+    try {
+      return this.options.box.open(sealed, kid);
+    } catch (error) {
+      throw new Error(
+        `signing key ${kid} in the database cannot be unsealed with HUB_ENCRYPTION_KEYS (${(error as Error).message}); ` +
+          'start the hub with the encryption keys that sealed it',
+        { cause: error },
+      );
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { OperationContext, OperationGuard } from '@svc/service-kit';
 import type { Db } from '../db';
 import type { Workspace, WorkspaceRole } from '../generated/prisma/client';
-import { assertWorkspaceAccess, findWorkspaceByRef } from '../use-cases/workspace-access';
+import { assertWorkspaceAccess, findWorkspaceByRef } from '../data/workspaces.access';
 import type { ApiKeyCache } from './api-key-cache';
 
 interface WorkspaceLocals {

@@ -1,10 +1,9 @@
 import type { HubInternalApi } from '@svc/contracts';
-import type { InternalProject } from '../use-cases/get-internal-project';
-import type { RosterEntry } from '../use-cases/get-project-roster';
-import type {
-  HostReadinessReport,
-  ProjectRuntimeReadiness,
-} from '../use-cases/get-project-runtime-readiness';
+import type { InternalProject } from '../data/projects.lookups';
+import type { RosterEntry } from '../domain/roster';
+import type { HostReadinessReport } from '../domain/runtime-readiness';
+import type { ProjectRuntimeReadiness } from '../use-cases/internal/get-project-runtime-readiness';
+import type { WorkspaceMember } from '../use-cases/internal/get-workspace-member';
 
 type Schemas = HubInternalApi.components['schemas'];
 
@@ -49,5 +48,17 @@ export function presentRuntimeReadiness(r: ProjectRuntimeReadiness): Schemas['Ro
     ready: r.ready,
     blockers: r.blockers,
     hosts: r.hosts.map(presentHost),
+  };
+}
+
+/** A participant's membership of a workspace, for a service that authorizes its own callers by role. */
+export function presentWorkspaceMember(
+  m: WorkspaceMember,
+): HubInternalApi.operations['getWorkspaceMember']['responses'][200]['content']['application/json']['data'] {
+  return {
+    workspace_id: m.workspaceId,
+    participant_id: m.participantId,
+    email: m.participant.email,
+    role: m.role,
   };
 }

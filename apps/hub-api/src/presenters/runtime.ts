@@ -1,8 +1,8 @@
 import type { HubApi } from '@svc/contracts';
-import type { ProviderCredential, ProviderModel, RuntimeHost, Workspace } from '../generated/prisma/client';
-import type { NetworkHostView } from '../use-cases/get-networks-view';
-import { hostReadiness } from '../use-cases/host-readiness';
-import type { PulledRuntimeConfig } from '../use-cases/pull-runtime-config';
+import type { RuntimeHost, Workspace } from '../generated/prisma/client';
+import type { NetworkHostView } from '../use-cases/runtime/get-networks-view';
+import { hostReadiness } from '../domain/host-readiness';
+import type { PulledRuntimeConfig } from '../use-cases/runtime/pull-runtime-config';
 
 type Schemas = HubApi.components['schemas'];
 
@@ -48,6 +48,11 @@ export function presentNetworkHost(view: NetworkHostView, now: Date): Schemas['N
     last_heartbeat_at: isoOrNull(host.lastHeartbeatAt),
     runtime_version: host.runtimeVersion,
     bundles: view.bundles,
+    console_activity: view.consoleActivity.map((agent) => ({
+      agent_id: agent.id,
+      agent_name: agent.name,
+      console_last_activity_at: isoOrNull(agent.consoleLastActivityAt),
+    })),
   };
 }
 
@@ -69,19 +74,5 @@ export function presentRuntimeConfig(
     relay: { bindHost: host.relayBindHost, listenPort: host.relayListenPort, publicUrl: host.relayPublicUrl },
     auth: { relay_token: pulled.relayToken, workspace_api_key: pulled.workspaceApiKey },
     agent_workdir_root: host.workdirRoot,
-  };
-}
-
-export function presentProviderModel(m: ProviderModel): Schemas['ProviderModel'] {
-  return { id: m.id, provider: m.provider, model: m.model, display_name: m.displayName };
-}
-
-/** Metadata only: never the secret or its sealed form. */
-export function presentProviderCredential(c: ProviderCredential): Schemas['ProviderCredential'] {
-  return {
-    provider: c.provider,
-    last4: c.last4,
-    created_at: c.createdAt.toISOString(),
-    rotated_at: c.rotatedAt.toISOString(),
   };
 }

@@ -1,18 +1,17 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentProject } from '../presenters';
-import { presentAgent, presentAgentOnboardHost, presentTeam } from '../presenters/teams-agents';
-import { deleteAgent } from '../use-cases/delete-agent';
-import { evictAgent } from '../use-cases/evict-agent';
-import { findAgentFor, findSelfAgent } from '../use-cases/find-agent';
-import { getAgentOnboard } from '../use-cases/get-agent-onboard';
-import { listAgents } from '../use-cases/list-agents';
-import { recordAgentHeartbeat } from '../use-cases/record-agent-heartbeat';
-import { refreshAgentToken } from '../use-cases/refresh-agent-token';
-import { registerAgent } from '../use-cases/register-agent';
-import { AGENT_OPERATOR_ROLES } from '../use-cases/resource-access';
-import { startAgent } from '../use-cases/start-agent';
-import { stopAgent } from '../use-cases/stop-agent';
+import { presentAgent, presentAgentOnboard, presentStartedAgent } from '../presenters/agents';
+import { deleteAgent } from '../use-cases/agents/delete-agent';
+import { evictAgent } from '../use-cases/agents/evict-agent';
+import { getAgent } from '../use-cases/agents/get-agent';
+import { getAgentOnboard } from '../use-cases/agents/get-agent-onboard';
+import { getAgentSelf } from '../use-cases/agents/get-agent-self';
+import { listAgents } from '../use-cases/agents/list-agents';
+import { recordAgentHeartbeat } from '../use-cases/agents/record-agent-heartbeat';
+import { refreshAgentToken } from '../use-cases/agents/refresh-agent-token';
+import { registerAgent } from '../use-cases/agents/register-agent';
+import { startAgent } from '../use-cases/agents/start-agent';
+import { stopAgent } from '../use-cases/agents/stop-agent';
 import type { HubHandlers } from './types';
 import { actorOf } from './types';
 
@@ -62,91 +61,46 @@ export function agentHandlers(
       return { status: 201, body: { data: presentAgent(agent) } };
     },
     async getAgent(ctx) {
-      const agent = await findAgentFor(deps, ctx.actor, ctx.params.agentId);
+      const agent = await getAgent(deps, ctx.actor, ctx.params.agentId);
       return { status: 200, body: { data: presentAgent(agent) } };
     },
     async deleteAgent(ctx) {
-      const actor = actorOf(ctx.actor);
-      const agent = await findAgentFor(deps, actor, ctx.params.agentId, AGENT_OPERATOR_ROLES);
-      await deleteAgent(deps, actor, agent, ctx.requestId);
+      await deleteAgent(deps, actorOf(ctx.actor), ctx.params.agentId, ctx.requestId);
       return { status: 204 };
     },
     async startAgent(ctx) {
-      const actor = actorOf(ctx.actor);
-      const agent = await findAgentFor(deps, actor, ctx.params.agentId, AGENT_OPERATOR_ROLES);
-      const started = await startAgent(deps, actor, agent, {
+      const started = await startAgent(deps, actorOf(ctx.actor), ctx.params.agentId, {
         launchPath: ctx.body.launch_path,
         model: ctx.body.model,
         servePort: ctx.body.serve_port,
         requestId: ctx.requestId,
       });
-      const credential = started.runtimeCredential;
-      return {
-        status: 200,
-        body: {
-          data: {
-            agent: presentAgent(started.agent),
-            agent_token: started.agentToken.token,
-            agent_token_expires_at: started.agentToken.expiresAt.toISOString(),
-            runtime_credential: {
-              token: credential.token,
-              expires_at: credential.expiresAt.toISOString(),
-              provider: credential.provider,
-              model: credential.model,
-              authorization_source: credential.authorizationSource,
-            },
-          },
-        },
-        headers: NO_STORE,
-      };
+      return { status: 200, body: { data: presentStartedAgent(started) }, headers: NO_STORE };
     },
     async stopAgent(ctx) {
-      const actor = actorOf(ctx.actor);
-      const agent = await findAgentFor(deps, actor, ctx.params.agentId, AGENT_OPERATOR_ROLES);
-      return {
-        status: 200,
-        body: { data: presentAgent(await stopAgent(deps, actor, agent, ctx.requestId)) },
-      };
+      const agent = await stopAgent(deps, actorOf(ctx.actor), { agentId: ctx.params.agentId }, ctx.requestId);
+      return { status: 200, body: { data: presentAgent(agent) } };
     },
     async evictAgent(ctx) {
-      const actor = actorOf(ctx.actor);
-      const agent = await findAgentFor(deps, actor, ctx.params.agentId, AGENT_OPERATOR_ROLES);
-      return {
-        status: 200,
-        body: { data: presentAgent(await evictAgent(deps, actor, agent, ctx.requestId)) },
-      };
+      const agent = await evictAgent(deps, actorOf(ctx.actor), ctx.params.agentId, ctx.requestId);
+      return { status: 200, body: { data: presentAgent(agent) } };
     },
     async getAgentSelf(ctx) {
-      return { status: 200, body: { data: presentAgent(await findSelfAgent(deps, ctx.actor)) } };
+      return { status: 200, body: { data: presentAgent(await getAgentSelf(deps, ctx.actor)) } };
     },
     async getAgentOnboard(ctx) {
-      const onboard = await getAgentOnboard(deps, await findSelfAgent(deps, ctx.actor));
-      return {
-        status: 200,
-        body: {
-          data: {
-            workspace: { id: onboard.workspace.id, slug: onboard.workspace.slug },
-            agent: presentAgent(onboard.agent),
-            host: onboard.host ? presentAgentOnboardHost(onboard.host) : null,
-            agent_workdir_root: onboard.agentWorkdirRoot,
-            teams: onboard.teams.map(presentTeam),
-            projects: onboard.projects.map(presentProject),
-            hub_url: onboard.hubUrl,
-          },
-        },
-      };
+      const onboard = await getAgentOnboard(deps, ctx.actor);
+      return { status: 200, body: { data: presentAgentOnboard(onboard) } };
     },
     async recordAgentHeartbeat(ctx) {
-      const actor = actorOf(ctx.actor);
-      const agent = await recordAgentHeartbeat(deps, actor, await findSelfAgent(deps, actor), {
+      const agent = await recordAgentHeartbeat(deps, actorOf(ctx.actor), {
         status: ctx.body?.status,
         requestId: ctx.requestId,
       });
       return { status: 200, body: { data: presentAgent(agent) } };
     },
     async refreshAgentToken(ctx) {
-      const actor = actorOf(ctx.actor);
-      const refreshed = await refreshAgentToken(deps, actor, await findSelfAgent(deps, actor), ctx.requestId);
+      const refreshed = await refreshAgentToken(deps, actorOf(ctx.actor), ctx.requestId);
       return {
         status: 200,
         body: {
@@ -156,8 +110,7 @@ export function agentHandlers(
       };
     },
     async stopAgentSelf(ctx) {
-      const actor = actorOf(ctx.actor);
-      const agent = await stopAgent(deps, actor, await findSelfAgent(deps, actor), ctx.requestId);
+      const agent = await stopAgent(deps, actorOf(ctx.actor), 'self', ctx.requestId);
       return { status: 200, body: { data: presentAgent(agent) } };
     },
   };

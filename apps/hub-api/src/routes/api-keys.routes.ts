@@ -1,8 +1,10 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentApiKey } from '../presenters';
-import { createApiKey } from '../use-cases/create-api-key';
-import { apiKeyNotFound, revokeApiKey } from '../use-cases/revoke-api-key';
+import { presentApiKey } from '../presenters/api-keys';
+import { createApiKey } from '../use-cases/api-keys/create-api-key';
+import { getApiKey } from '../use-cases/api-keys/get-api-key';
+import { listApiKeys } from '../use-cases/api-keys/list-api-keys';
+import { revokeApiKey } from '../use-cases/api-keys/revoke-api-key';
 import type { HubHandlers } from './types';
 import { actorOf, participantOf } from './types';
 
@@ -11,12 +13,8 @@ export function apiKeyHandlers(
 ): HubHandlers<'listApiKeys' | 'createApiKey' | 'getApiKey' | 'revokeApiKey'> {
   return {
     async listApiKeys(ctx) {
-      const keys = await deps.db.apiKey.findMany({
-        where: {
-          workspaceId: workspaceOf(ctx).id,
-          ...(ctx.query.include_revoked ? {} : { revokedAt: null }),
-        },
-        orderBy: { createdAt: 'asc' },
+      const keys = await listApiKeys(deps, workspaceOf(ctx).id, {
+        includeRevoked: ctx.query.include_revoked,
       });
       return { status: 200, body: { data: keys.map(presentApiKey) } };
     },
@@ -36,10 +34,7 @@ export function apiKeyHandlers(
       };
     },
     async getApiKey(ctx) {
-      const key = await deps.db.apiKey.findFirst({
-        where: { id: ctx.params.keyId, workspaceId: workspaceOf(ctx).id },
-      });
-      if (!key) throw apiKeyNotFound();
+      const key = await getApiKey(deps, workspaceOf(ctx).id, ctx.params.keyId);
       return { status: 200, body: { data: presentApiKey(key) } };
     },
     async revokeApiKey(ctx) {

@@ -1,7 +1,7 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
 import { presentAuditEvent } from '../presenters/audit';
-import { listAuditEvents } from '../use-cases/list-audit-events';
+import { listAuditEvents } from '../use-cases/audit/list-audit-events';
 import type { HubHandlers } from './types';
 
 /** Read access to the audit log. There is deliberately no operation that writes, edits or deletes events. */

@@ -1,7 +1,7 @@
 import type { HubDeps } from '../deps';
-import { presentParticipant, presentWorkspace } from '../presenters';
-import { getMe } from '../use-cases/get-me';
-import { login } from '../use-cases/login';
+import { presentMe, presentParticipant } from '../presenters/workspaces';
+import { getMe } from '../use-cases/auth/get-me';
+import { login } from '../use-cases/auth/login';
 import type { HubHandlers } from './types';
 import { participantOf } from './types';
 
@@ -24,18 +24,7 @@ export function authHandlers(deps: HubDeps): HubHandlers<'login' | 'getMe'> {
     },
     async getMe({ actor }) {
       const me = await getMe(deps, participantOf(actor).participantId);
-      return {
-        status: 200,
-        body: {
-          data: {
-            participant: presentParticipant(me),
-            memberships: me.memberships.map((m) => ({
-              workspace: presentWorkspace(m.workspace),
-              role: m.role,
-            })),
-          },
-        },
-      };
+      return { status: 200, body: { data: presentMe(me) } };
     },
   };
 }

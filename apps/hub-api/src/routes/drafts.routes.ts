@@ -1,7 +1,8 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentWorkflowDraft } from '../presenters/collaboration';
-import { createWorkflowDraft } from '../use-cases/create-workflow-draft';
+import { presentWorkflowDraft } from '../presenters/workflow-drafts';
+import { createWorkflowDraft } from '../use-cases/workflow-drafts/create-workflow-draft';
+import { listWorkflowDrafts } from '../use-cases/workflow-drafts/list-workflow-drafts';
 import type { HubHandlers } from './types';
 import { participantOf } from './types';
 
@@ -12,14 +13,10 @@ export function draftHandlers(deps: HubDeps): HubHandlers<'listWorkflowDrafts' |
   return {
     async listWorkflowDrafts(ctx) {
       const { query } = ctx;
-      const drafts = await deps.db.workflowDraft.findMany({
-        where: {
-          workspaceId: workspaceOf(ctx).id,
-          ...(query.project_id ? { projectId: query.project_id } : {}),
-          ...(query.after ? { id: { gt: query.after } } : {}),
-        },
-        orderBy: { id: 'asc' },
-        take: query.limit ?? DEFAULT_PAGE_SIZE,
+      const drafts = await listWorkflowDrafts(deps, workspaceOf(ctx).id, {
+        projectId: query.project_id,
+        after: query.after,
+        limit: query.limit ?? DEFAULT_PAGE_SIZE,
       });
       return { status: 200, body: { data: drafts.map(presentWorkflowDraft) } };
     },

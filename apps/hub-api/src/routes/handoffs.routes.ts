@@ -1,20 +1,19 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentHandoff, presentHandoffDetail, presentHandoffEvidence } from '../presenters/collaboration';
-import { acceptHandoff } from '../use-cases/accept-handoff';
-import { blockHandoff } from '../use-cases/block-handoff';
-import { cancelHandoff } from '../use-cases/cancel-handoff';
-import { claimHandoff } from '../use-cases/claim-handoff';
-import { completeHandoff } from '../use-cases/complete-handoff';
-import { createHandoff } from '../use-cases/create-handoff';
-import { getHandoff } from '../use-cases/get-handoff';
-import { listAgentAssignments } from '../use-cases/list-agent-assignments';
-import { listHandoffs } from '../use-cases/list-handoffs';
-import { submitHandoffEvidence } from '../use-cases/submit-handoff-evidence';
-import { unblockHandoff } from '../use-cases/unblock-handoff';
-import { agentOf } from './collaboration-actors';
+import { presentHandoff, presentHandoffDetail, presentHandoffEvidence } from '../presenters/handoffs';
+import { acceptHandoff } from '../use-cases/handoffs/accept-handoff';
+import { blockHandoff } from '../use-cases/handoffs/block-handoff';
+import { cancelHandoff } from '../use-cases/handoffs/cancel-handoff';
+import { claimHandoff } from '../use-cases/handoffs/claim-handoff';
+import { completeHandoff } from '../use-cases/handoffs/complete-handoff';
+import { createHandoff } from '../use-cases/handoffs/create-handoff';
+import { getHandoff } from '../use-cases/handoffs/get-handoff';
+import { listAgentAssignments } from '../use-cases/handoffs/list-agent-assignments';
+import { listHandoffs } from '../use-cases/handoffs/list-handoffs';
+import { submitHandoffEvidence } from '../use-cases/handoffs/submit-handoff-evidence';
+import { unblockHandoff } from '../use-cases/handoffs/unblock-handoff';
 import type { HubHandlers } from './types';
-import { actorOf } from './types';
+import { actorOf, agentOf } from './types';
 
 const DEFAULT_PAGE_SIZE = 50;
 

@@ -1,6 +1,6 @@
 import type { HubDeps } from '../deps';
-import { presentStageHandoff } from '../presenters/collaboration';
-import { createStageHandoff } from '../use-cases/create-stage-handoff';
+import { presentStageHandoff } from '../presenters/handoffs';
+import { createStageHandoff } from '../use-cases/internal/create-stage-handoff';
 import type { HubInternalHandlers } from './types';
 import { actorOf } from './types';
 

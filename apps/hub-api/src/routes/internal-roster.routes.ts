@@ -1,9 +1,14 @@
 import type { HubDeps } from '../deps';
-import { presentInternalProject, presentRosterAgent, presentRuntimeReadiness } from '../presenters/roster';
-import { getInternalProject } from '../use-cases/get-internal-project';
-import { getProjectRoster } from '../use-cases/get-project-roster';
-import { getProjectRuntimeReadiness } from '../use-cases/get-project-runtime-readiness';
-import { getWorkspaceMember } from '../use-cases/get-workspace-member';
+import {
+  presentInternalProject,
+  presentRosterAgent,
+  presentRuntimeReadiness,
+  presentWorkspaceMember,
+} from '../presenters/roster';
+import { getInternalProject } from '../use-cases/internal/get-internal-project';
+import { getProjectRoster } from '../use-cases/internal/get-project-roster';
+import { getProjectRuntimeReadiness } from '../use-cases/internal/get-project-runtime-readiness';
+import { getWorkspaceMember } from '../use-cases/internal/get-workspace-member';
 import type { HubInternalHandlers } from './types';
 
 /**
@@ -22,31 +27,19 @@ export function internalRosterHandlers(
       return { status: 200, body: { data: presentInternalProject(project) } };
     },
     async getProjectRoster({ params, query }) {
-      const project = await getInternalProject(deps, params.projectId);
-      const roster = await getProjectRoster(deps, project, {
+      const roster = await getProjectRoster(deps, params.projectId, {
         capabilities: query.capability,
         availableOnly: query.available_only,
       });
       return { status: 200, body: { data: roster.map(presentRosterAgent) } };
     },
     async getProjectRuntimeReadiness({ params }) {
-      const project = await getInternalProject(deps, params.projectId);
-      const readiness = await getProjectRuntimeReadiness(deps, project);
+      const readiness = await getProjectRuntimeReadiness(deps, params.projectId);
       return { status: 200, body: { data: presentRuntimeReadiness(readiness) } };
     },
     async getWorkspaceMember({ params }) {
       const member = await getWorkspaceMember(deps, params.workspaceId, params.participantId);
-      return {
-        status: 200,
-        body: {
-          data: {
-            workspace_id: member.workspaceId,
-            participant_id: member.participantId,
-            email: member.participant.email,
-            role: member.role,
-          },
-        },
-      };
+      return { status: 200, body: { data: presentWorkspaceMember(member) } };
     },
   };
 }

@@ -1,11 +1,13 @@
 import type { HubDeps } from '../deps';
-import { introspectApiKey } from '../use-cases/introspect-api-key';
+import { presentApiKeyIntrospection } from '../presenters/api-keys';
+import { introspectApiKey } from '../use-cases/internal/introspect-api-key';
 import type { HubInternalHandlers } from './types';
 
 export function internalHandlers(deps: HubDeps): Pick<HubInternalHandlers, 'introspectApiKey'> {
   return {
     async introspectApiKey({ body }) {
-      return { status: 200, body: { data: await introspectApiKey(deps, body.key) } };
+      const introspection = await introspectApiKey(deps, body.key);
+      return { status: 200, body: { data: presentApiKeyIntrospection(introspection) } };
     },
   };
 }

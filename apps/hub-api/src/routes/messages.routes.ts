@@ -1,11 +1,11 @@
 import type { HubDeps } from '../deps';
-import { presentPeerMessage } from '../presenters/collaboration';
-import { listAgentInbox, readInbox } from '../use-cases/list-agent-inbox';
-import { markMessageRead } from '../use-cases/mark-message-read';
-import { sendAgentMessage } from '../use-cases/send-agent-message';
-import { agentOf } from './collaboration-actors';
+import { presentPeerMessage } from '../presenters/messages';
+import { listAgentInbox } from '../use-cases/messages/list-agent-inbox';
+import { listMyInbox } from '../use-cases/messages/list-my-inbox';
+import { markMessageRead } from '../use-cases/messages/mark-message-read';
+import { sendAgentMessage } from '../use-cases/messages/send-agent-message';
 import type { HubHandlers } from './types';
-import { actorOf } from './types';
+import { actorOf, agentOf } from './types';
 
 const DEFAULT_PAGE_SIZE = 50;
 
@@ -23,7 +23,7 @@ export function messageHandlers(
       return { status: 201, body: { data: presentPeerMessage(message) } };
     },
     async listMyInbox(ctx) {
-      const messages = await readInbox(deps, agentOf(ctx.actor).agentId, {
+      const messages = await listMyInbox(deps, agentOf(ctx.actor), {
         unreadOnly: ctx.query.unread_only ?? false,
         limit: ctx.query.limit ?? DEFAULT_PAGE_SIZE,
         after: ctx.query.after,

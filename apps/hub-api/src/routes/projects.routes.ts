@@ -1,18 +1,16 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentProject } from '../presenters';
-import { createProject } from '../use-cases/create-project';
-import { getProject } from '../use-cases/get-project';
+import { presentProject } from '../presenters/projects';
+import { createProject } from '../use-cases/projects/create-project';
+import { getProject } from '../use-cases/projects/get-project';
+import { listProjects } from '../use-cases/projects/list-projects';
 import type { HubHandlers } from './types';
 import { actorOf } from './types';
 
 export function projectHandlers(deps: HubDeps): HubHandlers<'listProjects' | 'createProject' | 'getProject'> {
   return {
     async listProjects(ctx) {
-      const projects = await deps.db.project.findMany({
-        where: { workspaceId: workspaceOf(ctx).id },
-        orderBy: { id: 'asc' },
-      });
+      const projects = await listProjects(deps, workspaceOf(ctx).id);
       return { status: 200, body: { data: projects.map(presentProject) } };
     },
     async createProject(ctx) {

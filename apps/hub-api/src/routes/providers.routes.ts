@@ -1,8 +1,10 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentProviderCredential, presentProviderModel } from '../presenters/runtime';
-import { revokeProviderCredential } from '../use-cases/revoke-provider-credential';
-import { setProviderCredential } from '../use-cases/set-provider-credential';
+import { presentProviderCredential, presentProviderModel } from '../presenters/providers';
+import { listProviderCredentials } from '../use-cases/providers/list-provider-credentials';
+import { listProviderModels } from '../use-cases/providers/list-provider-models';
+import { revokeProviderCredential } from '../use-cases/providers/revoke-provider-credential';
+import { setProviderCredential } from '../use-cases/providers/set-provider-credential';
 import type { HubHandlers } from './types';
 import { participantOf } from './types';
 
@@ -13,17 +15,11 @@ export function providerHandlers(
 > {
   return {
     async listProviderModels() {
-      const models = await deps.db.providerModel.findMany({
-        where: { active: true },
-        orderBy: { id: 'asc' },
-      });
+      const models = await listProviderModels(deps);
       return { status: 200, body: { data: models.map(presentProviderModel) } };
     },
     async listProviderCredentials(ctx) {
-      const credentials = await deps.db.providerCredential.findMany({
-        where: { workspaceId: workspaceOf(ctx).id },
-        orderBy: { provider: 'asc' },
-      });
+      const credentials = await listProviderCredentials(deps, workspaceOf(ctx).id);
       return { status: 200, body: { data: credentials.map(presentProviderCredential) } };
     },
     async setProviderCredential(ctx) {

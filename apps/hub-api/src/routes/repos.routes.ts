@@ -1,9 +1,10 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentRepo } from '../presenters/collaboration';
-import { createRepo } from '../use-cases/create-repo';
-import { getRepo } from '../use-cases/get-repo';
-import { setRepoCredential } from '../use-cases/set-repo-credential';
+import { presentRepo } from '../presenters/repos';
+import { createRepo } from '../use-cases/repos/create-repo';
+import { getRepo } from '../use-cases/repos/get-repo';
+import { listRepos } from '../use-cases/repos/list-repos';
+import { setRepoCredential } from '../use-cases/repos/set-repo-credential';
 import type { HubHandlers } from './types';
 import { actorOf, participantOf } from './types';
 
@@ -12,11 +13,7 @@ export function repoHandlers(
 ): HubHandlers<'listRepos' | 'createRepo' | 'getRepo' | 'setRepoCredential'> {
   return {
     async listRepos(ctx) {
-      const repos = await deps.db.repo.findMany({
-        where: { workspaceId: workspaceOf(ctx).id },
-        include: { credential: true },
-        orderBy: { name: 'asc' },
-      });
+      const repos = await listRepos(deps, workspaceOf(ctx).id);
       return { status: 200, body: { data: repos.map(presentRepo) } };
     },
     async createRepo(ctx) {

@@ -1,12 +1,13 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
 import { presentNetworkHost, presentRuntimeConfig, presentRuntimeHost } from '../presenters/runtime';
-import { getNetworksView } from '../use-cases/get-networks-view';
-import { bundlesByHost, getRuntimeHost } from '../use-cases/get-runtime-host';
-import { pullRuntimeConfig } from '../use-cases/pull-runtime-config';
-import { recordRuntimeHostHeartbeat } from '../use-cases/record-runtime-host-heartbeat';
-import { registerRuntimeHost } from '../use-cases/register-runtime-host';
-import { rotateRelayToken } from '../use-cases/rotate-relay-token';
+import { getNetworksView } from '../use-cases/runtime/get-networks-view';
+import { getRuntimeHost } from '../use-cases/runtime/get-runtime-host';
+import { listRuntimeHosts } from '../use-cases/runtime/list-runtime-hosts';
+import { pullRuntimeConfig } from '../use-cases/runtime/pull-runtime-config';
+import { recordRuntimeHostHeartbeat } from '../use-cases/runtime/record-runtime-host-heartbeat';
+import { registerRuntimeHost } from '../use-cases/runtime/register-runtime-host';
+import { rotateRelayToken } from '../use-cases/runtime/rotate-relay-token';
 import type { HubHandlers } from './types';
 import { actorOf, participantOf } from './types';
 
@@ -31,18 +32,11 @@ export function runtimeHandlers(
 > {
   return {
     async listRuntimeHosts(ctx) {
-      const hosts = await deps.db.runtimeHost.findMany({
-        where: { workspaceId: workspaceOf(ctx).id },
-        orderBy: { id: 'asc' },
-      });
-      const bundles = await bundlesByHost(
-        deps,
-        hosts.map((host) => host.id),
-      );
+      const hosts = await listRuntimeHosts(deps, workspaceOf(ctx).id);
       const now = deps.now();
       return {
         status: 200,
-        body: { data: hosts.map((host) => presentRuntimeHost(host, bundles.get(host.id) ?? [], now)) },
+        body: { data: hosts.map(({ host, bundles }) => presentRuntimeHost(host, bundles, now)) },
       };
     },
     async registerRuntimeHost(ctx) {
@@ -68,25 +62,26 @@ export function runtimeHandlers(
       };
     },
     async getRuntimeHost(ctx) {
-      const host = await getRuntimeHost(deps, ctx.actor, ctx.params.hostId);
-      const bundles = await bundlesByHost(deps, [host.id]);
-      return {
-        status: 200,
-        body: { data: presentRuntimeHost(host, bundles.get(host.id) ?? [], deps.now()) },
-      };
+      const { host, bundles } = await getRuntimeHost(deps, ctx.actor, ctx.params.hostId);
+      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
     },
     async recordRuntimeHostHeartbeat(ctx) {
-      const host = await recordRuntimeHostHeartbeat(deps, actorOf(ctx.actor), ctx.params.hostId, {
-        relayReady: ctx.body.relay_ready,
-        consoleRouterReady: ctx.body.console_router_ready,
-        runtimeVersion: ctx.body.runtime_version,
-        bundleId: ctx.body.bundle_id,
-      });
-      const bundles = await bundlesByHost(deps, [host.id]);
-      return {
-        status: 200,
-        body: { data: presentRuntimeHost(host, bundles.get(host.id) ?? [], deps.now()) },
-      };
+      const { host, bundles } = await recordRuntimeHostHeartbeat(
+        deps,
+        actorOf(ctx.actor),
+        ctx.params.hostId,
+        {
+          relayReady: ctx.body.relay_ready,
+          consoleRouterReady: ctx.body.console_router_ready,
+          runtimeVersion: ctx.body.runtime_version,
+          bundleId: ctx.body.bundle_id,
+          consoleRoutes: ctx.body.console_routes?.map((route) => ({
+            agentId: route.agent_id,
+            lastActivityAt: route.last_activity_at,
+          })),
+        },
+      );
+      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
     },
     async rotateRelayToken(ctx) {
       const rotated = await rotateRelayToken(

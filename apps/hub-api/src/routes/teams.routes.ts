@@ -6,16 +6,17 @@ import {
   presentTeamAgentMember,
   presentTeamDetail,
   presentTeamParticipantMember,
-} from '../presenters/teams-agents';
-import { addTeamAgent } from '../use-cases/add-team-agent';
-import { addTeamParticipant } from '../use-cases/add-team-participant';
-import { assignProjectTeam } from '../use-cases/assign-project-team';
-import { createTeam } from '../use-cases/create-team';
-import { getTeam } from '../use-cases/get-team';
-import { listProjectTeams } from '../use-cases/list-project-teams';
-import { removeTeamAgent } from '../use-cases/remove-team-agent';
-import { removeTeamParticipant } from '../use-cases/remove-team-participant';
-import { unassignProjectTeam } from '../use-cases/unassign-project-team';
+} from '../presenters/teams';
+import { addTeamAgent } from '../use-cases/teams/add-team-agent';
+import { addTeamParticipant } from '../use-cases/teams/add-team-participant';
+import { assignProjectTeam } from '../use-cases/teams/assign-project-team';
+import { createTeam } from '../use-cases/teams/create-team';
+import { getTeam } from '../use-cases/teams/get-team';
+import { listTeams } from '../use-cases/teams/list-teams';
+import { listProjectTeams } from '../use-cases/teams/list-project-teams';
+import { removeTeamAgent } from '../use-cases/teams/remove-team-agent';
+import { removeTeamParticipant } from '../use-cases/teams/remove-team-participant';
+import { unassignProjectTeam } from '../use-cases/teams/unassign-project-team';
 import type { HubHandlers } from './types';
 import { actorOf } from './types';
 
@@ -35,10 +36,7 @@ export function teamHandlers(
 > {
   return {
     async listTeams(ctx) {
-      const teams = await deps.db.team.findMany({
-        where: { workspaceId: workspaceOf(ctx).id },
-        orderBy: { id: 'asc' },
-      });
+      const teams = await listTeams(deps, workspaceOf(ctx).id);
       return { status: 200, body: { data: teams.map(presentTeam) } };
     },
     async createTeam(ctx) {

@@ -1,21 +1,14 @@
 import { workspaceOf, workspaceRoleOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentParticipant, presentWorkspace } from '../presenters';
-import { addMember } from '../use-cases/add-member';
-import { changeMemberRole } from '../use-cases/change-member-role';
-import { createWorkspace } from '../use-cases/create-workspace';
-import { listMembers } from '../use-cases/list-members';
-import { listWorkspaces } from '../use-cases/list-workspaces';
-import { removeMember } from '../use-cases/remove-member';
-import type { Membership, Participant } from '../generated/prisma/client';
+import { presentMember, presentWorkspace } from '../presenters/workspaces';
+import { addMember } from '../use-cases/workspaces/add-member';
+import { changeMemberRole } from '../use-cases/workspaces/change-member-role';
+import { createWorkspace } from '../use-cases/workspaces/create-workspace';
+import { listMembers } from '../use-cases/workspaces/list-members';
+import { listWorkspaces } from '../use-cases/workspaces/list-workspaces';
+import { removeMember } from '../use-cases/workspaces/remove-member';
 import type { HubHandlers } from './types';
 import { actorOf, participantOf } from './types';
-
-const presentMember = (m: Membership & { participant: Participant }) => ({
-  participant: presentParticipant(m.participant),
-  role: m.role,
-  created_at: m.createdAt.toISOString(),
-});
 
 export function workspaceHandlers(
   deps: HubDeps,

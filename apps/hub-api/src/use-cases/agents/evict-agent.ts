@@ -1,0 +1,46 @@
+import type { Actor } from '@svc/auth';
+import type { HubDeps } from '../../deps';
+import type { Agent } from '../../generated/prisma/client';
+import { lockAgent } from '../../data/agents.locks';
+import { agentNotFound, findAgentFor } from '../../data/agents.lookups';
+import { AGENT_OPERATOR_ROLES } from '../../domain/roles';
+
+/**
+ * Evicts an agent's hub identity (spec: evict in control). Final: the agent's token is refused from now on
+ * (the credential resolver reads the current row), and it can no longer be started, heartbeat or refresh
+ * its token. Nothing is deleted. Idempotent: evicting an evicted agent changes nothing.
+ */
+export async function evictAgent(
+  deps: HubDeps,
+  actor: Actor,
+  agentId: string,
+  requestId?: string,
+): Promise<Agent> {
+  const target = await findAgentFor(deps, actor, agentId, AGENT_OPERATOR_ROLES);
+  return deps.db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, target.id);
+    if (!agent) throw agentNotFound(target.id);
+    if (agent.status === 'evicted') return agent;
+    const evicted = await tx.agent.update({
+      where: { id: agent.id },
+      data: { status: 'evicted', evictedAt: deps.now() },
+    });
+    await deps.audit.record(
+      {
+        workspaceId: agent.workspaceId,
+        actor,
+        action: 'agent.evicted',
+        targetType: 'agent',
+        targetId: agent.id,
+        data: {
+          name: agent.name,
+          previous_status: agent.status,
+          runtime_instance_id: agent.runtimeInstanceId,
+        },
+        requestId,
+      },
+      tx,
+    );
+    return evicted;
+  });
+}

@@ -1,0 +1,85 @@
+import type { Actor } from '@svc/auth';
+import { AppError } from '@svc/service-kit';
+import type { HubDeps } from '../../deps';
+import { bundlesByHost, findRuntimeHostFor } from '../../data/runtime-hosts.lookups';
+import { consoleActivityUpdate } from '../../domain/console-activity';
+import type { ConsoleRouteActivityReport } from '../../domain/console-activity';
+import type { RuntimeHostWithBundles } from './get-runtime-host';
+
+export interface RuntimeHostHeartbeat {
+  relayReady: boolean;
+  consoleRouterReady: boolean;
+  runtimeVersion: string;
+  /** The runtime bundle id (`wrt_…`) from the host's runtime.env; recorded against the host, never its id. */
+  bundleId?: string;
+  /** The console router's per-route last activity; absent leaves every agent's value as it is. */
+  consoleRoutes?: ConsoleRouteActivityReport[];
+}
+
+/**
+ * A host says it is alive: its readiness and `last_heartbeat_at` are updated, and the bundle it runs is
+ * recorded (a bundle reported by another host of the workspace moves to the reporting host). The console
+ * router's per-route last activity is stored on the host's own agents (ids of other hosts' or workspaces'
+ * agents, and unknown ids, are ignored), never moved backwards, in one statement for the whole list.
+ * Heartbeats are frequent, so they are not audited. Returns the updated host with the bundles it has reported.
+ */
+export async function recordRuntimeHostHeartbeat(
+  deps: HubDeps,
+  actor: Actor,
+  hostId: string,
+  heartbeat: RuntimeHostHeartbeat,
+): Promise<RuntimeHostWithBundles> {
+  const host = await findRuntimeHostFor(deps.db, actor, hostId);
+  const now = deps.now();
+  const saved = await deps.db.$transaction(async (tx) => {
+    const updated = await tx.runtimeHost.update({
+      where: { id: host.id },
+      data: {
+        relayReady: heartbeat.relayReady,
+        consoleRouterReady: heartbeat.consoleRouterReady,
+        runtimeVersion: heartbeat.runtimeVersion,
+        lastHeartbeatAt: now,
+      },
+    });
+    if (heartbeat.bundleId !== undefined) {
+      const bundle = await tx.runtimeBundle.findUnique({ where: { id: heartbeat.bundleId } });
+      if (bundle && bundle.workspaceId !== host.workspaceId) {
+        throw new AppError({
+          status: 409,
+          code: 'runtime_bundle_conflict',
+          detail: `Runtime bundle '${heartbeat.bundleId}' belongs to another workspace; check the host's runtime.env.`,
+        });
+      }
+      await tx.runtimeBundle.upsert({
+        where: { id: heartbeat.bundleId },
+        create: {
+          id: heartbeat.bundleId,
+          workspaceId: host.workspaceId,
+          runtimeInstanceId: host.id,
+          version: heartbeat.runtimeVersion,
+          firstSeenAt: now,
+          lastSeenAt: now,
+        },
+        update: { runtimeInstanceId: host.id, version: heartbeat.runtimeVersion, lastSeenAt: now },
+      });
+    }
+    if (heartbeat.consoleRoutes !== undefined) {
+      const { agentIds, times } = consoleActivityUpdate(heartbeat.consoleRoutes, now);
+      if (agentIds.length > 0) {
+        const isoTimes = times.map((time) => time.toISOString());
+        // Only rows that move forward are written; updated_at is left alone (activity is not an edit).
+        await tx.$executeRaw`
+          UPDATE agents AS a
+          SET console_last_activity_at = r.at
+          FROM unnest(${agentIds}::text[], ${isoTimes}::timestamptz[]) AS r(id, at)
+          WHERE a.id = r.id
+            AND a.workspace_id = ${host.workspaceId}
+            AND a.runtime_instance_id = ${host.id}
+            AND (a.console_last_activity_at IS NULL OR a.console_last_activity_at < r.at)`;
+      }
+    }
+    return updated;
+  });
+  const bundles = await bundlesByHost(deps.db, [saved.id]);
+  return { host: saved, bundles: bundles.get(saved.id) ?? [] };
+}
