@@ -12,17 +12,21 @@ import { createKeyIntrospector } from './auth/key-introspector';
 import { createMemberDirectory } from './auth/member-directory';
 import { createProjectDirectory } from './auth/project-directory';
 import { createWorkflowAudit } from './data/audit.repository';
+import { createContractIndex } from './data/contract-index.cache';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
-import { createDeliveryQueue } from './delivery/queue';
-import type { DeliveryQueue } from './delivery/queue';
-import { DEFAULT_DELIVERY_SETTINGS } from './delivery/settings';
-import type { DeliverySettings } from './delivery/settings';
-import { createAssignmentWaiter } from './engine/assignment-waiter';
-import { createEngineQueue } from './engine/queue';
-import type { EngineQueue } from './engine/queue';
-import { DEFAULT_ENGINE_SETTINGS } from './engine/settings';
-import type { EngineSettings } from './engine/settings';
+import { createArtifactValidatorCache } from './domain/artifact-schema-rules';
+import { createAssignmentWaiter } from './domain/assignment-waiter';
+import { createDeliveryQueue } from './domain/delivery-queue';
+import type { DeliveryQueue } from './domain/delivery-queue';
+import { DEFAULT_DELIVERY_SETTINGS } from './domain/delivery-settings';
+import type { DeliverySettings } from './domain/delivery-settings';
+import { DEFAULT_ENGINE_SETTINGS } from './domain/engine-settings';
+import type { EngineSettings } from './domain/engine-settings';
+import { DeliveryAgentPool } from './domain/http-sender';
+import { createEngineQueue } from './domain/reconcile-queue';
+import type { EngineQueue } from './domain/reconcile-queue';
+import { createSigningSecretCache } from './domain/signing-secrets';
 import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
 import { invocationHandlers } from './routes/invocations.routes';
 import { preflightHandlers } from './routes/preflight.routes';
@@ -30,7 +34,6 @@ import { contractHandlers } from './routes/contracts.routes';
 import { deliveryHandlers } from './routes/delivery.routes';
 import { runHandlers } from './routes/runs.routes';
 import { systemHandlers } from './routes/system.routes';
-import { createArtifactValidatorCache } from './use-cases/artifact-schema-rules';
 
 /** SQL migrations of the workflow database (same relative place from src/ and dist/). */
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'prisma', 'migrations');
@@ -66,7 +69,10 @@ function hubClientOf(options: WorkflowAppOptions): HubInternalClient {
     : options.hub;
 }
 
-/** The dependencies every workflow use-case takes, built from the app options. */
+/**
+ * The dependencies every workflow use-case takes, built from the app options, with this app's own caches
+ * (compiled contracts, opened signing secrets, delivery connections).
+ */
 export function createWorkflowDeps(
   options: Pick<WorkflowAppOptions, 'database' | 'logger' | 'now' | 'engine' | 'delivery'> & {
     hub: HubInternalClient;
@@ -74,6 +80,7 @@ export function createWorkflowDeps(
     deliveries: DeliveryQueue;
   },
 ): WorkflowDeps {
+  const delivery = { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery };
   return {
     db: options.database.prisma,
     pool: options.database.pool,
@@ -84,8 +91,11 @@ export function createWorkflowDeps(
     now: options.now ?? (() => new Date()),
     queue: options.queue,
     engine: { ...DEFAULT_ENGINE_SETTINGS, ...options.engine },
-    delivery: { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery },
+    delivery,
     deliveries: options.deliveries,
+    contractIndex: createContractIndex(options.database.prisma),
+    signingSecrets: createSigningSecretCache(delivery.secrets),
+    deliveryAgents: new DeliveryAgentPool(),
   };
 }
 
@@ -151,6 +161,7 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
     deps,
     async close() {
       await Promise.all([waiter.close(), queue.close(), deliveries.close()]);
+      deps.deliveryAgents.close();
     },
   };
 }

@@ -17,3 +17,6 @@ export function createDatabase(
 
 /** The client inside an interactive transaction. */
 export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
+
+/** A Prisma client or the client of an interactive transaction. */
+export type DbTx = Omit<Db, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;

@@ -3,13 +3,19 @@ import type { Logger } from '@svc/service-kit';
 import type { HubInternalClient } from '@svc/contracts';
 import type { ProjectDirectory } from './auth/project-directory';
 import type { WorkflowAudit } from './data/audit.repository';
+import type { ContractIndex } from './data/contract-index.cache';
 import type { Db } from './db';
-import type { EngineQueue } from './engine/queue';
-import type { DeliverySettings } from './delivery/settings';
-import type { DeliveryQueue } from './delivery/queue';
-import type { EngineSettings } from './engine/settings';
+import type { DeliveryQueue } from './domain/delivery-queue';
+import type { DeliverySettings } from './domain/delivery-settings';
+import type { EngineSettings } from './domain/engine-settings';
+import type { DeliveryAgentPool } from './domain/http-sender';
+import type { EngineQueue } from './domain/reconcile-queue';
+import type { SigningSecretCache } from './domain/signing-secrets';
 
-/** Everything a workflow use-case may need; built once in app wiring, passed explicitly. */
+/**
+ * Everything a workflow use-case may need; built once in app wiring, passed explicitly. The caches live here
+ * (never in module globals), so two apps in one process never share entries.
+ */
 export interface WorkflowDeps {
   db: Db;
   /** The same database's pool, for the few hot paths that send plain SQL (delivery attempts). */
@@ -25,4 +31,10 @@ export interface WorkflowDeps {
   delivery: DeliverySettings;
   /** Delivery jobs (Redis); the delivery rows in Postgres are the source of truth. */
   deliveries: DeliveryQueue;
+  /** Each project's compiled active contracts (resolve), re-checked once a second. */
+  contractIndex: ContractIndex;
+  /** Opened signing secrets of delivery subscriptions. */
+  signingSecrets: SigningSecretCache;
+  /** Keep-alive connections and TLS contexts of delivery sends. */
+  deliveryAgents: DeliveryAgentPool;
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { readFileSync } from 'node:fs';
 import { createSecretBox, envFields, loadConfig, parseSecretBoxKeys } from '@svc/service-kit';
-import type { DeliverySettings } from './delivery/settings';
-import type { EngineSettings } from './engine/settings';
+import type { DeliverySettings } from './domain/delivery-settings';
+import type { EngineSettings } from './domain/engine-settings';
 
 const schema = z.object({
   WORKFLOW_HOST: envFields.host(),

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '@svc/service-kit';
+import { canonicalJson } from '@svc/contracts';
 import {
-  canonicalJson,
   checkPayload,
   compileArtifactSchema,
   createArtifactValidatorCache,
   schemaHash,
-} from '../src/use-cases/artifact-schema-rules';
+} from '../src/domain/artifact-schema-rules';
 
 function refusal(schema: unknown): { code: string; errors: { location: string; message: string }[] } {
   try {

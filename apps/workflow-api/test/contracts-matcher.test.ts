@@ -1,5 +1,6 @@
-import { compileContracts, normalizeIntent } from '../src/use-cases/contract-matcher';
-import type { MatcherContract } from '../src/use-cases/contract-matcher';
+import { normalizeIntent } from '@svc/contracts';
+import { compileContracts } from '../src/domain/contract-matcher';
+import type { MatcherContract } from '../src/domain/contract-matcher';
 
 function contract(id: string, partial: Partial<MatcherContract> & { phrases?: string[] }): MatcherContract {
   return {

@@ -9,10 +9,10 @@ import {
   networkErrorCode,
   parseRetryAfter,
   sendDelivery,
-} from '../src/delivery/http-sender';
-import type { SendDeliveryOptions } from '../src/delivery/http-sender';
-import { addressKind, checkDeliveryUrl, DeliveryUrlError } from '../src/delivery/url-guard';
-import type { DeliveryResolver, ResolvedAddress } from '../src/delivery/url-guard';
+} from '../src/domain/http-sender';
+import type { SendDeliveryOptions } from '../src/domain/http-sender';
+import { addressKind, checkDeliveryUrl, DeliveryUrlError } from '../src/domain/url-guard';
+import type { DeliveryResolver, ResolvedAddress } from '../src/domain/url-guard';
 import { makeTestCertificate } from './tls-fixture';
 import type { TestCertificate } from './tls-fixture';
 

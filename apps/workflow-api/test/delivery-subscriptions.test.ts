@@ -12,16 +12,14 @@ import {
 } from '@svc/service-kit';
 import { createWorkflowDeps } from '../src/app';
 import type { ProjectRef } from '../src/auth/project-directory';
-import type { DeliveryQueue } from '../src/delivery/queue';
-import { DELIVERY_QUEUE } from '../src/delivery/queue';
-import { createDeliverySubscription } from '../src/delivery/subscriptions';
-import type { EngineQueue } from '../src/engine/queue';
+import type { DeliveryQueue } from '../src/domain/delivery-queue';
+import { DELIVERY_QUEUE } from '../src/domain/delivery-queue';
+import type { EngineQueue } from '../src/domain/reconcile-queue';
+import { createDeliverySubscription } from '../src/use-cases/delivery/create-delivery-subscription';
 import { startWorkflowTestStack } from './stack';
 import type { WorkflowTestStack } from './stack';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-/** The stack's app uses the default queue prefix. */
-const QUEUE_PREFIX = 'svc';
 /** A loopback endpoint nothing listens on: the app is started with loopback endpoints allowed. */
 const HOOK_URL = 'http://127.0.0.1:9/hooks/svc';
 
@@ -32,7 +30,7 @@ let manager: string;
 let reader: string;
 let secondProject: string;
 let queue: Queue;
-/** Jobs this file caused, removed at the end so nothing is left for a worker. */
+/** Jobs this file caused, removed at the end (the stack then removes its queues under its own prefix). */
 const enqueued = new Set<string>();
 
 beforeAll(async () => {
@@ -45,7 +43,7 @@ beforeAll(async () => {
       body: { code: 'SECOND', name: 'Second' },
     }),
   ).id;
-  queue = new Queue(DELIVERY_QUEUE, { connection: redisConnectionOptions(REDIS_URL), prefix: QUEUE_PREFIX });
+  queue = new Queue(DELIVERY_QUEUE, { connection: redisConnectionOptions(REDIS_URL), prefix: s.queuePrefix });
 }, 60_000);
 
 afterAll(async () => {

@@ -31,8 +31,13 @@ class Receiver {
   server!: Server;
   url = '';
   received: Received[] = [];
-  /** Probability that a request is answered 500 (0..1). */
-  failRate = 0;
+  /**
+   * When on, every delivery is answered 500 a few times before it is accepted: the n-th delivery id seen fails
+   * 1 + (n mod 3) attempts, so about half of all requests fail and retries of one, two and three are exercised.
+   * Deterministic on purpose: a random failure rate would exhaust a delivery's retries once in a few hundred runs.
+   */
+  failFirstAttempts = false;
+  private failuresLeft = new Map<string, number>();
   /** Answer every request with this status instead (when set). */
   forced: number | null = null;
 
@@ -41,7 +46,7 @@ class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const status = this.forced ?? (Math.random() < this.failRate ? 500 : 204);
+        const status = this.forced ?? (this.shouldFail(req.headers['webhook-id']) ? 500 : 204);
         if (req.url === '/redirect') {
           this.received.push({ headers: req.headers as Record<string, string>, body: '', answered: 302 });
           res.writeHead(302, { location: 'https://10.0.0.1/steal' }).end();
@@ -57,6 +62,14 @@ class Receiver {
     });
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  private shouldFail(deliveryId: string | string[] | undefined): boolean {
+    if (!this.failFirstAttempts || typeof deliveryId !== 'string') return false;
+    if (!this.failuresLeft.has(deliveryId)) this.failuresLeft.set(deliveryId, 1 + (this.failuresLeft.size % 3));
+    const left = this.failuresLeft.get(deliveryId)!;
+    this.failuresLeft.set(deliveryId, left - 1);
+    return left > 0;
   }
 
   delivered(): Received[] {
@@ -122,13 +135,19 @@ async function waitUntil(what: string, check: () => Promise<boolean> | boolean, 
     if (await check()) return;
     await sleep(200);
   }
-  throw new Error(`timed out waiting for ${what}`);
+  // Say where every delivery stands, so a timeout in CI can be told from a lost event.
+  const rows = await s.database.prisma.delivery.findMany({
+    select: { id: true, status: true, attempts: true, lastStatusCode: true, nextAttemptAt: true },
+    orderBy: { createdAt: 'desc' },
+    take: 20,
+  });
+  throw new Error(`timed out waiting for ${what}; latest deliveries: ${JSON.stringify(rows)}`);
 }
 
 describe('signed delivery', () => {
   test('a receiver failing half the time still gets every event; signatures verify with ours and with standardwebhooks', async () => {
     receiver.received = [];
-    receiver.failRate = 0.5;
+    receiver.failFirstAttempts = true;
     const sub = unwrap(await subscribe(receiver.url, ['invocation.completed']));
     expect(sub.signing_secret).toMatch(/^whsec_/);
     const route = await s.seedRoute({ intent: 'delivered report' });
@@ -168,7 +187,7 @@ describe('signed delivery', () => {
       where: { subscriptionId: sub.subscription_id },
     });
     expect(rows.every((r) => r.status === 'succeeded')).toBe(true);
-    receiver.failRate = 0;
+    receiver.failFirstAttempts = false;
     await s.wf.PATCH('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
       params: { path: { projectId: s.project.id, subscriptionId: sub.subscription_id } },
       body: { is_active: false },

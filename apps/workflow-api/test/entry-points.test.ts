@@ -34,7 +34,7 @@ describe('workflow-api entry points (dist/)', () => {
     const port = await freePort();
     const worker = startBuiltEntryPoint(
       appDir,
-      'dist/worker.js',
+      'dist/worker-main.js',
       env({ WORKFLOW_WORKER_PORT: String(port) }),
     );
     await waitUntilLive(worker, `http://127.0.0.1:${port}`, { probe: '/readyz' });

@@ -1,5 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { ApiError, getWorkflowInvocation, invoke, preflightWorkflow } from '@svc/contracts';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  ApiError,
+  canonicalJson,
+  getWorkflowInvocation,
+  invocationFingerprint,
+  invoke,
+  preflightWorkflow,
+} from '@svc/contracts';
 import type { WorkflowApi } from '@svc/contracts';
 import { fuzzBodies, newProject, seedContract, seedSchema } from './invocations-fixtures';
 import { startWorkflowTestStack } from './stack';
@@ -479,5 +486,43 @@ describe('SDK helpers (workflow-sdk)', () => {
       body: { intent: 'weekly report' },
     });
     expect(ready).toMatchObject({ matched: true, route_ready: true });
+  });
+});
+
+describe('the idempotency fingerprint', () => {
+  test('when the SDK fingerprints a request, then it equals the fingerprint the server stored, byte for byte', async () => {
+    const bodies: WorkflowApi.components['schemas']['InvocationsCreateRequest'][] = [
+      { intent: 'weekly report' },
+      { intent: '  Weekly\t\tREPORT \n for  Ｑ３ ' },
+      { intent: 'Café résumé — naïve 🚀 weekly report', metadata: { sôurce: 'app ☃', route: '/r' } },
+      { intent: 'weekly report', required_capabilities: ['write', 'analyze', 'write', 'Analyze'] },
+      { intent: 'weekly report', required_capabilities: [] },
+      { intent: 'weekly report', metadata: { b: '2', a: '1' }, workflow_contract_id: contractId },
+      { intent: 'e\u0301 weekly report', required_capabilities: ['z', 'a'], metadata: {} },
+    ];
+    for (const body of bodies) {
+      const res = await post(project.id, body, { 'idempotency-key': newKey() });
+      expect(res.status).toBe(201);
+      const { data } = await json(res);
+      const stored = await s.database.prisma.invocation.findUniqueOrThrow({
+        where: { id: data.invocation_id },
+        select: { fingerprint: true, request: true },
+      });
+      const sdk = invocationFingerprint(body);
+      expect([body, stored.fingerprint]).toEqual([body, sdk]);
+      // The stored fingerprint is the hash of the stored (normalized) request's canonical JSON.
+      expect(createHash('sha256').update(canonicalJson(stored.request)).digest('hex')).toBe(sdk);
+    }
+  });
+
+  test('when two bodies normalize alike, then the SDK fingerprints agree and the server replays the first', async () => {
+    const key = newKey();
+    const first = { intent: 'Weekly  Report', required_capabilities: ['b', 'a', 'b'] };
+    const second = { intent: 'weekly report', required_capabilities: ['a', 'b'] };
+    expect(invocationFingerprint(first)).toBe(invocationFingerprint(second));
+    expect((await post(project.id, first, { 'idempotency-key': key })).status).toBe(201);
+    const replay = await post(project.id, second, { 'idempotency-key': key });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
   });
 });

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createHubInternalClient, unwrap } from '@svc/contracts';
 import { createLogger } from '@svc/service-kit';
 import { createWorkflowDeps } from '../src/app';
-import { preflightIntent } from '../src/use-cases/preflight-intent';
-import { resolveIntent } from '../src/use-cases/resolve-intent';
+import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
+import { resolveIntent } from '../src/use-cases/resolve/resolve-intent';
 import {
   countAllRows,
   fuzzBodies,

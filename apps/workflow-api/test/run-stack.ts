@@ -1,21 +1,29 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { WORKFLOW_SCOPES } from '@svc/auth';
-import { createHubClient, createWorkflowClient, unwrap } from '@svc/contracts';
+import { createWorkflowClient, unwrap } from '@svc/contracts';
 import type { HubClient, WorkflowClient } from '@svc/contracts';
-import { createTestDatabase, freePort, startBuiltEntryPoint, waitUntilLive } from '@svc/testing';
+import {
+  REPORT_SCHEMA,
+  createHubDatabase,
+  createHubWorkspace,
+  createWorkflowDatabase,
+  newServiceToken,
+  obliterateQueues,
+  registerLiveRuntimeHost,
+  registerStartedAgent,
+  startHub,
+  startReferenceAgent,
+  startWorkflowApi,
+  startWorkflowWorker,
+  uniqueQueuePrefix,
+  workflowEnv,
+} from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
-import { MIGRATIONS_DIR } from '../src/app';
+import { DELIVERY_QUEUE } from '../src/domain/delivery-queue';
+import { RECONCILE_QUEUE } from '../src/domain/reconcile-queue';
 
-const execFileAsync = promisify(execFile);
-const appsDir = path.resolve(__dirname, '..', '..');
-const hubDir = path.join(appsDir, 'hub-api');
-const workflowDir = path.join(appsDir, 'workflow-api');
-const agentDir = path.join(appsDir, 'reference-agent');
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Short engine timings so stalls, lost jobs and dead workers are noticed within seconds in tests. */
@@ -66,27 +74,6 @@ export interface RunStack {
   close(): Promise<void>;
 }
 
-export const REPORT_SCHEMA = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  required: ['title', 'summary', 'items'],
-  additionalProperties: false,
-  properties: {
-    title: { type: 'string', minLength: 1, maxLength: 200 },
-    summary: { type: 'string', minLength: 1 },
-    items: {
-      type: 'array',
-      minItems: 1,
-      items: {
-        type: 'object',
-        required: ['name', 'score'],
-        additionalProperties: false,
-        properties: { name: { type: 'string' }, score: { type: 'integer', minimum: 0, maximum: 100 } },
-      },
-    },
-  },
-};
-
 /**
  * The whole run path as real processes: the hub, the Workflow API and its worker (each from its build), over
  * fresh databases and the real Redis (a queue prefix of its own), plus reference agents started at the hub.
@@ -101,164 +88,73 @@ export async function startRunStack(
   } = {},
 ): Promise<RunStack> {
   const redisUrl = options.redisUrl ?? REDIS_URL;
-  const serviceToken = `svs_${randomBytes(32).toString('base64url')}`;
+  const serviceToken = newServiceToken();
   const [hubDb, wfDb] = await Promise.all([
-    createTestDatabase({ migrationsDir: path.join(hubDir, 'prisma', 'migrations'), prefix: 'svc_hub' }),
-    createTestDatabase({
-      migrationsDir: MIGRATIONS_DIR,
-      prefix: 'svc_workflow',
-      ...(options.workflowServerUrl ? { serverUrl: options.workflowServerUrl } : {}),
-    }),
+    createHubDatabase(),
+    createWorkflowDatabase('svc_workflow', options.workflowServerUrl),
   ]);
-  const [hubPort, wfPort, workerPort] = [await freePort(), await freePort(), await freePort()];
-  const hubUrl = `http://127.0.0.1:${hubPort}`;
-  const workflowUrl = `http://127.0.0.1:${wfPort}`;
-  const hubProcess = startBuiltEntryPoint(hubDir, 'dist/main.js', {
-    DATABASE_URL: hubDb.url,
-    HUB_PORT: String(hubPort),
-    HUB_PUBLIC_URL: hubUrl,
-    HUB_SERVICE_TOKEN: serviceToken,
-    HUB_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
-    HUB_MANAGED_PROVIDERS: 'local',
-    LOG_LEVEL: 'warn',
+  const hubProcess = await startHub({
+    databaseUrl: hubDb.url,
+    serviceToken,
+    env: { HUB_MANAGED_PROVIDERS: 'local' },
   });
-  const queuePrefix = `svct${randomBytes(4).toString('hex')}`;
-  const wfEnv = {
-    DATABASE_URL: wfDb.url,
-    REDIS_URL: redisUrl,
-    HUB_URL: hubUrl,
-    HUB_SERVICE_TOKEN: serviceToken,
-    WORKFLOW_PORT: String(wfPort),
-    WORKFLOW_WORKER_PORT: String(workerPort),
-    WORKFLOW_QUEUE_PREFIX: queuePrefix,
-    WORKFLOW_DB_POOL_SIZE: '5',
-    LOG_LEVEL: 'warn',
-    ...FAST_ENGINE_ENV,
-    ...options.env,
-    ...(process.env.SVC_TEST_LOG_LEVEL ? { LOG_LEVEL: process.env.SVC_TEST_LOG_LEVEL } : {}),
-  };
-  const api = startBuiltEntryPoint(workflowDir, 'dist/main.js', wfEnv);
-  let worker = startBuiltEntryPoint(workflowDir, 'dist/worker.js', wfEnv);
-  const workerUrl = `http://127.0.0.1:${workerPort}`;
-  await Promise.all([
-    waitUntilLive(hubProcess, hubUrl, { probe: '/readyz' }),
-    waitUntilLive(api, workflowUrl, { probe: '/readyz' }),
-    waitUntilLive(worker, workerUrl, { probe: '/readyz' }),
-  ]);
+  const hubUrl = hubProcess.url;
+  const queuePrefix = uniqueQueuePrefix('svct');
+  const wfEnv = await workflowEnv({
+    databaseUrl: wfDb.url,
+    redisUrl,
+    queuePrefix,
+    hubUrl,
+    serviceToken,
+    env: {
+      WORKFLOW_DB_POOL_SIZE: '5',
+      ...FAST_ENGINE_ENV,
+      ...options.env,
+      ...(process.env.SVC_TEST_LOG_LEVEL ? { LOG_LEVEL: process.env.SVC_TEST_LOG_LEVEL } : {}),
+    },
+  });
+  const workflowUrl = wfEnv.url;
+  const [api, firstWorker] = await Promise.all([startWorkflowApi(wfEnv), startWorkflowWorker(wfEnv)]);
+  let worker = firstWorker;
 
-  const password = `pw-${randomBytes(12).toString('hex')}`;
-  const email = 'owner@runs.test';
-  const boot = JSON.parse(
-    (
-      await execFileAsync(process.execPath, [path.join(hubDir, 'dist', 'bootstrap.js')], {
-        env: {
-          PATH: process.env.PATH ?? '',
-          DATABASE_URL: hubDb.url,
-          BOOTSTRAP_WORKSPACE_SLUG: 'runs',
-          BOOTSTRAP_ADMIN_EMAIL: email,
-          BOOTSTRAP_ADMIN_PASSWORD: password,
-          LOG_LEVEL: 'warn',
-        },
-      })
-    ).stdout,
-  ) as { workspace: { id: string; slug: string } };
-  const workspace = boot.workspace;
-  const ownerToken = unwrap(
-    await createHubClient({ baseUrl: hubUrl }).POST('/api/v1/auth/login', { body: { email, password } }),
-  ).token;
-  const hub = createHubClient({ baseUrl: hubUrl, token: ownerToken });
-  const project = unwrap(
-    await hub.POST('/api/v1/workspaces/{workspace}/projects', {
-      params: { path: { workspace: workspace.slug } },
-      body: { code: 'RUNS', name: 'Runs' },
-    }),
-  );
-  const key = async (scopes: string[]) =>
-    unwrap(
-      await hub.POST('/api/v1/workspaces/{workspace}/api-keys', {
-        params: { path: { workspace: workspace.slug } },
-        body: { name: `test ${scopes.join(' ')}`.slice(0, 200), scopes },
-      }),
-    ).key;
+  const owner = await createHubWorkspace({
+    hubUrl,
+    databaseUrl: hubDb.url,
+    slug: 'runs',
+    email: 'owner@runs.test',
+  });
+  const { workspace, hub } = owner;
+  const project = await owner.createProject('RUNS', 'Runs');
+  const key = (scopes: string[]) => owner.createApiKey(scopes);
   const apiKey = await key([...WORKFLOW_SCOPES]);
   const wf = createWorkflowClient({ baseUrl: workflowUrl, apiKey });
-
-  const host = unwrap(
-    await hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
-      params: { path: { workspace: workspace.slug } },
-      body: {
-        name: 'runs-host',
-        hostname: 'runtime-1.internal',
-        workdir_root: '/srv/agents',
-        console_public_base_url: 'https://console.example.test',
-        relay_public_url: 'https://relay.example.test',
-      } as never,
-    }),
-  );
-  const hostId = host.host.id;
-  const hostKey = await key(['runtime-hosts:write']);
-  const beatHost = async () => {
-    const res = await fetch(`${hubUrl}/api/v1/runtime-hosts/${hostId}/heartbeat`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': hostKey },
-      body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
-    });
-    if (res.status !== 200) throw new Error(`host heartbeat: HTTP ${res.status}`);
-  };
-  await beatHost();
-  const hostBeat = setInterval(() => void beatHost().catch(() => undefined), 20_000);
-  hostBeat.unref();
+  const host = await registerLiveRuntimeHost(owner, 'runs-host');
 
   const agents: RunningAgent[] = [];
   let agentCount = 0;
   async function addAgent(capabilities: string[], opts: { start?: boolean; handler?: string } = {}) {
     agentCount += 1;
     const name = `agent-${agentCount}-${randomBytes(3).toString('hex')}`;
-    const registered = unwrap(
-      await hub.POST('/api/v1/workspaces/{workspace}/agents', {
-        params: { path: { workspace: workspace.slug } },
-        body: {
-          name,
-          runtime_instance_id: hostId,
-          capabilities,
-          project_code: project.code,
-          model: 'local/echo',
-        } as never,
-      }),
-    ) as { id?: string; agent?: { id: string } };
-    const agentId = registered.agent?.id ?? registered.id!;
-    const started = unwrap(
-      await hub.POST('/api/v1/agents/{agentId}/start', {
-        params: { path: { agentId } },
-        body: { launch_path: 'direct' },
-      }),
-    );
-    const agent: RunningAgent = {
-      id: agentId,
+    const started = await registerStartedAgent(owner, {
       name,
-      token: started.agent_token,
+      hostId: host.id,
+      projectCode: project.code,
+      capabilities,
+    });
+    const agent: RunningAgent = {
+      id: started.id,
+      name,
+      token: started.token,
       process: null,
       async start(handler?: string) {
-        agent.process = startBuiltEntryPoint(agentDir, 'dist/main.js', {
-          AGENT_TOKEN: agent.token,
-          HUB_URL: hubUrl,
-          WORKFLOW_URL: workflowUrl,
-          AGENT_POLL_WAIT_SECONDS: '10',
-          LOG_LEVEL: 'warn',
-          ...(handler ? { AGENT_HANDLER: handler } : {}),
+        agent.process = await startReferenceAgent(owner, started, {
+          workflowUrl,
+          env: {
+            AGENT_POLL_WAIT_SECONDS: '10',
+            LOG_LEVEL: 'warn',
+            ...(handler ? { AGENT_HANDLER: handler } : {}),
+          },
         });
-        // The agent is ready once the hub has seen its first heartbeat.
-        const deadline = Date.now() + 15_000;
-        while (Date.now() < deadline) {
-          const res = await hub.GET('/api/v1/agents/{agentId}', { params: { path: { agentId } } });
-          const seen = (res.data?.data as { last_heartbeat_at?: string | null } | undefined)
-            ?.last_heartbeat_at;
-          if (seen && Date.parse(seen) > Date.now() - 5_000 && agent.process.child.exitCode === null) return;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        throw new Error(
-          `reference agent did not heartbeat: ${agent.process.stderr() || agent.process.stdout()}`,
-        );
       },
       async kill(signal: NodeJS.Signals = 'SIGKILL') {
         if (agent.process) await agent.process.stop(signal, 10_000);
@@ -324,7 +220,7 @@ export async function startRunStack(
     queuePrefix,
     workspace,
     project: { id: project.id, code: project.code },
-    ownerToken,
+    ownerToken: owner.token,
     hub,
     wf,
     apiKey,
@@ -335,22 +231,22 @@ export async function startRunStack(
       return worker;
     },
     async restartWorker() {
-      if (worker.child.exitCode === null && worker.child.signalCode === null) await worker.stop('SIGKILL');
-      worker = startBuiltEntryPoint(workflowDir, 'dist/worker.js', wfEnv);
-      await waitUntilLive(worker, workerUrl, { probe: '/readyz' });
+      if (worker.running()) await worker.stop('SIGKILL');
+      worker = await startWorkflowWorker(wfEnv);
     },
     addAgent,
     seedRoute,
     async close() {
-      clearInterval(hostBeat);
+      host.stop();
       if (process.env.SVC_TEST_PRINT_LOGS) {
         process.stdout.write(
           `--- workflow-api\n${api.stdout()}${api.stderr()}\n--- worker\n${worker.stdout()}${worker.stderr()}\n`,
         );
       }
       await Promise.all(agents.map((a) => a.kill('SIGTERM')));
-      await Promise.all([api.stop(), worker.stop(), hubProcess.stop()]);
+      await Promise.all([api.stop(), worker.stop(), hubProcess.process.stop()]);
       await database.close();
+      await obliterateQueues(redisUrl, queuePrefix, [RECONCILE_QUEUE, DELIVERY_QUEUE]);
       await Promise.all([wfDb.drop(), hubDb.drop()]);
     },
   };

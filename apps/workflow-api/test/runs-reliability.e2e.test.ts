@@ -77,7 +77,10 @@ describe('worker and Redis faults', () => {
   let s: RunStack;
 
   beforeAll(async () => {
-    s = await startRunStack({ redisUrl: REDIS_DB_URL });
+    // No agent is killed here, so a stall would only be a false alarm: an owner learns of a new stage within
+    // its poll wait (10 s) or idle pause when a wake-up is lost to a killed worker, longer than the 3 s stall
+    // setting the other tests use. Under a loaded machine both agents could be marked stalled for one stage.
+    s = await startRunStack({ redisUrl: REDIS_DB_URL, env: { WORKFLOW_STAGE_STALL_SECONDS: '20' } });
     await s.addAgent(['fault'], { handler: slowHandler(150) });
     await s.addAgent(['fault'], { handler: slowHandler(150) });
   }, 120_000);

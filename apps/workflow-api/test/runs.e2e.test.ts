@@ -86,10 +86,12 @@ describe('the five steps with a live reference agent', () => {
 
     const launched = await invokeAndLaunch('Please do the quarterly sales report');
     expect(['launching', 'running']).toContain(launched.state);
+    // A ceiling, not a target (a run takes a few seconds): an agent that misses the wake-up of a new stage
+    // learns of it within its poll wait (10 s here), once per stage.
     const { invocation, envelope } = await waitForArtifact(s.wf, {
       projectId: s.project.id,
       invocationId: launched.invocation_id,
-      timeoutMs: 20_000,
+      timeoutMs: 45_000,
       intervalMs: 50,
     });
     expect(invocation.state).toBe('completed');
@@ -361,11 +363,13 @@ describe('stage ownership', () => {
     expect(claimed.stages[0]!.owner_agent_id).toBe(first.id);
     await first.kill('SIGKILL');
     const second = await s.addAgent(['stall-cap']);
-    const { invocation } = await waitForArtifact(s.wf, {
+    await waitForArtifact(s.wf, {
       projectId: s.project.id,
       invocationId: launched.invocation_id,
       timeoutMs: 30_000,
     });
+    // The agent publishes the artifact, then completes its stage: wait for the second call too.
+    const invocation = await waitFor(launched.invocation_id, (inv) => inv.stages[0]?.state === 'completed');
     expect(invocation.stages[0]).toMatchObject({
       owner_agent_id: second.id,
       attempts: 2,

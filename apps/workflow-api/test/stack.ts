@@ -1,21 +1,24 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { Writable } from 'node:stream';
-import { promisify } from 'node:util';
-import { createHubClient, createWorkflowClient, unwrap } from '@svc/contracts';
+import { createWorkflowClient } from '@svc/contracts';
 import type { HubClient, WorkflowClient } from '@svc/contracts';
 import { createLogger, createRedis, startHttpServer } from '@svc/service-kit';
 import type { RunningServer } from '@svc/service-kit';
-import { createTestDatabase, freePort, startBuiltEntryPoint, waitUntilLive } from '@svc/testing';
-import type { NodeProcess } from '@svc/testing';
-import { createWorkflowApp, MIGRATIONS_DIR } from '../src/app';
+import {
+  createHubDatabase,
+  createHubWorkspace,
+  createWorkflowDatabase,
+  newServiceToken,
+  obliterateQueues,
+  startHub,
+  uniqueQueuePrefix,
+} from '@svc/testing';
+import { createWorkflowService } from '../src/app';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
-import type { DeliverySettings } from '../src/delivery/settings';
+import type { DeliverySettings } from '../src/domain/delivery-settings';
+import { DELIVERY_QUEUE } from '../src/domain/delivery-queue';
+import { RECONCILE_QUEUE } from '../src/domain/reconcile-queue';
 
-const execFileAsync = promisify(execFile);
-const hubDir = path.resolve(__dirname, '..', '..', 'hub-api');
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export interface WorkflowTestStack {
@@ -28,6 +31,8 @@ export interface WorkflowTestStack {
   adminToken: string;
   hub: HubClient;
   database: Database;
+  /** This stack's own queue key prefix (its keys are removed at close). */
+  queuePrefix: string;
   logs: string[];
   /** A workspace API key holding exactly these scopes. */
   key(scopes: string[]): Promise<string>;
@@ -38,7 +43,7 @@ export interface WorkflowTestStack {
 /**
  * The Workflow API wired to a real hub: the hub runs from its build (`apps/hub-api/dist`) on its own test
  * database, with a bootstrapped workspace, a project and keys made through its public API; the Workflow API
- * runs in-process on port 0 over its own test database and the real Redis.
+ * runs in-process on port 0 over its own test database and the real Redis, under a queue prefix of its own.
  */
 export async function startWorkflowTestStack(
   options: {
@@ -46,67 +51,17 @@ export async function startWorkflowTestStack(
     delivery?: Partial<DeliverySettings>;
   } = {},
 ): Promise<WorkflowTestStack> {
-  const serviceToken = `svs_${randomBytes(32).toString('base64url')}`;
-  const hubDb = await createTestDatabase({
-    migrationsDir: path.join(hubDir, 'prisma', 'migrations'),
-    prefix: 'svc_hub',
-  });
-  const hubPort = await freePort();
-  const hubUrl = `http://127.0.0.1:${hubPort}`;
-  const hubEnv = {
-    DATABASE_URL: hubDb.url,
-    HUB_PORT: String(hubPort),
-    HUB_PUBLIC_URL: hubUrl,
-    HUB_SERVICE_TOKEN: serviceToken,
-    HUB_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
-    LOG_LEVEL: 'warn',
-  };
-  const hubProcess: NodeProcess = startBuiltEntryPoint(hubDir, 'dist/main.js', hubEnv);
-  await waitUntilLive(hubProcess, hubUrl, { probe: '/readyz' });
+  const serviceToken = newServiceToken();
+  const [hubDb, wfDb] = await Promise.all([createHubDatabase(), createWorkflowDatabase()]);
+  const hub = await startHub({ databaseUrl: hubDb.url, serviceToken });
 
-  const password = `pw-${randomBytes(12).toString('hex')}`;
-  const bootstrap = async (slug: string, email: string) =>
-    JSON.parse(
-      (
-        await execFileAsync(process.execPath, [path.join(hubDir, 'dist', 'bootstrap.js')], {
-          env: {
-            PATH: process.env.PATH ?? '',
-            DATABASE_URL: hubDb.url,
-            BOOTSTRAP_WORKSPACE_SLUG: slug,
-            BOOTSTRAP_ADMIN_EMAIL: email,
-            BOOTSTRAP_ADMIN_PASSWORD: password,
-            LOG_LEVEL: 'warn',
-          },
-        })
-      ).stdout,
-    ) as { workspace: { id: string; slug: string } };
-  const login = async (email: string) =>
-    unwrap(
-      await createHubClient({ baseUrl: hubUrl }).POST('/api/v1/auth/login', { body: { email, password } }),
-    ).token;
-  const makeKey = (token: string, workspace: string) => async (scopes: string[]) =>
-    unwrap(
-      await createHubClient({ baseUrl: hubUrl, token }).POST('/api/v1/workspaces/{workspace}/api-keys', {
-        params: { path: { workspace } },
-        body: { name: `test ${scopes.join(' ')}`.slice(0, 200), scopes },
-      }),
-    ).key;
-  const makeProject = async (token: string, workspace: string, code: string) =>
-    unwrap(
-      await createHubClient({ baseUrl: hubUrl, token }).POST('/api/v1/workspaces/{workspace}/projects', {
-        params: { path: { workspace } },
-        body: { code, name: code },
-      }),
-    );
+  const workspace = (slug: string) =>
+    createHubWorkspace({ hubUrl: hub.url, databaseUrl: hubDb.url, slug, email: `owner@${slug}.test` });
+  const owner = await workspace('acme');
+  const project = await owner.createProject('OPS');
+  const rival = await workspace('rival');
+  const otherProject = await rival.createProject('RIVAL');
 
-  const main = await bootstrap('acme', 'owner@acme.test');
-  const adminToken = await login('owner@acme.test');
-  const project = await makeProject(adminToken, main.workspace.slug, 'OPS');
-  const other = await bootstrap('rival', 'owner@rival.test');
-  const otherToken = await login('owner@rival.test');
-  const otherProject = await makeProject(otherToken, other.workspace.slug, 'RIVAL');
-
-  const wfDb = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_workflow' });
   const database = createDatabase(wfDb.url, { poolSize: 5 });
   const redis = createRedis(REDIS_URL);
   const logs: string[] = [];
@@ -120,38 +75,43 @@ export async function startWorkflowTestStack(
       },
     }),
   });
-  const app = createWorkflowApp({
+  const queuePrefix = uniqueQueuePrefix('svct');
+  const service = createWorkflowService({
     database,
     redis,
     logger,
     publicUrl: 'http://workflow.test',
-    hub: { url: hubUrl, serviceToken },
+    hub: { url: hub.url, serviceToken },
+    queuePrefix,
     validateResponses: true,
     ...(options.delivery ? { delivery: options.delivery } : {}),
   });
-  const server: RunningServer = await startHttpServer(app, { host: '127.0.0.1', port: 0 });
+  const server: RunningServer = await startHttpServer(service.app, { host: '127.0.0.1', port: 0 });
 
   return {
-    hubUrl,
+    hubUrl: hub.url,
     url: server.url,
-    workspace: main.workspace,
-    project: { id: project.id, code: project.code },
+    workspace: owner.workspace,
+    project,
     otherProject: {
       id: otherProject.id,
-      workspaceId: other.workspace.id,
-      key: makeKey(otherToken, other.workspace.slug),
+      workspaceId: rival.workspace.id,
+      key: (scopes) => rival.createApiKey(scopes),
     },
-    adminToken,
-    hub: createHubClient({ baseUrl: hubUrl, token: adminToken }),
+    adminToken: owner.token,
+    hub: owner.hub,
     database,
+    queuePrefix,
     logs,
-    key: makeKey(adminToken, main.workspace.slug),
+    key: (scopes) => owner.createApiKey(scopes),
     client: (apiKey, headers) => createWorkflowClient({ baseUrl: server.url, apiKey, headers }),
     async close() {
       await server.close(500);
+      await service.close();
       await redis.quit().catch(() => redis.disconnect());
       await database.close();
-      await hubProcess.stop();
+      await hub.process.stop();
+      await obliterateQueues(REDIS_URL, queuePrefix, [RECONCILE_QUEUE, DELIVERY_QUEUE]);
       await Promise.all([wfDb.drop(), hubDb.drop()]);
     },
   };

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -6,14 +5,16 @@ import { createWorkflowClient } from '@svc/contracts';
 import { compareModels, expectedModelsFromPrismaSchema, readDatabaseColumns } from '@svc/db-kit';
 import { createLogger, createRedis, redisConnectionOptions, startHttpServer } from '@svc/service-kit';
 import type { Redis, RunningServer } from '@svc/service-kit';
-import { createTestDatabase } from '@svc/testing';
+import { createTestDatabase, obliterateQueues, uniqueQueuePrefix } from '@svc/testing';
 import { createWorkflowApp, MIGRATIONS_DIR } from '../src/app';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
-import { startWorkerProcess } from '../src/worker-process';
+import { startWorkerProcess } from '../src/worker';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const logger = createLogger({ name: 'workflow-test', level: 'silent' });
+/** This file's own queue key prefix, removed at the end. */
+const QUEUE_PREFIX = uniqueQueuePrefix('svcwfapi');
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let database: Database;
@@ -31,6 +32,7 @@ beforeAll(async () => {
     publicUrl: 'http://workflow.test',
     // Probes and documents never call the hub.
     hub: { url: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) },
+    queuePrefix: QUEUE_PREFIX,
     validateResponses: true,
   });
   server = await startHttpServer(app, { host: '127.0.0.1', port: 0 });
@@ -40,6 +42,7 @@ afterAll(async () => {
   await server.close(500);
   await redis.quit();
   await database.close();
+  await obliterateQueues(REDIS_URL, QUEUE_PREFIX, ['probe']);
   await db.drop();
 });
 
@@ -94,7 +97,7 @@ describe('workflow-api HTTP', () => {
 
 describe('worker process', () => {
   test('when a queue definition is registered, then its jobs run and the probes answer', async () => {
-    const prefix = `svc_test_${randomBytes(4).toString('hex')}`;
+    const prefix = QUEUE_PREFIX;
     const seen: unknown[] = [];
     const handle = startWorkerProcess({
       database,
@@ -117,7 +120,6 @@ describe('worker process', () => {
     } finally {
       await handle.close();
       await probes.close(200);
-      await queue.obliterate({ force: true });
       await queue.close();
     }
   });

@@ -1,31 +1,14 @@
 import type { WorkflowDeps } from '../deps';
-import type { ArtifactSchema } from '../generated/prisma/client';
-import { createArtifactValidatorCache } from '../use-cases/artifact-schema-rules';
-import type { ArtifactValidatorCache } from '../use-cases/artifact-schema-rules';
-import { deprecateArtifactSchema } from '../use-cases/deprecate-artifact-schema';
-import { getArtifactSchema } from '../use-cases/get-artifact-schema';
-import { listArtifactSchemas } from '../use-cases/list-artifact-schemas';
-import { registerArtifactSchema } from '../use-cases/register-artifact-schema';
-import { validateArtifactPayload } from '../use-cases/validate-artifact-payload';
+import { createArtifactValidatorCache } from '../domain/artifact-schema-rules';
+import type { ArtifactValidatorCache } from '../domain/artifact-schema-rules';
+import { presentArtifactSchemaDetail, presentArtifactSchemaSummary } from '../presenters/artifact-schemas';
+import { deprecateArtifactSchema } from '../use-cases/artifact-schemas/deprecate-artifact-schema';
+import { getArtifactSchema } from '../use-cases/artifact-schemas/get-artifact-schema';
+import { listArtifactSchemas } from '../use-cases/artifact-schemas/list-artifact-schemas';
+import { registerArtifactSchema } from '../use-cases/artifact-schemas/register-artifact-schema';
+import { validateArtifactPayload } from '../use-cases/artifact-schemas/validate-artifact-payload';
 import type { WorkflowHandlers } from './types';
 import { actorOf } from './types';
-
-function presentSummary(schema: ArtifactSchema) {
-  return {
-    id: schema.id,
-    workspace_id: schema.workspaceId,
-    project_id: schema.projectId,
-    name: schema.name,
-    version: schema.version,
-    schema_hash: schema.schemaHash,
-    deprecated_at: schema.deprecatedAt ? schema.deprecatedAt.toISOString() : null,
-    created_at: schema.createdAt.toISOString(),
-  };
-}
-
-function presentDetail(schema: ArtifactSchema) {
-  return { ...presentSummary(schema), json_schema: schema.jsonSchema as Record<string, unknown> };
-}
 
 /** Register, inspect, validate against and deprecate artifact schema versions (no restore exists). */
 export function artifactSchemaHandlers(
@@ -49,7 +32,7 @@ export function artifactSchemaHandlers(
       });
       return {
         status: 200,
-        body: { data: page.items.map(presentSummary), next_cursor: page.nextCursor },
+        body: { data: page.items.map(presentArtifactSchemaSummary), next_cursor: page.nextCursor },
       };
     },
     async registerArtifactSchema(ctx) {
@@ -65,11 +48,11 @@ export function artifactSchemaHandlers(
           requestId: ctx.requestId,
         },
       );
-      return { status: created ? 201 : 200, body: { data: presentDetail(schema) } };
+      return { status: created ? 201 : 200, body: { data: presentArtifactSchemaDetail(schema) } };
     },
     async getArtifactSchema(ctx) {
       const schema = await getArtifactSchema(deps, ctx.params.workspaceId, ctx.params.schemaId);
-      return { status: 200, body: { data: presentDetail(schema) } };
+      return { status: 200, body: { data: presentArtifactSchemaDetail(schema) } };
     },
     async validateArtifactPayload(ctx) {
       const verdict = await validateArtifactPayload(
@@ -89,7 +72,7 @@ export function artifactSchemaHandlers(
         ctx.params.schemaId,
         ctx.requestId,
       );
-      return { status: 200, body: { data: presentDetail(schema) } };
+      return { status: 200, body: { data: presentArtifactSchemaDetail(schema) } };
     },
   };
 }

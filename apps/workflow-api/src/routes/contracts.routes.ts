@@ -1,10 +1,11 @@
 import { projectOf } from '../auth/access-guard';
 import type { WorkflowDeps } from '../deps';
-import { createWorkflowContract } from '../use-cases/create-workflow-contract';
-import { getWorkflowContract } from '../use-cases/get-workflow-contract';
-import { listWorkflowContracts } from '../use-cases/list-workflow-contracts';
-import { resolveIntent } from '../use-cases/resolve-intent';
-import { updateWorkflowContract } from '../use-cases/update-workflow-contract';
+import { presentContract } from '../presenters/contracts';
+import { createWorkflowContract } from '../use-cases/contracts/create-workflow-contract';
+import { getWorkflowContract } from '../use-cases/contracts/get-workflow-contract';
+import { listWorkflowContracts } from '../use-cases/contracts/list-workflow-contracts';
+import { updateWorkflowContract } from '../use-cases/contracts/update-workflow-contract';
+import { resolveIntent } from '../use-cases/resolve/resolve-intent';
 import type { WorkflowHandlers } from './types';
 import { actorOf } from './types';
 
@@ -24,7 +25,10 @@ export function contractHandlers(
         limit: ctx.query.limit,
         cursor: ctx.query.cursor,
       });
-      return { status: 200, body: page };
+      return {
+        status: 200,
+        body: { data: page.items.map(presentContract), next_cursor: page.nextCursor },
+      };
     },
     async createWorkflowContract(ctx) {
       const contract = await createWorkflowContract(
@@ -34,11 +38,11 @@ export function contractHandlers(
         ctx.body,
         ctx.requestId,
       );
-      return { status: 201, body: { data: contract } };
+      return { status: 201, body: { data: presentContract(contract) } };
     },
     async getWorkflowContract(ctx) {
       const contract = await getWorkflowContract(deps, projectOf(ctx).id, ctx.params.contractId);
-      return { status: 200, body: { data: contract } };
+      return { status: 200, body: { data: presentContract(contract) } };
     },
     async updateWorkflowContract(ctx) {
       const contract = await updateWorkflowContract(
@@ -49,7 +53,7 @@ export function contractHandlers(
         ctx.body,
         ctx.requestId,
       );
-      return { status: 200, body: { data: contract } };
+      return { status: 200, body: { data: presentContract(contract) } };
     },
     async resolveWorkflowIntent(ctx) {
       const result = await resolveIntent(deps, projectOf(ctx).id, ctx.body);

@@ -1,17 +1,16 @@
 import { projectOf } from '../auth/access-guard';
 import type { WorkflowDeps } from '../deps';
-import {
-  createDeliverySubscription,
-  deleteDeliverySubscription,
-  getDelivery,
-  getDeliverySubscription,
-  listDeliveries,
-  listDeliverySubscriptions,
-  redeliverDelivery,
-  replayDeliveries,
-  rotateDeliverySubscriptionSecret,
-  updateDeliverySubscription,
-} from '../delivery/subscriptions';
+import { presentDelivery, presentDeliveryDetail, presentSubscription } from '../presenters/delivery';
+import { createDeliverySubscription } from '../use-cases/delivery/create-delivery-subscription';
+import { deleteDeliverySubscription } from '../use-cases/delivery/delete-delivery-subscription';
+import { getDelivery } from '../use-cases/delivery/get-delivery';
+import { getDeliverySubscription } from '../use-cases/delivery/get-delivery-subscription';
+import { listDeliveries } from '../use-cases/delivery/list-deliveries';
+import { listDeliverySubscriptions } from '../use-cases/delivery/list-delivery-subscriptions';
+import { redeliverDelivery } from '../use-cases/delivery/redeliver-delivery';
+import { replayDeliveries } from '../use-cases/delivery/replay-deliveries';
+import { rotateDeliverySubscriptionSecret } from '../use-cases/delivery/rotate-delivery-subscription-secret';
+import { updateDeliverySubscription } from '../use-cases/delivery/update-delivery-subscription';
 import type { WorkflowHandlers } from './types';
 import { actorOf } from './types';
 
@@ -31,7 +30,9 @@ export function deliveryHandlers(
 > {
   return {
     async listDeliverySubscriptions(ctx) {
-      return { status: 200, body: { data: await listDeliverySubscriptions(deps, projectOf(ctx).id) } };
+      const rows = await listDeliverySubscriptions(deps, projectOf(ctx).id);
+      const now = deps.now();
+      return { status: 200, body: { data: rows.map((row) => presentSubscription(row, now)) } };
     },
     async createDeliverySubscription(ctx) {
       const { subscription, signingSecret } = await createDeliverySubscription(
@@ -41,11 +42,12 @@ export function deliveryHandlers(
         ctx.body,
         ctx.requestId,
       );
-      return { status: 201, body: { data: { ...subscription, signing_secret: signingSecret } } };
+      const data = { ...presentSubscription(subscription, deps.now()), signing_secret: signingSecret };
+      return { status: 201, body: { data } };
     },
     async getDeliverySubscription(ctx) {
       const subscription = await getDeliverySubscription(deps, projectOf(ctx).id, ctx.params.subscriptionId);
-      return { status: 200, body: { data: subscription } };
+      return { status: 200, body: { data: presentSubscription(subscription, deps.now()) } };
     },
     async updateDeliverySubscription(ctx) {
       const subscription = await updateDeliverySubscription(
@@ -56,7 +58,7 @@ export function deliveryHandlers(
         ctx.body,
         ctx.requestId,
       );
-      return { status: 200, body: { data: subscription } };
+      return { status: 200, body: { data: presentSubscription(subscription, deps.now()) } };
     },
     async deleteDeliverySubscription(ctx) {
       await deleteDeliverySubscription(
@@ -77,7 +79,8 @@ export function deliveryHandlers(
         ctx.body?.grace_seconds,
         ctx.requestId,
       );
-      return { status: 200, body: { data: { ...subscription, signing_secret: signingSecret } } };
+      const data = { ...presentSubscription(subscription, deps.now()), signing_secret: signingSecret };
+      return { status: 200, body: { data } };
     },
     async listDeliveries(ctx) {
       const page = await listDeliveries(deps, projectOf(ctx).id, {
@@ -90,7 +93,10 @@ export function deliveryHandlers(
         limit: ctx.query.limit,
         cursor: ctx.query.cursor,
       });
-      return { status: 200, body: page };
+      return {
+        status: 200,
+        body: { data: page.items.map(presentDelivery), next_cursor: page.nextCursor },
+      };
     },
     async replayDeliveries(ctx) {
       const replayed = await replayDeliveries(
@@ -103,10 +109,8 @@ export function deliveryHandlers(
       return { status: 202, body: { data: { replayed } } };
     },
     async getDelivery(ctx) {
-      return {
-        status: 200,
-        body: { data: await getDelivery(deps, projectOf(ctx).id, ctx.params.deliveryId) },
-      };
+      const { delivery, attempts } = await getDelivery(deps, projectOf(ctx).id, ctx.params.deliveryId);
+      return { status: 200, body: { data: presentDeliveryDetail(delivery, attempts) } };
     },
     async redeliverDelivery(ctx) {
       const delivery = await redeliverDelivery(
@@ -116,7 +120,7 @@ export function deliveryHandlers(
         ctx.params.deliveryId,
         ctx.requestId,
       );
-      return { status: 202, body: { data: delivery } };
+      return { status: 202, body: { data: presentDelivery(delivery) } };
     },
   };
 }

@@ -1,8 +1,9 @@
 import { projectOf } from '../auth/access-guard';
 import type { WorkflowDeps } from '../deps';
-import { loadRunDetails, presentInvocation } from '../engine/invocation-view';
-import { createInvocation, parseCorrelationId, parseIdempotencyKey } from '../use-cases/create-invocation';
-import { getInvocation } from '../use-cases/get-invocation';
+import { parseCorrelationId, parseIdempotencyKey } from '../domain/invocation-request';
+import { presentInvocation } from '../presenters/invocations';
+import { createInvocation } from '../use-cases/invocations/create-invocation';
+import { getInvocation } from '../use-cases/invocations/get-invocation';
 import type { WorkflowHandlers } from './types';
 import { actorOf } from './types';
 
@@ -25,11 +26,8 @@ export function invocationHandlers(
         : { status: 201, body };
     },
     async getInvocation(ctx) {
-      const invocation = await getInvocation(deps, projectOf(ctx).id, ctx.params.invocationId);
-      return {
-        status: 200,
-        body: { data: presentInvocation(invocation, await loadRunDetails(deps.db, invocation.id)) },
-      };
+      const { invocation, details } = await getInvocation(deps, projectOf(ctx).id, ctx.params.invocationId);
+      return { status: 200, body: { data: presentInvocation(invocation, details) } };
     },
   };
 }

@@ -1,6 +1,6 @@
 import { projectOf } from '../auth/access-guard';
 import type { WorkflowDeps } from '../deps';
-import { preflightIntent } from '../use-cases/preflight-intent';
+import { preflightIntent } from '../use-cases/resolve/preflight-intent';
 import type { WorkflowHandlers } from './types';
 
 export function preflightHandlers(deps: WorkflowDeps): WorkflowHandlers<'preflightIntent'> {

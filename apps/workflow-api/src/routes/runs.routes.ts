@@ -3,25 +3,24 @@ import { AppError } from '@svc/service-kit';
 import { projectOf } from '../auth/access-guard';
 import type { MemberDirectory } from '../auth/member-directory';
 import type { WorkflowDeps } from '../deps';
-import { decideApproval } from '../engine/approval';
-import { getArtifact, presentEnvelope, publishArtifact } from '../engine/artifacts';
-import { loadRunDetails, presentInvocation } from '../engine/invocation-view';
-import { launchInvocation } from '../engine/launch';
-import { listMyStages, presentAssignments } from '../engine/my-stages';
-import type { AssignmentWaiter } from '../engine/my-stages';
-import {
-  claimStage,
-  clearStageBlocker,
-  completeStage,
-  heartbeatStage,
-  reportStageBlocker,
-  submitStageEvidence,
-} from '../engine/stage-actions';
-import type { ArtifactValidatorCache } from '../use-cases/artifact-schema-rules';
+import type { ArtifactValidatorCache } from '../domain/artifact-schema-rules';
+import type { AssignmentWaiter } from '../domain/assignment-waiter';
+import { presentEnvelope } from '../presenters/artifacts';
+import { presentInvocation } from '../presenters/invocations';
+import { presentAssignment, presentEvidence } from '../presenters/stages';
+import { claimStage } from '../use-cases/runs/claim-stage';
+import { clearStageBlocker } from '../use-cases/runs/clear-stage-blocker';
+import { completeStage } from '../use-cases/runs/complete-stage';
+import { decideApproval } from '../use-cases/runs/decide-approval';
+import { getArtifact } from '../use-cases/runs/get-artifact';
+import { heartbeatStage } from '../use-cases/runs/heartbeat-stage';
+import { launchInvocation } from '../use-cases/runs/launch-invocation';
+import { listMyStages } from '../use-cases/runs/list-my-stages';
+import { publishArtifact } from '../use-cases/runs/publish-artifact';
+import { reportStageBlocker } from '../use-cases/runs/report-stage-blocker';
+import { submitStageEvidence } from '../use-cases/runs/submit-stage-evidence';
 import type { WorkflowHandlers } from './types';
 import { actorOf } from './types';
-
-const APPROVER_ROLES = ['owner', 'admin'];
 
 function agentOf(actor: ReturnType<typeof actorOf>): AgentActor {
   if (actor.kind !== 'agent')
@@ -45,37 +44,28 @@ export function runHandlers(
   | 'submitWorkflowStageEvidence'
   | 'completeWorkflowStage'
 > {
-  const stageResponse = async (stage: Parameters<typeof presentAssignments>[1][number]) => {
-    const [view] = await presentAssignments(deps, [stage]);
-    return { status: 200 as const, body: { data: view! } };
-  };
+  const stageResponse = (record: Parameters<typeof presentAssignment>[0]) => ({
+    status: 200 as const,
+    body: { data: presentAssignment(record, deps.engine) },
+  });
   return {
     async launchInvocation(ctx) {
-      const { invocation, accepted } = await launchInvocation(
+      const { invocation, details, accepted } = await launchInvocation(
         deps,
         actorOf(ctx.actor),
         projectOf(ctx),
         ctx.params.invocationId,
         ctx.requestId,
       );
-      const body = { data: presentInvocation(invocation, await loadRunDetails(deps.db, invocation.id)) };
+      const body = { data: presentInvocation(invocation, details) };
       return accepted ? { status: 202, body } : { status: 200, body };
     },
     async decideInvocationApproval(ctx) {
-      const actor = actorOf(ctx.actor) as ParticipantActor;
-      const project = projectOf(ctx);
-      const member = await extra.members.find(project.workspace.id, actor.participantId);
-      if (!member || !APPROVER_ROLES.includes(member.role)) {
-        throw new AppError({
-          status: 403,
-          code: 'approval_role_required',
-          detail: 'Only a workspace owner or admin may approve or reject a run.',
-        });
-      }
-      const invocation = await decideApproval(
+      const { invocation, details } = await decideApproval(
         deps,
-        actor,
-        project,
+        extra.members,
+        actorOf(ctx.actor) as ParticipantActor,
+        projectOf(ctx),
         ctx.params.invocationId,
         {
           decision: ctx.body.decision,
@@ -83,10 +73,7 @@ export function runHandlers(
         },
         ctx.requestId,
       );
-      return {
-        status: 200,
-        body: { data: presentInvocation(invocation, await loadRunDetails(deps.db, invocation.id)) },
-      };
+      return { status: 200, body: { data: presentInvocation(invocation, details) } };
     },
     async getInvocationArtifact(ctx) {
       const artifact = await getArtifact(deps, projectOf(ctx).id, ctx.params.invocationId);
@@ -109,14 +96,17 @@ export function runHandlers(
       const onClose = () => abort.abort();
       ctx.res.on('close', onClose);
       try {
-        const data = await listMyStages(
+        const records = await listMyStages(
           deps,
           extra.waiter,
           agentOf(actorOf(ctx.actor)),
           ctx.query.wait ?? 0,
           abort.signal,
         );
-        return { status: 200, body: { data } };
+        return {
+          status: 200,
+          body: { data: records.map((record) => presentAssignment(record, deps.engine)) },
+        };
       } finally {
         ctx.res.off('close', onClose);
       }
@@ -145,18 +135,7 @@ export function runHandlers(
         ctx.params.stageId,
         ctx.body,
       );
-      return {
-        status: 201,
-        body: {
-          data: {
-            evidence_id: evidence.id,
-            stage_id: evidence.stageId,
-            kind: evidence.kind,
-            content: evidence.content,
-            created_at: evidence.createdAt.toISOString(),
-          },
-        },
-      };
+      return { status: 201, body: { data: presentEvidence(evidence) } };
     },
     async completeWorkflowStage(ctx) {
       const body = (ctx.body ?? {}) as { summary?: string };

@@ -1,0 +1,53 @@
+import { newId } from '@svc/service-kit';
+import type { Db, Tx } from '../db';
+import type { Artifact, Invocation } from '../generated/prisma/client';
+import { deliveryBody } from '../domain/delivery-event';
+import type { DeliveryEventType } from '../domain/delivery-event';
+import type { DeliveryJob, DeliveryQueue } from '../domain/delivery-queue';
+
+/**
+ * In the transaction of the state change: one delivery row per active subscription of the project that wants
+ * the event (at most one per subscription, invocation and event). Returns the jobs to enqueue after the commit.
+ */
+export async function recordDeliveryEvent(
+  tx: Tx,
+  invocation: Invocation,
+  event: DeliveryEventType,
+  artifact: Pick<Artifact, 'id' | 'schemaId' | 'schemaName' | 'schemaVersion'> | null,
+  at: Date,
+): Promise<DeliveryJob[]> {
+  const subscriptions = await tx.deliverySubscription.findMany({
+    where: { projectId: invocation.projectId, isActive: true, deletedAt: null },
+    select: { id: true, events: true },
+  });
+  const wanted = subscriptions.filter(
+    (s) => Array.isArray(s.events) && (s.events as string[]).includes(event),
+  );
+  if (wanted.length === 0) return [];
+  const body = deliveryBody(event, invocation, artifact, at);
+  const rows = wanted.map((s) => ({
+    id: newId('msg'),
+    subscriptionId: s.id,
+    workspaceId: invocation.workspaceId,
+    projectId: invocation.projectId,
+    invocationId: invocation.id,
+    event,
+    body,
+    nextAttemptAt: at,
+  }));
+  const created = await tx.delivery.createManyAndReturn({
+    data: rows,
+    skipDuplicates: true,
+    select: { id: true },
+  });
+  return created.map((row) => ({ deliveryId: row.id, trigger: 'scheduled' as const }));
+}
+
+/** After the commit: enqueue, and stamp what was enqueued (a failure is left to the sweeper). */
+export async function dispatchDeliveries(db: Db, queue: DeliveryQueue, jobs: DeliveryJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  if (!(await queue.enqueue(jobs))) return;
+  await db.delivery
+    .updateMany({ where: { id: { in: jobs.map((j) => j.deliveryId) } }, data: { enqueuedAt: new Date() } })
+    .catch(() => undefined);
+}

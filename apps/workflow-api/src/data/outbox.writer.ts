@@ -1,0 +1,29 @@
+import { newId } from '@svc/service-kit';
+import type { Db, Tx } from '../db';
+import type { EngineQueue, ReconcileJob } from '../domain/reconcile-queue';
+
+export type OutboxReason =
+  'launch' | 'approval' | 'stage_completed' | 'stage_released' | 'artifact_published' | 'sweep';
+
+/** Writes one outbox row inside the caller's transaction; returns the job to enqueue after the commit. */
+export async function writeOutbox(tx: Tx, invocationId: string, reason: OutboxReason): Promise<ReconcileJob> {
+  const id = newId('obx');
+  await tx.outboxEntry.create({ data: { id, invocationId, reason } });
+  return { outboxId: id, invocationId };
+}
+
+/**
+ * After the commit: enqueue the rows' jobs and stamp them as enqueued. When Redis is down nothing is stamped and
+ * the sweeper enqueues them later; a duplicate enqueue is harmless (the job id is the row id).
+ */
+export async function dispatchOutbox(db: Db, queue: EngineQueue, jobs: ReconcileJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const ok = await queue.enqueue(jobs);
+  if (!ok) return;
+  await db.outboxEntry
+    .updateMany({
+      where: { id: { in: jobs.map((j) => j.outboxId) }, processedAt: null },
+      data: { enqueuedAt: new Date(), attempts: { increment: 1 } },
+    })
+    .catch(() => undefined);
+}

@@ -1,0 +1,133 @@
+import type { AgentActor } from '@svc/auth';
+import { AppError, conflict, redactValue } from '@svc/service-kit';
+import type { Tx } from '../db';
+import type { WorkflowDeps } from '../deps';
+import { stageNotFound } from '../domain/errors';
+import { OPEN_STAGE_STATES } from '../domain/invocation-states';
+import type { Invocation, RunStage } from '../generated/prisma/client';
+import { lockInvocation } from './invocations.locks';
+
+/**
+ * What every action of a stage's owner shares: the ownership check, the stage's invocation locked for the
+ * action, the open-state check, the audit event and the clearing of an attention raised for the stage.
+ */
+
+export const redactText = (text: string) => String(redactValue(text));
+
+/**
+ * Why `agent` may not act on `stage`: another workspace's stage does not exist for it (404); a stage taken
+ * from it after a stall is 409 `stage_reassigned`; anyone else's stage is 403 `stage_not_owned`.
+ */
+export function ownershipError(stage: RunStage | null, actor: AgentActor, stageId: string): AppError | null {
+  if (!stage || stage.workspaceId !== actor.workspaceId) return stageNotFound(stageId);
+  if (stage.ownerAgentId === actor.agentId) return null;
+  if (((stage.stalledAgentIds as string[]) ?? []).includes(actor.agentId)) {
+    return conflict(
+      'stage_reassigned',
+      'You stopped heartbeating this stage and it was reassigned to another agent; drop it.',
+    );
+  }
+  return new AppError({
+    status: 403,
+    code: 'stage_not_owned',
+    detail: 'Only the agent that owns this stage may act on it.',
+  });
+}
+
+export interface Locked {
+  tx: Tx;
+  stage: RunStage;
+  invocation: Invocation;
+}
+
+/** Runs `fn` with the stage's invocation locked and the caller checked as the stage's owner. */
+export async function withOwnedStage<T>(
+  deps: WorkflowDeps,
+  actor: AgentActor,
+  stageId: string,
+  fn: (locked: Locked) => Promise<T>,
+): Promise<T> {
+  const peek = await deps.db.runStage.findUnique({ where: { id: stageId } });
+  const early = ownershipError(peek, actor, stageId);
+  if (early) throw early;
+  return deps.db.$transaction(
+    async (tx) => {
+      const invocation = await lockInvocation(tx, peek!.invocationId);
+      const stage = await tx.runStage.findUnique({ where: { id: stageId } });
+      const error = ownershipError(stage, actor, stageId);
+      if (error) throw error;
+      if (!invocation) throw stageNotFound(stageId);
+      return fn({ tx, stage: stage!, invocation });
+    },
+    { timeout: 15_000, maxWait: 10_000 },
+  );
+}
+
+export function assertOpen(stage: RunStage): void {
+  if (stage.state === 'completed') throw conflict('stage_completed', 'The stage is already completed.');
+  if (!(OPEN_STAGE_STATES as readonly string[]).includes(stage.state)) {
+    throw conflict('stage_not_open', `The stage is '${stage.state}'.`);
+  }
+}
+
+export async function recordStage(
+  deps: WorkflowDeps,
+  locked: Locked,
+  actor: AgentActor,
+  action: string,
+  data = {},
+) {
+  await deps.audit.record(
+    {
+      workspaceId: locked.invocation.workspaceId,
+      projectId: locked.invocation.projectId,
+      actor,
+      action,
+      targetType: 'run_stage',
+      targetId: locked.stage.id,
+      data: { invocation_id: locked.invocation.id, stage_key: locked.stage.key, ...data },
+    },
+    locked.tx,
+  );
+}
+
+/** Clears an attention signal raised for this stage (a blocker or a stall) once its owner is working again. */
+export async function clearStageAttention(locked: Locked): Promise<void> {
+  const { invocation } = locked;
+  if (invocation.attention !== 'blocked' && invocation.attention !== 'stalled') return;
+  if (invocation.state !== 'running') return;
+  await locked.tx.invocation.update({
+    where: { id: invocation.id },
+    data: { attention: 'none', attentionReason: null, blockers: [] },
+  });
+}
+
+/**
+ * `assigned` → `claimed` (a blocked stage resumes); repeating it is harmless. Counts as a heartbeat. Claiming
+ * and clearing a blocker are this same step.
+ */
+export async function claimOwnedStage(
+  deps: WorkflowDeps,
+  actor: AgentActor,
+  stageId: string,
+): Promise<RunStage> {
+  return withOwnedStage(deps, actor, stageId, async (locked) => {
+    assertOpen(locked.stage);
+    const now = deps.now();
+    const first = locked.stage.state === 'assigned';
+    const stage = await locked.tx.runStage.update({
+      where: { id: stageId },
+      data: {
+        state: 'claimed',
+        blockerReason: null,
+        lastHeartbeatAt: now,
+        ...(first ? { claimedAt: now } : {}),
+      },
+    });
+    if (locked.stage.state !== 'claimed') {
+      await clearStageAttention(locked);
+      await recordStage(deps, locked, actor, first ? 'stage.claimed' : 'stage.resumed');
+    }
+    return stage;
+  });
+}

@@ -1,0 +1,64 @@
+import type { WorkflowApi } from '@svc/contracts';
+import { AppError } from '@svc/service-kit';
+
+/** Rules of an invoke request that JSON Schema cannot state: its headers and storable text. */
+
+/** What an invocation stores as its route; the wire shape of `route`. */
+export type InvocationRoute = WorkflowApi.components['schemas']['InvocationsRoute'];
+
+/** 1–255 printable ASCII characters (space to tilde). */
+const HEADER_VALUE = /^[\x20-\x7E]{1,255}$/;
+
+/** Checks the `Idempotency-Key` header: required, 1–255 printable ASCII characters. */
+export function parseIdempotencyKey(value: string | undefined): string {
+  if (value === undefined || value === '') {
+    throw new AppError({
+      status: 400,
+      code: 'idempotency_key_required',
+      detail:
+        'Send an Idempotency-Key header: a stable key per logical request (1–255 printable ASCII characters).',
+    });
+  }
+  if (!HEADER_VALUE.test(value)) {
+    throw new AppError({
+      status: 400,
+      code: 'idempotency_key_invalid',
+      detail: 'The Idempotency-Key header must be 1–255 printable ASCII characters.',
+    });
+  }
+  return value;
+}
+
+/** Checks the optional `X-Correlation-ID` header (1–255 printable ASCII characters). */
+export function parseCorrelationId(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!HEADER_VALUE.test(value)) {
+    throw new AppError({
+      status: 400,
+      code: 'correlation_id_invalid',
+      detail: 'The X-Correlation-ID header must be 1–255 printable ASCII characters.',
+    });
+  }
+  return value;
+}
+
+const badRequest = (code: string, detail: string) => new AppError({ status: 400, code, detail });
+
+/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Postgres text and jsonb hold neither NUL characters nor unpaired surrogates: refuse them up front (400). */
+export function assertStorableText(value: unknown, location = 'body'): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000') || UNPAIRED_SURROGATE.test(value)) {
+      throw badRequest('text_invalid', `${location} contains a NUL character or an unpaired surrogate.`);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => assertStorableText(v, `${location}/${i}`));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      assertStorableText(k, location);
+      assertStorableText(v, `${location}/${k}`);
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import type { AgentActor } from '@svc/auth';
+import { claimOwnedStage } from '../../data/run-stage.ownership';
+import { loadStageAssignment } from '../../data/stage-assignments.lookups';
+import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
+import type { WorkflowDeps } from '../../deps';
+
+/** The blocker is gone: the stage is `claimed` again and the attention clears. */
+export async function clearStageBlocker(
+  deps: WorkflowDeps,
+  actor: AgentActor,
+  stageId: string,
+): Promise<StageAssignmentRecord> {
+  return loadStageAssignment(deps.db, await claimOwnedStage(deps, actor, stageId));
+}

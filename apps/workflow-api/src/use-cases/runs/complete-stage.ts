@@ -1,0 +1,46 @@
+import type { AgentActor } from '@svc/auth';
+import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
+import {
+  assertOpen,
+  clearStageAttention,
+  recordStage,
+  redactText,
+  withOwnedStage,
+} from '../../data/run-stage.ownership';
+import { loadStageAssignment } from '../../data/stage-assignments.lookups';
+import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
+import type { WorkflowDeps } from '../../deps';
+import type { ReconcileJob } from '../../domain/reconcile-queue';
+
+/** Completes the stage (idempotent) and queues the reconcile that moves the run on. */
+export async function completeStage(
+  deps: WorkflowDeps,
+  actor: AgentActor,
+  stageId: string,
+  summary?: string,
+): Promise<StageAssignmentRecord> {
+  const jobs: ReconcileJob[] = [];
+  const stage = await withOwnedStage(deps, actor, stageId, async (locked) => {
+    if (locked.stage.state === 'completed') return locked.stage;
+    assertOpen(locked.stage);
+    const now = deps.now();
+    const done = await locked.tx.runStage.update({
+      where: { id: stageId },
+      data: {
+        state: 'completed',
+        completedAt: now,
+        lastHeartbeatAt: now,
+        blockerReason: null,
+        ...(summary !== undefined ? { summary: redactText(summary) } : {}),
+      },
+    });
+    await clearStageAttention(locked);
+    jobs.push(await writeOutbox(locked.tx, locked.invocation.id, 'stage_completed'));
+    await recordStage(deps, locked, actor, 'stage.completed', {
+      duration_ms: done.firstAssignedAt ? now.getTime() - done.firstAssignedAt.getTime() : null,
+    });
+    return done;
+  });
+  await dispatchOutbox(deps.db, deps.queue, jobs);
+  return loadStageAssignment(deps.db, stage);
+}

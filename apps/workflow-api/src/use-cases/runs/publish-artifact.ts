@@ -1,0 +1,255 @@
+import { actorIdentity } from '@svc/auth';
+import type { Actor } from '@svc/auth';
+import type { WorkflowApi } from '@svc/contracts';
+import { AppError, canonicalHash, conflict, newId, redactValue } from '@svc/service-kit';
+import type { ProjectRef } from '../../auth/project-directory';
+import { findArtifactSchema } from '../../data/artifact-schemas.lookups';
+import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
+import { lockInvocation } from '../../data/invocations.locks';
+import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import type { Tx } from '../../db';
+import type { WorkflowDeps } from '../../deps';
+import { checkPayload } from '../../domain/artifact-schema-rules';
+import type { ArtifactValidatorCache, PayloadError } from '../../domain/artifact-schema-rules';
+import type { DeliveryJob } from '../../domain/delivery-queue';
+import { invocationNotFound } from '../../domain/errors';
+import type { RouteTemplate } from '../../domain/template-definition';
+import type { Artifact, ArtifactSchema, Invocation, WorkflowRun } from '../../generated/prisma/client';
+
+export type PublishBody = WorkflowApi.components['schemas']['ArtifactPublishRequest'];
+
+type Outcome =
+  | { kind: 'published'; artifact: Artifact; replayed: boolean }
+  | { kind: 'rejected'; evidenceId: string; errors: PayloadError[]; schema: string };
+
+/** One publication inside its transaction: the locked invocation, its run, pinned template and schema. */
+interface Publication {
+  deps: WorkflowDeps;
+  tx: Tx;
+  actor: Actor;
+  invocation: Invocation;
+  run: WorkflowRun;
+  template: RouteTemplate;
+  schema: ArtifactSchema;
+  body: PublishBody;
+  payload: unknown;
+  payloadHash: string;
+  now: Date;
+  requestId: string | undefined;
+  /** Deliveries recorded by the publication, enqueued after the commit. */
+  deliveryJobs: DeliveryJob[];
+}
+
+/** An agent may publish only for an invocation one of whose stages it owns. */
+async function assertMayPublish(tx: Tx, actor: Actor, invocationId: string): Promise<void> {
+  if (actor.kind !== 'agent') return;
+  const owns = await tx.runStage.count({ where: { invocationId, ownerAgentId: actor.agentId } });
+  if (owns === 0) {
+    throw new AppError({
+      status: 403,
+      code: 'stage_not_owned',
+      detail: 'Only an agent owning a stage of this invocation may publish its artifact.',
+    });
+  }
+}
+
+/** A publication already made: the same payload is a replay, another one is refused (envelopes are immutable). */
+function replayOf(existing: Artifact, payloadHash: string): Outcome {
+  if (existing.payloadHash === payloadHash) return { kind: 'published', artifact: existing, replayed: true };
+  throw conflict(
+    'artifact_already_published',
+    'This invocation already has a published artifact; envelopes are immutable.',
+    { artifact_id: existing.id },
+  );
+}
+
+/** The run, template and registered schema version a publication needs; 409 when the invocation has none. */
+async function publicationTarget(
+  tx: Tx,
+  projectId: string,
+  invocation: Invocation,
+): Promise<{ run: WorkflowRun; template: RouteTemplate; schema: ArtifactSchema }> {
+  if (invocation.state === 'failed' || invocation.state === 'cancelled') {
+    throw conflict(
+      'invocation_terminal',
+      `The invocation is '${invocation.state}'; nothing can be published.`,
+    );
+  }
+  const run = await tx.workflowRun.findUnique({ where: { invocationId: invocation.id } });
+  if (!run) {
+    throw conflict('invocation_not_launched', 'The invocation has no run yet; launch it first.', {
+      state: invocation.state,
+    });
+  }
+  const template = await loadInvocationTemplate(tx, invocation);
+  const pinned = template?.definition.artifact_schema;
+  const schema = pinned ? await findArtifactSchema(tx, projectId, pinned.name, pinned.version) : null;
+  if (!template || !pinned || !schema) {
+    throw conflict(
+      'artifact_schema_not_registered',
+      'The artifact schema version the invocation pinned is missing.',
+    );
+  }
+  return { run, template, schema };
+}
+
+async function audit(p: Publication, action: string, data: Record<string, unknown>): Promise<void> {
+  await p.deps.audit.record(
+    {
+      workspaceId: p.invocation.workspaceId,
+      projectId: p.invocation.projectId,
+      actor: p.actor,
+      action,
+      targetType: 'invocation',
+      targetId: p.invocation.id,
+      data: { schema: `${p.schema.name}@${p.schema.version}`, ...data },
+      requestId: p.requestId,
+    },
+    p.tx,
+  );
+}
+
+/** A payload that does not match: kept as evidence, the invocation flagged `artifact_rejected`. */
+async function recordRejection(p: Publication, errors: PayloadError[]): Promise<Outcome> {
+  const evidenceId = newId('rej');
+  const who = actorIdentity(p.actor);
+  const schema = `${p.schema.name}@${p.schema.version}`;
+  await p.tx.artifactRejection.create({
+    data: {
+      id: evidenceId,
+      invocationId: p.invocation.id,
+      schemaName: p.schema.name,
+      schemaVersion: p.schema.version,
+      payload: p.payload as never,
+      errors: errors as never,
+      createdByKind: who.kind,
+      createdById: who.id,
+    },
+  });
+  const flagged = await p.tx.invocation.update({
+    where: { id: p.invocation.id },
+    data: {
+      attention: 'artifact_rejected',
+      attentionReason: `A published payload did not match ${schema} (${errors.length} error(s)); raw evidence ${evidenceId} is kept. Fix the producer.`,
+    },
+  });
+  await audit(p, 'artifact.rejected', { evidence_id: evidenceId, errors: errors.length });
+  p.deliveryJobs.push(
+    ...(await recordDeliveryEvent(p.tx, flagged, 'invocation.artifact_rejected', null, p.now)),
+  );
+  return { kind: 'rejected', evidenceId, errors, schema };
+}
+
+/** A valid payload: the immutable envelope, the invocation `completed` and its run ended. */
+async function storeEnvelope(p: Publication): Promise<Outcome> {
+  const { tx, invocation, now } = p;
+  const who = actorIdentity(p.actor);
+  const stages = await tx.runStage.findMany({
+    where: { invocationId: invocation.id },
+    orderBy: { position: 'asc' },
+  });
+  const artifact = await tx.artifact.create({
+    data: {
+      id: newId('art'),
+      invocationId: invocation.id,
+      runId: p.run.id,
+      workspaceId: invocation.workspaceId,
+      projectId: invocation.projectId,
+      schemaId: p.schema.id,
+      schemaName: p.schema.name,
+      schemaVersion: p.schema.version,
+      version: 1,
+      summary: p.body.summary ?? '',
+      payload: p.payload as never,
+      payloadHash: p.payloadHash,
+      provenance: {
+        contract_id: invocation.contractId,
+        template: { key: p.template.key, version: p.template.version },
+        stages: stages.map((s) => ({
+          key: s.key,
+          owner_agent_id: s.ownerAgentId,
+          completed_at: s.completedAt ? s.completedAt.toISOString() : null,
+        })),
+        correlation_id: invocation.correlationId,
+        producer: redactValue(p.body.provenance ?? {}) as object,
+      } as never,
+      limitations: p.body.limitations ?? [],
+      createdByKind: who.kind,
+      createdById: who.id,
+      createdAt: now,
+    },
+  });
+  const completed = await tx.invocation.update({
+    where: { id: invocation.id },
+    data: { state: 'completed', attention: 'none', attentionReason: null, blockers: [], completedAt: now },
+  });
+  await tx.workflowRun.updateMany({
+    where: { invocationId: invocation.id, endedAt: null },
+    data: { state: 'ended', endedAt: now },
+  });
+  await audit(p, 'artifact.published', { artifact_id: artifact.id, payload_sha256: p.payloadHash });
+  await audit(p, 'invocation.completed', { artifact_id: artifact.id });
+  p.deliveryJobs.push(...(await recordDeliveryEvent(tx, completed, 'invocation.completed', artifact, now)));
+  return { kind: 'published', artifact, replayed: false };
+}
+
+/** The 422 for a refused payload, sent after its evidence is committed. */
+function mismatch(outcome: Extract<Outcome, { kind: 'rejected' }>): AppError {
+  return new AppError({
+    status: 422,
+    code: 'artifact_schema_mismatch',
+    detail: `The payload does not conform to ${outcome.schema}; publication refused and the raw payload kept as evidence.`,
+    extra: {
+      evidence_id: outcome.evidenceId,
+      errors: outcome.errors.map((e) => ({ location: `body/payload${e.path ?? ''}`, message: e.message })),
+    },
+  });
+}
+
+/**
+ * Publication of an invocation's result. The payload is validated against the pinned schema version; a
+ * mismatch is kept as evidence (with the invocation's attention `artifact_rejected`) and refused with 422 after
+ * the evidence is committed. A valid payload becomes the immutable envelope and the invocation `completed`.
+ */
+export async function publishArtifact(
+  deps: WorkflowDeps,
+  validators: ArtifactValidatorCache,
+  actor: Actor,
+  project: ProjectRef,
+  invocationId: string,
+  body: PublishBody,
+  requestId?: string,
+): Promise<{ artifact: Artifact; replayed: boolean }> {
+  const payload = body.payload === undefined ? null : body.payload;
+  const payloadHash = canonicalHash(payload);
+  const deliveryJobs: DeliveryJob[] = [];
+  const outcome = await deps.db.$transaction(
+    async (tx): Promise<Outcome> => {
+      const invocation = await lockInvocation(tx, invocationId);
+      if (!invocation || invocation.projectId !== project.id) throw invocationNotFound(invocationId);
+      await assertMayPublish(tx, actor, invocationId);
+      const existing = await tx.artifact.findUnique({ where: { invocationId } });
+      if (existing) return replayOf(existing, payloadHash);
+      const target = await publicationTarget(tx, project.id, invocation);
+      const publication: Publication = {
+        ...target,
+        deps,
+        tx,
+        actor,
+        invocation,
+        body,
+        payload,
+        payloadHash,
+        now: deps.now(),
+        requestId,
+        deliveryJobs,
+      };
+      const check = checkPayload(validators.get(target.schema), payload);
+      return check.valid ? storeEnvelope(publication) : recordRejection(publication, check.errors);
+    },
+    { timeout: 15_000, maxWait: 10_000 },
+  );
+  await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
+  if (outcome.kind === 'rejected') throw mismatch(outcome);
+  return { artifact: outcome.artifact, replayed: outcome.replayed };
+}

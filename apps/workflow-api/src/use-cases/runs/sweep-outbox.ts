@@ -1,0 +1,86 @@
+import { newId } from '@svc/service-kit';
+import { dispatchDeliveries } from '../../data/delivery.events';
+import type { WorkflowDeps } from '../../deps';
+import type { ReconcileJob } from '../../domain/reconcile-queue';
+
+const BATCH = 500;
+/** Rows never enqueued get this long for the writer's own enqueue before the sweeper steps in. */
+const FIRST_ENQUEUE_GRACE_MS = 1_000;
+/** Processed outbox rows are kept this long (for inspection), then deleted. */
+const OUTBOX_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+export interface SweepResult {
+  /** Outbox rows whose job was lost (Redis flushed, enqueue failed, worker died) and were enqueued again. */
+  requeued: number;
+  /** Launching or running invocations nobody touched for a while, reconciled again (owners, stalls). */
+  rechecked: number;
+  /** Pending deliveries whose next attempt was overdue (their job lost), enqueued again. */
+  deliveries: number;
+}
+
+/**
+ * One pass of the sweeper. Redis is not the source of truth: whatever the queue lost is found here in Postgres
+ * and enqueued again with the same job id, and runs waiting on time (a stalled owner, no owner available yet)
+ * get a fresh reconcile. Safe to run in every worker replica at once.
+ */
+export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
+  const now = deps.now().getTime();
+  const lost = await deps.db.outboxEntry.findMany({
+    where: {
+      processedAt: null,
+      OR: [
+        { enqueuedAt: null, createdAt: { lt: new Date(now - FIRST_ENQUEUE_GRACE_MS) } },
+        { enqueuedAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) } },
+      ],
+    },
+    orderBy: { createdAt: 'asc' },
+    take: BATCH,
+    select: { id: true, invocationId: true },
+  });
+  const cut = new Date(now - deps.engine.recheckMs);
+  const idle = await deps.db.$queryRaw<{ id: string }[]>`
+    SELECT i.id FROM invocations i
+    WHERE i.state IN ('launching', 'running') AND i.updated_at < ${cut}
+      AND NOT EXISTS (
+        SELECT 1 FROM workflow_outbox o
+        WHERE o.invocation_id = i.id AND (o.processed_at IS NULL OR o.created_at >= ${cut}))
+    ORDER BY i.updated_at
+    LIMIT ${BATCH}`;
+  const fresh: ReconcileJob[] = idle.map((row) => ({ outboxId: newId('obx'), invocationId: row.id }));
+  if (fresh.length > 0) {
+    await deps.db.outboxEntry.createMany({
+      data: fresh.map((job) => ({ id: job.outboxId, invocationId: job.invocationId, reason: 'sweep' })),
+    });
+  }
+  const jobs = [...lost.map((row) => ({ outboxId: row.id, invocationId: row.invocationId })), ...fresh];
+  if (jobs.length > 0 && (await deps.queue.enqueue(jobs))) {
+    await deps.db.outboxEntry.updateMany({
+      where: { id: { in: jobs.map((j) => j.outboxId) }, processedAt: null },
+      data: { enqueuedAt: new Date(now), attempts: { increment: 1 } },
+    });
+  }
+  // Deliveries whose next attempt is overdue: their job was lost (Redis flushed, enqueue failed). The job id is
+  // the delivery id, so a job that still exists is left alone.
+  const overdue = await deps.db.delivery.findMany({
+    where: {
+      status: 'pending',
+      nextAttemptAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) },
+      // A backlog the queue is still working through was enqueued recently: leave it alone.
+      OR: [{ enqueuedAt: null }, { enqueuedAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) } }],
+    },
+    orderBy: { nextAttemptAt: 'asc' },
+    take: BATCH * 4,
+    select: { id: true },
+  });
+  if (overdue.length > 0) {
+    await dispatchDeliveries(
+      deps.db,
+      deps.deliveries,
+      overdue.map((d) => ({ deliveryId: d.id, trigger: 'scheduled' as const })),
+    );
+  }
+  await deps.db.outboxEntry.deleteMany({
+    where: { processedAt: { lt: new Date(now - OUTBOX_RETENTION_MS) } },
+  });
+  return { requeued: lost.length, rechecked: fresh.length, deliveries: overdue.length };
+}

@@ -1,0 +1,23 @@
+import { DelayedError } from 'bullmq';
+import type { WorkerDefinition } from '@svc/service-kit';
+import type { WorkflowDeps } from '../deps';
+import { DELIVERY_QUEUE } from '../domain/delivery-queue';
+import type { DeliveryJob } from '../domain/delivery-queue';
+import { attemptDelivery } from '../use-cases/delivery/attempt-delivery';
+
+/** `workflow-delivery`: one job per delivery; a failed attempt reschedules the same job (same id). */
+export function deliveryWorker(deps: WorkflowDeps, concurrency = 100): WorkerDefinition<DeliveryJob, void> {
+  return {
+    queue: DELIVERY_QUEUE,
+    concurrency,
+    async processor(job, token) {
+      const outcome = await attemptDelivery(deps, job.data.deliveryId, job.data.trigger);
+      if (outcome.kind === 'retry') {
+        // The same job (same id = delivery id) waits for its next attempt.
+        await job.updateData({ deliveryId: job.data.deliveryId, trigger: 'scheduled' });
+        await job.moveToDelayed(outcome.at.getTime(), token);
+        throw new DelayedError();
+      }
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import type { WorkerDefinition } from '@svc/service-kit';
+import type { WorkflowDeps } from '../deps';
+import { RECONCILE_QUEUE } from '../domain/reconcile-queue';
+import type { ReconcileJob } from '../domain/reconcile-queue';
+import { reconcileInvocation } from '../use-cases/runs/reconcile-invocation';
+
+/** Longest a reconcile job may take (its transaction alone is bounded at 30 s, plus 10 s to start). */
+const RECONCILE_DEADLINE_MS = 45_000;
+
+/**
+ * `workflow-reconcile`: one job per outbox row, bringing one invocation's run up to date, then telling newly
+ * assigned agents and enqueueing the deliveries it recorded.
+ */
+export function reconcileWorker(deps: WorkflowDeps, concurrency = 20): WorkerDefinition<ReconcileJob, void> {
+  return {
+    queue: RECONCILE_QUEUE,
+    concurrency,
+    async processor(job) {
+      await reconcileInvocation(deps, job.data.invocationId, RECONCILE_DEADLINE_MS);
+    },
+  };
+}

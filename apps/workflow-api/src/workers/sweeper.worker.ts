@@ -1,0 +1,35 @@
+import { withDeadline } from '@svc/service-kit';
+import type { WorkflowDeps } from '../deps';
+import { sweepOnce } from '../use-cases/runs/sweep-outbox';
+
+/** Longest one sweep pass may take before the next one is scheduled regardless. */
+const SWEEP_DEADLINE_MS = 60_000;
+
+/** Runs {@link sweepOnce} every `intervalMs` (never two passes at once) until stopped. */
+export function startSweeper(deps: WorkflowDeps): { stop(): Promise<void> } {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const tick = () => {
+    // A pass that hangs (a query on a dead connection) must not stop every later pass.
+    running = withDeadline(sweepOnce(deps), SWEEP_DEADLINE_MS, 'a sweep pass')
+      .then((result) => {
+        if (result.requeued + result.rechecked + result.deliveries > 0)
+          deps.logger.info(result, 'sweeper re-enqueued work');
+      })
+      .catch((error: unknown) => deps.logger.warn({ err: error }, 'sweep failed; retrying next interval'))
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, deps.engine.sweepIntervalMs);
+      });
+    timer = undefined;
+  };
+  timer = setTimeout(tick, deps.engine.sweepIntervalMs);
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
