@@ -14,7 +14,46 @@ describe('loadReferenceAgentConfig', () => {
       concurrency: 16,
       hubHeartbeatSeconds: 15,
       logLevel: 'info',
+      hubIssuer: 'http://127.0.0.1:4000',
+      serve: undefined,
     });
+  });
+
+  it('when AGENT_SERVE_PORT is set, then the console is served there in AGENT_WORKDIR (default the working directory)', () => {
+    expect(loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_SERVE_PORT: '0' }).serve).toEqual({
+      port: 0,
+      workdir: process.cwd(),
+      proxyKey: undefined,
+    });
+    const config = loadReferenceAgentConfig({
+      AGENT_TOKEN: TOKEN,
+      AGENT_SERVE_PORT: '4341',
+      AGENT_WORKDIR: '/srv/agents/one',
+      AGENT_CONSOLE_PROXY_KEY: 'k'.repeat(64),
+      HUB_URL: 'https://hub.example.com',
+      HUB_ISSUER: 'https://issuer.example.com',
+    });
+    expect(config.serve).toEqual({ port: 4341, workdir: '/srv/agents/one', proxyKey: 'k'.repeat(64) });
+    expect(config.hubIssuer).toBe('https://issuer.example.com');
+    // An empty value counts as unset: no console.
+    expect(loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_SERVE_PORT: '' }).serve).toBeUndefined();
+  });
+
+  it('when the serve port is out of range or the proxy key is short, then it is refused by name, never by value', () => {
+    expect(() => loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_SERVE_PORT: '65536' })).toThrow(
+      /AGENT_SERVE_PORT/,
+    );
+    expect(() => loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_SERVE_PORT: 'http' })).toThrow(
+      /AGENT_SERVE_PORT/,
+    );
+    const short = () =>
+      loadReferenceAgentConfig({
+        AGENT_TOKEN: TOKEN,
+        AGENT_SERVE_PORT: '0',
+        AGENT_CONSOLE_PROXY_KEY: 'tiny-key',
+      });
+    expect(short).toThrow(/AGENT_CONSOLE_PROXY_KEY/);
+    expect(short).not.toThrow(/tiny-key/);
   });
 
   it('when every variable is set, then each is parsed (an empty handler counts as unset)', () => {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { envFields, loadConfig } from '@svc/service-kit';
 
@@ -15,7 +16,7 @@ function integer(min: number, max: number, fallback: number) {
 
 /**
  * The reference agent's environment. `AGENT_TOKEN` is the agent JWT the hub issued at start; a bad value is
- * reported by variable name, never by value.
+ * reported by variable name, never by value. `serve` is set only when `AGENT_SERVE_PORT` is.
  */
 export const referenceAgentEnvSchema = z
   .object({
@@ -28,6 +29,14 @@ export const referenceAgentEnvSchema = z
     // The hub's roster only offers agents with a heartbeat in the last 90 s.
     AGENT_HUB_HEARTBEAT_SECONDS: integer(1, 60, 15),
     LOG_LEVEL: envFields.logLevel(),
+    /** Issuer of the hub's tokens (default `HUB_URL`), checked on console tickets and agent tokens. */
+    HUB_ISSUER: optional(z.string().min(1)),
+    /** When set, the agent serves its console on 127.0.0.1:<port> (0 = any free port). */
+    AGENT_SERVE_PORT: optional(z.coerce.number().int().min(0).max(65535)),
+    /** The terminal's working directory (default the process's working directory). */
+    AGENT_WORKDIR: optional(z.string().min(1)),
+    /** The key the host's console router proves itself with; without it, routed calls are refused. */
+    AGENT_CONSOLE_PROXY_KEY: optional(envFields.secret(32)),
   })
   .transform((env) => ({
     token: env.AGENT_TOKEN,
@@ -38,6 +47,15 @@ export const referenceAgentEnvSchema = z
     concurrency: env.AGENT_CONCURRENCY,
     hubHeartbeatSeconds: env.AGENT_HUB_HEARTBEAT_SECONDS,
     logLevel: env.LOG_LEVEL,
+    hubIssuer: env.HUB_ISSUER ?? env.HUB_URL,
+    serve:
+      env.AGENT_SERVE_PORT === undefined
+        ? undefined
+        : {
+            port: env.AGENT_SERVE_PORT,
+            workdir: path.resolve(env.AGENT_WORKDIR ?? process.cwd()),
+            proxyKey: env.AGENT_CONSOLE_PROXY_KEY,
+          },
   }));
 
 export type ReferenceAgentConfig = z.output<typeof referenceAgentEnvSchema>;

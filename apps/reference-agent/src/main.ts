@@ -1,3 +1,4 @@
+import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import { createLogger, installShutdown, runMain } from '@svc/service-kit';
 import { createReferenceAgent } from './agent';
 import { defaultStageHandler } from './default-handler';
@@ -21,6 +22,19 @@ runMain('reference-agent', async () => {
     concurrency: config.concurrency,
     hubHeartbeatSeconds: config.hubHeartbeatSeconds,
     stopTimeoutMs: STOP_TIMEOUT_MS,
+    ...(config.serve
+      ? {
+          console: {
+            port: config.serve.port,
+            workdir: config.serve.workdir,
+            proxyKey: config.serve.proxyKey,
+            tokens: createTokenVerifier({
+              issuer: config.hubIssuer,
+              getJwks: createRemoteJwks({ url: new URL('/.well-known/jwks.json', config.hubUrl).toString() }),
+            }),
+          },
+        }
+      : {}),
   });
   installShutdown({ logger, steps: [{ name: 'reference agent', close: () => agent.stop() }] });
   logger.info(
@@ -28,6 +42,8 @@ runMain('reference-agent', async () => {
       hub_url: config.hubUrl,
       workflow_url: config.workflowUrl,
       handler: config.handlerPath ?? 'default',
+      serve_port: config.serve?.port ?? null,
+      workdir: config.serve?.workdir ?? null,
     },
     'starting',
   );

@@ -44,6 +44,8 @@ export class FakePlatform {
   abandonedPolls = 0;
   /** Called when a stage completes (e.g. to assign the next stage of the run). */
   onComplete: ((stage: AgentStageAssignment) => void) | undefined;
+  /** Served at `/.well-known/jwks.json` without a credential, as the hub does (console tests). */
+  jwks: unknown;
   url = '';
 
   private readonly injections: Injection[] = [];
@@ -130,6 +132,10 @@ export class FakePlatform {
     const stageMatch = /^\/api\/v1\/agents\/me\/workflow-stages\/([^/]+)\/([a-z]+)$/.exec(path);
     this.calls.push({ method, path, stageId: stageMatch?.[1], body, at: Date.now() });
 
+    if (method === 'GET' && path === '/.well-known/jwks.json' && this.jwks !== undefined) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.jwks));
+      return;
+    }
     if (req.headers.authorization !== `Bearer ${this.token}`) {
       return problem(res, 401, 'token_invalid', 'The bearer token is missing or invalid.');
     }

@@ -1,0 +1,86 @@
+import { createLogger } from '@svc/service-kit';
+import { DEFAULT_RETRY_POLICY } from '../call-policy';
+import { HubPresence } from './hub-presence';
+import type { HubStatus } from './hub-presence';
+
+function setup(initial: HubStatus = 'idle') {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({
+    name: 'hub-presence-test',
+    level: 'debug',
+    destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
+  const lifetime = new AbortController();
+  const sent: HubStatus[] = [];
+  let release: (() => void)[] = [];
+  let fail = false;
+  const state = { status: initial, hold: false };
+  const hub = new HubPresence({
+    api: {
+      hubHeartbeat: (status) => {
+        sent.push(status);
+        if (fail) return Promise.reject(new Error('hub down'));
+        if (!state.hold) return Promise.resolve({} as never);
+        return new Promise((resolve) => release.push(() => resolve({} as never)));
+      },
+    },
+    logger,
+    policy: DEFAULT_RETRY_POLICY,
+    secrets: ['secret-token'],
+    lifetime: lifetime.signal,
+    status: () => state.status,
+  });
+  const releaseAll = () => {
+    const pending = release;
+    release = [];
+    pending.forEach((resolve) => resolve());
+  };
+  return { hub, sent, state, lines, lifetime, releaseAll, failNext: () => (fail = true) };
+}
+
+describe('HubPresence', () => {
+  it('when heartbeats are asked while one is in flight, then they coalesce into one more with the latest status', async () => {
+    const { hub, sent, state, releaseAll } = setup();
+    state.hold = true;
+    const first = hub.send();
+    void hub.send();
+    void hub.send();
+    state.status = 'busy';
+    releaseAll();
+    await first;
+    await new Promise((resolve) => setImmediate(resolve));
+    releaseAll();
+    await hub.idle();
+    expect(sent).toEqual(['idle', 'busy']);
+  });
+
+  it('when the status is the one last reported, then statusChanged sends nothing; when it differs, then it sends at once', async () => {
+    const { hub, sent, state, lines } = setup();
+    await hub.send();
+    hub.statusChanged();
+    await hub.idle();
+    expect(sent).toEqual(['idle']);
+    state.status = 'busy';
+    hub.statusChanged();
+    await hub.idle();
+    expect(sent).toEqual(['idle', 'busy']);
+    expect(lines.filter((line) => line.msg === 'hub heartbeat: status reported')).toHaveLength(2);
+  });
+
+  it('when the agent has stopped, then statusChanged sends nothing', async () => {
+    const { hub, sent, state, lifetime } = setup();
+    lifetime.abort();
+    state.status = 'busy';
+    hub.statusChanged();
+    await hub.idle();
+    expect(sent).toEqual([]);
+  });
+
+  it('when a heartbeat fails, then a warning is logged and the next one is tried normally', async () => {
+    const { hub, sent, lines, failNext } = setup();
+    failNext();
+    await hub.send();
+    expect(sent).toEqual(['idle']);
+    expect(lines.find((line) => line.msg === 'hub heartbeat failed')).toMatchObject({ status: 'idle' });
+  });
+});

@@ -1,0 +1,65 @@
+import type { Logger } from '@svc/service-kit';
+import { backoffDelay, describeError, sleep, within } from '../call-policy';
+import type { RetryPolicy } from '../call-policy';
+import type { PlatformApi } from '../stage-api';
+import type { AgentStageAssignment } from '../stage-handler';
+import type { Wakeup } from './wakeup';
+
+/** Slack added to the long-poll wait before the request itself is given up as hung. */
+const LONG_POLL_SLACK_MS = 15_000;
+
+export interface PollLoopDeps {
+  api: Pick<PlatformApi, 'listStages'>;
+  /** Where listings go; it says whether a slot is free and how many stages a listing started. */
+  stages: {
+    isFull(): boolean;
+    reconcile(stages: AgentStageAssignment[], listedAt: number): number;
+  };
+  /** Notified when a stage settles, so a full or idle loop polls again at once. */
+  wakeup: Wakeup;
+  logger: Logger;
+  policy: RetryPolicy;
+  /** Values that must never reach a log line (the agent token). */
+  secrets: string[];
+  /** Long-poll wait when nothing is open, in seconds. */
+  pollWaitSeconds: number;
+  /** Pause between polls while every open stage is already being worked or held. */
+  idlePollMs: number;
+}
+
+/**
+ * Long-polls the agent's stages and hands each listing to the tracker until `signal` aborts. A failed
+ * listing is retried with capped backoff; the loop never ends on its own.
+ */
+export async function runPollLoop(deps: PollLoopDeps, signal: AbortSignal): Promise<void> {
+  const { api, stages: tracker, wakeup, logger, policy, secrets, pollWaitSeconds, idlePollMs } = deps;
+  let failures = 0;
+  while (!signal.aborted) {
+    if (tracker.isFull()) {
+      await wakeup.wait(idlePollMs, signal);
+      continue;
+    }
+    const listedAt = Date.now();
+    let stages: AgentStageAssignment[];
+    try {
+      stages = await within(signal, pollWaitSeconds * 1000 + LONG_POLL_SLACK_MS, (s) =>
+        api.listStages(pollWaitSeconds, s),
+      );
+      failures = 0;
+    } catch (error) {
+      if (signal.aborted) break;
+      failures += 1;
+      const delayMs = backoffDelay(failures, policy);
+      logger.warn(
+        { attempt: failures, retry_in_ms: delayMs, error: describeError(error, secrets) },
+        'listing stages failed; retrying',
+      );
+      await sleep(delayMs, signal).catch(() => undefined);
+      continue;
+    }
+    const started = tracker.reconcile(stages, listedAt);
+    // The list answers at once while any stage is open, ours in progress included: pause rather than spin.
+    const quick = Date.now() - listedAt < idlePollMs;
+    if (started === 0 && (stages.length > 0 || quick)) await wakeup.wait(idlePollMs, signal);
+  }
+}

@@ -1,0 +1,99 @@
+import { createLogger } from '@svc/service-kit';
+import { DEFAULT_RETRY_POLICY } from '../call-policy';
+import { defaultStageHandler } from '../default-handler';
+import type { PlatformApi } from '../stage-api';
+import type { AgentStageAssignment } from '../stage-handler';
+import type { StageOutcome } from '../stage-runner';
+import { StageTracker } from './stage-tracker';
+
+const stage = (id: string, state: AgentStageAssignment['state'] = 'assigned') =>
+  ({ stage_id: id, invocation_id: 'inv_1', state, heartbeat_interval_seconds: 1 }) as AgentStageAssignment;
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A tracker whose stage runs end when the test says so. */
+function setup(options: { concurrency?: number; dropCooldownMs?: number } = {}) {
+  const runs = new Map<string, { finish: (outcome: StageOutcome) => void; signal: AbortSignal }>();
+  const events: string[] = [];
+  const tracker = new StageTracker({
+    api: {} as PlatformApi,
+    handler: defaultStageHandler,
+    logger: createLogger({ name: 'stage-tracker-test', level: 'silent' }),
+    policy: DEFAULT_RETRY_POLICY,
+    secrets: [],
+    concurrency: options.concurrency ?? 4,
+    dropCooldownMs: options.dropCooldownMs ?? 60_000,
+    lifetime: new AbortController().signal,
+    onWorkingChanged: () => events.push('working-changed'),
+    onSettled: () => events.push('settled'),
+    runStage: (assigned, signal) =>
+      new Promise<StageOutcome>((resolve) => runs.set(assigned.stage_id, { finish: resolve, signal })),
+  });
+  const finish = async (id: string, outcome: StageOutcome) => {
+    runs.get(id)?.finish(outcome);
+    await tick();
+  };
+  return { tracker, runs, events, finish };
+}
+
+describe('StageTracker', () => {
+  it('when more stages are listed than the concurrency, then only that many start and the tracker is full', () => {
+    const { tracker, runs, events } = setup({ concurrency: 2 });
+    expect(tracker.reconcile([stage('s1'), stage('s2'), stage('s3')], Date.now())).toBe(2);
+    expect([...runs.keys()]).toEqual(['s1', 's2']);
+    expect(tracker.isFull()).toBe(true);
+    expect(tracker.workingCount()).toBe(2);
+    expect(events).toEqual(['working-changed', 'working-changed']);
+  });
+
+  it('when a stage being worked is listed again, then it is not started twice; once it completed, then a slot is free', async () => {
+    const { tracker, events, finish } = setup({ concurrency: 1 });
+    tracker.reconcile([stage('s1')], Date.now());
+    expect(tracker.reconcile([stage('s1')], Date.now())).toBe(0);
+    await finish('s1', { kind: 'completed' });
+    expect(tracker.isFull()).toBe(false);
+    expect(events.slice(-2)).toEqual(['working-changed', 'settled']);
+  });
+
+  it('when a stage was dropped, then it is ignored while its cooldown lasts', async () => {
+    const { tracker, finish } = setup();
+    tracker.reconcile([stage('s1')], Date.now());
+    await finish('s1', { kind: 'dropped', code: 'stage_reassigned' });
+    expect(tracker.reconcile([stage('s1')], Date.now())).toBe(0);
+
+    const short = setup({ dropCooldownMs: 0 });
+    short.tracker.reconcile([stage('s1')], Date.now());
+    await short.finish('s1', { kind: 'dropped', code: 'stage_reassigned' });
+    expect(short.tracker.reconcile([stage('s1')], Date.now())).toBe(1);
+  });
+
+  it('when a held stage is listed as still blocked, then it waits; listed as resumed, then it is worked again', async () => {
+    const { tracker, finish } = setup();
+    tracker.reconcile([stage('s1')], Date.now());
+    await finish('s1', { kind: 'held', blockerReported: true });
+    expect(tracker.workingCount()).toBe(0);
+    expect(tracker.reconcile([stage('s1', 'blocked')], Date.now())).toBe(0);
+    expect(tracker.reconcile([stage('s1', 'claimed')], Date.now())).toBe(1);
+  });
+
+  it('when a held stage is missing from a listing made after it was held, then it is forgotten', async () => {
+    const { tracker, runs, finish } = setup();
+    tracker.reconcile([stage('s1')], Date.now());
+    await finish('s1', { kind: 'held', blockerReported: false });
+    tracker.reconcile([], Date.now());
+    runs.clear();
+    // Forgotten, so a later listing starts it as a new stage even though it is still blocked.
+    expect(tracker.reconcile([stage('s1', 'blocked')], Date.now())).toBe(1);
+    expect(runs.has('s1')).toBe(true);
+  });
+
+  it('when stages do not finish within the stop bound, then their runs are aborted', async () => {
+    const { tracker, runs } = setup();
+    tracker.reconcile([stage('s1')], Date.now());
+    const run = runs.get('s1');
+    run?.signal.addEventListener('abort', () => run.finish({ kind: 'abandoned' }));
+    await tracker.settleInFlight(20);
+    expect(run?.signal.aborted).toBe(true);
+    expect(tracker.workingCount()).toBe(0);
+  });
+});
