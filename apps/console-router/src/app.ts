@@ -1,41 +1,183 @@
-import type { Express } from 'express';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import express from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { createRemoteJwks, createTokenVerifier, deriveConsoleProxyKey } from '@svc/auth';
 import { consoleRouterDocument } from '@svc/contracts';
 import type { ConsoleRouterApi } from '@svc/contracts';
-import { createHttpApp, mountOperations } from '@svc/service-kit';
-import type { Logger, OperationHandlers } from '@svc/service-kit';
+import { createHttpApp, mountOperations, newRequestId } from '@svc/service-kit';
+import type { Logger } from '@svc/service-kit';
+import { createCredentialReader } from './auth/console-credentials';
+import { RouteTableSource } from './data/route-table.source';
+import { createOperationRules } from './domain/agent-operations';
+import { isListening } from './domain/agent-probe';
+import { problemAnswer } from './domain/problem-answer';
+import { isAllowedHost, originRules } from './domain/request-origin';
+import { RouteActivity } from './domain/route-activity';
+import { createUpstreamProxy } from './domain/upstream-proxy';
 import type { ConsoleRouterConfig } from './env';
+import { agentProxyRoutes, hostNotAllowed } from './routes/agent-proxy.routes';
 import { healthRoutes } from './routes/health.routes';
-import { consoleRouterReadinessChecks } from './use-cases/check-readiness';
+import { statusRoutes } from './routes/status.routes';
+import { RUNTIME_VERSION } from './runtime-version';
+import { agentUnavailable } from './use-cases/proxy/admit-console-request';
+import { consoleRouterReadinessChecks } from './use-cases/health/check-readiness';
+
+/** Operations the agent proxy answers in front of the operation router. */
+const PROXIED = [
+  'proxyAgentHealth',
+  'proxyAgentChatList',
+  'proxyAgentChatSend',
+  'proxyAgentChatStream',
+  'proxyAgentTerminal',
+] as const;
 
 export interface ConsoleRouterAppOptions {
   config: ConsoleRouterConfig;
   logger: Logger;
-  /** How long the hub has to answer the JWKS probe (default 2 s). */
+  /** How long the hub has to answer the JWKS probe and a route table load (default 2 s). */
   hubTimeoutMs?: number;
+  /** How long the liveness probe of an agent's port waits before a refusal (default 500 ms). */
+  probeTimeoutMs?: number;
   /** Check every success body against the contract (tests turn this on). */
   validateResponses?: boolean;
+  /** Reported by `/status` as `started_at` (default: when the app is built). */
+  startedAt?: Date;
+  now?: () => Date;
 }
 
-/** The console router's HTTP app, wired from explicit options; `main.ts` and the tests both build it here. */
-export function buildApp(options: ConsoleRouterAppOptions): Express {
+export interface ConsoleRouter {
+  /** The request listener: agent routes go to the proxy, the rest to the router's own operations. */
+  app: Express;
+  /** Adds the `upgrade` listener (WebSockets to agents) to the server serving {@link app}. */
+  attach(server: Server): void;
+  /** Loads the route table and keeps polling it. */
+  start(): void;
+  /** Stops polling and closes open WebSockets and pooled upstream connections. */
+  close(): void;
+  routes: RouteTableSource;
+  activity: RouteActivity;
+}
+
+/** The console router, wired from explicit options; `main.ts` and the tests both build it here. */
+export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
   const { config, logger } = options;
   const hubTimeoutMs = options.hubTimeoutMs ?? 2000;
-  const checks = consoleRouterReadinessChecks({ hubUrl: config.hubUrl, hubTimeoutMs });
-
-  const handlers: OperationHandlers<ConsoleRouterApi.operations> = healthRoutes({
-    checks,
-    // The JWKS probe aborts itself after hubTimeoutMs; the outer limit is only a backstop.
-    timeoutMs: hubTimeoutMs + 1000,
+  const now = options.now ?? (() => new Date());
+  const origins = originRules(config.publicBaseUrl);
+  const activity = new RouteActivity();
+  const routes = new RouteTableSource({
+    hubUrl: config.hubUrl,
+    hostId: config.runtimeInstanceId,
+    apiKey: config.runtimeKey,
+    pollMs: config.pollMs,
+    timeoutMs: hubTimeoutMs,
+    logger: logger.child({ component: 'route-table' }),
+  });
+  const tokens = createTokenVerifier({
+    issuer: config.hubIssuer,
+    getJwks: createRemoteJwks({ url: `${config.hubUrl.replace(/\/+$/, '')}/.well-known/jwks.json` }),
+  });
+  const proxy = createUpstreamProxy({
+    logger: logger.child({ component: 'proxy' }),
+    activity,
+    wsIdleMs: config.wsIdleMs,
+    onUnreachable: (error, target) => {
+      if (error.code !== 'ECONNREFUSED') {
+        logger.warn({ err: error, agent_id: target.agentId }, 'agent connection failed');
+      }
+      return problemAnswer(
+        agentUnavailable(target.agentId),
+        target.headers['x-request-id'] ?? newRequestId(),
+      );
+    },
+  });
+  const proxyKeys = new Map<string, string>();
+  const secret = config.upstreamSecret;
+  const agentProxy = agentProxyRoutes({
+    routes,
+    readCredential: createCredentialReader(tokens),
+    operationRules: createOperationRules(),
+    isListening: (port) => isListening(port, options.probeTimeoutMs ?? 500),
+    proxy,
+    origins,
+    logger,
+    proxyKeyFor: (agentId) => {
+      if (!secret) return undefined;
+      let key = proxyKeys.get(agentId);
+      if (key === undefined) {
+        key = deriveConsoleProxyKey(secret, agentId);
+        if (proxyKeys.size > 10_000) proxyKeys.clear();
+        proxyKeys.set(agentId, key);
+      }
+      return key;
+    },
   });
 
-  return createHttpApp({
+  const checks = consoleRouterReadinessChecks({
+    hubUrl: config.hubUrl,
+    hubTimeoutMs,
+    routes,
+    hasUpstreamSecret: secret !== undefined,
+  });
+  const own = createHttpApp({
     logger,
     configure: (app) =>
-      mountOperations<ConsoleRouterApi.operations>(app, {
+      mountOperations<ConsoleRouterApi.operations, (typeof PROXIED)[number]>(app, {
         document: consoleRouterDocument,
-        handlers,
+        servedElsewhere: PROXIED,
+        handlers: {
+          ...healthRoutes({
+            checks,
+            // Each check aborts itself after hubTimeoutMs; the outer limit is only a backstop.
+            timeoutMs: hubTimeoutMs + 1000,
+          }),
+          ...statusRoutes({
+            routes,
+            activity,
+            host: config.host,
+            configuredPort: config.port,
+            runtimeVersion: RUNTIME_VERSION,
+            startedAt: options.startedAt ?? now(),
+            now,
+          }),
+        },
         logger,
         validateResponses: options.validateResponses ?? false,
       }),
   });
+
+  // The outer listener: Host first (DNS rebinding), then agent routes to the proxy before any body parsing.
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const raw = req as IncomingMessage;
+    if (!isAllowedHost(raw.headers.host, origins)) {
+      const answer = problemAnswer(hostNotAllowed(), newRequestId());
+      res.writeHead(answer.status, { ...answer.headers, Connection: 'close' }).end(answer.body);
+      return;
+    }
+    if (agentProxy.handleRequest(raw, res as ServerResponse)) return;
+    own(req, res, next);
+  });
+
+  return {
+    app,
+    attach(server) {
+      server.on('upgrade', agentProxy.handleUpgrade);
+      server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+        logger.debug({ err: error }, 'client connection error');
+        if (socket.writable && error.code !== 'ECONNRESET')
+          socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+        socket.destroy();
+      });
+    },
+    start: () => routes.start(),
+    close() {
+      routes.stop();
+      proxy.close();
+    },
+    routes,
+    activity,
+  };
 }

@@ -17,6 +17,13 @@ describe('console router configuration', () => {
       host: '127.0.0.1',
       port: 8790,
       hubUrl: 'http://127.0.0.1:8080',
+      hubIssuer: 'http://127.0.0.1:8080',
+      runtimeInstanceId: undefined,
+      runtimeKey: undefined,
+      publicBaseUrl: undefined,
+      upstreamSecret: undefined,
+      pollMs: 5000,
+      wsIdleMs: 600_000,
       logLevel: 'info',
     });
   });
@@ -27,9 +34,28 @@ describe('console router configuration', () => {
         CONSOLE_ROUTER_HOST: '0.0.0.0',
         CONSOLE_ROUTER_PORT: '9100',
         HUB_URL: 'https://hub.example.test',
+        HUB_ISSUER: 'https://issuer.example.test',
+        SVC_RUNTIME_INSTANCE_ID: 'rti_abc123',
+        SVC_WORKSPACE_API_KEY: 'svk_runtime-key',
+        CONSOLE_ROUTER_PUBLIC_BASE_URL: 'https://console.example.test/',
+        CONSOLE_ROUTER_UPSTREAM_SECRET: 'x'.repeat(32),
+        CONSOLE_ROUTER_POLL_MS: '2000',
+        CONSOLE_ROUTER_WS_IDLE_MS: '60000',
         LOG_LEVEL: 'warn',
       }),
-    ).toEqual({ host: '0.0.0.0', port: 9100, hubUrl: 'https://hub.example.test', logLevel: 'warn' });
+    ).toEqual({
+      host: '0.0.0.0',
+      port: 9100,
+      hubUrl: 'https://hub.example.test',
+      hubIssuer: 'https://issuer.example.test',
+      runtimeInstanceId: 'rti_abc123',
+      runtimeKey: 'svk_runtime-key',
+      publicBaseUrl: 'https://console.example.test',
+      upstreamSecret: 'x'.repeat(32),
+      pollMs: 2000,
+      wsIdleMs: 60_000,
+      logLevel: 'warn',
+    });
   });
 
   test('when HUB_URL is missing, then one line names it', () => {
@@ -46,5 +72,35 @@ describe('console router configuration', () => {
     expect(configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_PORT: '70000' })).toContain(
       'CONSOLE_ROUTER_PORT',
     );
+  });
+
+  test('when SVC_RUNTIME_INSTANCE_ID is a runtime bundle id (wrt_…), then one line says to use the host id', () => {
+    const message = configError({ HUB_URL: 'http://127.0.0.1:8080', SVC_RUNTIME_INSTANCE_ID: 'wrt_abc' });
+    expect(message).toMatch(
+      /SVC_RUNTIME_INSTANCE_ID: wrt_… is a runtime bundle id; set the host inventory id \(rti_…\)/,
+    );
+    expect(message).not.toContain('\n');
+  });
+
+  test('when SVC_RUNTIME_INSTANCE_ID is no host id or the secret is short, then each is named', () => {
+    expect(configError({ HUB_URL: 'http://127.0.0.1:8080', SVC_RUNTIME_INSTANCE_ID: 'agt_1' })).toContain(
+      'SVC_RUNTIME_INSTANCE_ID: must be a runtime host id (rti_…)',
+    );
+    expect(
+      configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_UPSTREAM_SECRET: 'short' }),
+    ).toContain('CONSOLE_ROUTER_UPSTREAM_SECRET');
+    expect(
+      configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_PUBLIC_BASE_URL: 'console' }),
+    ).toContain('CONSOLE_ROUTER_PUBLIC_BASE_URL');
+  });
+
+  test('when the host settings are empty strings, then they count as not set', () => {
+    const config = loadConsoleRouterConfig({
+      HUB_URL: 'http://127.0.0.1:8080',
+      SVC_RUNTIME_INSTANCE_ID: '',
+      SVC_WORKSPACE_API_KEY: '',
+    });
+    expect(config.runtimeInstanceId).toBeUndefined();
+    expect(config.runtimeKey).toBeUndefined();
   });
 });

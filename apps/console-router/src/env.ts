@@ -1,25 +1,72 @@
 import { z } from 'zod';
 import { envFields, loadConfig } from '@svc/service-kit';
 
-/** The console router's environment. */
+/** An optional setting; an empty value (`NAME=` in an env file) counts as not set. */
+function optional<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+}
+
+function milliseconds(min: number, max: number, fallback: number) {
+  return z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce.number().int().min(min).max(max).default(fallback),
+  );
+}
+
+const runtimeInstanceId = z
+  .string()
+  .refine(
+    (value) => !value.startsWith('wrt_'),
+    'wrt_… is a runtime bundle id; set the host inventory id (rti_…) the hub gave the runtime host',
+  )
+  .refine((value) => /^rti_[A-Za-z0-9_-]{1,100}$/.test(value), 'must be a runtime host id (rti_…)');
+
+const publicBaseUrl = envFields.httpUrl().transform((value) => new URL(value));
+
+/**
+ * The console router's environment. The host's identity and key (`SVC_RUNTIME_INSTANCE_ID`,
+ * `SVC_WORKSPACE_API_KEY`) and its console secret may be missing: the router still starts, and `/readyz`
+ * names what is missing.
+ */
 export const consoleRouterEnvSchema = z
   .object({
     CONSOLE_ROUTER_HOST: envFields.host('127.0.0.1'),
     CONSOLE_ROUTER_PORT: envFields.port(8790),
-    /** The hub whose signing keys (`/.well-known/jwks.json`) verify agent tokens. */
+    /** The hub: its signing keys (`/.well-known/jwks.json`) and the host's console route table. */
     HUB_URL: envFields.httpUrl(),
+    /** Issuer of the hub's tokens (default `HUB_URL`). */
+    HUB_ISSUER: optional(z.string().min(1)),
+    /** The host's inventory id at the hub (`rti_…`). */
+    SVC_RUNTIME_INSTANCE_ID: optional(runtimeInstanceId),
+    /** The host's runtime key: a workspace API key holding `runtime-config:read`. */
+    SVC_WORKSPACE_API_KEY: optional(z.string().min(1)),
+    /** The public base URL the tunnel serves: its host is the allowed public `Host`, its origin the allowed WebSocket `Origin`. */
+    CONSOLE_ROUTER_PUBLIC_BASE_URL: optional(publicBaseUrl),
+    /** The host's console secret; each agent's proxy key is derived from it. */
+    CONSOLE_ROUTER_UPSTREAM_SECRET: optional(envFields.secret(32)),
+    /** How often the route table is polled (a 304 costs almost nothing). */
+    CONSOLE_ROUTER_POLL_MS: milliseconds(100, 3_600_000, 5_000),
+    /** A proxied WebSocket with no bytes either way for this long is closed. */
+    CONSOLE_ROUTER_WS_IDLE_MS: milliseconds(1_000, 86_400_000, 600_000),
     LOG_LEVEL: envFields.logLevel(),
   })
   .transform((env) => ({
     host: env.CONSOLE_ROUTER_HOST,
     port: env.CONSOLE_ROUTER_PORT,
     hubUrl: env.HUB_URL,
+    hubIssuer: env.HUB_ISSUER ?? env.HUB_URL,
+    runtimeInstanceId: env.SVC_RUNTIME_INSTANCE_ID,
+    runtimeKey: env.SVC_WORKSPACE_API_KEY,
+    publicBaseUrl: env.CONSOLE_ROUTER_PUBLIC_BASE_URL?.toString().replace(/\/+$/, ''),
+    upstreamSecret: env.CONSOLE_ROUTER_UPSTREAM_SECRET,
+    pollMs: env.CONSOLE_ROUTER_POLL_MS,
+    wsIdleMs: env.CONSOLE_ROUTER_WS_IDLE_MS,
     logLevel: env.LOG_LEVEL,
   }));
 
 export type ConsoleRouterConfig = z.output<typeof consoleRouterEnvSchema>;
 
-/** Parses the console router's configuration; a bad or missing value throws a ConfigError naming the variable. */
+/** Parses the console router's configuration; a bad value throws a ConfigError naming the variable. */
 export function loadConsoleRouterConfig(env: NodeJS.ProcessEnv = process.env): ConsoleRouterConfig {
   return loadConfig('console-router', consoleRouterEnvSchema, env);
 }

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { createLogger, startHttpServer } from '@svc/service-kit';
 import { buildApp } from '../src/app';
 import { loadConsoleRouterConfig } from '../src/env';
-import { startFakeHub } from './support/fake-hub';
+import { FAKE_TABLE_PATH, fakeHubEnv, startFakeHub } from './support/fake-hub';
 import type { FakeHub } from './support/fake-hub';
 
 interface Router {
@@ -14,7 +14,10 @@ interface Router {
 const running: Router[] = [];
 
 /** Builds the console router for a hub URL and serves it on 127.0.0.1:0. */
-async function startRouter(hubUrl: string, options: { hubTimeoutMs?: number } = {}): Promise<Router> {
+async function startRouter(
+  hubUrl: string,
+  options: { hubTimeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<Router> {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
@@ -22,11 +25,23 @@ async function startRouter(hubUrl: string, options: { hubTimeoutMs?: number } = 
       done();
     },
   });
-  const config = loadConsoleRouterConfig({ HUB_URL: hubUrl, CONSOLE_ROUTER_PORT: '0' });
+  const config = loadConsoleRouterConfig({
+    ...fakeHubEnv(hubUrl),
+    ...options.env,
+    CONSOLE_ROUTER_PORT: '0',
+  });
   const logger = createLogger({ name: 'console-router', level: 'trace', destination });
-  const app = buildApp({ config, logger, validateResponses: true, ...options });
-  const server = await startHttpServer(app, { host: config.host, port: config.port, logger });
-  const router = { url: server.url, logs: () => lines.join(''), close: () => server.close(0) };
+  const built = buildApp({ config, logger, validateResponses: true, hubTimeoutMs: options.hubTimeoutMs });
+  const server = await startHttpServer(built.app, { host: config.host, port: config.port, logger });
+  built.attach(server.server);
+  const router = {
+    url: server.url,
+    logs: () => lines.join(''),
+    close: async () => {
+      built.close();
+      await server.close(0);
+    },
+  };
   running.push(router);
   return router;
 }
@@ -60,8 +75,11 @@ describe('console router readiness', () => {
 
     expect(res.status).toBe(200);
     expect(res.type).toContain('application/json');
-    expect(res.body).toEqual({ status: 'ready', checks: { hub_jwks: 'ok' } });
-    expect(hub.requests).toEqual(['/.well-known/jwks.json']);
+    expect(res.body).toEqual({
+      status: 'ready',
+      checks: { hub_jwks: 'ok', route_table: 'ok', upstream_secret: 'ok' },
+    });
+    expect([...hub.requests].sort()).toEqual(['/.well-known/jwks.json', FAKE_TABLE_PATH]);
   });
 
   test('when the hub URL has a path and a trailing slash, then the JWKS is asked for below it', async () => {
@@ -69,7 +87,7 @@ describe('console router readiness', () => {
 
     await get(router, '/readyz');
 
-    expect(hub.requests).toEqual(['/hub/.well-known/jwks.json']);
+    expect([...hub.requests].sort()).toEqual(['/hub/.well-known/jwks.json', `/hub${FAKE_TABLE_PATH}`]);
   });
 
   test('when the hub is stopped, then /readyz answers 503 with hub_jwks failed', async () => {
@@ -81,7 +99,11 @@ describe('console router readiness', () => {
     expect(res.status).toBe(503);
     expect(res.body).toEqual({
       status: 'not_ready',
-      checks: { hub_jwks: 'failed: hub unreachable (ECONNREFUSED)' },
+      checks: {
+        hub_jwks: 'failed: hub unreachable (ECONNREFUSED)',
+        route_table: 'failed: hub unreachable (ECONNREFUSED)',
+        upstream_secret: 'ok',
+      },
     });
   });
 
@@ -92,7 +114,7 @@ describe('console router readiness', () => {
     const res = await get(router, '/readyz');
 
     expect(res.status).toBe(503);
-    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub answered HTTP 404' });
+    expect(res.body?.checks).toMatchObject({ hub_jwks: 'failed: hub answered HTTP 404', route_table: 'ok' });
   });
 
   test('when the hub answers 200 without a keys array, then /readyz answers 503', async () => {
@@ -102,7 +124,7 @@ describe('console router readiness', () => {
     const res = await get(router, '/readyz');
 
     expect(res.status).toBe(503);
-    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub JWKS has no keys array' });
+    expect(res.body?.checks).toMatchObject({ hub_jwks: 'failed: hub JWKS has no keys array' });
   });
 
   test('when the hub answers 200 with an empty keys array, then /readyz answers 503', async () => {
@@ -112,7 +134,7 @@ describe('console router readiness', () => {
     const res = await get(router, '/readyz');
 
     expect(res.status).toBe(503);
-    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub JWKS has no keys' });
+    expect(res.body?.checks).toMatchObject({ hub_jwks: 'failed: hub JWKS has no keys' });
   });
 
   test('when the hub answers 200 with a body that is not JSON, then /readyz answers 503', async () => {
@@ -122,7 +144,7 @@ describe('console router readiness', () => {
     const res = await get(router, '/readyz');
 
     expect(res.status).toBe(503);
-    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub answered with invalid JSON' });
+    expect(res.body?.checks).toMatchObject({ hub_jwks: 'failed: hub answered with invalid JSON' });
   });
 
   test('when the hub does not answer in time, then /readyz answers 503 after the timeout', async () => {
@@ -133,7 +155,11 @@ describe('console router readiness', () => {
     const res = await get(router, '/readyz');
 
     expect(res.status).toBe(503);
-    expect(res.body?.checks).toEqual({ hub_jwks: 'failed: hub did not answer within 200 ms' });
+    expect(res.body?.checks).toEqual({
+      hub_jwks: 'failed: hub did not answer within 200 ms',
+      route_table: 'failed: hub did not answer within 200 ms',
+      upstream_secret: 'ok',
+    });
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
@@ -160,9 +186,51 @@ describe('console router readiness', () => {
   });
 });
 
+describe('console router readiness: the route table and the host settings', () => {
+  test('when the host id, the runtime key and the console secret are missing, then /readyz names each', async () => {
+    const router = await startRouter(hub.url, {
+      env: { SVC_RUNTIME_INSTANCE_ID: '', SVC_WORKSPACE_API_KEY: '', CONSOLE_ROUTER_UPSTREAM_SECRET: '' },
+    });
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(res.body?.checks).toEqual({
+      hub_jwks: 'ok',
+      route_table: 'failed: SVC_RUNTIME_INSTANCE_ID and SVC_WORKSPACE_API_KEY are not set',
+      upstream_secret: 'failed: CONSOLE_ROUTER_UPSTREAM_SECRET is not set',
+    });
+  });
+
+  test('when the hub refuses the runtime key, then /readyz names the answer', async () => {
+    hub.tableStatus = 401;
+    hub.tableBody = '{"code":"credential_invalid"}';
+    const router = await startRouter(hub.url);
+
+    const res = await get(router, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect(res.body?.checks).toMatchObject({
+      route_table: 'failed: hub answered HTTP 401 credential_invalid',
+    });
+  });
+});
+
 describe('console router edge', () => {
+  test('when the route table has not been loaded yet, then an agent route answers 503 routes_unavailable', async () => {
+    hub.tableStatus = 500;
+    const router = await startRouter(hub.url);
+
+    const res = await get(router, '/acme/agents/agt_1/global/health');
+
+    expect(res.status).toBe(503);
+    expect(res.type).toContain('application/problem+json');
+    expect(res.body).toMatchObject({ code: 'routes_unavailable' });
+  });
+
   test('when no route matches, then 404 problem+json', async () => {
     const router = await startRouter(hub.url);
+    await get(router, '/readyz');
 
     const res = await get(router, '/acme/agents/agt_1/global/health');
 

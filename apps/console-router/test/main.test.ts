@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { exitWithin, freePort, startBuiltEntryPoint, waitUntilLive } from '@svc/testing';
-import { startFakeHub } from './support/fake-hub';
+import { fakeHubEnv, startFakeHub } from './support/fake-hub';
 
 const appDir = path.resolve(__dirname, '..');
 // The entry point runs from dist/ exactly as deployed (the README's test command builds first).
@@ -12,8 +12,8 @@ describe('console router entry point (node dist/main.js)', () => {
     const hub = await startFakeHub();
     const port = await freePort();
     const router = startBuiltEntryPoint(appDir, 'dist/main.js', {
+      ...fakeHubEnv(hub.url),
       CONSOLE_ROUTER_PORT: String(port),
-      HUB_URL: hub.url,
     });
     const url = `http://127.0.0.1:${port}`;
 

@@ -7,7 +7,7 @@ import type { RelayConfig } from './env';
 import { healthRoutes } from './routes/health.routes';
 import { statusRoutes } from './routes/status.routes';
 import { RUNTIME_VERSION } from './runtime-version';
-import { relayReadinessChecks } from './use-cases/check-readiness';
+import { relayReadinessChecks } from './use-cases/health/check-readiness';
 
 export interface RelayAppOptions {
   config: RelayConfig;

@@ -1,7 +1,7 @@
 import { createLogger, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
 import { buildApp } from './app';
 import { loadRelayConfig } from './env';
-import { missingSettings } from './use-cases/check-readiness';
+import { missingSettings } from './use-cases/health/check-readiness';
 
 runMain('relay', async () => {
   const config = loadRelayConfig();

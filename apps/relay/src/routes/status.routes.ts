@@ -1,7 +1,7 @@
 import type { RelayApi } from '@svc/contracts';
 import type { OperationHandlers } from '@svc/service-kit';
-import { describeStatus } from '../use-cases/describe-status';
-import type { StatusFacts } from '../use-cases/describe-status';
+import { describeStatus } from '../use-cases/status/describe-status';
+import type { StatusFacts } from '../use-cases/status/describe-status';
 
 type StatusHandlers = Pick<OperationHandlers<RelayApi.operations>, 'relayStatus'>;
 

@@ -1,6 +1,6 @@
 import { httpCheck } from '@svc/service-kit';
 import type { ReadinessCheck } from '@svc/service-kit';
-import type { RelayConfig } from '../env';
+import type { RelayConfig } from '../../env';
 
 type Settings = Pick<RelayConfig, 'hubUrl' | 'workspace' | 'workspaceApiKey'>;
 

@@ -1,0 +1,64 @@
+import {
+  isAllowedHost,
+  isAllowedOrigin,
+  isLoopbackAddress,
+  isLoopbackHost,
+  originRules,
+} from './request-origin';
+
+const rules = originRules('https://Console.Example.test/');
+
+describe('Host and Origin rules', () => {
+  test.each([
+    '127.0.0.1:8790',
+    'localhost',
+    'LOCALHOST:80',
+    '[::1]:8790',
+    '127.1.2.3',
+    'console.example.test',
+  ])('when Host is %s, then it is allowed', (host) => {
+    expect(isAllowedHost(host, rules)).toBe(true);
+  });
+
+  test.each([
+    undefined,
+    '',
+    'evil.example',
+    'console.example.test.evil.example',
+    '10.0.0.1:8790',
+    'console.example.test:444',
+  ])('when Host is %s, then it is refused (DNS rebinding)', (host) => {
+    expect(isAllowedHost(host, rules)).toBe(false);
+  });
+
+  test('when no public base URL is configured, then only loopback hosts pass', () => {
+    expect(isAllowedHost('console.example.test', originRules(undefined))).toBe(false);
+    expect(isLoopbackHost('console.example.test')).toBe(false);
+  });
+
+  test.each(['https://console.example.test', 'http://127.0.0.1:5173', 'http://localhost:3000'])(
+    'when Origin is %s, then a WebSocket may open',
+    (origin) => {
+      expect(isAllowedOrigin(origin, rules)).toBe(true);
+    },
+  );
+
+  test.each([
+    undefined,
+    'null',
+    'https://evil.example',
+    'http://console.example.test',
+    'https://console.example.test/path',
+    'file://',
+  ])('when Origin is %s, then a WebSocket is refused', (origin) => {
+    expect(isAllowedOrigin(origin, rules)).toBe(false);
+  });
+
+  test('when remote addresses are read, then loopback ones are told apart', () => {
+    expect(isLoopbackAddress('127.0.0.1')).toBe(true);
+    expect(isLoopbackAddress('::ffff:127.0.0.1')).toBe(true);
+    expect(isLoopbackAddress('::1')).toBe(true);
+    expect(isLoopbackAddress('10.0.0.2')).toBe(false);
+    expect(isLoopbackAddress(undefined)).toBe(false);
+  });
+});

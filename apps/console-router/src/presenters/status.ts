@@ -1,0 +1,34 @@
+import type { ConsoleRouterApi } from '@svc/contracts';
+import type { RouteTableState } from '../data/route-table.source';
+import type { RouterStatus } from '../use-cases/status/describe-status';
+
+type Schemas = ConsoleRouterApi.components['schemas'];
+export type ConsoleRouterStatusBody = Schemas['ConsoleRouterStatus'];
+export type RouteTableSummaryBody = Schemas['ConsoleRouteTableSummary'];
+
+export function presentTableSummary(state: RouteTableState): RouteTableSummaryBody {
+  return {
+    version: state.table?.version ?? null,
+    routes: state.table?.routes.length ?? 0,
+    loaded_at: state.loadedAt?.toISOString() ?? null,
+  };
+}
+
+export function presentStatus(status: RouterStatus): ConsoleRouterStatusBody {
+  return {
+    pid: status.pid,
+    host: status.host,
+    port: status.port,
+    runtime_version: status.runtimeVersion,
+    started_at: status.startedAt.toISOString(),
+    uptime_seconds: Math.max(0, Math.round((status.now.getTime() - status.startedAt.getTime()) / 1000)),
+    table: presentTableSummary(status.table),
+    routes: status.routes.map((r) => ({
+      agent_id: r.route.agentId,
+      route: r.route.route,
+      serve_port: r.route.servePort,
+      open_sockets: r.openSockets,
+      last_activity_at: r.lastActivityAt?.toISOString() ?? null,
+    })),
+  };
+}

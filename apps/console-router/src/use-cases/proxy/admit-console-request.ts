@@ -1,0 +1,121 @@
+import { AppError } from '@svc/service-kit';
+import type { CredentialReader } from '../../auth/console-credentials';
+import type { RouteTableSource } from '../../data/route-table.source';
+import { authorizeCaller } from '../../domain/console-access';
+import type { Caller } from '../../domain/console-access';
+import type { OperationRules } from '../../domain/agent-operations';
+import type { AgentPath, AgentRoute } from '../../domain/route-table';
+
+export interface AdmitDeps {
+  routes: Pick<RouteTableSource, 'current' | 'refreshOnMiss'>;
+  readCredential: CredentialReader;
+  operationRules: OperationRules;
+  /** Whether the agent's serve port accepts a connection (asked only before a refusal). */
+  isListening: (port: number) => Promise<boolean>;
+}
+
+export interface ConsoleRequest {
+  method: string;
+  path: AgentPath;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** A request the router forwards: where to, what the agent sees, and as whom. */
+export interface Admission {
+  route: AgentRoute;
+  /** The path and query the agent receives: the route prefix and every `ticket` parameter removed. */
+  upstreamPath: string;
+  caller: Caller;
+}
+
+/** `rest` without its `ticket` parameters; the other parameters are kept byte for byte. */
+export function withoutTicket(rest: string): string {
+  const at = rest.indexOf('?');
+  if (at === -1) return rest;
+  const kept = rest
+    .slice(at + 1)
+    .split('&')
+    .filter((pair) => {
+      const name = pair.split('=', 1)[0] ?? '';
+      try {
+        return decodeURIComponent(name.replace(/\+/g, ' ')) !== 'ticket';
+      } catch {
+        return true;
+      }
+    });
+  return kept.length > 0 ? `${rest.slice(0, at)}?${kept.join('&')}` : rest.slice(0, at);
+}
+
+/** The agent's serve port does not accept connections. */
+export const agentUnavailable = (agentId: string) =>
+  new AppError({
+    status: 503,
+    code: 'agent_unavailable',
+    detail: `Agent ${agentId} is not listening on its serve port; start it and retry.`,
+    headers: { 'Retry-After': '5' },
+  });
+
+/**
+ * Decides a request on an agent route in the contract's order: unknown workspace or agent → 404; the agent
+ * not listening → 503; no or a bad credential → 401; another workspace, a participant who is not a member,
+ * an agent outside the peer rule, a ticket for another agent → 403; a caller kind the operation does not
+ * accept → 403. The port is probed only before a refusal, so the 401 proves the route reaches a listening
+ * agent; an admitted request learns that the agent is down from the upstream connection instead.
+ */
+export async function admitConsoleRequest(deps: AdmitDeps, request: ConsoleRequest): Promise<Admission> {
+  let table = deps.routes.current();
+  if (!table) {
+    throw new AppError({
+      status: 503,
+      code: 'routes_unavailable',
+      detail: 'The route table has not been loaded from the hub yet; retry shortly.',
+      headers: { 'Retry-After': '5' },
+    });
+  }
+  const { path } = request;
+  let route = table.find(path.workspace, path.agentId);
+  if (!route) {
+    // An agent started since the last poll: reload (at most once a second) before answering 404.
+    table = (await deps.routes.refreshOnMiss()) ?? table;
+    route = table.find(path.workspace, path.agentId);
+  }
+  if (!route) {
+    throw new AppError({
+      status: 404,
+      code: 'route_not_found',
+      detail: `No agent ${path.agentId} in workspace ${path.workspace} on this host.`,
+    });
+  }
+  const queryAt = path.rest.indexOf('?');
+  const restPath = queryAt === -1 ? path.rest : path.rest.slice(0, queryAt);
+  const verdict = await deps.readCredential(request.headers, queryAt === -1 ? '' : path.rest.slice(queryAt));
+
+  let refusal: AppError;
+  if (verdict.state === 'verified') {
+    try {
+      const caller = authorizeCaller(
+        verdict.credential,
+        route,
+        table,
+        deps.operationRules(request.method, restPath),
+      );
+      return { route, upstreamPath: withoutTicket(path.rest), caller };
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      refusal = error;
+    }
+  } else {
+    refusal = new AppError({
+      status: 401,
+      code: verdict.state === 'missing' ? 'credential_missing' : 'credential_invalid',
+      detail:
+        verdict.state === 'missing'
+          ? 'Send a participant token, an agent token or a console ticket.'
+          : `The credential is not valid: ${verdict.detail}.`,
+      extra: { agent_id: route.agentId },
+      headers: { 'WWW-Authenticate': 'Bearer' },
+    });
+  }
+  if (!(await deps.isListening(route.servePort))) throw agentUnavailable(route.agentId);
+  throw refusal;
+}

@@ -1,0 +1,43 @@
+import type { RouteTableState } from '../../data/route-table.source';
+import type { AgentRoute } from '../../domain/route-table';
+import type { RouteActivity } from '../../domain/route-activity';
+
+export interface StatusFacts {
+  host: string;
+  port: number;
+  runtimeVersion: string;
+  startedAt: Date;
+  now: Date;
+}
+
+export interface RouteStatus {
+  route: AgentRoute;
+  openSockets: number;
+  lastActivityAt: Date | undefined;
+}
+
+export interface RouterStatus extends StatusFacts {
+  pid: number;
+  table: RouteTableState;
+  routes: RouteStatus[];
+}
+
+/** The router's process facts, the table in use and each route's open WebSockets and last activity. */
+export interface StatusDeps {
+  routes: { state(): RouteTableState };
+  activity: RouteActivity;
+}
+
+export function describeStatus(deps: StatusDeps, facts: StatusFacts): RouterStatus {
+  const table = deps.routes.state();
+  return {
+    ...facts,
+    pid: process.pid,
+    table,
+    routes: (table.table?.routes ?? []).map((route) => ({
+      route,
+      openSockets: deps.activity.openSockets(route.agentId),
+      lastActivityAt: deps.activity.lastActivity(route.agentId),
+    })),
+  };
+}
