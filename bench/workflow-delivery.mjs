@@ -4,7 +4,7 @@
 //   pnpm run build && node bench/workflow-delivery.mjs [--deliveries 20000] [--concurrency 100] [--http]
 //                                                     [--timeout 300] [--cpu-prof DIR] [--json]
 //
-// Starts the built worker (`apps/workflow-api/dist/worker.js`) over a fresh, migrated workflow database and the
+// Starts the built worker (`apps/workflow-api/dist/worker-main.js`) over a fresh, migrated workflow database and the
 // machine's Redis under a queue prefix of its own, at its production defaults except that prefix,
 // LOG_LEVEL=warn, WORKFLOW_ENCRYPTION_KEYS, WORKFLOW_DELIVERY_ALLOW_LOOPBACK=true, WORKFLOW_DELIVERY_CA_FILE
 // (the receiver's self-signed certificate) and WORKFLOW_DELIVERY_CONCURRENCY=`--concurrency`. No hub is started:
@@ -25,20 +25,18 @@
 // exit code is non-zero only when a delivery is lost, duplicated or refused, a request errs, the worker exits
 // or set-up fails. The worker, the receiver, the database, the queue keys and the certificate are removed at
 // the end, also on failure or Ctrl-C. Only 127.0.0.1 is contacted.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker as Thread, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { benchCli, cleanupStack, lineCounter, machine, printLines, root } from './support.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const workflowDir = path.join(root, 'apps', 'workflow-api');
 const contractsDist = path.join(root, 'packages', 'contracts', 'dist', 'index.js');
 const require = createRequire(import.meta.url);
 
@@ -151,72 +149,30 @@ async function runBench() {
       json: { type: 'boolean', default: false },
     },
   });
-  const fail = (message) => {
-    console.error(`workflow-delivery: ${message}`);
-    process.exit(2);
-  };
-  const intBetween = (value, name, min, max) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max)
-      fail(`--${name} must be an integer between ${min} and ${max}`);
-    return n;
-  };
-  const count = intBetween(args.deliveries, 'deliveries', 1, 1_000_000);
-  const concurrency = intBetween(args.concurrency, 'concurrency', 1, 1000);
-  const timeoutMs = intBetween(args.timeout, 'timeout', 1, 3600) * 1000;
+  const cli = benchCli('workflow-delivery');
+  const count = cli.intBetween(args.deliveries, 'deliveries', 1, 1_000_000);
+  const concurrency = cli.intBetween(args.concurrency, 'concurrency', 1, 1000);
+  const timeoutMs = cli.intBetween(args.timeout, 'timeout', 1, 3600) * 1000;
   const secure = !args.http;
   const profileDir = args['cpu-prof'] ? path.resolve(args['cpu-prof']) : undefined;
 
-  const loadBuilt = (file) => {
-    if (!existsSync(file)) fail(`${path.relative(root, file)} is missing; run \`pnpm run build\` first`);
-    try {
-      return require(file);
-    } catch (error) {
-      fail(`cannot load ${path.relative(root, file)} (${error.message}); run \`pnpm run build\` first`);
-    }
-  };
-  const workerScript = path.join(workflowDir, 'dist', 'worker.js');
-  if (!existsSync(workerScript))
-    fail(`${path.relative(root, workerScript)} is missing; run \`pnpm run build\``);
-  const { createTestDatabase, freePort } = loadBuilt(
-    path.join(root, 'packages', 'testing', 'dist', 'index.js'),
-  );
-  const { MIGRATIONS_DIR } = loadBuilt(path.join(workflowDir, 'dist', 'app.js'));
-  const { deliveryHeaders, generateSigningSecret } = loadBuilt(contractsDist);
-  const { createSecretBox, parseSecretBoxKeys, newId } = loadBuilt(
-    path.join(root, 'packages', 'service-kit', 'dist', 'index.js'),
-  );
-  const workflowRequire = createRequire(path.join(workflowDir, 'package.json'));
-  const { Queue, Worker } = workflowRequire('bullmq');
-  const pg = workflowRequire('pg');
+  cli.assertBuilt(['apps/workflow-api/dist/worker-main.js']);
+  const harness = cli.load('packages/testing/dist/index.js');
+  const { latencyStats: stats } = harness;
+  const { deliveryHeaders, generateSigningSecret } = cli.load('packages/contracts/dist/index.js');
+  const { createSecretBox, parseSecretBoxKeys, newId } = cli.load('packages/service-kit/dist/index.js');
+  const { Queue, Worker } = cli.requireFrom('apps/workflow-api', 'bullmq');
+  const pg = cli.requireFrom('apps/workflow-api', 'pg');
 
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const connection = redisOptions(redisUrl);
-  const interrupted = new AbortController();
-  const cleanup = [];
+  const connection = harness.redisConnectionOptions(redisUrl);
+  const teardown = cleanupStack(
+    'workflow-delivery',
+    'stopping the worker, removing the database and queue keys',
+  );
+  const interrupted = teardown.interrupted;
+  const workerLines = lineCounter({ times: false });
   let worker;
-  let tearingDown;
-  const tearDown = () =>
-    (tearingDown ??= (async () => {
-      await worker?.stop().catch(() => undefined);
-      for (const step of cleanup.reverse()) {
-        try {
-          await step();
-        } catch (error) {
-          console.error(`workflow-delivery: clean-up step failed: ${error?.message ?? error}`);
-          process.exitCode = 1;
-        }
-      }
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.once(signal, () => {
-      interrupted.abort();
-      console.error(
-        `workflow-delivery: ${signal}; stopping the worker, removing the database and queue keys`,
-      );
-      void tearDown().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-    });
-  }
 
   const clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   /** CPU milliseconds (user + system) a process has used so far, from /proc; undefined when it is gone. */
@@ -247,7 +203,7 @@ async function runBench() {
   try {
     // The receiver's certificate: self-signed for 127.0.0.1, trusted by the worker through its CA file.
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-delivery-bench-'));
-    cleanup.push(() => rmSync(tmp, { recursive: true, force: true }));
+    teardown.push(() => rmSync(tmp, { recursive: true, force: true }));
     let tls;
     const caFile = path.join(tmp, 'receiver-cert.pem');
     if (secure) {
@@ -280,76 +236,75 @@ async function runBench() {
 
     const secret = generateSigningSecret();
     receiver = await startReceiver({ secret, tls });
-    cleanup.push(() => receiver.close());
+    teardown.push(() => receiver.close());
     const receiverUrl = `${secure ? 'https' : 'http'}://127.0.0.1:${receiver.port}/hooks/svc`;
 
-    db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_workflow_bench' });
-    cleanup.push(() => db.drop());
+    db = await harness.createWorkflowDatabase('svc_workflow_bench');
+    teardown.push(() => db.drop());
     // The bench's own connection: seeding, checks and statistics (closed before the database is dropped).
     const client = new pg.Client({ connectionString: db.url, application_name: 'delivery-bench' });
     client.on('error', () => undefined);
     await client.connect();
-    cleanup.push(() => client.end());
+    teardown.push(() => client.end());
     // The worker, at production defaults except what deliveries to a local receiver need.
     const encryptionKeys = `bench:${randomBytes(32).toString('base64')}`;
-    const queuePrefix = `benchdlv${randomBytes(4).toString('hex')}`;
-    cleanup.push(() => obliterate(connection, queuePrefix, WORKER_QUEUES));
-    const workerPort = await freePort();
-    worker = runNode(
-      'workflow worker',
-      workerScript,
-      {
-        WORKFLOW_HOST: '127.0.0.1',
-        WORKFLOW_WORKER_PORT: String(workerPort),
-        WORKFLOW_QUEUE_PREFIX: queuePrefix,
-        DATABASE_URL: db.url,
-        REDIS_URL: redisUrl,
-        // Not contacted: the hub is only called for reconcile jobs, and this bench creates none.
-        HUB_URL: 'http://127.0.0.1:9',
-        HUB_SERVICE_TOKEN: randomBytes(30).toString('base64url'),
+    const queuePrefix = harness.uniqueQueuePrefix('benchdlv');
+    teardown.push(() => harness.obliterateQueues(redisUrl, queuePrefix, WORKER_QUEUES));
+    const wf = await harness.workflowEnv({
+      databaseUrl: db.url,
+      redisUrl,
+      queuePrefix,
+      // Not contacted: the hub is only called for reconcile jobs, and this bench creates none.
+      hubUrl: 'http://127.0.0.1:9',
+      serviceToken: randomBytes(30).toString('base64url'),
+      env: {
         WORKFLOW_ENCRYPTION_KEYS: encryptionKeys,
         WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
         WORKFLOW_DELIVERY_CONCURRENCY: String(concurrency),
         ...(secure ? { WORKFLOW_DELIVERY_CA_FILE: caFile } : {}),
-        LOG_LEVEL: 'warn',
         NODE_ENV: 'production',
       },
-      profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
-    );
-    await waitReady(worker, `http://127.0.0.1:${workerPort}/readyz`);
+    });
+    worker = await harness.startWorkflowWorker(wf, {
+      name: 'workflow worker',
+      outputLimit: 16_000,
+      onLine: (line) => workerLines.add(line),
+      ...(profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}),
+    });
+    teardown.procs.push({ stop: () => worker.stop('SIGTERM', 15_000) });
 
     const loadBefore = os.loadavg()[0];
     const noop = await measureNoop();
-    if (interrupted.signal.aborted) return;
+    if (interrupted.aborted) return;
     const raw = await measureRawPosts(secret, receiverUrl, tls?.cert);
-    if (interrupted.signal.aborted) return;
+    if (interrupted.aborted) return;
     const delivered = await measureDeliveries(client, secret, encryptionKeys, queuePrefix, receiverUrl);
-    if (interrupted.signal.aborted) return;
+    if (interrupted.aborted) return;
     const loadAfter = os.loadavg()[0];
 
-    const workerExited = worker.child.exitCode !== null || worker.child.signalCode !== null;
+    const workerExited = !worker.running();
     const result = buildResult({ loadBefore, loadAfter, noop, raw, delivered, workerExited });
-    result.worker_logs = worker.lines();
+    result.worker_logs = workerLines.summary();
     if (args.json) console.log(JSON.stringify(result, null, 2));
     else printTable(result);
     if (result.problems.length > 0) {
       console.error(`workflow-delivery: ${result.problems.length} problem(s):`);
       for (const problem of result.problems) console.error(`  ${problem}`);
-      printOutput(worker);
+      printLines(worker.name, workerLines.summary());
       process.exitCode = 1;
     }
     if (profileDir) {
-      await worker.stop();
+      await worker.stop('SIGTERM', 15_000);
       const profiles = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
       console.error(`workflow-delivery: worker CPU profile(s) in ${profileDir}: ${profiles.join(', ')}`);
     }
   } catch (error) {
-    if (interrupted.signal.aborted) return;
-    if (worker) printOutput(worker);
+    if (interrupted.aborted) return;
+    if (worker) printLines(worker.name, workerLines.summary());
     console.error(`workflow-delivery: ${error instanceof Error ? error.message : error}`);
     process.exitCode = 1;
   } finally {
-    await tearDown();
+    await teardown.tearDown();
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -373,7 +328,7 @@ async function runBench() {
     noopWorker.on('error', (error) => failures.add(`no-op worker error: ${error?.message ?? error}`));
     const closeAll = async () => {
       await Promise.allSettled([noopWorker.close(), queue.close()]);
-      await obliterate(connection, prefix, [name]);
+      await harness.obliterateQueues(redisUrl, prefix, [name]);
     };
     try {
       await Promise.all([queue.waitUntilReady(), noopWorker.waitUntilReady()]);
@@ -447,7 +402,7 @@ async function runBench() {
     const machine0 = machineCpuMs();
     const start = now();
     const loop = async () => {
-      while (next < count && !interrupted.signal.aborted) {
+      while (next < count && !interrupted.aborted) {
         const i = next;
         next += 1;
         const t0 = now();
@@ -594,7 +549,7 @@ async function runBench() {
         const settleDeadline = now() + SETTLE_TIMEOUT_MS;
         let statuses = await deliveryStatuses(client);
         while ((statuses.succeeded ?? 0) < count && (statuses.pending ?? 0) > 0 && now() < settleDeadline) {
-          if (outcome.exited || interrupted.signal.aborted) break;
+          if (outcome.exited || interrupted.aborted) break;
           await sleep(100);
           statuses = await deliveryStatuses(client);
         }
@@ -733,12 +688,7 @@ async function runBench() {
       delivered.lost === 0 && delivered.duplicates === 0 && delivered.failures.total === 0 && !workerExited;
     return {
       date: new Date().toISOString(),
-      machine: {
-        cpus: os.cpus().length,
-        model: os.cpus()[0]?.model ?? 'unknown',
-        node: process.version,
-        load_average_1m: { before: loadBefore, after: loadAfter },
-      },
+      machine: machine(loadBefore, loadAfter),
       settings: {
         deliveries: count,
         concurrency,
@@ -838,7 +788,7 @@ async function runBench() {
   async function enqueue(queue, name, ids, data) {
     const enqueuedAt = new Map();
     const start = now();
-    for (let at = 0; at < ids.length && !interrupted.signal.aborted; at += ENQUEUE_CHUNK) {
+    for (let at = 0; at < ids.length && !interrupted.aborted; at += ENQUEUE_CHUNK) {
       const chunk = ids.slice(at, at + ENQUEUE_CHUNK);
       const t = now();
       for (const id of chunk) enqueuedAt.set(id, t);
@@ -921,20 +871,6 @@ function idle(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** ioredis options of a redis:// or rediss:// URL (BullMQ takes options, not a URL). */
-function redisOptions(url) {
-  const u = new URL(url);
-  return {
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-    db: Number(u.pathname.slice(1) || 0),
-    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
-    maxRetriesPerRequest: null,
-  };
-}
-
 /** A realistic `invocation.completed` body, as the service writes it (`deliveryBody` in events.ts). */
 function eventBody(ids = {}) {
   const id = (prefix) => `${prefix}_${randomBytes(13).toString('hex').slice(0, 26)}`;
@@ -957,22 +893,6 @@ function eventBody(ids = {}) {
       },
     },
   });
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function stats(values) {
-  const sorted = Float64Array.from(values).sort();
-  return {
-    n: sorted.length,
-    p50_ms: percentile(sorted, 50),
-    p90_ms: percentile(sorted, 90),
-    p99_ms: percentile(sorted, 99),
-    max_ms: sorted.length ? sorted[sorted.length - 1] : NaN,
-  };
 }
 
 /** Failures counted by label. */
@@ -1033,126 +953,6 @@ async function startReceiver({ secret, tls }) {
       await thread.terminate();
     },
   };
-}
-
-const TAIL_CHARS = 16_000;
-const MAX_DISTINCT_LINES = 50;
-
-/** Counts the distinct lines a process wrote (at LOG_LEVEL=warn: its warnings and errors). */
-function lineCounter() {
-  const lines = new Map();
-  let partial = '';
-  let other = 0;
-  return {
-    push(chunk) {
-      const text = partial + chunk;
-      const complete = text.split('\n');
-      partial = complete.pop() ?? '';
-      for (const line of complete) {
-        if (!line.trim()) continue;
-        let key = line.slice(0, 300);
-        try {
-          const entry = JSON.parse(line);
-          const error = entry.err ?? entry.error;
-          key = [entry.level, entry.msg, error && `${error.code ?? ''} ${error.message ?? ''}`.trim()]
-            .filter(Boolean)
-            .join(' | ')
-            .slice(0, 400);
-        } catch {
-          // not JSON: keep the clipped text
-        }
-        const seen = lines.get(key);
-        if (seen) seen.count += 1;
-        else if (lines.size < MAX_DISTINCT_LINES) lines.set(key, { count: 1 });
-        else other += 1;
-      }
-    },
-    summary() {
-      if (partial.trim()) this.push('\n');
-      return { lines: [...lines.entries()].map(([line, v]) => ({ line, ...v })), other };
-    },
-  };
-}
-
-/** Runs a built entry point with only the given environment (plus PATH), keeping the tail of its output. */
-function runNode(name, script, env, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, script], {
-    cwd: path.dirname(path.dirname(script)),
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const counted = lineCounter();
-  const collect = (chunk) => {
-    output = (output + chunk).slice(-TAIL_CHARS);
-    counted.push(chunk);
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const exited = new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? signal)));
-  return {
-    name,
-    child,
-    exited,
-    output: () => output,
-    lines: () => counted.summary(),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const stopped = await Promise.race([exited, sleep(15_000).then(() => 'timeout')]);
-      if (stopped === 'timeout') {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    },
-  };
-}
-
-async function waitReady(proc, url, withinMs = 30_000) {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (proc.child.exitCode !== null)
-      throw new Error(`${proc.name} exited during start-up:\n${proc.output()}`);
-    try {
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`${proc.name} was not ready within ${withinMs / 1000} s:\n${proc.output()}`);
-}
-
-/** What the worker wrote (warnings and errors at LOG_LEVEL=warn), as distinct lines with counts. */
-function printOutput(proc) {
-  const { lines, other } = proc.lines();
-  if (lines.length === 0) return;
-  const total = lines.reduce((sum, l) => sum + l.count, other);
-  console.error(`--- ${proc.name}: ${total} log line(s), ${lines.length} distinct`);
-  for (const l of lines) console.error(`  ×${l.count} ${l.line}`);
-  if (other > 0) console.error(`  and ${other} more line(s) of other kinds`);
-}
-
-/** Removes every key of these queues under `prefix`, then any key of the prefix left over. */
-async function obliterate(connection, prefix, names) {
-  const { Queue } = createRequire(path.join(workflowDir, 'package.json'))('bullmq');
-  for (const name of names) {
-    const queue = new Queue(name, { connection, prefix });
-    try {
-      await queue.obliterate({ force: true });
-      const client = await queue.getBackend().client;
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        if (keys.length > 0) await client.unlink(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    } finally {
-      await queue.close();
-    }
-  }
 }
 
 async function deliveryStatuses(client) {

@@ -7,7 +7,7 @@
 //                                                [--burst-pollers 10] [--json]
 //
 // Starts the built hub (`apps/hub-api/dist/main.js`, with the managed provider `local`), the built Workflow
-// API (`dist/main.js`) and its worker (`dist/worker.js`) over fresh, migrated test databases and the real
+// API (`dist/main.js`) and its worker (`dist/worker-main.js`) over fresh, migrated test databases and the real
 // Redis under a queue prefix of their own, every process at its production defaults except that prefix and
 // LOG_LEVEL=warn. Through the public APIs it bootstraps a workspace, creates a project and keys, registers a
 // runtime host (kept heartbeating), registers and starts `--agents` agents (model `local/echo`) and runs one
@@ -24,24 +24,23 @@
 // Targets: phase 1 median < 250 ms and p99 < 1 s; every invocation of the burst completes. A missed target is
 // reported, not failed: the exit code is non-zero only when a request or a run fails or set-up fails.
 // Processes, databases and queue keys are removed at the end, also on failure. Only 127.0.0.1 is contacted.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import {
+  benchCli,
+  cleanupStack,
+  createBenchWorkspace,
+  f,
+  lineCounter,
+  machine,
+  printLines,
+} from './support.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const hubDir = path.join(root, 'apps', 'hub-api');
-const workflowDir = path.join(root, 'apps', 'workflow-api');
-const agentDir = path.join(root, 'apps', 'reference-agent');
-const require = createRequire(import.meta.url);
-
+const cli = benchCli('workflow-run');
 const TARGET_P50_MS = 250;
 const TARGET_P99_MS = 1000;
-/** The engine's reconcile queue (apps/workflow-api/src/engine/queue.ts), obliterated at the end. */
+/** The engine's reconcile queue (apps/workflow-api/src/domain/reconcile-queue.ts), obliterated at the end. */
 const ENGINE_QUEUES = ['workflow-reconcile'];
 const INTENT = 'Please write the weekly report for the bench';
 const CAPABILITY = 'report';
@@ -60,190 +59,53 @@ const { values: args } = parseArgs({
   },
 });
 
-function intBetween(value, name, min, max) {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max)
-    fail(`--${name} must be an integer between ${min} and ${max}`);
-  return n;
-}
-function seconds(value, name) {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || n > 600) fail(`--${name} must be a number of seconds in (0, 600]`);
-  return n * 1000;
-}
-function fail(message) {
-  console.error(`workflow-run: ${message}`);
-  process.exit(2);
-}
+const runCount = cli.intBetween(args.runs, 'runs', 1, 100_000);
+const warmupCount = cli.intBetween(args.warmup, 'warmup', 0, 100_000);
+const burstCount = cli.intBetween(args.burst, 'burst', 1, 10_000);
+const agentCount = cli.intBetween(args.agents, 'agents', 1, 50);
+const pollMs = cli.intBetween(args.poll, 'poll', 1, 10_000);
+const runTimeoutMs = cli.seconds(args['run-timeout'], 'run-timeout');
+const burstTimeoutMs = cli.seconds(args['burst-timeout'], 'burst-timeout');
+const burstPollers = cli.intBetween(args['burst-pollers'], 'burst-pollers', 1, 1000);
 
-const runCount = intBetween(args.runs, 'runs', 1, 100_000);
-const warmupCount = intBetween(args.warmup, 'warmup', 0, 100_000);
-const burstCount = intBetween(args.burst, 'burst', 1, 10_000);
-const agentCount = intBetween(args.agents, 'agents', 1, 50);
-const pollMs = intBetween(args.poll, 'poll', 1, 10_000);
-const runTimeoutMs = seconds(args['run-timeout'], 'run-timeout');
-const burstTimeoutMs = seconds(args['burst-timeout'], 'burst-timeout');
-const burstPollers = intBetween(args['burst-pollers'], 'burst-pollers', 1, 1000);
+cli.assertBuilt([
+  'apps/hub-api/dist/main.js',
+  'apps/workflow-api/dist/main.js',
+  'apps/workflow-api/dist/worker-main.js',
+  'apps/reference-agent/dist/main.js',
+]);
+const harness = cli.load('packages/testing/dist/index.js');
+const {
+  latencyStats: stats,
+  median,
+  obliterateQueues,
+  redisConnectionOptions,
+  sleep,
+  uniqueQueuePrefix,
+} = harness;
+const { Queue, QueueEvents, Worker } = cli.requireFrom('apps/workflow-api', 'bullmq');
 
-function loadBuilt(file) {
-  try {
-    return require(file);
-  } catch (error) {
-    fail(`cannot load ${path.relative(root, file)} (${error.message}); run \`pnpm run build\` first`);
-  }
-}
-for (const file of [
-  path.join(hubDir, 'dist', 'main.js'),
-  path.join(workflowDir, 'dist', 'main.js'),
-  path.join(workflowDir, 'dist', 'worker.js'),
-  path.join(agentDir, 'dist', 'main.js'),
-]) {
-  if (!existsSync(file)) fail(`${path.relative(root, file)} is missing; run \`pnpm run build\` first`);
-}
-
-const { createTestDatabase, freePort } = loadBuilt(
-  path.join(root, 'packages', 'testing', 'dist', 'index.js'),
-);
-const { MIGRATIONS_DIR: HUB_MIGRATIONS } = loadBuilt(path.join(hubDir, 'dist', 'app.js'));
-const { MIGRATIONS_DIR: WORKFLOW_MIGRATIONS } = loadBuilt(path.join(workflowDir, 'dist', 'app.js'));
-const { Queue, QueueEvents, Worker } = createRequire(path.join(workflowDir, 'package.json'))('bullmq');
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Aborted on SIGINT/SIGTERM: the measurements stop and nothing is reported. */
-const interrupted = new AbortController();
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const teardown = cleanupStack(
+  'workflow-run',
+  'stopping the processes and removing the databases and queue keys',
+);
+/** Aborted on SIGINT/SIGTERM: the measurements stop and nothing is reported. */
+const interrupted = teardown.interrupted;
+/** What each process wrote, as distinct lines, by process. */
+const written = new Map();
 
-/** ioredis options of a redis:// or rediss:// URL (BullMQ takes options, not a URL). */
-function redisOptions(url) {
-  const u = new URL(url);
-  return {
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-    db: Number(u.pathname.slice(1) || 0),
-    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
+/** Start options of a process whose output is kept (its tail) and counted as distinct lines. */
+function counted(name) {
+  const counter = lineCounter();
+  return { name, outputLimit: 16_000, onLine: (line) => counter.add(line), counter };
 }
 
-const TAIL_CHARS = 16_000;
-const MAX_DISTINCT_LINES = 50;
-
-/** One log line, shortened to what says what happened (pino JSON lines; other text is clipped). */
-function compactLine(line) {
-  let entry;
-  try {
-    entry = JSON.parse(line);
-  } catch {
-    return { key: line.slice(0, 300), time: '' };
-  }
-  const error = entry.err ?? entry.error;
-  const parts = [
-    entry.level,
-    entry.msg,
-    entry.step && `step ${entry.step}`,
-    entry.method && `${entry.method} ${entry.path} → ${entry.status}`,
-    error && `${error.code ? `${error.code} ` : ''}${error.message ?? ''}`.trim(),
-  ];
-  return { key: parts.filter(Boolean).join(' | ').slice(0, 400), time: entry.time ?? '' };
-}
-
-/** Counts the distinct lines a process wrote (at LOG_LEVEL=warn: its warnings and errors). */
-function lineCounter() {
-  const lines = new Map();
-  let partial = '';
-  let other = 0;
-  return {
-    push(chunk) {
-      const text = partial + chunk;
-      const complete = text.split('\n');
-      partial = complete.pop() ?? '';
-      for (const line of complete) {
-        if (!line.trim()) continue;
-        const { key, time } = compactLine(line);
-        const seen = lines.get(key);
-        if (seen) {
-          seen.count += 1;
-          seen.last = time;
-        } else if (lines.size < MAX_DISTINCT_LINES) {
-          lines.set(key, { count: 1, first: time, last: time });
-        } else {
-          other += 1;
-        }
-      }
-    },
-    summary() {
-      if (partial.trim()) this.push('\n');
-      return { lines: [...lines.entries()].map(([key, v]) => ({ line: key, ...v })), other };
-    },
-  };
-}
-
-/** Runs a built entry point with only the given environment (plus PATH), keeping the tail of its output. */
-function runNode(name, script, env, { captureStdout = false } = {}) {
-  const child = spawn(process.execPath, [script], {
-    cwd: path.dirname(path.dirname(script)),
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  let output = '';
-  const counted = { stdout: lineCounter(), stderr: lineCounter() };
-  child.stdout.on('data', (chunk) => {
-    if (captureStdout) {
-      stdout += chunk;
-      return;
-    }
-    output = (output + chunk).slice(-TAIL_CHARS);
-    counted.stdout.push(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr = (stderr + chunk).slice(-TAIL_CHARS);
-    output = (output + chunk).slice(-TAIL_CHARS);
-    counted.stderr.push(chunk);
-  });
-  const exited = new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? signal)));
-  return {
-    name,
-    child,
-    exited,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    output: () => output,
-    /** What the process wrote, as distinct lines with their counts and first/last times. */
-    lines() {
-      const out = counted.stdout.summary();
-      const err = counted.stderr.summary();
-      return { lines: [...out.lines, ...err.lines], other: out.other + err.other };
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const stopped = await Promise.race([exited, sleep(10_000).then(() => 'timeout')]);
-      if (stopped === 'timeout') {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    },
-  };
-}
-
-async function waitReady(proc, url, withinMs = 30_000) {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (proc.child.exitCode !== null)
-      throw new Error(`${proc.name} exited during start-up:\n${proc.output()}`);
-    try {
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`${proc.name} was not ready within ${withinMs / 1000} s:\n${proc.output()}`);
+/** Registers a started process for the stop at the end and for the report of what it wrote. */
+function track(proc, options) {
+  teardown.procs.push(proc);
+  written.set(proc, options.counter);
+  return proc;
 }
 
 /** A failed request: the label counts failures by kind; the detail is the problem's code and title. */
@@ -279,26 +141,6 @@ async function call(step, method, url, { headers = {}, body, ok = [200] } = {}) 
     throw new RequestFailed(`${step}: HTTP ${res.status}${json.code ? ` ${json.code}` : ''}`, detail);
   }
   return json.data;
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function stats(values) {
-  const sorted = Float64Array.from(values).sort();
-  return {
-    n: sorted.length,
-    p50_ms: percentile(sorted, 50),
-    p90_ms: percentile(sorted, 90),
-    p99_ms: percentile(sorted, 99),
-    max_ms: sorted.length ? sorted[sorted.length - 1] : NaN,
-  };
-}
-
-function median(values) {
-  return percentile(Float64Array.from(values).sort(), 50);
 }
 
 /** Failures counted by label, plus the first few in detail. */
@@ -363,155 +205,77 @@ function describeView(view) {
 
 /**
  * Starts the hub, the Workflow API, its worker and the reference agents, and seeds one route. Every process
- * goes into `procs` and every clean-up step into `cleanup` as soon as it exists, so a failure half-way leaves
- * nothing behind. Resolves to what the measurements need: the invocations URL and the key's header.
+ * and every clean-up step is registered as soon as it exists, so a failure half-way leaves nothing behind.
+ * Resolves to what the measurements need: the invocations URL and the key's header.
  */
-async function startStack(procs, cleanup) {
+async function startStack() {
   const [hubDb, wfDb] = await Promise.all([
-    createTestDatabase({ migrationsDir: HUB_MIGRATIONS, prefix: 'svc_hub_bench' }),
-    createTestDatabase({ migrationsDir: WORKFLOW_MIGRATIONS, prefix: 'svc_workflow_bench' }),
+    harness.createHubDatabase('svc_hub_bench'),
+    harness.createWorkflowDatabase('svc_workflow_bench'),
   ]);
-  cleanup.push(() => Promise.all([hubDb.drop(), wfDb.drop()]));
+  teardown.push(() => Promise.all([hubDb.drop(), wfDb.drop()]));
 
-  // The hub: bootstrap a workspace and its owner, then serve.
-  const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
-  const password = randomBytes(18).toString('base64url');
-  const bootstrap = runNode(
-    'hub bootstrap',
-    path.join(hubDir, 'dist', 'bootstrap.js'),
-    {
-      DATABASE_URL: hubDb.url,
-      BOOTSTRAP_WORKSPACE_SLUG: 'bench',
-      BOOTSTRAP_WORKSPACE_NAME: 'Benchmark',
-      BOOTSTRAP_ADMIN_EMAIL: email,
-      BOOTSTRAP_ADMIN_PASSWORD: password,
-      LOG_LEVEL: 'warn',
-    },
-    { captureStdout: true },
-  );
-  const code = await bootstrap.exited;
-  if (code !== 0) throw new Error(`bootstrap failed (${code}):\n${bootstrap.stderr()}`);
-  const { workspace } = JSON.parse(bootstrap.stdout().trim().split('\n').pop());
-
-  const serviceToken = `svs_${randomBytes(32).toString('base64url')}`;
-  const [hubPort, wfPort, workerPort] = [await freePort(), await freePort(), await freePort()];
-  const hubUrl = `http://127.0.0.1:${hubPort}`;
-  const wfUrl = `http://127.0.0.1:${wfPort}`;
-  const hub = runNode('hub', path.join(hubDir, 'dist', 'main.js'), {
-    HUB_HOST: '127.0.0.1',
-    HUB_PORT: String(hubPort),
-    HUB_PUBLIC_URL: hubUrl,
-    DATABASE_URL: hubDb.url,
-    HUB_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
-    HUB_SERVICE_TOKEN: serviceToken,
-    HUB_MANAGED_PROVIDERS: 'local',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
+  const serviceToken = harness.newServiceToken();
+  const production = { NODE_ENV: 'production' };
+  const hubOptions = counted('hub');
+  const hub = await harness.startHub({
+    databaseUrl: hubDb.url,
+    serviceToken,
+    env: { HUB_MANAGED_PROVIDERS: 'local', ...production },
+    process: hubOptions,
   });
-  procs.push(hub);
+  track(hub.process, hubOptions);
 
   // The Workflow API and its worker: production defaults but for their own queue prefix.
-  const queuePrefix = `bench${randomBytes(4).toString('hex')}`;
-  const wfEnv = {
-    WORKFLOW_HOST: '127.0.0.1',
-    WORKFLOW_PORT: String(wfPort),
-    WORKFLOW_WORKER_PORT: String(workerPort),
-    WORKFLOW_PUBLIC_URL: wfUrl,
-    WORKFLOW_QUEUE_PREFIX: queuePrefix,
-    DATABASE_URL: wfDb.url,
-    REDIS_URL: redisUrl,
-    HUB_URL: hubUrl,
-    HUB_SERVICE_TOKEN: serviceToken,
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-  };
-  cleanup.push(() => obliterate(queuePrefix, ENGINE_QUEUES));
-  const api = runNode('workflow API', path.join(workflowDir, 'dist', 'main.js'), wfEnv);
-  procs.push(api);
-  const worker = runNode('workflow worker', path.join(workflowDir, 'dist', 'worker.js'), wfEnv);
-  procs.push(worker);
+  const queuePrefix = uniqueQueuePrefix('bench');
+  teardown.push(() => obliterateQueues(redisUrl, queuePrefix, ENGINE_QUEUES));
+  const wf = await harness.workflowEnv({
+    databaseUrl: wfDb.url,
+    redisUrl,
+    queuePrefix,
+    hubUrl: hub.url,
+    serviceToken,
+    env: production,
+  });
+  const [apiOptions, workerOptions] = [counted('workflow API'), counted('workflow worker')];
   await Promise.all([
-    waitReady(hub, `${hubUrl}/readyz`),
-    waitReady(api, `${wfUrl}/readyz`),
-    waitReady(worker, `http://127.0.0.1:${workerPort}/readyz`),
+    harness.startWorkflowApi(wf, apiOptions).then((proc) => track(proc, apiOptions)),
+    harness.startWorkflowWorker(wf, workerOptions).then((proc) => track(proc, workerOptions)),
   ]);
 
   // Workspace, project and keys through the hub's public API.
-  const session = await call('login', 'POST', `${hubUrl}/api/v1/auth/login`, { body: { email, password } });
-  const owner = { authorization: `Bearer ${session.token}` };
-  const ws = `${hubUrl}/api/v1/workspaces/${workspace.slug}`;
-  const project = await call('create project', 'POST', `${ws}/projects`, {
-    headers: owner,
-    body: { code: 'BENCH', name: 'Bench' },
-    ok: [201],
-  });
-  const newKey = async (name, scopes) =>
-    (
-      await call('create key', 'POST', `${ws}/api-keys`, {
-        headers: owner,
-        body: { name, scopes },
-        ok: [201],
-      })
-    ).key;
-  const benchKey = await newKey('bench', [
-    'workflows:run',
-    'workflows:read',
-    'workflow-contracts:read',
-    'workflow-contracts:write',
-    'artifact-schemas:write',
-  ]);
-  const hostKey = await newKey('bench host', ['runtime-hosts:write']);
+  const owner = await createBenchWorkspace(harness.createHubWorkspace, hub.url, hubDb.url);
+  const project = await owner.createProject('BENCH', 'Bench');
+  const benchKey = await owner.createApiKey(
+    [
+      'workflows:run',
+      'workflows:read',
+      'workflow-contracts:read',
+      'workflow-contracts:write',
+      'artifact-schemas:write',
+    ],
+    'bench',
+  );
 
   // A runtime host, heartbeating like a live one.
-  const host = await call('register runtime host', 'POST', `${ws}/runtime-hosts`, {
-    headers: owner,
-    body: {
-      name: 'bench-host',
-      hostname: 'runtime-1.internal',
-      workdir_root: '/srv/agents',
-      console_public_base_url: 'https://console.example.test',
-      relay_public_url: 'https://relay.example.test',
-    },
-    ok: [201],
-  });
-  const hostId = host.host?.id ?? host.id;
-  const beatHost = () =>
-    call('host heartbeat', 'POST', `${hubUrl}/api/v1/runtime-hosts/${hostId}/heartbeat`, {
-      headers: { 'x-api-key': hostKey },
-      body: { relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' },
-    });
-  await beatHost();
-  const hostBeat = setInterval(() => void beatHost().catch(() => undefined), 20_000);
-  cleanup.push(() => clearInterval(hostBeat));
+  const host = await harness.registerLiveRuntimeHost(owner, 'bench-host');
+  teardown.push(() => host.stop());
 
   // The agents: registered and started at the hub, each worked by a reference agent process.
   for (let i = 1; i <= agentCount; i += 1) {
-    const registered = await call('register agent', 'POST', `${ws}/agents`, {
-      headers: owner,
-      body: {
-        name: `bench-agent-${i}`,
-        runtime_instance_id: hostId,
-        capabilities: [CAPABILITY],
-        project_code: project.code,
-        model: 'local/echo',
-      },
-      ok: [201],
+    const agent = await harness.registerStartedAgent(owner, {
+      name: `bench-agent-${i}`,
+      hostId: host.id,
+      projectCode: project.code,
+      capabilities: [CAPABILITY],
     });
-    const agentId = registered.agent?.id ?? registered.id;
-    const started = await call('start agent', 'POST', `${hubUrl}/api/v1/agents/${agentId}/start`, {
-      headers: owner,
-      body: { launch_path: 'direct' },
-      ok: [200, 201],
+    const agentOptions = counted(`reference agent ${i}`);
+    const proc = await harness.startReferenceAgent(owner, agent, {
+      workflowUrl: wf.url,
+      env: { LOG_LEVEL: 'warn', ...production },
+      process: agentOptions,
     });
-    const agent = runNode(`reference agent ${i}`, path.join(agentDir, 'dist', 'main.js'), {
-      AGENT_TOKEN: started.agent_token,
-      HUB_URL: hubUrl,
-      WORKFLOW_URL: wfUrl,
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-    });
-    procs.push(agent);
-    await waitHeartbeat(agent, `${hubUrl}/api/v1/agents/${agentId}`, owner);
+    track(proc, agentOptions);
   }
 
   // One route: an artifact schema and a contract whose template has one stage.
@@ -519,14 +283,19 @@ async function startStack(procs, cleanup) {
   await call(
     'register artifact schema',
     'POST',
-    `${wfUrl}/api/v1/workspaces/${workspace.id}/artifact-schemas`,
+    `${wf.url}/api/v1/workspaces/${owner.workspace.id}/artifact-schemas`,
     {
       headers: wfKey,
-      body: { project_id: project.id, name: 'bench-report', version: '1.0.0', json_schema: REPORT_SCHEMA },
+      body: {
+        project_id: project.id,
+        name: 'bench-report',
+        version: '1.0.0',
+        json_schema: harness.REPORT_SCHEMA,
+      },
       ok: [201],
     },
   );
-  const projectBase = `${wfUrl}/api/v1/projects/${project.id}/workflow`;
+  const projectBase = `${wf.url}/api/v1/projects/${project.id}/workflow`;
   await call('create contract', 'POST', `${projectBase}/contracts`, {
     headers: wfKey,
     body: {
@@ -628,11 +397,11 @@ async function sequentialRuns(client, floor, count) {
   const runs = [];
   const floorMs = [];
   let busyMs = 0;
-  for (let i = 0; i < count && !interrupted.signal.aborted; i += 1) {
+  for (let i = 0; i < count && !interrupted.aborted; i += 1) {
     const roundTrip = await floor.roundTrip();
     if (roundTrip !== undefined) floorMs.push(roundTrip);
     const started = performance.now();
-    if (interrupted.signal.aborted) break;
+    if (interrupted.aborted) break;
     try {
       runs.push(await client.oneRun());
     } catch (error) {
@@ -644,49 +413,23 @@ async function sequentialRuns(client, floor, count) {
 }
 
 async function main() {
-  const cleanup = [];
-  const procs = [];
+  const procs = teardown.procs;
   let reported = false;
-  let tearingDown;
-  /** Stops every process, then runs the clean-up steps (newest first); once, whoever asks first. */
-  const tearDown = () =>
-    (tearingDown ??= (async () => {
-      await Promise.all(procs.map((proc) => proc.stop().catch(() => undefined)));
-      for (const step of cleanup.reverse()) {
-        try {
-          await step();
-        } catch (error) {
-          console.error(
-            `workflow-run: clean-up step failed: ${error instanceof Error ? error.message : error}`,
-          );
-          process.exitCode = 1;
-        }
-      }
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.once(signal, () => {
-      interrupted.abort();
-      console.error(
-        `workflow-run: ${signal}; stopping the processes and removing the databases and queue keys`,
-      );
-      void tearDown().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-    });
-  }
   try {
-    const client = runClient(await startStack(procs, cleanup));
+    const client = runClient(await startStack());
     const loadBefore = os.loadavg()[0];
     // Phase 1 (after its warm-up) with the floor's round trips between its runs, then the burst.
     const floor = await openFloor();
-    cleanup.push(() => floor.close());
+    teardown.push(() => floor.close());
     const warmup = await sequentialRuns(client, floor, warmupCount);
     const sequential = await sequentialRuns(client, floor, runCount);
-    if (interrupted.signal.aborted) return;
+    if (interrupted.aborted) return;
     await sleep(500);
     const burst = await runBurst(client);
     const loadAfter = os.loadavg()[0];
-    if (interrupted.signal.aborted) return;
+    if (interrupted.aborted) return;
 
-    const crashed = procs.filter((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+    const crashed = procs.filter((p) => !p.running());
     const logs = [floor.failures, warmup.failures, sequential.failures, burst.failures];
     const errorCount = logs.reduce((sum, log) => sum + log.total, 0);
     const result = buildResult({
@@ -700,7 +443,9 @@ async function main() {
       errorCount,
     });
     result.process_logs = Object.fromEntries(
-      procs.map((proc) => [proc.name, proc.lines()]).filter(([, logs]) => logs.lines.length > 0),
+      procs
+        .map((proc) => [proc.name, written.get(proc).summary()])
+        .filter(([, logs]) => logs.lines.length > 0),
     );
     if (args.json) console.log(JSON.stringify(result, null, 2));
     else printTable(result);
@@ -715,11 +460,11 @@ async function main() {
       process.exitCode = 1;
     }
   } catch (error) {
-    if (interrupted.signal.aborted) return;
+    if (interrupted.aborted) return;
     if (!reported) printOutputs(procs);
     throw error;
   } finally {
-    await tearDown();
+    await teardown.tearDown();
   }
 }
 
@@ -729,12 +474,7 @@ function buildResult({ loadBefore, loadAfter, warmup, floor, sequential, burst, 
   const floorStats = stats(sequential.floorMs);
   return {
     date: new Date().toISOString(),
-    machine: {
-      cpus: os.cpus().length,
-      model: os.cpus()[0]?.model ?? 'unknown',
-      node: process.version,
-      load_average_1m: { before: loadBefore, after: loadAfter },
-    },
+    machine: machine(loadBefore, loadAfter),
     settings: {
       runs: runCount,
       warmup: warmupCount,
@@ -784,31 +524,8 @@ function buildResult({ loadBefore, loadAfter, warmup, floor, sequential, burst, 
 
 /** What each process wrote (warnings and errors only at LOG_LEVEL=warn), as distinct lines with counts. */
 function printOutputs(procs) {
-  for (const proc of procs) {
-    const { lines, other } = proc.lines();
-    if (lines.length === 0) continue;
-    const state = proc.child.exitCode !== null || proc.child.signalCode !== null ? ' (exited)' : '';
-    const total = lines.reduce((sum, l) => sum + l.count, other);
-    console.error(`--- ${proc.name}${state}: ${total} log line(s), ${lines.length} distinct`);
-    for (const l of lines) {
-      const when = l.count > 1 ? `${l.first} … ${l.last}` : l.first;
-      console.error(`  ×${l.count} ${when} ${l.line}`);
-    }
-    if (other > 0) console.error(`  and ${other} more line(s) of other kinds`);
-  }
-}
-
-/** Waits until the hub has seen the agent's first heartbeat. */
-async function waitHeartbeat(agent, url, headers) {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (agent.child.exitCode !== null)
-      throw new Error(`${agent.name} exited during start-up:\n${agent.output()}`);
-    const seen = (await call('get agent', 'GET', url, { headers }))?.last_heartbeat_at;
-    if (seen && Date.parse(seen) > Date.now() - 10_000) return;
-    await sleep(100);
-  }
-  throw new Error(`${agent.name} sent no heartbeat within 20 s:\n${agent.output()}`);
+  for (const proc of procs)
+    printLines(`${proc.name}${proc.running() ? '' : ' (exited)'}`, written.get(proc).summary());
 }
 
 /**
@@ -817,8 +534,8 @@ async function waitHeartbeat(agent, url, headers) {
  * through QueueEvents (undefined when it failed; failures are counted).
  */
 async function openFloor() {
-  const connection = redisOptions(redisUrl);
-  const prefix = `benchfloor${randomBytes(4).toString('hex')}`;
+  const connection = redisConnectionOptions(redisUrl);
+  const prefix = uniqueQueuePrefix('benchfloor');
   const name = 'bench-floor';
   const queue = new Queue(name, { connection, prefix });
   const events = new QueueEvents(name, { connection, prefix });
@@ -830,7 +547,7 @@ async function openFloor() {
     closed = true;
     await Promise.allSettled([worker.close(), events.close()]);
     await queue.close();
-    await obliterate(prefix, [name]);
+    await obliterateQueues(redisUrl, prefix, [name]);
   };
   try {
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady(), worker.waitUntilReady()]);
@@ -887,11 +604,7 @@ async function runBurst({ invokeAndLaunch, getInvocation }) {
     return best;
   };
   async function poller() {
-    while (
-      (launching > 0 || pending.size > 0) &&
-      performance.now() < deadline &&
-      !interrupted.signal.aborted
-    ) {
+    while ((launching > 0 || pending.size > 0) && performance.now() < deadline && !interrupted.aborted) {
       const item = nextItem();
       if (!item) {
         await sleep(1);
@@ -935,49 +648,7 @@ async function runBurst({ invokeAndLaunch, getInvocation }) {
   return { completed: latencies.length, latencies, timelines, wallMs, failures };
 }
 
-/** Removes every key of these queues under `prefix`, then any key of the prefix left over. */
-async function obliterate(prefix, names) {
-  const connection = redisOptions(redisUrl);
-  for (const name of names) {
-    const queue = new Queue(name, { connection, prefix });
-    try {
-      await queue.obliterate({ force: true });
-      const client = await queue.getBackend().client;
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        if (keys.length > 0) await client.unlink(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    } finally {
-      await queue.close();
-    }
-  }
-}
-
-const REPORT_SCHEMA = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  required: ['title', 'summary', 'items'],
-  additionalProperties: false,
-  properties: {
-    title: { type: 'string', minLength: 1, maxLength: 200 },
-    summary: { type: 'string', minLength: 1 },
-    items: {
-      type: 'array',
-      minItems: 1,
-      items: {
-        type: 'object',
-        required: ['name', 'score'],
-        additionalProperties: false,
-        properties: { name: { type: 'string' }, score: { type: 'integer', minimum: 0, maximum: 100 } },
-      },
-    },
-  },
-};
-
 function printTable(result) {
-  const f = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
   const errs = (log) =>
     Object.entries(log.toJSON().counts)
       .map(([k, v]) => `${k} ×${v}`)
@@ -1040,7 +711,4 @@ function printTable(result) {
   );
 }
 
-main().catch((error) => {
-  console.error(`workflow-run: ${error instanceof Error ? error.message : error}`);
-  process.exit(1);
-});
+cli.run(main);

@@ -1,21 +1,18 @@
 import { existsSync, readFileSync } from 'node:fs';
+import type { DevStackFile } from '@svc/dev-stack';
 
 /** A failure the demo reports as one line, exactly as written. */
 export class DemoError extends Error {
   override name = 'DemoError';
 }
 
-/** What the demo reads from `.svc/dev-stack.json` (written by `pnpm start`). */
-export interface StackFile {
-  hub_url: string;
-  workflow_url: string;
-  relay_url: string;
-  console_router_url: string;
-  workspace: { id: string; slug: string };
-  project: { id: string; code: string };
-  participant: { email: string; password: string; token: string };
-  api_keys: { agent_runtime: string; workflow_all: string };
-}
+/**
+ * What the demo reads from `.svc/dev-stack.json` (written by `pnpm start`, shaped by `DevStackFile`): every
+ * field but the two API keys it does not use.
+ */
+export type StackFile = Omit<DevStackFile, 'api_keys'> & {
+  api_keys: Pick<DevStackFile['api_keys'], 'agent_runtime' | 'workflow_all'>;
+};
 
 const REQUIRED_PATHS = [
   'hub_url',

@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     projectCode: env.SVC_DEV_PROJECT ?? 'DEMO',
     adminEmail: env.SVC_DEV_ADMIN_EMAIL ?? 'admin@dev.svc.local',
     queuePrefix: env.SVC_DEV_QUEUE_PREFIX ?? 'svcdev',
+    agentServePort: port('SVC_DEV_AGENT_SERVE_PORT', 4341),
     rawLogs: env.SVC_DEV_RAW_LOGS === '1',
     write,
   });
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
   write(`[dev-stack]        workflow-api     ${f.workflow_url}`);
   write(`[dev-stack]        relay            ${f.relay_url}`);
   write(`[dev-stack]        console-router   ${f.console_router_url}`);
+  write(`[dev-stack]        console agent    ${f.agent.console_url} (${f.agent.name})`);
   write(
     `[dev-stack]        workspace ${f.workspace.slug} (${f.workspace.id}), project ${f.project.code} (${f.project.id})`,
   );

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { runBuiltEntryPoint, startBuiltEntryPoint } from '@svc/testing';
+import type { NodeProcess } from '@svc/testing';
 
 const HIDDEN_FIELDS = new Set(['time', 'level', 'msg', 'service', 'pid', 'name', 'hostname']);
 
@@ -25,14 +24,16 @@ export function formatLogLine(line: string): string {
 
 export interface ManagedProcess {
   name: string;
-  child: ChildProcess;
-  exited: Promise<number | string>;
+  process: NodeProcess;
   exitCode: number | string | undefined;
+  /** Set when the stack stopped it on purpose. */
+  stopped: boolean;
 }
 
 /**
- * The stack's child processes: each line they print is prefixed with their name; stopping sends SIGTERM to
- * all, waits for them, and SIGKILLs what is left after the grace period.
+ * The stack's child processes (started with `@svc/testing`'s process helpers): each line they print is
+ * prefixed with their name; stopping sends SIGTERM to all, waits for them, and SIGKILLs what is left after the
+ * grace period.
  */
 export class ProcessGroup {
   private readonly processes: ManagedProcess[] = [];
@@ -46,29 +47,21 @@ export class ProcessGroup {
     env: Record<string, string>,
     onUnexpectedExit: (name: string, code: number | string) => void,
   ): ManagedProcess {
+    const prefix = `[${name}]`.padEnd(18);
     // Own process group: a Ctrl-C in the terminal reaches the stack only, which then stops each child
     // exactly once (a child that got both the terminal's SIGINT and our SIGTERM would take it as a
     // second, impatient signal).
-    const child = spawn(process.execPath, [script], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = startBuiltEntryPoint(process.cwd(), script, env, {
+      name,
       detached: true,
+      outputLimit: 8_000,
+      onLine: (line) => this.options.write(`${prefix} ${this.options.rawLogs ? line : formatLogLine(line)}`),
     });
-    const prefix = `[${name}]`.padEnd(18);
-    for (const stream of [child.stdout, child.stderr]) {
-      if (!stream) continue;
-      createInterface({ input: stream }).on('line', (line) =>
-        this.options.write(`${prefix} ${this.options.rawLogs ? line : formatLogLine(line)}`),
-      );
-    }
-    const exited = new Promise<number | string>((resolve) =>
-      child.once('close', (code, signal) => resolve(code ?? signal ?? -1)),
-    );
-    void exited.then((code) => {
-      if (!this.stopping) onUnexpectedExit(name, code);
+    const managed: ManagedProcess = { name, process: child, exitCode: undefined, stopped: false };
+    void child.exited.then((code) => {
+      managed.exitCode = code;
+      if (!this.stopping && !managed.stopped) onUnexpectedExit(name, code);
     });
-    const managed = { name, child, exited, exitCode: undefined as number | string | undefined };
-    void exited.then((code) => (managed.exitCode = code));
     this.processes.push(managed);
     return managed;
   }
@@ -80,37 +73,29 @@ export class ProcessGroup {
 
   /** Last resort when the stack itself exits: no child outlives it. */
   killAll(): void {
-    for (const p of this.processes)
-      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    for (const p of this.processes) if (p.process.running()) p.process.child.kill('SIGKILL');
   }
 
   /** Runs a one-shot command to completion, returning its stdout; fails with its stderr. */
-  async run(name: string, script: string, env: Record<string, string>): Promise<string> {
-    const child = spawn(process.execPath, [script], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-    if (code !== 0)
-      throw new Error(
-        `${name} failed: ${stderr.trim() || stdout.trim().split('\n').pop() || `exit ${code}`}`,
-      );
-    return stdout;
+  run(name: string, script: string, env: Record<string, string>): Promise<string> {
+    return runBuiltEntryPoint(process.cwd(), script, env, { name });
+  }
+
+  /** Stops one child ahead of the others (SIGTERM, SIGKILL after the grace period). */
+  async stop(managed: ManagedProcess, graceMs = 10_000): Promise<void> {
+    managed.stopped = true;
+    if (managed.process.running()) await managed.process.stop('SIGTERM', graceMs);
+    await managed.process.exited;
   }
 
   async stopAll(graceMs = 10_000): Promise<void> {
     this.stopping = true;
-    const running = this.processes.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
-    for (const p of running) p.child.kill('SIGTERM');
-    const timer = setTimeout(() => {
-      for (const p of running)
-        if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-    }, graceMs);
-    await Promise.all(running.map((p) => p.exited));
-    clearTimeout(timer);
+    const running = this.processes.filter((p) => p.process.running());
+    await Promise.all(
+      running.map(async (p) => {
+        await p.process.stop('SIGTERM', graceMs);
+        await p.process.exited;
+      }),
+    );
   }
 }

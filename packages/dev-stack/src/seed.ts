@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { WORKFLOW_SCOPES } from '@svc/auth';
 import { createHubClient, createHubInternalClient, unwrap } from '@svc/contracts';
 import type { DevStackFile } from './state';
@@ -25,7 +26,12 @@ export interface SeedInput {
   serviceToken: string;
   /** Keys from an earlier run; each is reused when it still works. */
   previousKeys?: Partial<DevStackFile['api_keys']>;
+  /** The development runtime host, registered once (found again by name on later runs). */
+  runtimeHost: { workdirRoot: string; consolePublicBaseUrl: string; relayPublicUrl: string };
 }
+
+/** Name of the development workspace's runtime host (this machine). */
+export const DEV_RUNTIME_HOST_NAME = 'dev-stack-host';
 
 /**
  * Seeds the development workspace through the public hub API, idempotently: the project is created once,
@@ -64,7 +70,29 @@ export async function seedWorkspace(input: SeedInput) {
     );
     keys[kind] = created.key;
   }
-  return { token: session.token, project: { id: project.id, code: project.code }, keys };
+
+  // This machine as the workspace's runtime host, so its console router has a route table to serve.
+  const hosts = unwrap(await hub.GET('/api/v1/workspaces/{workspace}/runtime-hosts', { params: workspace }));
+  const host =
+    hosts.find((h) => h.name === DEV_RUNTIME_HOST_NAME) ??
+    unwrap(
+      await hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
+        params: workspace,
+        body: {
+          name: DEV_RUNTIME_HOST_NAME,
+          hostname: os.hostname().slice(0, 253) || 'localhost',
+          workdir_root: input.runtimeHost.workdirRoot,
+          console_public_base_url: input.runtimeHost.consolePublicBaseUrl,
+          relay_public_url: input.runtimeHost.relayPublicUrl,
+        },
+      }),
+    ).host;
+  return {
+    token: session.token,
+    project: { id: project.id, code: project.code },
+    keys,
+    runtimeHost: { id: host.id },
+  };
 }
 
 /** A key still works when the hub's introspection calls it active and it belongs to this workspace. */

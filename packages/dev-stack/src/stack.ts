@@ -1,8 +1,19 @@
+import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { deriveConsoleProxyKey } from '@svc/auth';
+import { withDatabase } from '@svc/db-kit';
+import { waitUntilReady } from '@svc/testing';
 import { loadOrCreateSecrets, readJson, writePrivateJson } from './state';
 import type { DevStackFile } from './state';
+import {
+  ConsoleAgentAtHub,
+  DEV_CONSOLE_AGENT_NAME,
+  DevHostHeartbeat,
+  waitForConsoleRoute,
+} from './console-agent';
 import { checkPostgres, checkRedisServer } from './preflight';
 import { ProcessGroup } from './processes';
+import type { ManagedProcess } from './processes';
 import { seedWorkspace } from './seed';
 
 export interface StackOptions {
@@ -19,6 +30,8 @@ export interface StackOptions {
   projectCode: string;
   adminEmail: string;
   queuePrefix: string;
+  /** The development console agent's serve port (its console listens on 127.0.0.1 there). */
+  agentServePort: number;
   rawLogs: boolean;
   write: (line: string) => void;
 }
@@ -31,33 +44,10 @@ export interface RunningStack {
   failed: Promise<string>;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitReady(name: string, url: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) });
-      if (res.status === 200) return;
-      last = `HTTP ${res.status} ${await res.text()}`;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    await sleep(200);
-  }
-  throw new Error(`${name} did not become ready at ${url} within ${timeoutMs / 1000} s (${last})`);
-}
-
-function withDatabase(serverUrl: string, database: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
 /**
  * Brings the whole platform up on local Postgres and Redis: migrates both databases, bootstraps and seeds
- * the development workspace (idempotently), starts every service and writes `.svc/dev-stack.json`.
+ * the development workspace (idempotently), starts every service, then starts the development console agent
+ * (a reference agent serving its console, routed by the console router) and writes `.svc/dev-stack.json`.
  */
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   await checkPostgres(withDatabase(options.databaseServerUrl, 'postgres'));
@@ -82,6 +72,26 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const failed = new Promise<string>((resolve) => (reportFailure = resolve));
   const onExit = (name: string, code: number | string) =>
     reportFailure(`${name} exited unexpectedly (${code})`);
+  /** Waits for `ready`, failing as soon as any child exits. */
+  const unlessOneExits = (ready: Promise<unknown>) =>
+    Promise.race([ready, failed.then((m) => Promise.reject(new Error(m)))]);
+  let heartbeat: DevHostHeartbeat | undefined;
+  let consoleAgent: { atHub: ConsoleAgentAtHub; id: string; process?: ManagedProcess } | undefined;
+  /** The console agent stops first, and is stopped at the hub while the hub still runs. */
+  const stopAll = async () => {
+    heartbeat?.stop();
+    if (consoleAgent) {
+      if (consoleAgent.process) await group.stop(consoleAgent.process);
+      await consoleAgent.atHub
+        .stop(consoleAgent.id)
+        .catch((error: unknown) =>
+          options.write(
+            `[dev-stack]        could not stop ${DEV_CONSOLE_AGENT_NAME} at the hub: ${(error as Error).message}`,
+          ),
+        );
+    }
+    await group.stopAll();
+  };
 
   try {
     options.write('[dev-stack]        migrating databases');
@@ -104,7 +114,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       }),
     ) as { workspace: { id: string; slug: string } };
 
-    group.start(
+    const hub = group.start(
       'hub-api',
       app('hub-api', 'main.js'),
       {
@@ -120,7 +130,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       },
       onExit,
     );
-    await Promise.race([waitReady('hub-api', urls.hub), failed.then((m) => Promise.reject(new Error(m)))]);
+    await unlessOneExits(waitUntilReady(hub.process, urls.hub));
 
     const seeded = await seedWorkspace({
       hubUrl: urls.hub,
@@ -130,6 +140,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       projectCode: options.projectCode,
       serviceToken: secrets.service_token,
       previousKeys: previous?.api_keys,
+      runtimeHost: {
+        workdirRoot: path.join(path.resolve(options.stateDir), 'agents'),
+        consolePublicBaseUrl: urls.consoleRouter,
+        relayPublicUrl: urls.relay,
+      },
     });
 
     const workflowEnv = {
@@ -144,9 +159,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       // Seals delivery signing secrets (development keys, kept in .svc/dev-secrets.json).
       WORKFLOW_ENCRYPTION_KEYS: secrets.encryption_keys,
     };
-    group.start('workflow-api', app('workflow-api', 'main.js'), workflowEnv, onExit);
-    group.start('workflow-worker', app('workflow-api', 'worker.js'), workflowEnv, onExit);
-    group.start(
+    const workflow = group.start('workflow-api', app('workflow-api', 'main.js'), workflowEnv, onExit);
+    const worker = group.start('workflow-worker', app('workflow-api', 'worker-main.js'), workflowEnv, onExit);
+    const relay = group.start(
       'relay',
       app('relay', 'main.js'),
       {
@@ -158,21 +173,70 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       },
       onExit,
     );
-    group.start(
+    const consoleRouter = group.start(
       'console-router',
       app('console-router', 'main.js'),
-      { CONSOLE_ROUTER_PORT: String(options.ports.consoleRouter), HUB_URL: urls.hub },
+      {
+        CONSOLE_ROUTER_PORT: String(options.ports.consoleRouter),
+        HUB_URL: urls.hub,
+        // The development host: its route table is read with the workspace's runtime key (agent-runtime
+        // preset, which holds runtime-config:read), and agents' proxy keys come from the dev console secret.
+        SVC_RUNTIME_INSTANCE_ID: seeded.runtimeHost.id,
+        SVC_WORKSPACE_API_KEY: seeded.keys.agent_runtime,
+        CONSOLE_ROUTER_UPSTREAM_SECRET: secrets.console_secret,
+      },
       onExit,
     );
-    await Promise.race([
+    await unlessOneExits(
       Promise.all([
-        waitReady('workflow-api', urls.workflow),
-        waitReady('workflow-worker', urls.worker),
-        waitReady('relay', urls.relay),
-        waitReady('console-router', urls.consoleRouter),
+        waitUntilReady(workflow.process, urls.workflow),
+        waitUntilReady(worker.process, urls.worker),
+        waitUntilReady(relay.process, urls.relay),
+        waitUntilReady(consoleRouter.process, urls.consoleRouter),
       ]),
-      failed.then((m) => Promise.reject(new Error(m))),
-    ]);
+    );
+
+    // The development console agent: a reference agent serving its console on the development host.
+    heartbeat = new DevHostHeartbeat(urls.hub, seeded.keys.agent_runtime, seeded.runtimeHost.id, (message) =>
+      options.write(`[dev-stack]        runtime host heartbeat failed: ${message}`),
+    );
+    await heartbeat.beat();
+    heartbeat.start();
+    const atHub = new ConsoleAgentAtHub({
+      hubUrl: urls.hub,
+      token: seeded.token,
+      workspaceSlug: bootstrapped.workspace.slug,
+      projectCode: seeded.project.code,
+      hostId: seeded.runtimeHost.id,
+      servePort: options.agentServePort,
+    });
+    const registered = await atHub.ensure();
+    consoleAgent = { atHub, id: registered.id };
+    const started = await atHub.start(registered.id);
+    const workdir = path.join(path.resolve(options.stateDir), 'agents', DEV_CONSOLE_AGENT_NAME);
+    mkdirSync(workdir, { recursive: true, mode: 0o700 });
+    chmodSync(workdir, 0o700);
+    consoleAgent.process = group.start(
+      'reference-agent',
+      app('reference-agent', 'main.js'),
+      {
+        AGENT_TOKEN: started.agentToken,
+        HUB_URL: urls.hub,
+        WORKFLOW_URL: urls.workflow,
+        AGENT_SERVE_PORT: String(options.agentServePort),
+        AGENT_WORKDIR: workdir,
+        // The key the console router proves itself with, derived from the host's console secret.
+        AGENT_CONSOLE_PROXY_KEY: deriveConsoleProxyKey(secrets.console_secret, registered.id),
+      },
+      onExit,
+    );
+    const refreshed = await fetch(`${urls.consoleRouter}/routes/refresh`, { method: 'POST' });
+    await refreshed.body?.cancel();
+    if (refreshed.status !== 200) {
+      throw new Error(`the console router could not refresh its routes (HTTP ${refreshed.status})`);
+    }
+    const consoleUrl = `${urls.consoleRouter}/${bootstrapped.workspace.slug}/agents/${registered.id}`;
+    await unlessOneExits(waitForConsoleRoute(`${consoleUrl}/global/health`));
 
     const file: DevStackFile = {
       hub_url: urls.hub,
@@ -183,19 +247,20 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       project: seeded.project,
       participant: { email: options.adminEmail, password: secrets.admin_password, token: seeded.token },
       api_keys: seeded.keys,
+      agent: { id: registered.id, name: registered.name, console_url: consoleUrl },
     };
     writePrivateJson(stateFile, file);
     process.once('exit', () => group.killAll());
     return {
       file,
       stop: async () => {
-        await group.stopAll();
+        await stopAll();
         return group.exitCodes();
       },
       failed,
     };
   } catch (error) {
-    await group.stopAll();
+    await stopAll();
     throw error;
   }
 }

@@ -8,6 +8,8 @@ export interface DevSecrets {
   service_token: string;
   relay_token: string;
   admin_password: string;
+  /** The development host's console secret: the console router derives each agent's proxy key from it. */
+  console_secret: string;
 }
 
 /** The file other tools read: exactly the documented shape. */
@@ -20,6 +22,8 @@ export interface DevStackFile {
   project: { id: string; code: string };
   participant: { email: string; password: string; token: string };
   api_keys: { read_only: string; automation: string; agent_runtime: string; workflow_all: string };
+  /** The development console agent; `console_url` is its route on the console router. */
+  agent: { id: string; name: string; console_url: string };
 }
 
 export function writePrivateJson(file: string, value: unknown): void {
@@ -41,14 +45,26 @@ export function readJson<T>(file: string): T | undefined {
 
 export function loadOrCreateSecrets(stateDir: string): DevSecrets {
   const file = path.join(stateDir, 'dev-secrets.json');
-  const existing = readJson<DevSecrets>(file);
-  if (existing?.encryption_keys && existing.service_token && existing.relay_token && existing.admin_password)
-    return existing;
+  const existing = readJson<Partial<DevSecrets>>(file);
+  const consoleSecret = () => randomBytes(32).toString('base64url');
+  if (
+    existing?.encryption_keys &&
+    existing.service_token &&
+    existing.relay_token &&
+    existing.admin_password
+  ) {
+    if (existing.console_secret) return existing as DevSecrets;
+    // A file from before the console secret existed: add it, keep everything else (the databases depend on it).
+    const upgraded = { ...existing, console_secret: consoleSecret() } as DevSecrets;
+    writePrivateJson(file, upgraded);
+    return upgraded;
+  }
   const secrets: DevSecrets = {
     encryption_keys: `dev1:${randomBytes(32).toString('base64')}`,
     service_token: `svs_${randomBytes(32).toString('base64url')}`,
     relay_token: `rly_${randomBytes(32).toString('base64url')}`,
     admin_password: `dev-${randomBytes(12).toString('base64url')}`,
+    console_secret: consoleSecret(),
   };
   writePrivateJson(file, secrets);
   return secrets;

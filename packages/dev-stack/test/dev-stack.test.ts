@@ -27,6 +27,7 @@ async function env(): Promise<Record<string, string>> {
     WORKFLOW_WORKER_PORT: String(await freePort()),
     RELAY_PORT: String(await freePort()),
     CONSOLE_ROUTER_PORT: String(await freePort()),
+    SVC_DEV_AGENT_SERVE_PORT: String(await freePort()),
   };
 }
 
@@ -59,6 +60,7 @@ describe('one-command stack', () => {
       first = readFile();
       expect(Object.keys(first).sort()).toEqual(
         [
+          'agent',
           'api_keys',
           'console_router_url',
           'hub_url',
@@ -80,6 +82,21 @@ describe('one-command stack', () => {
         expect((await fetch(`${url}/healthz`)).status).toBe(200);
         expect((await fetch(`${url}/readyz`)).status).toBe(200);
       }
+      // The development console agent, reached through the console router.
+      expect(first.agent).toEqual({
+        id: expect.stringMatching(/^agt_/),
+        name: 'dev-console-agent',
+        console_url: `${first.console_router_url}/${first.workspace.slug}/agents/${first.agent.id}`,
+      });
+      const health = await fetch(`${first.agent.console_url}/global/health`, {
+        headers: { authorization: `Bearer ${first.participant.token}` },
+      });
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ agent_id: first.agent.id, name: 'dev-console-agent' });
+      const anonymous = await fetch(`${first.agent.console_url}/global/health`);
+      expect(anonymous.status).toBe(401);
+      expect(await anonymous.json()).toMatchObject({ code: 'credential_missing', agent_id: first.agent.id });
+      expect(statSync(path.join(stateDir, 'agents', 'dev-console-agent')).mode & 0o777).toBe(0o700);
       const me = await fetch(`${first.hub_url}/api/v1/me`, {
         headers: { authorization: `Bearer ${first.participant.token}` },
       });
@@ -98,9 +115,12 @@ describe('one-command stack', () => {
       expect(await exitWithin(stack, 20_000)).toBe(0);
     }
     expect(stack.stdout()).toContain('every service exited cleanly');
+    // The console agent was stopped at the hub too, while the hub still ran.
+    expect(stack.stdout()).toMatch(/POST path=\/api\/v1\/agents\/agt_\w+\/stop status=200/);
+    expect(stack.stdout()).not.toContain('could not stop dev-console-agent');
   });
 
-  test('when started a second time, then it reuses the same workspace, project and keys', async () => {
+  test('when started a second time, then it reuses the same workspace, project, keys and console agent', async () => {
     const stack = await startUntilReady(await env());
     try {
       const second = readFile();
@@ -108,6 +128,30 @@ describe('one-command stack', () => {
       expect(second.project).toEqual(first.project);
       expect(second.api_keys).toEqual(first.api_keys);
       expect(second.participant.password).toBe(first.participant.password);
+      expect(second.agent.id).toBe(first.agent.id);
+      const health = await fetch(`${second.agent.console_url}/global/health`, {
+        headers: { authorization: `Bearer ${second.participant.token}` },
+      });
+      expect(health.status).toBe(200);
+      // One development runtime host, registered on the first run and found again: the console router reads
+      // its route table (its /readyz checks it).
+      const hosts = await fetch(
+        `${second.hub_url}/api/v1/workspaces/${second.workspace.slug}/runtime-hosts`,
+        {
+          headers: { authorization: `Bearer ${second.participant.token}` },
+        },
+      );
+      const names = ((await hosts.json()) as { data: { name: string }[] }).data.map((h) => h.name);
+      expect(names).toEqual(['dev-stack-host']);
+      const ready = (await (await fetch(`${second.console_router_url}/readyz`)).json()) as {
+        checks: Record<string, string>;
+      };
+      expect(ready.checks).toEqual({ hub_jwks: 'ok', route_table: 'ok', upstream_secret: 'ok' });
+      const secrets = JSON.parse(readFileSync(path.join(stateDir, 'dev-secrets.json'), 'utf8')) as {
+        console_secret: string;
+      };
+      expect(secrets.console_secret.length).toBeGreaterThanOrEqual(32);
+      expect(stack.stdout()).not.toContain(secrets.console_secret);
     } finally {
       stack.child.kill('SIGTERM');
       expect(await exitWithin(stack, 20_000)).toBe(0);
