@@ -66,7 +66,8 @@ class Receiver {
 
   private shouldFail(deliveryId: string | string[] | undefined): boolean {
     if (!this.failFirstAttempts || typeof deliveryId !== 'string') return false;
-    if (!this.failuresLeft.has(deliveryId)) this.failuresLeft.set(deliveryId, 1 + (this.failuresLeft.size % 3));
+    if (!this.failuresLeft.has(deliveryId))
+      this.failuresLeft.set(deliveryId, 1 + (this.failuresLeft.size % 3));
     const left = this.failuresLeft.get(deliveryId)!;
     this.failuresLeft.set(deliveryId, left - 1);
     return left > 0;
