@@ -8,6 +8,7 @@ const DOCUMENTS = [
   { key: 'relay', file: 'relay.yaml', visibility: 'runtime' },
   { key: 'consoleRouter', file: 'console-router.yaml', visibility: 'runtime' },
   { key: 'agentConsole', file: 'agent-console.yaml', visibility: 'runtime' },
+  { key: 'runtimeControl', file: 'runtime-control.yaml', visibility: 'runtime' },
 ];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];

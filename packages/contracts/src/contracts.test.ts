@@ -4,6 +4,7 @@ import {
   hubDocument,
   hubInternalDocument,
   relayDocument,
+  runtimeControlDocument,
   workflowDocument,
   workflowWorkerDocument,
 } from './index';
@@ -21,6 +22,7 @@ const documents = {
   relay: relayDocument,
   consoleRouter: consoleRouterDocument,
   agentConsole: agentConsoleDocument,
+  runtimeControl: runtimeControlDocument,
 };
 
 function withOperation(op: Record<string, unknown>, path = '/api/v1/example') {

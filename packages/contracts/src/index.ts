@@ -10,6 +10,7 @@ export {
   relayDocument,
   consoleRouterDocument,
   agentConsoleDocument,
+  runtimeControlDocument,
 } from './generated/documents';
 export type * as HubApi from './generated/hub';
 export type * as HubInternalApi from './generated/hubInternal';
@@ -18,6 +19,7 @@ export type * as WorkflowWorkerApi from './generated/workflowWorker';
 export type * as RelayApi from './generated/relay';
 export type * as ConsoleRouterApi from './generated/consoleRouter';
 export type * as AgentConsoleApi from './generated/agentConsole';
+export type * as RuntimeControlApi from './generated/runtimeControl';
 export * from './canonical-json';
 export * from './invocation-fingerprint';
 export * from './workflow-invoke';
