@@ -1,5 +1,5 @@
 export { run } from '@oclif/core';
 export type { BaseArgs, BaseFlags } from './base-command';
 export { BaseCommand } from './base-command';
-export type { ConfigPaths } from './lib/config-paths';
+export type { ConfigPaths } from './domain/config-paths';
 export { main } from './main';

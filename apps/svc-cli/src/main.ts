@@ -1,6 +1,6 @@
 import { execute, settings } from '@oclif/core';
 import { BaseCommand } from './base-command';
-import { hoistGlobalFlags } from './lib/hoist-global-flags';
+import { hoistGlobalFlags } from './domain/hoist-global-flags';
 
 /**
  * Runs the `svc` command line: `bin/run.js` calls this with the process arguments.

@@ -88,16 +88,21 @@ describe('svc', () => {
 
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
-      config_dir: path.join(home, '.config', 'svc'),
-      profile: 'default',
-      profile_path: path.join(home, '.config', 'svc', 'profiles', 'default.json'),
+      ok: true,
+      result: {
+        config_dir: path.join(home, '.config', 'svc'),
+        profile: 'default',
+        profile_path: path.join(home, '.config', 'svc', 'profiles', 'default.json'),
+        runtime_env_path: path.join(home, '.config', 'svc', 'profiles', 'default.runtime.env'),
+        state_dir: path.join(home, '.config', 'svc', 'run', 'default'),
+      },
     });
   });
 
   it('when SVC_CONFIG_DIR is set, then it is the config directory', async () => {
     const result = await svc(['config', 'path', '--json'], { SVC_CONFIG_DIR: '/srv/svc/config' });
 
-    expect(JSON.parse(result.stdout)).toMatchObject({ config_dir: '/srv/svc/config' });
+    expect(JSON.parse(result.stdout)).toMatchObject({ result: { config_dir: '/srv/svc/config' } });
   });
 
   it('when --config-dir and SVC_CONFIG_DIR are both given, then the flag wins', async () => {
@@ -105,17 +110,16 @@ describe('svc', () => {
       SVC_CONFIG_DIR: '/srv/svc/config',
     });
 
-    expect(JSON.parse(result.stdout)).toMatchObject({ config_dir: '/opt/svc' });
+    expect(JSON.parse(result.stdout)).toMatchObject({ result: { config_dir: '/opt/svc' } });
   });
 
   it('when global flags come before the command, then they apply to it', async () => {
     const result = await svc(['--profile', 'staging', '--config-dir=/opt/svc', 'config', 'path', '--json']);
 
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({
-      config_dir: '/opt/svc',
-      profile: 'staging',
-      profile_path: '/opt/svc/profiles/staging.json',
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      ok: true,
+      result: { config_dir: '/opt/svc', profile: 'staging', profile_path: '/opt/svc/profiles/staging.json' },
     });
   });
 

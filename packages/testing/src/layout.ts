@@ -117,6 +117,8 @@ type Layer =
 
 const LAYER_DIRS: Record<string, Layer> = {
   routes: 'routes',
+  /** A command line's commands are its routes: thin, one per file, calling use cases. */
+  commands: 'routes',
   'use-cases': 'use-cases',
   data: 'data',
   domain: 'domain',

@@ -1,5 +1,5 @@
 import { BaseCommand } from '../../base-command';
-import type { ConfigPaths } from '../../lib/config-paths';
+import type { ConfigPaths } from '../../domain/config-paths';
 
 export default class ConfigPath extends BaseCommand<typeof ConfigPath> {
   static override summary = 'Print where svc keeps its configuration.';

@@ -18,10 +18,21 @@ export interface ConfigPaths {
   profile: string;
   /** Absolute path of the selected profile's file (it may not exist yet). */
   profile_path: string;
+  /** The profile's runtime secrets (`SVC_RELAY_TOKEN`, `SVC_WORKSPACE_API_KEY`), an env file with mode 0600. */
+  runtime_env_path: string;
+  /** Owner-only directory of the profile's runtime state: control socket, logs, agents' local state. */
+  state_dir: string;
 }
 
-/** `~/.config/svc` for the current user; `$SVC_CONFIG_DIR` is applied by the `--config-dir` flag itself. */
-export function defaultConfigDir(homeDir: string = os.homedir()): string {
+/**
+ * `$XDG_CONFIG_HOME/svc` when XDG_CONFIG_HOME is an absolute path, else `~/.config/svc`; `$SVC_CONFIG_DIR`
+ * (which wins over both) is applied by the `--config-dir` flag itself.
+ */
+export function defaultConfigDir(
+  homeDir: string = os.homedir(),
+  xdgConfigHome: string | undefined = process.env.XDG_CONFIG_HOME,
+): string {
+  if (xdgConfigHome && path.isAbsolute(xdgConfigHome)) return path.join(xdgConfigHome, 'svc');
   return path.join(homeDir, '.config', 'svc');
 }
 
@@ -43,6 +54,8 @@ export function resolveConfigPaths(options: { configDir: string; profile: string
     config_dir: configDir,
     profile,
     profile_path: path.join(configDir, 'profiles', `${profile}.json`),
+    runtime_env_path: path.join(configDir, 'profiles', `${profile}.runtime.env`),
+    state_dir: path.join(configDir, 'run', profile),
   };
 }
 

@@ -8,7 +8,12 @@ import {
 
 describe('config paths', () => {
   it('when no directory is configured, then the default is ~/.config/svc', () => {
-    expect(defaultConfigDir('/home/ops')).toBe('/home/ops/.config/svc');
+    expect(defaultConfigDir('/home/ops', undefined)).toBe('/home/ops/.config/svc');
+  });
+
+  it('when XDG_CONFIG_HOME is an absolute path, then the default is $XDG_CONFIG_HOME/svc', () => {
+    expect(defaultConfigDir('/home/ops', '/xdg')).toBe('/xdg/svc');
+    expect(defaultConfigDir('/home/ops', 'relative')).toBe('/home/ops/.config/svc');
   });
 
   it('when a profile is selected, then its file is profiles/<profile>.json under the config directory', () => {
@@ -16,6 +21,8 @@ describe('config paths', () => {
       config_dir: '/etc/svc',
       profile: 'staging',
       profile_path: '/etc/svc/profiles/staging.json',
+      runtime_env_path: '/etc/svc/profiles/staging.runtime.env',
+      state_dir: '/etc/svc/run/staging',
     });
   });
 
