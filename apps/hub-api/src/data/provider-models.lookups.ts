@@ -24,10 +24,16 @@ export async function activeProviderModelIds(db: Db): Promise<string[]> {
 }
 
 /**
- * The active catalog entry for an exact `provider/model` identifier; anything else is 400
- * `provider_model_unsupported` with the closest catalog identifiers (`close_matches`).
+ * The active catalog entry for an exact `provider/model` identifier; anything else is
+ * `provider_model_unsupported` with the closest catalog identifiers (`close_matches`): 400 when the caller sent
+ * the identifier, 409 (`status`) when it comes from stored state, such as an agent's registered model.
  */
-export async function requireProviderModel(db: Db, id: string, field = 'model'): Promise<ProviderModel> {
+export async function requireProviderModel(
+  db: Db,
+  id: string,
+  options: { field?: string; status?: 400 | 409 } = {},
+): Promise<ProviderModel> {
+  const { field = 'model', status = 400 } = options;
   const found = await findProviderModel(db, id);
   if (found) return found;
   const matches = closeMatches(id, await activeProviderModelIds(db));
@@ -36,7 +42,7 @@ export async function requireProviderModel(db: Db, id: string, field = 'model'):
       ? ` Did you mean ${matches.map((m) => `'${m}'`).join(', ')}?`
       : ' GET /api/v1/provider-models lists the supported identifiers.';
   throw new AppError({
-    status: 400,
+    status,
     code: 'provider_model_unsupported',
     detail: `${field} '${id}' is not a supported provider/model identifier; use an exact identifier from the current catalog (no aliases).${hint}`,
     extra: { field, close_matches: matches },

@@ -2,6 +2,7 @@ import type { HubApi } from '@svc/contracts';
 import type { Agent, RuntimeHost } from '../generated/prisma/client';
 import type { AgentOnboard } from '../use-cases/agents/get-agent-onboard';
 import type { StartedAgent } from '../use-cases/agents/start-agent';
+import type { RuntimeCredential } from '../use-cases/providers/issue-runtime-credential';
 import { presentProject } from './projects';
 import { presentTeam } from './teams';
 
@@ -55,19 +56,23 @@ export function presentAgentOnboard(onboard: AgentOnboard): Schemas['AgentOnboar
   };
 }
 
+/** A runtime credential as its holder receives it (once, never stored). */
+export function presentRuntimeCredential(credential: RuntimeCredential): Schemas['AgentRuntimeCredential'] {
+  return {
+    token: credential.token,
+    expires_at: credential.expiresAt.toISOString(),
+    provider: credential.provider,
+    model: credential.model,
+    authorization_source: credential.authorizationSource,
+  };
+}
+
 /** A started agent with its new AGENT_TOKEN and runtime credential (returned once, never stored). */
 export function presentStartedAgent(started: StartedAgent): Schemas['AgentStartResult'] {
-  const credential = started.runtimeCredential;
   return {
     agent: presentAgent(started.agent),
     agent_token: started.agentToken.token,
     agent_token_expires_at: started.agentToken.expiresAt.toISOString(),
-    runtime_credential: {
-      token: credential.token,
-      expires_at: credential.expiresAt.toISOString(),
-      provider: credential.provider,
-      model: credential.model,
-      authorization_source: credential.authorizationSource,
-    },
+    runtime_credential: presentRuntimeCredential(started.runtimeCredential),
   };
 }

@@ -1,6 +1,11 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentAgent, presentAgentOnboard, presentStartedAgent } from '../presenters/agents';
+import {
+  presentAgent,
+  presentAgentOnboard,
+  presentRuntimeCredential,
+  presentStartedAgent,
+} from '../presenters/agents';
 import { deleteAgent } from '../use-cases/agents/delete-agent';
 import { evictAgent } from '../use-cases/agents/evict-agent';
 import { getAgent } from '../use-cases/agents/get-agent';
@@ -12,6 +17,7 @@ import { refreshAgentToken } from '../use-cases/agents/refresh-agent-token';
 import { registerAgent } from '../use-cases/agents/register-agent';
 import { startAgent } from '../use-cases/agents/start-agent';
 import { stopAgent } from '../use-cases/agents/stop-agent';
+import { refreshRuntimeCredential } from '../use-cases/providers/refresh-runtime-credential';
 import type { HubHandlers } from './types';
 import { actorOf } from './types';
 
@@ -32,6 +38,7 @@ export function agentHandlers(
   | 'getAgentOnboard'
   | 'recordAgentHeartbeat'
   | 'refreshAgentToken'
+  | 'refreshRuntimeCredential'
   | 'stopAgentSelf'
 > {
   return {
@@ -108,6 +115,10 @@ export function agentHandlers(
         },
         headers: NO_STORE,
       };
+    },
+    async refreshRuntimeCredential(ctx) {
+      const credential = await refreshRuntimeCredential(deps, actorOf(ctx.actor), ctx.requestId);
+      return { status: 200, body: { data: presentRuntimeCredential(credential) }, headers: NO_STORE };
     },
     async stopAgentSelf(ctx) {
       const agent = await stopAgent(deps, actorOf(ctx.actor), 'self', ctx.requestId);

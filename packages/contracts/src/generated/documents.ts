@@ -2,13950 +2,16103 @@
 import type { OpenApiDocument } from '../openapi-document';
 
 export const hubDocument: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Hub API',
-    version: '1.0.0',
-    description:
-      'Registry of workspaces, participants, agents, projects, teams, handoffs and repos, and the credential authority of the whole system. Success bodies are `{ "data": … }`; errors are RFC 9457 problem+json with a stable `code`.\n\nEvery operation declares the actors it accepts (`x-svc-actors`: participant, api_key, agent, service, relay_token, anonymous) and the scopes an API key or agent token must hold (`x-svc-scopes`, all required). Participants are authorized by their workspace role instead of scopes (`x-svc-participant-roles`; absent means any member). `x-svc-visibility: app` marks routes used only by the signed-in application; they are not part of the integration contract served by `GET /api/v1/contract`.',
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Hub API",
+    "version": "1.0.0",
+    "description": "Registry of workspaces, participants, agents, projects, teams, handoffs and repos, and the credential authority of the whole system. Success bodies are `{ \"data\": … }`; errors are RFC 9457 problem+json with a stable `code`.\n\nEvery operation declares the actors it accepts (`x-svc-actors`: participant, api_key, agent, service, relay_token, anonymous) and the scopes an API key or agent token must hold (`x-svc-scopes`, all required). Participants are authorized by their workspace role instead of scopes (`x-svc-participant-roles`; absent means any member). `x-svc-visibility: app` marks routes used only by the signed-in application; they are not part of the integration contract served by `GET /api/v1/contract`."
   },
-  servers: [
+  "servers": [
     {
-      url: 'http://127.0.0.1:4000',
-      description: 'Local development stack',
-    },
+      "url": "http://127.0.0.1:4000",
+      "description": "Local development stack"
+    }
   ],
-  tags: [
+  "tags": [
     {
-      name: 'system',
-      description: 'Health, documents and signing keys.',
+      "name": "system",
+      "description": "Health, documents and signing keys."
     },
     {
-      name: 'auth',
-      description: 'Participant sign-in and identity.',
+      "name": "auth",
+      "description": "Participant sign-in and identity."
     },
     {
-      name: 'workspaces',
-      description: 'Workspaces and their members.',
+      "name": "workspaces",
+      "description": "Workspaces and their members."
     },
     {
-      name: 'api-keys',
-      description: 'Workspace API keys for automation.',
+      "name": "api-keys",
+      "description": "Workspace API keys for automation."
     },
     {
-      name: 'projects',
-      description: 'Projects of a workspace.',
+      "name": "projects",
+      "description": "Projects of a workspace."
     },
     {
-      name: 'contract',
-      description: 'The integration contract.',
+      "name": "contract",
+      "description": "The integration contract."
     },
     {
-      name: 'audit',
-      description:
-        "The workspace's append-only audit log of security-relevant actions (credential issuance, API keys, members, projects, …). Events are never changed or deleted and never hold a secret; there is no route that writes, edits or removes one.",
+      "name": "audit",
+      "description": "The workspace's append-only audit log of security-relevant actions (credential issuance, API keys, members, projects, …). Events are never changed or deleted and never hold a secret; there is no route that writes, edits or removes one."
     },
     {
-      name: 'handoffs',
-      description:
-        'Work handed to an agent. Lifecycle: `open → accepted → claimed → completed`, with `claimed` also reachable straight from `open`, `blocked` from `accepted` or `claimed` (back to `claimed` on unblock), and `cancelled` from any state that is not final. Agents act on the handoffs assigned to them; an open, unassigned handoff can be claimed by any agent of its workspace, which assigns it. Evidence is redacted before it is stored.',
+      "name": "handoffs",
+      "description": "Work handed to an agent. Lifecycle: `open → accepted → claimed → completed`, with `claimed` also reachable straight from `open`, `blocked` from `accepted` or `claimed` (back to `claimed` on unblock), and `cancelled` from any state that is not final. Agents act on the handoffs assigned to them; an open, unassigned handoff can be claimed by any agent of its workspace, which assigns it. Evidence is redacted before it is stored."
     },
     {
-      name: 'repos',
-      description:
-        'Repositories of a workspace and their credential (a PAT or a deploy key). Credentials are set by participants only, sealed at rest, and never returned: responses show the kind and a fingerprint.',
+      "name": "repos",
+      "description": "Repositories of a workspace and their credential (a PAT or a deploy key). Credentials are set by participants only, sealed at rest, and never returned: responses show the kind and a fingerprint."
     },
     {
-      name: 'workflow-drafts',
-      description:
-        'Governed workflow drafts created by generic control when no project contract matches. A draft records an intent; it never launches anything, and no endpoint launches a draft.',
+      "name": "workflow-drafts",
+      "description": "Governed workflow drafts created by generic control when no project contract matches. A draft records an intent; it never launches anything, and no endpoint launches a draft."
     },
     {
-      name: 'messages',
-      description:
-        'Messages to agents (`svc ask`, nudges, console messages) and agent inboxes. An agent may message itself and the agents it shares a team or an active project assignment with; agents need no API key for this.',
+      "name": "messages",
+      "description": "Messages to agents (`svc ask`, nudges, console messages) and agent inboxes. An agent may message itself and the agents it shares a team or an active project assignment with; agents need no API key for this."
     },
     {
-      name: 'console',
-      description:
-        "What a runtime host's console router needs to route `/<workspace>/agents/<agent-id>/…` to an agent's serve port and to decide who may open it; console tickets for browser sessions.",
+      "name": "console",
+      "description": "What a runtime host's console router needs to route `/<workspace>/agents/<agent-id>/…` to an agent's serve port and to decide who may open it; console tickets for browser sessions."
     },
     {
-      name: 'runtime-hosts',
-      description:
-        "Runtime hosts of a workspace. A host's inventory id (`rti_…`) is the only value agents carry as `runtime_instance_id`; a runtime bundle id (`wrt_…`, from runtime.env) is recorded when a host reports it but is never accepted as an inventory id (400 `runtime_bundle_id_not_allowed`). A host is spawn ready when its last heartbeat is at most 45 s old and its relay reports ready. The relay token is returned once, when the host is registered or the token rotated, and is never shown again in any other answer.",
+      "name": "runtime-hosts",
+      "description": "Runtime hosts of a workspace. A host's inventory id (`rti_…`) is the only value agents carry as `runtime_instance_id`; a runtime bundle id (`wrt_…`, from runtime.env) is recorded when a host reports it but is never accepted as an inventory id (400 `runtime_bundle_id_not_allowed`). A host is spawn ready when its last heartbeat is at most 45 s old and its relay reports ready. The relay token is returned once, when the host is registered or the token rotated, and is never shown again in any other answer."
     },
     {
-      name: 'networks',
-      description:
-        'The Networks view: each runtime host with its server config (`workdir_root`, `console_public_base_url`), readiness and the agents running on it right now.',
+      "name": "networks",
+      "description": "The Networks view: each runtime host with its server config (`workdir_root`, `console_public_base_url`), readiness and the agents running on it right now."
     },
     {
-      name: 'runtime-config',
-      description:
-        'What a runtime host needs to run: console router and relay endpoints, the relay token and a workspace API key. The answer carries secrets, is never cached (`Cache-Control: no-store`) and every pull is audited (without the secrets).',
+      "name": "runtime-config",
+      "description": "What a runtime host needs to run: console router and relay endpoints, the relay token and a workspace API key. The answer carries secrets, is never cached (`Cache-Control: no-store`) and every pull is audited (without the secrets)."
     },
     {
-      name: 'providers',
-      description:
-        "The provider/model catalog (exact `provider/model` identifiers, no aliases) and a workspace's own provider credentials, the fallback the hub uses when it has no hosted authorization for a provider. Provider secrets are sealed at rest and never returned; answers show the last four characters.",
+      "name": "providers",
+      "description": "The provider/model catalog (exact `provider/model` identifiers, no aliases) and a workspace's own provider credentials, the fallback the hub uses when it has no hosted authorization for a provider. Provider secrets are sealed at rest and never returned; answers show the last four characters."
     },
     {
-      name: 'teams',
-      description:
-        "Teams group agents and participants of a workspace; a team assigned to a project puts its agents on that project's roster. Assignments are never deleted: unassigning sets `unassigned_at`, and assigning again reactivates the same assignment.",
+      "name": "teams",
+      "description": "Teams group agents and participants of a workspace; a team assigned to a project puts its agents on that project's roster. Assignments are never deleted: unassigning sets `unassigned_at`, and assigning again reactivates the same assignment."
     },
     {
-      name: 'agents',
-      description:
-        "The agent registry and lifecycle. Statuses: `online`, `idle`, `busy` (running; moved between each other by the agent's heartbeat), `offline` (stopped locally; the id is kept for a restart) and `evicted` (final: the hub identity is revoked, nothing is deleted). Agent-side routes (`/api/v1/agents/me…`) accept the agent's own `AGENT_TOKEN` only.",
-    },
+      "name": "agents",
+      "description": "The agent registry and lifecycle. Statuses: `online`, `idle`, `busy` (running; moved between each other by the agent's heartbeat), `offline` (stopped locally; the id is kept for a restart) and `evicted` (final: the hub identity is revoked, nothing is deleted). Agent-side routes (`/api/v1/agents/me…`) accept the agent's own `AGENT_TOKEN` only."
+    }
   ],
-  security: [
+  "security": [
     {
-      participantBearer: [],
+      "participantBearer": []
     },
     {
-      apiKey: [],
-    },
+      "apiKey": []
+    }
   ],
-  paths: {
-    '/healthz': {
-      get: {
-        operationId: 'hubLiveness',
-        tags: ['system'],
-        summary: 'Liveness; never touches dependencies.',
-        security: [],
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Liveness',
-          },
-        },
-      },
-    },
-    '/readyz': {
-      get: {
-        operationId: 'hubReadiness',
-        tags: ['system'],
-        summary: 'Readiness; checks Postgres.',
-        security: [],
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Readiness',
-          },
-          '503': {
-            $ref: '#/components/responses/NotReady',
-          },
-        },
-      },
-    },
-    '/openapi.json': {
-      get: {
-        operationId: 'getHubOpenApi',
-        tags: ['system'],
-        summary: 'This document.',
-        security: [],
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'The public OpenAPI 3.1 document of the hub.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  additionalProperties: true,
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    '/.well-known/jwks.json': {
-      get: {
-        operationId: 'getJwks',
-        tags: ['system'],
-        summary: 'Public keys that verify every token the hub signs (ES256, selected by `kid`).',
-        description:
-          'During a key rotation two keys are listed at once. Verifiers cache this document and refetch it when they meet an unknown `kid`.',
-        security: [],
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'JSON Web Key Set.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/JwkSet',
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    '/api/v1/auth/login': {
-      post: {
-        operationId: 'login',
-        tags: ['auth'],
-        summary: "Exchange a participant's email and password for a participant JWT.",
-        description:
-          'Unknown email and wrong password get the same 401 `invalid_credentials`. After 10 consecutive failures the account is locked for 15 minutes (429 `login_locked`, with `Retry-After`).',
-        security: [],
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        'x-svc-visibility': 'app',
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/LoginRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'Signed in.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Session',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '429': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/me': {
-      get: {
-        operationId: 'getMe',
-        tags: ['auth'],
-        summary: 'The signed-in participant and their workspace memberships.',
-        security: [
-          {
-            participantBearer: [],
-          },
+  "paths": {
+    "/healthz": {
+      "get": {
+        "operationId": "hubLiveness",
+        "tags": [
+          "system"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'Current participant.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Me',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/workspaces': {
-      get: {
-        operationId: 'listWorkspaces',
-        tags: ['workspaces'],
-        summary: 'Workspaces the caller can access.',
-        description:
-          'A participant sees the workspaces they are a member of; an API key sees its own workspace.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['workspaces:read'],
-        responses: {
-          '200': {
-            description: 'Accessible workspaces.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Workspace',
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      post: {
-        operationId: 'createWorkspace',
-        tags: ['workspaces'],
-        summary: 'Create a workspace; the caller becomes its owner.',
-        security: [
-          {
-            participantBearer: [],
-          },
+        "summary": "Liveness; never touches dependencies.",
+        "security": [],
+        "x-svc-actors": [
+          "anonymous"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-visibility': 'app',
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CreateWorkspaceRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '201': {
-            description: 'Created.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Workspace',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Liveness"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/members': {
-      parameters: [
+    "/readyz": {
+      "get": {
+        "operationId": "hubReadiness",
+        "tags": [
+          "system"
+        ],
+        "summary": "Readiness; checks Postgres.",
+        "security": [],
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Readiness"
+          },
+          "503": {
+            "$ref": "#/components/responses/NotReady"
+          }
+        }
+      }
+    },
+    "/openapi.json": {
+      "get": {
+        "operationId": "getHubOpenApi",
+        "tags": [
+          "system"
+        ],
+        "summary": "This document.",
+        "security": [],
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The public OpenAPI 3.1 document of the hub.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": true
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/.well-known/jwks.json": {
+      "get": {
+        "operationId": "getJwks",
+        "tags": [
+          "system"
+        ],
+        "summary": "Public keys that verify every token the hub signs (ES256, selected by `kid`).",
+        "description": "During a key rotation two keys are listed at once. Verifiers cache this document and refetch it when they meet an unknown `kid`.",
+        "security": [],
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "JSON Web Key Set.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/JwkSet"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/auth/login": {
+      "post": {
+        "operationId": "login",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Exchange a participant's email and password for a participant JWT.",
+        "description": "Unknown email and wrong password get the same 401 `invalid_credentials`. After 10 consecutive failures the account is locked for 15 minutes (429 `login_locked`, with `Retry-After`).",
+        "security": [],
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-visibility": "app",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/LoginRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Signed in.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Session"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "429": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/me": {
+      "get": {
+        "operationId": "getMe",
+        "tags": [
+          "auth"
+        ],
+        "summary": "The signed-in participant and their workspace memberships.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "Current participant.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Me"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces": {
+      "get": {
+        "operationId": "listWorkspaces",
+        "tags": [
+          "workspaces"
+        ],
+        "summary": "Workspaces the caller can access.",
+        "description": "A participant sees the workspaces they are a member of; an API key sees its own workspace.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workspaces:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Accessible workspaces.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Workspace"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createWorkspace",
+        "tags": [
+          "workspaces"
+        ],
+        "summary": "Create a workspace; the caller becomes its owner.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-visibility": "app",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateWorkspaceRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Workspace"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/members": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listWorkspaceMembers',
-        tags: ['workspaces'],
-        summary: 'Members of a workspace with their roles.',
-        security: [
-          {
-            participantBearer: [],
-          },
+      "get": {
+        "operationId": "listWorkspaceMembers",
+        "tags": [
+          "workspaces"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-visibility': 'app',
-        responses: {
-          '200': {
-            description: 'Members.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Member',
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      post: {
-        operationId: 'addWorkspaceMember',
-        tags: ['workspaces'],
-        summary:
-          'Add a participant to the workspace (an admin provisions the account when it does not exist yet).',
-        description:
-          'When no participant has the email, `password` is required and the account is created with it. An existing participant keeps their password; `password` must then be absent.',
-        security: [
+        "summary": "Members of a workspace with their roles.",
+        "security": [
           {
-            participantBearer: [],
-          },
+            "participantBearer": []
+          }
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/AddMemberRequest',
-              },
-            },
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-visibility": "app",
+        "responses": {
+          "200": {
+            "description": "Members.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Member"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-        },
-        responses: {
-          '201': {
-            description: 'Added.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Member',
-                    },
-                  },
-                },
-              },
-            },
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
+      "post": {
+        "operationId": "addWorkspaceMember",
+        "tags": [
+          "workspaces"
+        ],
+        "summary": "Add a participant to the workspace (an admin provisions the account when it does not exist yet).",
+        "description": "When no participant has the email, `password` is required and the account is created with it. An existing participant keeps their password; `password` must then be absent.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AddMemberRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Added.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Member"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/members/{participantId}': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/members/{participantId}": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
+          "$ref": "#/components/parameters/WorkspaceRef"
         },
         {
-          name: 'participantId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "participantId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      patch: {
-        operationId: 'updateWorkspaceMember',
-        tags: ['workspaces'],
-        summary: "Change a member's role. The last owner cannot be demoted.",
-        security: [
-          {
-            participantBearer: [],
-          },
+      "patch": {
+        "operationId": "updateWorkspaceMember",
+        "tags": [
+          "workspaces"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['role'],
-                additionalProperties: false,
-                properties: {
-                  role: {
-                    $ref: '#/components/schemas/WorkspaceRole',
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'Updated.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Member',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      delete: {
-        operationId: 'removeWorkspaceMember',
-        tags: ['workspaces'],
-        summary: 'Remove a member. The last owner cannot be removed.',
-        security: [
+        "summary": "Change a member's role. The last owner cannot be demoted.",
+        "security": [
           {
-            participantBearer: [],
-          },
+            "participantBearer": []
+          }
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        responses: {
-          '204': {
-            description: 'Removed.',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "role"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "role": {
+                    "$ref": "#/components/schemas/WorkspaceRole"
+                  }
+                }
+              }
+            }
+          }
         },
+        "responses": {
+          "200": {
+            "description": "Updated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Member"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
+      "delete": {
+        "operationId": "removeWorkspaceMember",
+        "tags": [
+          "workspaces"
+        ],
+        "summary": "Remove a member. The last owner cannot be removed.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "204": {
+            "description": "Removed."
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/api-keys': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/api-keys": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listApiKeys',
-        tags: ['api-keys'],
-        summary: 'API keys of the workspace (never their secrets).',
-        security: [
-          {
-            participantBearer: [],
-          },
+      "get": {
+        "operationId": "listApiKeys",
+        "tags": [
+          "api-keys"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        parameters: [
+        "summary": "API keys of the workspace (never their secrets).",
+        "security": [
           {
-            name: 'include_revoked',
-            in: 'query',
-            schema: {
-              type: 'boolean',
-              default: false,
-            },
-          },
+            "participantBearer": []
+          }
         ],
-        responses: {
-          '200': {
-            description: 'Keys.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/ApiKey',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "parameters": [
+          {
+            "name": "include_revoked",
+            "in": "query",
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Keys.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ApiKey"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      post: {
-        operationId: 'createApiKey',
-        tags: ['api-keys'],
-        summary: 'Create an API key from a preset or explicit scopes. The secret is in this response only.',
-        security: [
-          {
-            participantBearer: [],
-          },
+      "post": {
+        "operationId": "createApiKey",
+        "tags": [
+          "api-keys"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CreateApiKeyRequest',
-              },
-            },
-          },
+        "summary": "Create an API key from a preset or explicit scopes. The secret is in this response only.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateApiKeyRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '201': {
-            description: 'Created; `key` is shown once and cannot be retrieved again.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/CreatedApiKey',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "201": {
+            "description": "Created; `key` is shown once and cannot be retrieved again.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/CreatedApiKey"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/api-keys/{keyId}': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/api-keys/{keyId}": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
+          "$ref": "#/components/parameters/WorkspaceRef"
         },
         {
-          name: 'keyId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "keyId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      get: {
-        operationId: 'getApiKey',
-        tags: ['api-keys'],
-        summary: 'One API key (without its secret).',
-        security: [
-          {
-            participantBearer: [],
-          },
+      "get": {
+        "operationId": "getApiKey",
+        "tags": [
+          "api-keys"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        responses: {
-          '200': {
-            description: 'The key.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ApiKey',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      delete: {
-        operationId: 'revokeApiKey',
-        tags: ['api-keys'],
-        summary: 'Revoke a key.',
-        description:
-          'The key stops working at once on the hub replica that revoked it, within 10 s on other hub replicas (each caches key rows that briefly) and within 30 s on services that cache introspection.',
-        security: [
+        "summary": "One API key (without its secret).",
+        "security": [
           {
-            participantBearer: [],
-          },
+            "participantBearer": []
+          }
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        responses: {
-          '200': {
-            description: 'Revoked (revoking again is harmless and returns the same record).',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ApiKey',
-                    },
-                  },
-                },
-              },
-            },
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "200": {
+            "description": "The key.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ApiKey"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
+      "delete": {
+        "operationId": "revokeApiKey",
+        "tags": [
+          "api-keys"
+        ],
+        "summary": "Revoke a key.",
+        "description": "The key stops working at once on the hub replica that revoked it, within 10 s on other hub replicas (each caches key rows that briefly) and within 30 s on services that cache introspection.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "200": {
+            "description": "Revoked (revoking again is harmless and returns the same record).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ApiKey"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/projects': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/projects": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listProjects',
-        tags: ['projects'],
-        summary: 'Projects of the workspace.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['projects:read'],
-        responses: {
-          '200': {
-            description: 'Projects, oldest first.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Project',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+      "get": {
+        "operationId": "listProjects",
+        "tags": [
+          "projects"
+        ],
+        "summary": "Projects of the workspace.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Projects, oldest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Project"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      post: {
-        operationId: 'createProject',
-        tags: ['projects'],
-        summary: 'Create a project; its code is unique in the workspace.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['projects:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CreateProjectRequest',
-              },
-            },
-          },
+      "post": {
+        "operationId": "createProject",
+        "tags": [
+          "projects"
+        ],
+        "summary": "Create a project; its code is unique in the workspace.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateProjectRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '201': {
-            description: 'Created.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Project',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Project"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/projects/{projectId}': {
-      parameters: [
+    "/api/v1/projects/{projectId}": {
+      "parameters": [
         {
-          name: 'projectId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      get: {
-        operationId: 'getProject',
-        tags: ['projects'],
-        summary: 'One project. A project of another workspace is reported as not found.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['projects:read'],
-        responses: {
-          '200': {
-            description: 'The project.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Project',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/contract': {
-      get: {
-        operationId: 'getIntegrationContract',
-        tags: ['contract'],
-        summary: 'The workspace identifier and the redacted OpenAPI document of the integration boundary.',
-        description:
-          'The document merges the public hub and Workflow API operations (each path carries the `servers` it is served from), without routes used only by the signed-in application, without internal routes and without examples. `contract:read` grants this document only, not the operations it describes.',
-        security: [
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "getProject",
+        "tags": [
+          "projects"
         ],
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['contract:read'],
-        responses: {
-          '200': {
-            description: 'The integration contract.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/IntegrationContract',
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "One project. A project of another workspace is reported as not found.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Project"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/audit-events': {
-      parameters: [
+    "/api/v1/contract": {
+      "get": {
+        "operationId": "getIntegrationContract",
+        "tags": [
+          "contract"
+        ],
+        "summary": "The workspace identifier and the redacted OpenAPI document of the integration boundary.",
+        "description": "The document merges the public hub and Workflow API operations (each path carries the `servers` it is served from), without routes used only by the signed-in application, without internal routes and without examples. `contract:read` grants this document only, not the operations it describes.",
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "contract:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The integration contract.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IntegrationContract"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/audit-events": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listAuditEvents',
-        tags: ['audit'],
-        summary: 'Audit events of the workspace, newest first, with keyset pagination.',
-        description:
-          'Only events recorded in this workspace are listed; events of other workspaces and hub-wide events (such as participant sign-ins, which belong to no workspace) never appear. Order is `created_at` descending, then `id` descending, so pages are stable while new events arrive: pass `next_cursor` as `cursor` to get the next (older) page; `next_cursor` is null on the last page. A cursor is opaque: keep the other filters the same while paging. All filters combine with AND.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['audit:read'],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        parameters: [
-          {
-            name: 'action',
-            in: 'query',
-            description:
-              'An exact action (`api_key.created`), or a prefix ending in `.` or `*` (`credential.*`, `credential.`, `api_key*`) that matches every action starting with the part before the `*`.',
-            schema: {
-              type: 'string',
-              maxLength: 128,
-              pattern: '^[a-z0-9_-]+(\\.[a-z0-9_-]+)*(\\.\\*?|\\*)?$',
-            },
-          },
-          {
-            name: 'actor_kind',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/AuditActorKind',
-            },
-          },
-          {
-            name: 'actor_id',
-            in: 'query',
-            description: 'Id of the actor (participant, API key or agent id; a service name for services).',
-            schema: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 128,
-            },
-          },
-          {
-            name: 'target_type',
-            in: 'query',
-            schema: {
-              type: 'string',
-              maxLength: 64,
-              pattern: '^[a-z0-9_-]+$',
-            },
-          },
-          {
-            name: 'target_id',
-            in: 'query',
-            schema: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 128,
-            },
-          },
-          {
-            name: 'since',
-            in: 'query',
-            description: 'Only events created at or after this time.',
-            schema: {
-              type: 'string',
-              format: 'date-time',
-            },
-          },
-          {
-            name: 'until',
-            in: 'query',
-            description: 'Only events created before this time (exclusive); must not be before `since`.',
-            schema: {
-              type: 'string',
-              format: 'date-time',
-            },
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 200,
-              default: 50,
-            },
-          },
-          {
-            name: 'cursor',
-            in: 'query',
-            description: 'The `next_cursor` of the previous page.',
-            schema: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 512,
-              pattern: '^[A-Za-z0-9_-]+$',
-            },
-          },
+      "get": {
+        "operationId": "listAuditEvents",
+        "tags": [
+          "audit"
         ],
-        responses: {
-          '200': {
-            description: 'One page of events.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/AuditEventPage',
-                },
-              },
-            },
+        "summary": "Audit events of the workspace, newest first, with keyset pagination.",
+        "description": "Only events recorded in this workspace are listed; events of other workspaces and hub-wide events (such as participant sign-ins, which belong to no workspace) never appear. Order is `created_at` descending, then `id` descending, so pages are stable while new events arrive: pass `next_cursor` as `cursor` to get the next (older) page; `next_cursor` is null on the last page. A cursor is opaque: keep the other filters the same while paging. All filters combine with AND.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "audit:read"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "parameters": [
+          {
+            "name": "action",
+            "in": "query",
+            "description": "An exact action (`api_key.created`), or a prefix ending in `.` or `*` (`credential.*`, `credential.`, `api_key*`) that matches every action starting with the part before the `*`.",
+            "schema": {
+              "type": "string",
+              "maxLength": 128,
+              "pattern": "^[a-z0-9_-]+(\\.[a-z0-9_-]+)*(\\.\\*?|\\*)?$"
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "actor_kind",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/AuditActorKind"
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "actor_id",
+            "in": "query",
+            "description": "Id of the actor (participant, API key or agent id; a service name for services).",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128
+            }
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "target_type",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "maxLength": 64,
+              "pattern": "^[a-z0-9_-]+$"
+            }
           },
-        },
-      },
+          {
+            "name": "target_id",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128
+            }
+          },
+          {
+            "name": "since",
+            "in": "query",
+            "description": "Only events created at or after this time.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "until",
+            "in": "query",
+            "description": "Only events created before this time (exclusive); must not be before `since`.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "The `next_cursor` of the previous page.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 512,
+              "pattern": "^[A-Za-z0-9_-]+$"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of events.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AuditEventPage"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/handoffs': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/handoffs": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listHandoffs',
-        tags: ['handoffs'],
-        summary: 'Handoffs of the workspace, oldest first, with optional filters.',
-        description:
-          'Pages with `limit` and `after` (the last id of the previous page). `reference_id` needs `reference_kind`.',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "listHandoffs",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['handoffs:read'],
-        parameters: [
+        "summary": "Handoffs of the workspace, oldest first, with optional filters.",
+        "description": "Pages with `limit` and `after` (the last id of the previous page). `reference_id` needs `reference_kind`.",
+        "security": [
           {
-            name: 'status',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/HandoffStatus',
-            },
+            "participantBearer": []
           },
           {
-            name: 'assignee_agent_id',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
-          {
-            name: 'project_id',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
-          {
-            name: 'reference_kind',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/HandoffReferenceKind',
-            },
-          },
-          {
-            name: 'reference_id',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/HandoffReferenceId',
-            },
-          },
-          {
-            $ref: '#/components/parameters/CollaborationPageLimit',
-          },
-          {
-            $ref: '#/components/parameters/CollaborationPageAfter',
-          },
+            "apiKey": []
+          }
         ],
-        responses: {
-          '200': {
-            description: 'Handoffs, oldest first.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Handoff',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "handoffs:read"
+        ],
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/HandoffStatus"
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "assignee_agent_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "project_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "reference_kind",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/HandoffReferenceKind"
+            }
           },
-        },
+          {
+            "name": "reference_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/HandoffReferenceId"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageLimit"
+          },
+          {
+            "$ref": "#/components/parameters/CollaborationPageAfter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Handoffs, oldest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Handoff"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      post: {
-        operationId: 'createHandoff',
-        tags: ['handoffs'],
-        summary: 'Create a handoff (status `open`), optionally assigned to an agent of the workspace.',
-        description:
-          '`project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`).',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "post": {
+        "operationId": "createHandoff",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['handoffs:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CreateHandoffRequest',
-              },
-            },
+        "summary": "Create a handoff (status `open`), optionally assigned to an agent of the workspace.",
+        "description": "`project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`).",
+        "security": [
+          {
+            "participantBearer": []
           },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateHandoffRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '201': {
-            description: 'Created.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Handoff',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Handoff"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/handoffs/{handoffId}': {
-      parameters: [
+    "/api/v1/handoffs/{handoffId}": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/HandoffIdPath',
-        },
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
       ],
-      get: {
-        operationId: 'getHandoff',
-        tags: ['handoffs'],
-        summary: 'One handoff with its evidence (oldest first).',
-        description:
-          'A handoff of another workspace is reported as not found. An agent sees the handoffs assigned to it and the open, unassigned ones of its workspace (which it may claim); any other is not found.',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
-          {
-            agentBearer: [],
-          },
+      "get": {
+        "operationId": "getHandoff",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['participant', 'api_key', 'agent'],
-        'x-svc-scopes': ['handoffs:read'],
-        responses: {
-          '200': {
-            description: 'The handoff.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/HandoffDetail',
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "One handoff with its evidence (oldest first).",
+        "description": "A handoff of another workspace is reported as not found. An agent sees the handoffs assigned to it and the open, unassigned ones of its workspace (which it may claim); any other is not found.",
+        "security": [
+          {
+            "participantBearer": []
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "apiKey": []
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The handoff.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/HandoffDetail"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/handoffs/{handoffId}/cancel': {
-      parameters: [
+    "/api/v1/handoffs/{handoffId}/cancel": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/HandoffIdPath',
-        },
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
       ],
-      post: {
-        operationId: 'cancelHandoff',
-        tags: ['handoffs'],
-        summary: 'Cancel a handoff that is not completed or cancelled yet.',
-        description:
-          'A completed or cancelled handoff answers 409 `handoff_invalid_transition` naming its status. Any other state moves to `cancelled`.',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "post": {
+        "operationId": "cancelHandoff",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['handoffs:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        responses: {
-          '200': {
-            description: 'Cancelled.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Handoff',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/assignments': {
-      get: {
-        operationId: 'listMyAssignments',
-        tags: ['handoffs'],
-        summary: "The calling agent's handoffs that are not completed or cancelled, oldest first.",
-        security: [
+        "summary": "Cancel a handoff that is not completed or cancelled yet.",
+        "description": "A completed or cancelled handoff answers 409 `handoff_invalid_transition` naming its status. Any other state moves to `cancelled`.",
+        "security": [
           {
-            agentBearer: [],
+            "participantBearer": []
           },
+          {
+            "apiKey": []
+          }
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:read'],
-        responses: {
-          '200': {
-            description: 'Assigned handoffs.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Handoff',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "Cancelled.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Handoff"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/handoffs/{handoffId}/accept': {
-      parameters: [
+    "/api/v1/agents/me/assignments": {
+      "get": {
+        "operationId": "listMyAssignments",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "The calling agent's handoffs that are not completed or cancelled, oldest first.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Assigned handoffs.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Handoff"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/handoffs/{handoffId}/accept": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/HandoffIdPath',
-        },
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
       ],
-      post: {
-        operationId: 'acceptHandoff',
-        tags: ['handoffs'],
-        summary: 'Accept an assigned handoff: `open → accepted`.',
-        description:
-          'Only the assignee may act (403 `handoff_not_assigned`); another state answers 409 `handoff_invalid_transition` naming the current status.',
-        security: [
-          {
-            agentBearer: [],
-          },
+      "post": {
+        "operationId": "acceptHandoff",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/HandoffResult',
+        "summary": "Accept an assigned handoff: `open → accepted`.",
+        "description": "Only the assignee may act (403 `handoff_not_assigned`); another state answers 409 `handoff_invalid_transition` naming the current status.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/handoffs/{handoffId}/claim': {
-      parameters: [
+    "/api/v1/agents/me/handoffs/{handoffId}/claim": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/HandoffIdPath',
-        },
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
       ],
-      post: {
-        operationId: 'claimHandoff',
-        tags: ['handoffs'],
-        summary: 'Claim a handoff: `open | accepted → claimed`.',
-        description:
-          'The assignee claims its handoff. An open handoff without an assignee can be claimed by any agent of the workspace, which becomes its assignee (the first claim wins; a later one gets 403 `handoff_not_assigned`).',
-        security: [
-          {
-            agentBearer: [],
-          },
+      "post": {
+        "operationId": "claimHandoff",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/HandoffResult',
+        "summary": "Claim a handoff: `open | accepted → claimed`.",
+        "description": "The assignee claims its handoff. An open handoff without an assignee can be claimed by any agent of the workspace, which becomes its assignee (the first claim wins; a later one gets 403 `handoff_not_assigned`).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/handoffs/{handoffId}/block': {
-      parameters: [
+    "/api/v1/agents/me/handoffs/{handoffId}/block": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/HandoffIdPath',
-        },
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
       ],
-      post: {
-        operationId: 'blockHandoff',
-        tags: ['handoffs'],
-        summary: 'Report a blocker: `accepted | claimed → blocked`, with `blocker_reason`.',
-        description:
-          'A blocked handoff is the attention signal the workflow engine reads for the stage it stands for.',
-        security: [
-          {
-            agentBearer: [],
-          },
+      "post": {
+        "operationId": "blockHandoff",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/BlockHandoffRequest',
-              },
-            },
-          },
+        "summary": "Report a blocker: `accepted | claimed → blocked`, with `blocker_reason`.",
+        "description": "A blocked handoff is the attention signal the workflow engine reads for the stage it stands for.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/BlockHandoffRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '200': {
-            $ref: '#/components/responses/HandoffResult',
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/handoffs/{handoffId}/unblock': {
-      parameters: [
+    "/api/v1/agents/me/handoffs/{handoffId}/unblock": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/HandoffIdPath',
-        },
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
       ],
-      post: {
-        operationId: 'unblockHandoff',
-        tags: ['handoffs'],
-        summary: 'Clear a blocker: `blocked → claimed` (`blocker_reason` becomes null).',
-        security: [
-          {
-            agentBearer: [],
-          },
+      "post": {
+        "operationId": "unblockHandoff",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/HandoffResult',
+        "summary": "Clear a blocker: `blocked → claimed` (`blocker_reason` becomes null).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/handoffs/{handoffId}/evidence': {
-      parameters: [
+    "/api/v1/agents/me/handoffs/{handoffId}/evidence": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/HandoffIdPath',
-        },
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
       ],
-      post: {
-        operationId: 'submitHandoffEvidence',
-        tags: ['handoffs'],
-        summary: 'Submit evidence on an accepted, claimed or blocked handoff; it is stored redacted.',
-        description:
-          '`content` is any JSON value up to 64 KiB (serialized; 413 `evidence_too_large` above) nested at most 32 levels (400 `evidence_too_deep`). Before it is stored, fields named like secrets are replaced with `[REDACTED]` and secret shapes inside strings (API keys, JWTs and bearer values, relay and service tokens, provider keys, repository tokens, private keys, URL passwords) are masked. The response shows what was stored. On an open, completed or cancelled handoff: 409 `handoff_not_in_progress`.',
-        security: [
-          {
-            agentBearer: [],
-          },
+      "post": {
+        "operationId": "submitHandoffEvidence",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/SubmitHandoffEvidenceRequest',
-              },
-            },
-          },
+        "summary": "Submit evidence on an accepted, claimed or blocked handoff; it is stored redacted.",
+        "description": "`content` is any JSON value up to 64 KiB (serialized; 413 `evidence_too_large` above) nested at most 32 levels (400 `evidence_too_deep`). Before it is stored, fields named like secrets are replaced with `[REDACTED]` and secret shapes inside strings (API keys, JWTs and bearer values, relay and service tokens, provider keys, repository tokens, private keys, URL passwords) are masked. The response shows what was stored. On an open, completed or cancelled handoff: 409 `handoff_not_in_progress`.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SubmitHandoffEvidenceRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '201': {
-            description: 'Stored (redacted).',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/HandoffEvidence',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "201": {
+            "description": "Stored (redacted).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/HandoffEvidence"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
+          "409": {
+            "$ref": "#/components/responses/Problem"
           },
-          '413': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/handoffs/{handoffId}/complete': {
-      parameters: [
+    "/api/v1/agents/me/handoffs/{handoffId}/complete": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/HandoffIdPath',
-        },
+          "$ref": "#/components/parameters/HandoffIdPath"
+        }
       ],
-      post: {
-        operationId: 'completeHandoff',
-        tags: ['handoffs'],
-        summary: 'Complete a claimed handoff: `claimed → completed`.',
-        description: 'A `summary`, when given, is stored redacted as evidence of kind `completion_summary`.',
-        security: [
-          {
-            agentBearer: [],
-          },
+      "post": {
+        "operationId": "completeHandoff",
+        "tags": [
+          "handoffs"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        requestBody: {
-          required: false,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CompleteHandoffRequest',
-              },
-            },
-          },
+        "summary": "Complete a claimed handoff: `claimed → completed`.",
+        "description": "A `summary`, when given, is stored redacted as evidence of kind `completion_summary`.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CompleteHandoffRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '200': {
-            $ref: '#/components/responses/HandoffResult',
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/HandoffResult"
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/repos': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/repos": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listRepos',
-        tags: ['repos'],
-        summary: 'Repos of the workspace by name, each with its credential summary (never the secret).',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "listRepos",
+        "tags": [
+          "repos"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['repos:read'],
-        responses: {
-          '200': {
-            description: 'Repos.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Repo',
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      post: {
-        operationId: 'createRepo',
-        tags: ['repos'],
-        summary: 'Register a repo; its name is unique in the workspace.',
-        description:
-          '`url` is an `https://` or SSH (`ssh://…`, `git@host:path`) git URL without a password or token in it (400 `repo_url_invalid`); credentials are set separately by a participant. A taken name answers 409 `repo_name_taken`.',
-        security: [
+        "summary": "Repos of the workspace by name, each with its credential summary (never the secret).",
+        "security": [
           {
-            participantBearer: [],
+            "participantBearer": []
           },
           {
-            apiKey: [],
-          },
+            "apiKey": []
+          }
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['repos:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CreateRepoRequest',
-              },
-            },
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "repos:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Repos.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Repo"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-        },
-        responses: {
-          '201': {
-            description: 'Created (without a credential).',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Repo',
-                    },
-                  },
-                },
-              },
-            },
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
+      "post": {
+        "operationId": "createRepo",
+        "tags": [
+          "repos"
+        ],
+        "summary": "Register a repo; its name is unique in the workspace.",
+        "description": "`url` is an `https://` or SSH (`ssh://…`, `git@host:path`) git URL without a password or token in it (400 `repo_url_invalid`); credentials are set separately by a participant. A taken name answers 409 `repo_name_taken`.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "repos:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateRepoRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created (without a credential).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Repo"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/repos/{repoId}': {
-      parameters: [
+    "/api/v1/repos/{repoId}": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/RepoIdPath',
-        },
+          "$ref": "#/components/parameters/RepoIdPath"
+        }
       ],
-      get: {
-        operationId: 'getRepo',
-        tags: ['repos'],
-        summary:
-          'One repo with its credential summary. A repo of another workspace is reported as not found.',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "getRepo",
+        "tags": [
+          "repos"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['repos:read'],
-        responses: {
-          '200': {
-            description: 'The repo.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Repo',
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "One repo with its credential summary. A repo of another workspace is reported as not found.",
+        "security": [
+          {
+            "participantBearer": []
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "repos:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The repo.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Repo"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/repos/{repoId}/credentials': {
-      parameters: [
+    "/api/v1/repos/{repoId}/credentials": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/RepoIdPath',
-        },
+          "$ref": "#/components/parameters/RepoIdPath"
+        }
       ],
-      put: {
-        operationId: 'setRepoCredential',
-        tags: ['repos'],
-        summary:
-          "Set or rotate the repo's PAT or deploy key. Participants only; agents and API keys get 403.",
-        description:
-          "Needs a participant with the owner, admin or member role in the repo's workspace (a viewer gets 403 `role_forbidden`; a repo of a workspace the participant is not a member of is not found). The secret is sealed with AES-256-GCM (the key id travels inside the ciphertext, so encryption keys can rotate) and never returned, logged or audited; the response is the repo with `credential.fingerprint` (first 12 hex digits of the secret's SHA-256). Setting a credential again rotates it: `set_at` stays, `rotated_at` moves. A `pat` must be 20–255 printable characters without spaces; a `deploy_key` an unencrypted OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`) or RSA/EC PEM private key. Otherwise 400 `repo_credential_invalid`.",
-        security: [
-          {
-            participantBearer: [],
-          },
+      "put": {
+        "operationId": "setRepoCredential",
+        "tags": [
+          "repos"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/SetRepoCredentialRequest',
-              },
-            },
-          },
+        "summary": "Set or rotate the repo's PAT or deploy key. Participants only; agents and API keys get 403.",
+        "description": "Needs a participant with the owner, admin or member role in the repo's workspace (a viewer gets 403 `role_forbidden`; a repo of a workspace the participant is not a member of is not found). The secret is sealed with AES-256-GCM (the key id travels inside the ciphertext, so encryption keys can rotate) and never returned, logged or audited; the response is the repo with `credential.fingerprint` (first 12 hex digits of the secret's SHA-256). Setting a credential again rotates it: `set_at` stays, `rotated_at` moves. A `pat` must be 20–255 printable characters without spaces; a `deploy_key` an unencrypted OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`) or RSA/EC PEM private key. Otherwise 400 `repo_credential_invalid`.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SetRepoCredentialRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '200': {
-            description: 'The repo with its new credential summary.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Repo',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "200": {
+            "description": "The repo with its new credential summary.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Repo"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/control/workflow-drafts': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/control/workflow-drafts": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listWorkflowDrafts',
-        tags: ['workflow-drafts'],
-        summary: 'Workflow drafts of the workspace, oldest first.',
-        security: [
-          {
-            participantBearer: [],
-          },
+      "get": {
+        "operationId": "listWorkflowDrafts",
+        "tags": [
+          "workflow-drafts"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        parameters: [
+        "summary": "Workflow drafts of the workspace, oldest first.",
+        "security": [
           {
-            name: 'project_id',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
-          {
-            $ref: '#/components/parameters/CollaborationPageLimit',
-          },
-          {
-            $ref: '#/components/parameters/CollaborationPageAfter',
-          },
+            "participantBearer": []
+          }
         ],
-        responses: {
-          '200': {
-            description: 'Drafts.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/ControlWorkflowDraft',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "parameters": [
+          {
+            "name": "project_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "$ref": "#/components/parameters/CollaborationPageLimit"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          {
+            "$ref": "#/components/parameters/CollaborationPageAfter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Drafts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ControlWorkflowDraft"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-        },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      post: {
-        operationId: 'createWorkflowDraft',
-        tags: ['workflow-drafts'],
-        summary: 'Create a governed workflow draft from an intent (an authorized participant session only).',
-        description:
-          'Generic control records the intent as a draft (status `draft`) when no project contract matches. A draft never launches anything: it creates no invocation and no run, and no endpoint launches a draft — a project invocation launches only through an explicit project contract and template match. `project_id`, when given, must be a project of the workspace (400 `project_not_found`). Without `title` the first line of the intent (up to 80 characters) is used.',
-        security: [
-          {
-            participantBearer: [],
-          },
+      "post": {
+        "operationId": "createWorkflowDraft",
+        "tags": [
+          "workflow-drafts"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CreateControlWorkflowDraftRequest',
-              },
-            },
-          },
+        "summary": "Create a governed workflow draft from an intent (an authorized participant session only).",
+        "description": "Generic control records the intent as a draft (status `draft`) when no project contract matches. A draft never launches anything: it creates no invocation and no run, and no endpoint launches a draft — a project invocation launches only through an explicit project contract and template match. `project_id`, when given, must be a project of the workspace (400 `project_not_found`). Without `title` the first line of the intent (up to 80 characters) is used.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateControlWorkflowDraftRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '201': {
-            description: 'Created.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ControlWorkflowDraft',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ControlWorkflowDraft"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/inbox': {
-      get: {
-        operationId: 'listMyInbox',
-        tags: ['messages'],
-        summary: "The calling agent's messages, oldest first.",
-        description: 'Pages with `limit` and `after` (the last id of the previous page).',
-        security: [
-          {
-            agentBearer: [],
-          },
+    "/api/v1/agents/me/inbox": {
+      "get": {
+        "operationId": "listMyInbox",
+        "tags": [
+          "messages"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['agents:read'],
-        parameters: [
+        "summary": "The calling agent's messages, oldest first.",
+        "description": "Pages with `limit` and `after` (the last id of the previous page).",
+        "security": [
           {
-            $ref: '#/components/parameters/InboxUnreadOnly',
-          },
-          {
-            $ref: '#/components/parameters/CollaborationPageLimit',
-          },
-          {
-            $ref: '#/components/parameters/CollaborationPageAfter',
-          },
+            "agentBearer": []
+          }
         ],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/InboxResult',
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/InboxUnreadOnly"
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          {
+            "$ref": "#/components/parameters/CollaborationPageLimit"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "$ref": "#/components/parameters/CollaborationPageAfter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/InboxResult"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/inbox/{messageId}/read': {
-      parameters: [
+    "/api/v1/agents/me/inbox/{messageId}/read": {
+      "parameters": [
         {
-          name: 'messageId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "messageId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      post: {
-        operationId: 'markInboxMessageRead',
-        tags: ['messages'],
-        summary:
-          "Mark one of the calling agent's messages read (again is harmless and keeps the first time).",
-        security: [
-          {
-            agentBearer: [],
-          },
+      "post": {
+        "operationId": "markInboxMessageRead",
+        "tags": [
+          "messages"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['agents:write'],
-        responses: {
-          '200': {
-            description: 'The message.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/PeerMessage',
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "Mark one of the calling agent's messages read (again is harmless and keeps the first time).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "The message.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PeerMessage"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/{agentId}/inbox': {
-      parameters: [
+    "/api/v1/agents/{agentId}/inbox": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/MessageTargetAgentId',
-        },
+          "$ref": "#/components/parameters/MessageTargetAgentId"
+        }
       ],
-      get: {
-        operationId: 'listAgentInbox',
-        tags: ['messages'],
-        summary: "An agent's inbox for operators (the back end of `svc internal inbox --name <agent>`).",
-        description:
-          'Reading does not mark messages read. An agent of another workspace is reported as not found.',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "listAgentInbox",
+        "tags": [
+          "messages"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:read'],
-        parameters: [
+        "summary": "An agent's inbox for operators (the back end of `svc internal inbox --name <agent>`).",
+        "description": "Reading does not mark messages read. An agent of another workspace is reported as not found.",
+        "security": [
           {
-            $ref: '#/components/parameters/InboxUnreadOnly',
+            "participantBearer": []
           },
           {
-            $ref: '#/components/parameters/CollaborationPageLimit',
-          },
-          {
-            $ref: '#/components/parameters/CollaborationPageAfter',
-          },
+            "apiKey": []
+          }
         ],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/InboxResult',
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/InboxUnreadOnly"
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          {
+            "$ref": "#/components/parameters/CollaborationPageLimit"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "$ref": "#/components/parameters/CollaborationPageAfter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/InboxResult"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/{agentId}/messages': {
-      parameters: [
+    "/api/v1/agents/{agentId}/messages": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/MessageTargetAgentId',
-        },
+          "$ref": "#/components/parameters/MessageTargetAgentId"
+        }
       ],
-      post: {
-        operationId: 'sendAgentMessage',
-        tags: ['messages'],
-        summary: 'Send a message (ask, nudge or console) to an agent.',
-        description:
-          "Who may send: the target agent itself; another agent of the workspace that shares a team with the target, or an active project assignment (a project the agent's own `project_id` names, or one a team of the agent is assigned to and not unassigned from) — anyone else gets 403 `peer_message_forbidden`, and the refusal is audited (`message.denied`, without the body); a participant with the owner, admin or member role in the target's workspace; an API key of that workspace with `messages:write`. An agent of another workspace is not found; an evicted target answers 409 `agent_evicted`. `body` is at most 16 KiB (UTF-8; 400 `message_too_large` above).",
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
-          {
-            agentBearer: [],
-          },
+      "post": {
+        "operationId": "sendAgentMessage",
+        "tags": [
+          "messages"
         ],
-        'x-svc-actors': ['participant', 'api_key', 'agent'],
-        'x-svc-scopes': ['messages:write'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/SendPeerMessageRequest',
-              },
-            },
+        "summary": "Send a message (ask, nudge or console) to an agent.",
+        "description": "Who may send: the target agent itself; another agent of the workspace that shares a team with the target, or an active project assignment (a project the agent's own `project_id` names, or one a team of the agent is assigned to and not unassigned from) — anyone else gets 403 `peer_message_forbidden`, and the refusal is audited (`message.denied`, without the body); a participant with the owner, admin or member role in the target's workspace; an API key of that workspace with `messages:write`. An agent of another workspace is not found; an evicted target answers 409 `agent_evicted`. `body` is at most 16 KiB (UTF-8; 400 `message_too_large` above).",
+        "security": [
+          {
+            "participantBearer": []
           },
+          {
+            "apiKey": []
+          },
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SendPeerMessageRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '201': {
-            description: "Delivered to the agent's inbox.",
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/PeerMessage',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "201": {
+            "description": "Delivered to the agent's inbox.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PeerMessage"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/runtime-hosts/{hostId}/console-routes': {
-      parameters: [
+    "/api/v1/runtime-hosts/{hostId}/console-routes": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/RuntimeHostIdPath',
-        },
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
       ],
-      get: {
-        operationId: 'getConsoleRouteTable',
-        tags: ['console'],
-        summary: 'The console route table of one runtime host.',
-        description:
-          "Polled by the host's console router with the host's runtime key (a key of the host's workspace holding `runtime-config:read`, as minted by a runtime-config pull). Lists every agent of the workspace whose `runtime_instance_id` is this host, that has a serve port and is not evicted — stopped agents included, so the router can tell \"not listening\" (503) from \"unknown\" (404) — with the agents each one may be messaged by (the spec's peer rule: itself, or a shared team or active project) and the workspace's members (participants who may open any of these consoles). `version` changes whenever anything in the table changes and is also sent as the `ETag`; a request whose `If-None-Match` equals it answers 304 without a body, so polling every few seconds sends nothing while nothing changed. A host of another workspace is reported as not found.",
-        security: [
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "getConsoleRouteTable",
+        "tags": [
+          "console"
         ],
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['runtime-config:read'],
-        parameters: [
+        "summary": "The console route table of one runtime host.",
+        "description": "Polled by the host's console router with the host's runtime key (a key of the host's workspace holding `runtime-config:read`, as minted by a runtime-config pull). Lists every agent of the workspace whose `runtime_instance_id` is this host, that has a serve port and is not evicted — stopped agents included, so the router can tell \"not listening\" (503) from \"unknown\" (404) — with the agents each one may be messaged by (the spec's peer rule: itself, or a shared team or active project) and the workspace's members (participants who may open any of these consoles). `version` changes whenever anything in the table changes and is also sent as the `ETag`; a request whose `If-None-Match` equals it answers 304 without a body, so polling every few seconds sends nothing while nothing changed. A host of another workspace is reported as not found.",
+        "security": [
           {
-            name: 'If-None-Match',
-            in: 'header',
-            required: false,
-            schema: {
-              type: 'string',
-              maxLength: 200,
-            },
-            description: 'The `version` (ETag) of the table the router already holds.',
-          },
+            "apiKey": []
+          }
         ],
-        responses: {
-          '200': {
-            description: 'The table.',
-            headers: {
-              ETag: {
-                schema: {
-                  type: 'string',
-                },
-                description: "The table's `version`, quoted.",
-              },
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-config:read"
+        ],
+        "parameters": [
+          {
+            "name": "If-None-Match",
+            "in": "header",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
             },
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ConsoleRouteTable',
-                    },
-                  },
+            "description": "The `version` (ETag) of the table the router already holds."
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The table.",
+            "headers": {
+              "ETag": {
+                "schema": {
+                  "type": "string"
                 },
-              },
+                "description": "The table's `version`, quoted."
+              }
             },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ConsoleRouteTable"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '304': {
-            description: 'The table has not changed since the version named in `If-None-Match`.',
+          "304": {
+            "description": "The table has not changed since the version named in `If-None-Match`."
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/{agentId}/console-tickets': {
-      parameters: [
+    "/api/v1/agents/{agentId}/console-tickets": {
+      "parameters": [
         {
-          name: 'agentId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "agentId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      post: {
-        operationId: 'createConsoleTicket',
-        tags: ['console'],
-        summary: "A short-lived ticket to open one agent's console from a browser.",
-        description:
-          "For a participant who is a member of the agent's workspace. The ticket is an ES256 JWT (audience `console`, at most 60 s) bound to the participant, the workspace and this agent; the console router verifies it through the hub's JWKS and accepts it as the `ticket` query parameter, where a browser cannot send an `Authorization` header (WebSocket upgrades, `EventSource`). It grants nothing at any other service and nothing on another agent's routes. Each issuance is audited as `console.ticket.issued`. An agent of another workspace, or an evicted one, is reported as not found.",
-        security: [
-          {
-            participantBearer: [],
-          },
+      "post": {
+        "operationId": "createConsoleTicket",
+        "tags": [
+          "console"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        responses: {
-          '201': {
-            description: 'The ticket.',
-            headers: {
-              'Cache-Control': {
-                schema: {
-                  type: 'string',
-                  enum: ['no-store'],
-                },
-              },
+        "summary": "A short-lived ticket to open one agent's console from a browser.",
+        "description": "For a participant who is a member of the agent's workspace. The ticket is an ES256 JWT (audience `console`, at most 60 s) bound to the participant, the workspace and this agent; the console router verifies it through the hub's JWKS and accepts it as the `ticket` query parameter, where a browser cannot send an `Authorization` header (WebSocket upgrades, `EventSource`). It grants nothing at any other service and nothing on another agent's routes. Each issuance is audited as `console.ticket.issued`. An agent of another workspace, or an evicted one, is reported as not found.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "201": {
+            "description": "The ticket.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "enum": [
+                    "no-store"
+                  ]
+                }
+              }
             },
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ConsoleTicket',
-                    },
-                  },
-                },
-              },
-            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ConsoleTicket"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/runtime-hosts': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/runtime-hosts": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listRuntimeHosts',
-        tags: ['runtime-hosts'],
-        summary:
-          'Runtime hosts of the workspace with their readiness, oldest first (never their relay tokens).',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "listRuntimeHosts",
+        "tags": [
+          "runtime-hosts"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: 'Hosts.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/RuntimeHost',
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      post: {
-        operationId: 'registerRuntimeHost',
-        tags: ['runtime-hosts'],
-        summary: 'Register a runtime host; the answer holds its relay token, shown this once.',
-        description:
-          '`name` is unique in the workspace (409 `runtime_host_name_taken`). `workdir_root` is an absolute path (POSIX `/…` or Windows `C:\\…`) without `.` or `..` segments. `console_public_base_url` and `relay_public_url` are https URLs without credentials, query or fragment; plain http is accepted for `127.0.0.1` and `localhost` only. The console router and the relay cannot listen on the same bind host and port. Omitted endpoint settings take their defaults (console router `127.0.0.1:8790`, prefix empty; relay `127.0.0.1:8787`).',
-        security: [
+        "summary": "Runtime hosts of the workspace with their readiness, oldest first (never their relay tokens).",
+        "security": [
           {
-            participantBearer: [],
+            "participantBearer": []
           },
           {
-            apiKey: [],
-          },
+            "apiKey": []
+          }
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['runtime-hosts:write'],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/RegisterRuntimeHostRequest',
-              },
-            },
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Hosts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/RuntimeHost"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-        },
-        responses: {
-          '201': {
-            description:
-              'Registered. `relay_token` is shown once; store it on the host as `SVC_RELAY_TOKEN` (or pull it later with the runtime config).',
-            headers: {
-              'Cache-Control': {
-                schema: {
-                  type: 'string',
-                  const: 'no-store',
-                },
-              },
-            },
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/RuntimeHostRegistration',
-                    },
-                  },
-                },
-              },
-            },
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
+      "post": {
+        "operationId": "registerRuntimeHost",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "Register a runtime host; the answer holds its relay token, shown this once.",
+        "description": "`name` is unique in the workspace (409 `runtime_host_name_taken`). `workdir_root` is an absolute path (POSIX `/…` or Windows `C:\\…`) without `.` or `..` segments. `console_public_base_url` and `relay_public_url` are https URLs without credentials, query or fragment; plain http is accepted for `127.0.0.1` and `localhost` only. The console router and the relay cannot listen on the same bind host and port. Omitted endpoint settings take their defaults (console router `127.0.0.1:8790`, prefix empty; relay `127.0.0.1:8787`).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RegisterRuntimeHostRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Registered. `relay_token` is shown once; store it on the host as `SVC_RELAY_TOKEN` (or pull it later with the runtime config).",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "const": "no-store"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHostRegistration"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/runtime-hosts/{hostId}': {
-      parameters: [
+    "/api/v1/runtime-hosts/{hostId}": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/RuntimeHostIdPath',
-        },
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
       ],
-      get: {
-        operationId: 'getRuntimeHost',
-        tags: ['runtime-hosts'],
-        summary: 'One runtime host. A host of another workspace is reported as not found.',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "getRuntimeHost",
+        "tags": [
+          "runtime-hosts"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: 'The host.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/RuntimeHost',
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "One runtime host. A host of another workspace is reported as not found.",
+        "security": [
+          {
+            "participantBearer": []
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The host.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/runtime-hosts/{hostId}/heartbeat': {
-      parameters: [
+    "/api/v1/runtime-hosts/{hostId}/heartbeat": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/RuntimeHostIdPath',
-        },
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
       ],
-      post: {
-        operationId: 'recordRuntimeHostHeartbeat',
-        tags: ['runtime-hosts'],
-        summary: 'A host reports that it is alive and whether its relay and console router are ready.',
-        description:
-          "Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`.",
-        security: [
-          {
-            apiKey: [],
-          },
+      "post": {
+        "operationId": "recordRuntimeHostHeartbeat",
+        "tags": [
+          "runtime-hosts"
         ],
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['runtime-hosts:write'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/RuntimeHostHeartbeatRequest',
-              },
-            },
-          },
+        "summary": "A host reports that it is alive and whether its relay and console router are ready.",
+        "description": "Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`.",
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RuntimeHostHeartbeatRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '200': {
-            description: 'The host with its readiness after this heartbeat.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/RuntimeHost',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "200": {
+            "description": "The host with its readiness after this heartbeat.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/runtime-hosts/{hostId}/relay-token/rotate': {
-      parameters: [
+    "/api/v1/runtime-hosts/{hostId}/relay-token/rotate": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/RuntimeHostIdPath',
-        },
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
       ],
-      post: {
-        operationId: 'rotateRelayToken',
-        tags: ['runtime-hosts'],
-        summary:
-          "Replace a host's relay token; the old one stops working at once. The new one is shown this once.",
-        description:
-          "Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`.",
-        security: [
-          {
-            participantBearer: [],
-          },
+      "post": {
+        "operationId": "rotateRelayToken",
+        "tags": [
+          "runtime-hosts"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        responses: {
-          '200': {
-            description: 'Rotated.',
-            headers: {
-              'Cache-Control': {
-                schema: {
-                  type: 'string',
-                  const: 'no-store',
-                },
-              },
+        "summary": "Replace a host's relay token; the old one stops working at once. The new one is shown this once.",
+        "description": "Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "200": {
+            "description": "Rotated.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "const": "no-store"
+                }
+              }
             },
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/RelayTokenRotation',
-                    },
-                  },
-                },
-              },
-            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RelayTokenRotation"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/networks': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/networks": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'getNetworks',
-        tags: ['networks'],
-        summary:
-          'The Networks view: every runtime host with its server config, readiness and running agents.',
-        description:
-          '`running_agents` counts, at the time of the request, the agents attributed to the host whose status is online, idle or busy and whose last heartbeat is at most 90 s old; evicted and offline agents never count. Hosts are listed oldest first.',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "getNetworks",
+        "tags": [
+          "networks"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: 'The Networks view.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/NetworksView',
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "The Networks view: every runtime host with its server config, readiness and running agents.",
+        "description": "`running_agents` counts, at the time of the request, the agents attributed to the host whose status is online, idle or busy and whose last heartbeat is at most 90 s old; evicted and offline agents never count. Hosts are listed oldest first.",
+        "security": [
+          {
+            "participantBearer": []
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The Networks view.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/NetworksView"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/infrastructure/runtime-config': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-config": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'getRuntimeConfig',
-        tags: ['runtime-config'],
-        summary: "Pull a runtime host's endpoints and credentials (relay token, workspace API key).",
-        description:
-          "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets.",
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "getRuntimeConfig",
+        "tags": [
+          "runtime-config"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['runtime-config:read'],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        parameters: [
+        "summary": "Pull a runtime host's endpoints and credentials (relay token, workspace API key).",
+        "description": "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets.",
+        "security": [
           {
-            name: 'runtime_instance_id',
-            in: 'query',
-            description: 'Inventory id (`rti_…`) of the host; a bundle id (`wrt_…`) is refused.',
-            schema: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 64,
-            },
+            "participantBearer": []
           },
+          {
+            "apiKey": []
+          }
         ],
-        responses: {
-          '200': {
-            description: 'The runtime config. Holds secrets; never cached.',
-            headers: {
-              'Cache-Control': {
-                schema: {
-                  type: 'string',
-                  const: 'no-store',
-                },
-              },
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-config:read"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "parameters": [
+          {
+            "name": "runtime_instance_id",
+            "in": "query",
+            "description": "Inventory id (`rti_…`) of the host; a bundle id (`wrt_…`) is refused.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The runtime config. Holds secrets; never cached.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "const": "no-store"
+                }
+              }
             },
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/RuntimeConfig',
-                    },
-                  },
-                },
-              },
-            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeConfig"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/provider-models': {
-      get: {
-        operationId: 'listProviderModels',
-        tags: ['providers'],
-        summary: 'The active provider/model catalog. Use an `id` exactly as written; there are no aliases.',
-        security: [
-          {
-            participantBearer: [],
-          },
-          {
-            apiKey: [],
-          },
-          {
-            agentBearer: [],
-          },
+    "/api/v1/provider-models": {
+      "get": {
+        "operationId": "listProviderModels",
+        "tags": [
+          "providers"
         ],
-        'x-svc-actors': ['participant', 'api_key', 'agent'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: 'Catalog entries ordered by id.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/ProviderModel',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "The active provider/model catalog. Use an `id` exactly as written; there are no aliases.",
+        "security": [
+          {
+            "participantBearer": []
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "apiKey": []
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Catalog entries ordered by id.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ProviderModel"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-        },
-      },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/provider-credentials': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/provider-credentials": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listProviderCredentials',
-        tags: ['providers'],
-        summary: "The workspace's provider credentials (metadata only, never the secrets), by provider.",
-        security: [
-          {
-            participantBearer: [],
-          },
+      "get": {
+        "operationId": "listProviderCredentials",
+        "tags": [
+          "providers"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        responses: {
-          '200': {
-            description: 'Credentials.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/ProviderCredential',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "The workspace's provider credentials (metadata only, never the secrets), by provider.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "200": {
+            "description": "Credentials.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ProviderCredential"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/provider-credentials/{provider}': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/provider-credentials/{provider}": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
+          "$ref": "#/components/parameters/WorkspaceRef"
         },
         {
-          $ref: '#/components/parameters/ProviderPath',
-        },
+          "$ref": "#/components/parameters/ProviderPath"
+        }
       ],
-      put: {
-        operationId: 'setProviderCredential',
-        tags: ['providers'],
-        summary: "Set or rotate the workspace's credential for a catalog provider.",
-        description:
-          "The provider must be one of the catalog's (400 `provider_unknown`). The secret is sealed at rest and never returned. 201 when the workspace had no credential for the provider, 200 when it replaced one.",
-        security: [
-          {
-            participantBearer: [],
-          },
+      "put": {
+        "operationId": "setProviderCredential",
+        "tags": [
+          "providers"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/SetProviderCredentialRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'Rotated.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ProviderCredential',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '201': {
-            description: 'Set.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ProviderCredential',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      delete: {
-        operationId: 'revokeProviderCredential',
-        tags: ['providers'],
-        summary:
-          "Delete the workspace's credential for a provider; runtime credentials stop using it at once.",
-        security: [
+        "summary": "Set or rotate the workspace's credential for a catalog provider.",
+        "description": "The provider must be one of the catalog's (400 `provider_unknown`). The secret is sealed at rest and never returned. 201 when the workspace had no credential for the provider, 200 when it replaced one.",
+        "security": [
           {
-            participantBearer: [],
-          },
+            "participantBearer": []
+          }
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        'x-svc-visibility': 'app',
-        responses: {
-          '204': {
-            description: 'Deleted.',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SetProviderCredentialRequest"
+              }
+            }
+          }
         },
+        "responses": {
+          "200": {
+            "description": "Rotated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProviderCredential"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Set.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProviderCredential"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
+      "delete": {
+        "operationId": "revokeProviderCredential",
+        "tags": [
+          "providers"
+        ],
+        "summary": "Delete the workspace's credential for a provider; runtime credentials stop using it at once.",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "x-svc-visibility": "app",
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/teams': {
-      parameters: [
+    "/api/v1/workspaces/{workspace}/teams": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listTeams',
-        tags: ['teams'],
-        summary: 'Teams of the workspace, oldest first.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['teams:read'],
-        responses: {
-          '200': {
-            description: 'Teams.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Team',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+      "get": {
+        "operationId": "listTeams",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Teams of the workspace, oldest first.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Teams.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Team"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      post: {
-        operationId: 'createTeam',
-        tags: ['teams'],
-        summary: 'Create a team. Its name is unique within the workspace (409 `team_name_taken`).',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['teams:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CreateTeamRequest',
-              },
-            },
-          },
+      "post": {
+        "operationId": "createTeam",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Create a team. Its name is unique within the workspace (409 `team_name_taken`).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateTeamRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '201': {
-            description: 'Created.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Team',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Team"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/teams/{teamId}': {
-      parameters: [
+    "/api/v1/teams/{teamId}": {
+      "parameters": [
         {
-          name: 'teamId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "teamId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      get: {
-        operationId: 'getTeam',
-        tags: ['teams'],
-        summary: 'One team with its agents, participants and active project assignments.',
-        description: 'A team of another workspace is reported as not found (404 `team_not_found`).',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['teams:read'],
-        responses: {
-          '200': {
-            description: 'The team.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/TeamDetail',
-                    },
-                  },
-                },
-              },
-            },
+      "get": {
+        "operationId": "getTeam",
+        "tags": [
+          "teams"
+        ],
+        "summary": "One team with its agents, participants and active project assignments.",
+        "description": "A team of another workspace is reported as not found (404 `team_not_found`).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/TeamDetail"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/teams/{teamId}/agents/{agentId}': {
-      parameters: [
+    "/api/v1/teams/{teamId}/agents/{agentId}": {
+      "parameters": [
         {
-          name: 'teamId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
+          "name": "teamId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
         },
         {
-          name: 'agentId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "agentId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      put: {
-        operationId: 'addTeamAgent',
-        tags: ['teams'],
-        summary: "Add an agent of the team's workspace to the team (idempotent).",
-        description:
-          'Adding a member again returns the existing membership unchanged. An agent of another workspace is reported as not found (404 `agent_not_found`); an evicted agent cannot join (409 `agent_evicted`).',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['teams:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        responses: {
-          '200': {
-            description: 'The agent is a member.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/TeamAgentMember',
-                    },
-                  },
-                },
-              },
-            },
+      "put": {
+        "operationId": "addTeamAgent",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Add an agent of the team's workspace to the team (idempotent).",
+        "description": "Adding a member again returns the existing membership unchanged. An agent of another workspace is reported as not found (404 `agent_not_found`); an evicted agent cannot join (409 `agent_evicted`).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent is a member.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/TeamAgentMember"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      delete: {
-        operationId: 'removeTeamAgent',
-        tags: ['teams'],
-        summary: 'Remove an agent from the team (idempotent; removing a non-member changes nothing).',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['teams:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        responses: {
-          '204': {
-            description: 'The agent is not a member (any more).',
+      "delete": {
+        "operationId": "removeTeamAgent",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Remove an agent from the team (idempotent; removing a non-member changes nothing).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "204": {
+            "description": "The agent is not a member (any more)."
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/teams/{teamId}/participants/{participantId}': {
-      parameters: [
+    "/api/v1/teams/{teamId}/participants/{participantId}": {
+      "parameters": [
         {
-          name: 'teamId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
+          "name": "teamId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
         },
         {
-          name: 'participantId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "participantId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      put: {
-        operationId: 'addTeamParticipant',
-        tags: ['teams'],
-        summary: "Add a member of the team's workspace to the team (idempotent).",
-        description:
-          "The participant must be a member of the team's workspace; anyone else is reported as not found (404 `participant_not_found`).",
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['teams:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        responses: {
-          '200': {
-            description: 'The participant is a member of the team.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/TeamParticipantMember',
-                    },
-                  },
-                },
-              },
-            },
+      "put": {
+        "operationId": "addTeamParticipant",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Add a member of the team's workspace to the team (idempotent).",
+        "description": "The participant must be a member of the team's workspace; anyone else is reported as not found (404 `participant_not_found`).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "The participant is a member of the team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/TeamParticipantMember"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      delete: {
-        operationId: 'removeTeamParticipant',
-        tags: ['teams'],
-        summary: 'Remove a participant from the team (idempotent).',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['teams:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        responses: {
-          '204': {
-            description: 'The participant is not a member of the team (any more).',
+      "delete": {
+        "operationId": "removeTeamParticipant",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Remove a participant from the team (idempotent).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "teams:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "204": {
+            "description": "The participant is not a member of the team (any more)."
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/projects/{projectId}/teams': {
-      parameters: [
+    "/api/v1/projects/{projectId}/teams": {
+      "parameters": [
         {
-          name: 'projectId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      get: {
-        operationId: 'listProjectTeams',
-        tags: ['teams'],
-        summary: 'Teams assigned to a project, active assignments first by default only.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['projects:read'],
-        parameters: [
-          {
-            name: 'include_unassigned',
-            in: 'query',
-            description: 'Also list assignments that were ended (`unassigned_at` set).',
-            schema: {
-              type: 'boolean',
-              default: false,
-            },
-          },
+      "get": {
+        "operationId": "listProjectTeams",
+        "tags": [
+          "teams"
         ],
-        responses: {
-          '200': {
-            description: 'Assignments, oldest assignment first.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/ProjectTeamAssignment',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "Teams assigned to a project, active assignments first by default only.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:read"
+        ],
+        "parameters": [
+          {
+            "name": "include_unassigned",
+            "in": "query",
+            "description": "Also list assignments that were ended (`unassigned_at` set).",
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Assignments, oldest assignment first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ProjectTeamAssignment"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      post: {
-        operationId: 'assignProjectTeam',
-        tags: ['teams'],
-        summary: "Assign a team of the project's workspace to the project.",
-        description:
-          'A new assignment, or the reactivation of an ended one, answers 201. A team that is already assigned answers 200 with the assignment unchanged. A team of another workspace is refused with 400 `team_not_found`.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['projects:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/AssignProjectTeamRequest',
-              },
-            },
-          },
+      "post": {
+        "operationId": "assignProjectTeam",
+        "tags": [
+          "teams"
+        ],
+        "summary": "Assign a team of the project's workspace to the project.",
+        "description": "A new assignment, or the reactivation of an ended one, answers 201. A team that is already assigned answers 200 with the assignment unchanged. A team of another workspace is refused with 400 `team_not_found`.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AssignProjectTeamRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '200': {
-            description: 'Already assigned; nothing changed.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ProjectTeamAssignment',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "200": {
+            "description": "Already assigned; nothing changed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectTeamAssignment"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '201': {
-            description: 'Assigned (new, or an ended assignment reactivated).',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ProjectTeamAssignment',
-                    },
-                  },
-                },
-              },
-            },
+          "201": {
+            "description": "Assigned (new, or an ended assignment reactivated).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectTeamAssignment"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/projects/{projectId}/teams/{teamId}': {
-      parameters: [
+    "/api/v1/projects/{projectId}/teams/{teamId}": {
+      "parameters": [
         {
-          name: 'projectId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
         },
         {
-          name: 'teamId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "teamId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      delete: {
-        operationId: 'unassignProjectTeam',
-        tags: ['teams'],
-        summary: "End a team's assignment to a project; the assignment is kept with `unassigned_at` set.",
-        description:
-          'Ending an ended assignment changes nothing and returns it. A team that was never assigned is 404 `project_team_not_found`.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['projects:write'],
-        'x-svc-participant-roles': ['owner', 'admin', 'member'],
-        responses: {
-          '200': {
-            description: 'The ended assignment.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ProjectTeamAssignment',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me': {
-      get: {
-        operationId: 'getAgentSelf',
-        tags: ['agents'],
-        summary: "The calling agent's own record.",
-        security: [
-          {
-            agentBearer: [],
-          },
+      "delete": {
+        "operationId": "unassignProjectTeam",
+        "tags": [
+          "teams"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: 'The agent.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Agent',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/onboard': {
-      get: {
-        operationId: 'getAgentOnboard',
-        tags: ['agents'],
-        summary: 'What a starting agent needs to know about its place in the workspace.',
-        description:
-          "The workspace, the agent, its runtime host (inventory id, `workdir_root`, `console_public_base_url`), the workdir root to use (`agent_workdir_root`, the host's `workdir_root`), its teams, the projects it works on (its own project and the projects its teams are actively assigned to) and the hub URL.",
-        security: [
-          {
-            agentBearer: [],
-          },
+        "summary": "End a team's assignment to a project; the assignment is kept with `unassigned_at` set.",
+        "description": "Ending an ended assignment changes nothing and returns it. A team that was never assigned is 404 `project_team_not_found`.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: 'Onboarding data.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/AgentOnboard',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/heartbeat': {
-      post: {
-        operationId: 'recordAgentHeartbeat',
-        tags: ['agents'],
-        summary: 'Report liveness and, optionally, the running status (`online`, `idle` or `busy`).',
-        description:
-          'Updates `last_heartbeat_at`. Without `status` a running agent keeps its status, and a stopped (`offline`) agent becomes `online` again.',
-        security: [
-          {
-            agentBearer: [],
-          },
+        "x-svc-scopes": [
+          "projects:write"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['agents:write'],
-        requestBody: {
-          required: false,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/AgentHeartbeatRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'The agent after the heartbeat.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Agent',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/token': {
-      post: {
-        operationId: 'refreshAgentToken',
-        tags: ['agents'],
-        summary: 'Exchange the current AGENT_TOKEN for a new one (the old one stays valid until it expires).',
-        security: [
-          {
-            agentBearer: [],
-          },
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['agents:write'],
-        responses: {
-          '200': {
-            description: 'A new agent token. Shown once.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/AgentTokenRefresh',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "200": {
+            "description": "The ended assignment.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectTeamAssignment"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/me/stop': {
-      post: {
-        operationId: 'stopAgentSelf',
-        tags: ['agents'],
-        summary:
-          'The agent reports that it stopped locally; it becomes `offline` and keeps its id (idempotent).',
-        security: [
-          {
-            agentBearer: [],
-          },
+    "/api/v1/agents/me": {
+      "get": {
+        "operationId": "getAgentSelf",
+        "tags": [
+          "agents"
         ],
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['agents:write'],
-        responses: {
-          '200': {
-            description: 'The stopped agent.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Agent',
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "The calling agent's own record.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspace}/agents': {
-      parameters: [
+    "/api/v1/agents/me/onboard": {
+      "get": {
+        "operationId": "getAgentOnboard",
+        "tags": [
+          "agents"
+        ],
+        "summary": "What a starting agent needs to know about its place in the workspace.",
+        "description": "The workspace, the agent, its runtime host (inventory id, `workdir_root`, `console_public_base_url`), the workdir root to use (`agent_workdir_root`, the host's `workdir_root`), its teams, the projects it works on (its own project and the projects its teams are actively assigned to) and the hub URL.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Onboarding data.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentOnboard"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/heartbeat": {
+      "post": {
+        "operationId": "recordAgentHeartbeat",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Report liveness and, optionally, the running status (`online`, `idle` or `busy`).",
+        "description": "Updates `last_heartbeat_at`. Without `status` a running agent keeps its status, and a stopped (`offline`) agent becomes `online` again.",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgentHeartbeatRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The agent after the heartbeat.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/token": {
+      "post": {
+        "operationId": "refreshAgentToken",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Exchange the current AGENT_TOKEN for a new one (the old one stays valid until it expires).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "A new agent token. Shown once.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentTokenRefresh"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/runtime-credential": {
+      "post": {
+        "operationId": "refreshRuntimeCredential",
+        "tags": [
+          "agents"
+        ],
+        "summary": "A fresh runtime credential for the calling agent's model, before the current one expires.",
+        "description": "Issues a new short-lived runtime credential (at most 15 minutes) for the agent's registered model, with the authorization source chosen as at start: hub-managed, else the workspace's provider credential, else server-local auth when the hub allows it (409 `provider_credential_unavailable` otherwise). The current credential stays valid until it expires. Audited as `credential.runtime.refreshed` with the authorization source (never the token), so a start still shows exactly one `credential.runtime.issued`. Refused for an agent that is not running (409 `agent_not_running`: stopped, start it again), for an agent without a model (409 `model_required`) and when the agent's model is no longer an active catalog identifier (409 `provider_model_unsupported` with `close_matches`: the runtime must stop; an operator starts the agent again with a current identifier). An evicted agent's token is refused (401).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "A new runtime credential. `token` is shown once.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentRuntimeCredential"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/stop": {
+      "post": {
+        "operationId": "stopAgentSelf",
+        "tags": [
+          "agents"
+        ],
+        "summary": "The agent reports that it stopped locally; it becomes `offline` and keeps its id (idempotent).",
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "The stopped agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/agents": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspaceRef',
-        },
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
       ],
-      get: {
-        operationId: 'listAgents',
-        tags: ['agents'],
-        summary: 'Agents of the workspace, oldest first, optionally filtered.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:read'],
-        parameters: [
-          {
-            name: 'status',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/AgentStatus',
-            },
-          },
-          {
-            name: 'runtime_instance_id',
-            in: 'query',
-            description: 'Only agents on this runtime host (`rti_…`).',
-            schema: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 64,
-            },
-          },
-          {
-            name: 'team_id',
-            in: 'query',
-            description: 'Only members of this team.',
-            schema: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
+      "get": {
+        "operationId": "listAgents",
+        "tags": [
+          "agents"
         ],
-        responses: {
-          '200': {
-            description: 'Agents.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Agent',
-                      },
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "Agents of the workspace, oldest first, optionally filtered.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/AgentStatus"
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "runtime_instance_id",
+            "in": "query",
+            "description": "Only agents on this runtime host (`rti_…`).",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "team_id",
+            "in": "query",
+            "description": "Only members of this team.",
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Agents.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Agent"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      post: {
-        operationId: 'registerAgent',
-        tags: ['agents'],
-        summary: 'Register an agent on a runtime host of the workspace. It starts `offline`.',
-        description:
-          "`runtime_instance_id` is the host inventory id (`rti_…`); a runtime bundle id (`wrt_…`, from runtime.env) is refused with 400 `runtime_bundle_id_not_allowed`. Exactly one of `project_code` and `workdir` is given (400 `project_and_workdir_exclusive` when both, `project_or_workdir_required` when neither); a new worker (`worker: true`) needs `project_code` and `team_id`. `workdir` is absolute and inside the host's `workdir_root` (400 `workdir_outside_root`). `model` is an exact provider/model identifier of the current catalog (400 `provider_model_unsupported` with `close_matches`). `serve_port` and `console_route` are unique among the host's agents that are not evicted (409 `serve_port_taken`, `console_route_taken`); the name is unique in the workspace (409 `agent_name_taken`). With `team_id` the agent joins that team.",
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:write'],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/AgentRegisterRequest',
-              },
-            },
-          },
+      "post": {
+        "operationId": "registerAgent",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Register an agent on a runtime host of the workspace. It starts `offline`.",
+        "description": "`runtime_instance_id` is the host inventory id (`rti_…`); a runtime bundle id (`wrt_…`, from runtime.env) is refused with 400 `runtime_bundle_id_not_allowed`. Exactly one of `project_code` and `workdir` is given (400 `project_and_workdir_exclusive` when both, `project_or_workdir_required` when neither); a new worker (`worker: true`) needs `project_code` and `team_id`. `workdir` is absolute and inside the host's `workdir_root` (400 `workdir_outside_root`). `model` is an exact provider/model identifier of the current catalog (400 `provider_model_unsupported` with `close_matches`). `serve_port` and `console_route` are unique among the host's agents that are not evicted (409 `serve_port_taken`, `console_route_taken`); the name is unique in the workspace (409 `agent_name_taken`). With `team_id` the agent joins that team.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgentRegisterRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '201': {
-            description: 'Registered.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Agent',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "201": {
+            "description": "Registered.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/{agentId}': {
-      parameters: [
+    "/api/v1/agents/{agentId}": {
+      "parameters": [
         {
-          name: 'agentId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
+          "name": "agentId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
       ],
-      get: {
-        operationId: 'getAgent',
-        tags: ['agents'],
-        summary: 'One agent. An agent of another workspace is reported as not found.',
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: 'The agent.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Agent',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      delete: {
-        operationId: 'deleteAgent',
-        tags: ['agents'],
-        summary: 'Delete an evicted agent that nothing references any more.',
-        description:
-          'Only an evicted agent can be deleted (409 `agent_not_evicted`). The row is kept while runs, handoffs, claims, evidence or messages reference it (409 `agent_referenced`, with the counts).',
-        security: [
-          {
-            participantBearer: [],
-          },
+      "get": {
+        "operationId": "getAgent",
+        "tags": [
+          "agents"
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        responses: {
-          '204': {
-            description: 'Deleted.',
+        "summary": "One agent. An agent of another workspace is reported as not found.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
+      "delete": {
+        "operationId": "deleteAgent",
+        "tags": [
+          "agents"
+        ],
+        "summary": "Delete an evicted agent that nothing references any more.",
+        "description": "Only an evicted agent can be deleted (409 `agent_not_evicted`). The row is kept while runs, handoffs, claims, evidence or messages reference it (409 `agent_referenced`, with the counts).",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/{agentId}/start': {
-      post: {
-        operationId: 'startAgent',
-        tags: ['agents'],
-        summary:
-          'Start an agent (direct CLI start or relay spawn); returns its AGENT_TOKEN and one runtime credential.',
-        description:
-          "Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. The tokens are in this response only.",
-        parameters: [
-          {
-            name: 'agentId',
-            in: 'path',
-            required: true,
-            schema: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
+    "/api/v1/agents/{agentId}/start": {
+      "post": {
+        "operationId": "startAgent",
+        "tags": [
+          "agents"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:spawn'],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/AgentStartRequest',
-              },
-            },
-          },
+        "summary": "Start an agent (direct CLI start or relay spawn); returns its AGENT_TOKEN and one runtime credential.",
+        "description": "Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. The tokens are in this response only.",
+        "parameters": [
+          {
+            "name": "agentId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:spawn"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgentStartRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '200': {
-            description: 'Started. `agent_token` and `runtime_credential.token` are shown once.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/AgentStartResult',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "200": {
+            "description": "Started. `agent_token` and `runtime_credential.token` are shown once.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentStartResult"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/{agentId}/stop': {
-      post: {
-        operationId: 'stopAgent',
-        tags: ['agents'],
-        summary: 'Mark an agent stopped (`offline`); its id is kept for a restart (idempotent).',
-        description: 'An evicted agent cannot be stopped (409 `agent_evicted`).',
-        parameters: [
-          {
-            name: 'agentId',
-            in: 'path',
-            required: true,
-            schema: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
+    "/api/v1/agents/{agentId}/stop": {
+      "post": {
+        "operationId": "stopAgent",
+        "tags": [
+          "agents"
         ],
-        'x-svc-actors': ['participant', 'api_key'],
-        'x-svc-scopes': ['agents:spawn'],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        responses: {
-          '200': {
-            description: 'The stopped agent.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Agent',
-                    },
-                  },
-                },
-              },
-            },
+        "summary": "Mark an agent stopped (`offline`); its id is kept for a restart (idempotent).",
+        "description": "An evicted agent cannot be stopped (409 `agent_evicted`).",
+        "parameters": [
+          {
+            "name": "agentId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:spawn"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The stopped agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "404": {
+            "$ref": "#/components/responses/Problem"
           },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/agents/{agentId}/evict': {
-      post: {
-        operationId: 'evictAgent',
-        tags: ['agents'],
-        summary:
-          "Evict an agent's hub identity (final). Nothing is deleted; its token stops working at once.",
-        description: 'Evicting an evicted agent changes nothing and returns it.',
-        parameters: [
-          {
-            name: 'agentId',
-            in: 'path',
-            required: true,
-            schema: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
+    "/api/v1/agents/{agentId}/evict": {
+      "post": {
+        "operationId": "evictAgent",
+        "tags": [
+          "agents"
         ],
-        security: [
+        "summary": "Evict an agent's hub identity (final). Nothing is deleted; its token stops working at once.",
+        "description": "Evicting an evicted agent changes nothing and returns it.",
+        "parameters": [
           {
-            participantBearer: [],
-          },
+            "name": "agentId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        responses: {
-          '200': {
-            description: 'The evicted agent.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Agent',
-                    },
-                  },
-                },
-              },
-            },
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The evicted agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Agent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    }
   },
-  components: {
-    securitySchemes: {
-      apiKey: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'X-API-Key',
-        description:
-          'Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too).',
+  "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
       },
-      participantBearer: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'JWT',
-        description: 'Participant JWT from `POST /api/v1/auth/login` (audience `participant`).',
+      "participantBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "Participant JWT from `POST /api/v1/auth/login` (audience `participant`)."
       },
-      agentBearer: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'JWT',
-        description: 'Agent JWT (`AGENT_TOKEN`, audience `agent`).',
-      },
+      "agentBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "Agent JWT (`AGENT_TOKEN`, audience `agent`)."
+      }
     },
-    parameters: {
-      WorkspaceRef: {
-        name: 'workspace',
-        in: 'path',
-        required: true,
-        description: 'Workspace id or slug.',
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[A-Za-z0-9_-]+$',
-        },
+    "parameters": {
+      "WorkspaceRef": {
+        "name": "workspace",
+        "in": "path",
+        "required": true,
+        "description": "Workspace id or slug.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[A-Za-z0-9_-]+$"
+        }
       },
-      HandoffIdPath: {
-        name: 'handoffId',
-        in: 'path',
-        required: true,
-        schema: {
-          $ref: '#/components/schemas/Id',
-        },
+      "HandoffIdPath": {
+        "name": "handoffId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
       },
-      RepoIdPath: {
-        name: 'repoId',
-        in: 'path',
-        required: true,
-        schema: {
-          $ref: '#/components/schemas/Id',
-        },
+      "RepoIdPath": {
+        "name": "repoId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
       },
-      MessageTargetAgentId: {
-        name: 'agentId',
-        in: 'path',
-        required: true,
-        schema: {
-          $ref: '#/components/schemas/Id',
-        },
+      "MessageTargetAgentId": {
+        "name": "agentId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
       },
-      CollaborationPageLimit: {
-        name: 'limit',
-        in: 'query',
-        description: 'Page size.',
-        schema: {
-          type: 'integer',
-          minimum: 1,
-          maximum: 200,
-          default: 50,
-        },
+      "CollaborationPageLimit": {
+        "name": "limit",
+        "in": "query",
+        "description": "Page size.",
+        "schema": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 200,
+          "default": 50
+        }
       },
-      CollaborationPageAfter: {
-        name: 'after',
-        in: 'query',
-        description: 'Return items created after the item with this id (the last id of the previous page).',
-        schema: {
-          $ref: '#/components/schemas/Id',
-        },
+      "CollaborationPageAfter": {
+        "name": "after",
+        "in": "query",
+        "description": "Return items created after the item with this id (the last id of the previous page).",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
       },
-      InboxUnreadOnly: {
-        name: 'unread_only',
-        in: 'query',
-        description: 'Only messages not marked read yet.',
-        schema: {
-          type: 'boolean',
-          default: false,
-        },
+      "InboxUnreadOnly": {
+        "name": "unread_only",
+        "in": "query",
+        "description": "Only messages not marked read yet.",
+        "schema": {
+          "type": "boolean",
+          "default": false
+        }
       },
-      RuntimeHostIdPath: {
-        name: 'hostId',
-        in: 'path',
-        required: true,
-        description: 'Inventory id of the host (`rti_…`).',
-        schema: {
-          $ref: '#/components/schemas/Id',
-        },
+      "RuntimeHostIdPath": {
+        "name": "hostId",
+        "in": "path",
+        "required": true,
+        "description": "Inventory id of the host (`rti_…`).",
+        "schema": {
+          "$ref": "#/components/schemas/Id"
+        }
       },
-      ProviderPath: {
-        name: 'provider',
-        in: 'path',
-        required: true,
-        description: 'A provider of the catalog, e.g. `anthropic`.',
-        schema: {
-          $ref: '#/components/schemas/ProviderName',
-        },
-      },
+      "ProviderPath": {
+        "name": "provider",
+        "in": "path",
+        "required": true,
+        "description": "A provider of the catalog, e.g. `anthropic`.",
+        "schema": {
+          "$ref": "#/components/schemas/ProviderName"
+        }
+      }
     },
-    schemas: {
-      Problem: {
-        type: 'object',
-        description:
-          'RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.',
-        required: ['type', 'title', 'status', 'code'],
-        properties: {
-          type: {
-            type: 'string',
-            description: 'URI reference naming the problem type.',
-          },
-          title: {
-            type: 'string',
-          },
-          status: {
-            type: 'integer',
-            minimum: 400,
-            maximum: 599,
-          },
-          code: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_]*$',
-          },
-          detail: {
-            type: 'string',
-          },
-          instance: {
-            type: 'string',
-          },
-          request_id: {
-            type: 'string',
-          },
-          errors: {
-            type: 'array',
-            description: 'Field-level validation failures.',
-            items: {
-              type: 'object',
-              required: ['location', 'message'],
-              properties: {
-                location: {
-                  type: 'string',
-                  description: 'Where the failure is, e.g. `body/name`, `query/limit`.',
-                },
-                message: {
-                  type: 'string',
-                },
-              },
-            },
-          },
-          missing_scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-        },
-        additionalProperties: true,
-      },
-      Liveness: {
-        type: 'object',
-        required: ['status'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ok'],
-          },
-        },
-      },
-      Readiness: {
-        type: 'object',
-        required: ['status', 'checks'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ready', 'not_ready'],
-          },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
-            },
-            description: 'Each dependency with `ok` or `failed: <reason>`.',
-          },
-        },
-      },
-      Id: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 64,
-        pattern: '^[a-z]+_[A-Za-z0-9]+$',
-        description: 'Prefixed opaque identifier, e.g. `ws_…`, `prt_…`, `key_…`, `prj_…`.',
-      },
-      Timestamp: {
-        type: 'string',
-        format: 'date-time',
-      },
-      Jwk: {
-        type: 'object',
-        required: ['kty', 'kid', 'crv', 'x', 'y', 'alg', 'use'],
-        properties: {
-          kty: {
-            type: 'string',
-            const: 'EC',
-          },
-          crv: {
-            type: 'string',
-            const: 'P-256',
-          },
-          x: {
-            type: 'string',
-          },
-          y: {
-            type: 'string',
-          },
-          kid: {
-            type: 'string',
-          },
-          alg: {
-            type: 'string',
-            const: 'ES256',
-          },
-          use: {
-            type: 'string',
-            const: 'sig',
-          },
-        },
-      },
-      JwkSet: {
-        type: 'object',
-        required: ['keys'],
-        properties: {
-          keys: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/Jwk',
-            },
-          },
-        },
-      },
-      LoginRequest: {
-        type: 'object',
-        required: ['email', 'password'],
-        additionalProperties: false,
-        properties: {
-          email: {
-            type: 'string',
-            format: 'email',
-            maxLength: 320,
-          },
-          password: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 1024,
-          },
-        },
-      },
-      Session: {
-        type: 'object',
-        required: ['token', 'token_type', 'expires_at', 'participant'],
-        properties: {
-          token: {
-            type: 'string',
-            description: 'Participant JWT; send as `Authorization: Bearer <token>`.',
-          },
-          token_type: {
-            type: 'string',
-            const: 'Bearer',
-          },
-          expires_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          participant: {
-            $ref: '#/components/schemas/Participant',
-          },
-        },
-      },
-      Participant: {
-        type: 'object',
-        required: ['id', 'email', 'display_name', 'created_at'],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
-          },
-          email: {
-            type: 'string',
-          },
-          display_name: {
-            type: 'string',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      WorkspaceRole: {
-        type: 'string',
-        enum: ['owner', 'admin', 'member', 'viewer'],
-        description:
-          'owner and admin manage members and API keys; member manages projects and teams; viewer reads.',
-      },
-      Workspace: {
-        type: 'object',
-        required: ['id', 'slug', 'name', 'created_at'],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
-          },
-          slug: {
-            type: 'string',
-          },
-          name: {
-            type: 'string',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          role: {
-            $ref: '#/components/schemas/WorkspaceRole',
-            description: "The caller's role (participants only).",
-          },
-        },
-      },
-      Membership: {
-        type: 'object',
-        required: ['workspace', 'role'],
-        properties: {
-          workspace: {
-            $ref: '#/components/schemas/Workspace',
-          },
-          role: {
-            $ref: '#/components/schemas/WorkspaceRole',
-          },
-        },
-      },
-      Me: {
-        type: 'object',
-        required: ['participant', 'memberships'],
-        properties: {
-          participant: {
-            $ref: '#/components/schemas/Participant',
-          },
-          memberships: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/Membership',
-            },
-          },
-        },
-      },
-      CreateWorkspaceRequest: {
-        type: 'object',
-        required: ['slug', 'name'],
-        additionalProperties: false,
-        properties: {
-          slug: {
-            type: 'string',
-            pattern: '^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$',
-          },
-          name: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-          },
-        },
-      },
-      Member: {
-        type: 'object',
-        required: ['participant', 'role', 'created_at'],
-        properties: {
-          participant: {
-            $ref: '#/components/schemas/Participant',
-          },
-          role: {
-            $ref: '#/components/schemas/WorkspaceRole',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      AddMemberRequest: {
-        type: 'object',
-        required: ['email', 'role'],
-        additionalProperties: false,
-        properties: {
-          email: {
-            type: 'string',
-            format: 'email',
-            maxLength: 320,
-          },
-          role: {
-            $ref: '#/components/schemas/WorkspaceRole',
-          },
-          display_name: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-          },
-          password: {
-            type: 'string',
-            minLength: 12,
-            maxLength: 1024,
-            description: 'Initial password for a new account (at least 12 characters).',
-          },
-        },
-      },
-      ScopePreset: {
-        type: 'string',
-        enum: ['read-only', 'automation', 'agent-runtime'],
-      },
-      CreateApiKeyRequest: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        description: 'Exactly one of `preset` or `scopes`.',
-        properties: {
-          name: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-          },
-          preset: {
-            $ref: '#/components/schemas/ScopePreset',
-          },
-          scopes: {
-            type: 'array',
-            minItems: 1,
-            maxItems: 64,
-            items: {
-              type: 'string',
-              maxLength: 64,
-            },
-          },
-          expires_at: {
-            $ref: '#/components/schemas/Timestamp',
-            description: 'Optional expiry; must be in the future.',
-          },
-        },
-      },
-      ApiKey: {
-        type: 'object',
-        required: [
-          'id',
-          'name',
-          'prefix',
-          'scopes',
-          'preset',
-          'created_at',
-          'expires_at',
-          'revoked_at',
-          'last_used_at',
-          'created_by',
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
         ],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
           },
-          name: {
-            type: 'string',
+          "title": {
+            "type": "string"
           },
-          prefix: {
-            type: 'string',
-            description: 'Public part of the key: `svc_<prefix>_…`.',
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
           },
-          scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
+          },
+          "detail": {
+            "type": "string"
+          },
+          "instance": {
+            "type": "string"
+          },
+          "request_id": {
+            "type": "string"
+          },
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
+                },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        },
+        "additionalProperties": true
+      },
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
+      },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
             },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      },
+      "Id": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[a-z]+_[A-Za-z0-9]+$",
+        "description": "Prefixed opaque identifier, e.g. `ws_…`, `prt_…`, `key_…`, `prj_…`."
+      },
+      "Timestamp": {
+        "type": "string",
+        "format": "date-time"
+      },
+      "Jwk": {
+        "type": "object",
+        "required": [
+          "kty",
+          "kid",
+          "crv",
+          "x",
+          "y",
+          "alg",
+          "use"
+        ],
+        "properties": {
+          "kty": {
+            "type": "string",
+            "const": "EC"
           },
-          preset: {
-            oneOf: [
+          "crv": {
+            "type": "string",
+            "const": "P-256"
+          },
+          "x": {
+            "type": "string"
+          },
+          "y": {
+            "type": "string"
+          },
+          "kid": {
+            "type": "string"
+          },
+          "alg": {
+            "type": "string",
+            "const": "ES256"
+          },
+          "use": {
+            "type": "string",
+            "const": "sig"
+          }
+        }
+      },
+      "JwkSet": {
+        "type": "object",
+        "required": [
+          "keys"
+        ],
+        "properties": {
+          "keys": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Jwk"
+            }
+          }
+        }
+      },
+      "LoginRequest": {
+        "type": "object",
+        "required": [
+          "email",
+          "password"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "email": {
+            "type": "string",
+            "format": "email",
+            "maxLength": 320
+          },
+          "password": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1024
+          }
+        }
+      },
+      "Session": {
+        "type": "object",
+        "required": [
+          "token",
+          "token_type",
+          "expires_at",
+          "participant"
+        ],
+        "properties": {
+          "token": {
+            "type": "string",
+            "description": "Participant JWT; send as `Authorization: Bearer <token>`."
+          },
+          "token_type": {
+            "type": "string",
+            "const": "Bearer"
+          },
+          "expires_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "participant": {
+            "$ref": "#/components/schemas/Participant"
+          }
+        }
+      },
+      "Participant": {
+        "type": "object",
+        "required": [
+          "id",
+          "email",
+          "display_name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "email": {
+            "type": "string"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "WorkspaceRole": {
+        "type": "string",
+        "enum": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
+        "description": "owner and admin manage members and API keys; member manages projects and teams; viewer reads."
+      },
+      "Workspace": {
+        "type": "object",
+        "required": [
+          "id",
+          "slug",
+          "name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "role": {
+            "$ref": "#/components/schemas/WorkspaceRole",
+            "description": "The caller's role (participants only)."
+          }
+        }
+      },
+      "Membership": {
+        "type": "object",
+        "required": [
+          "workspace",
+          "role"
+        ],
+        "properties": {
+          "workspace": {
+            "$ref": "#/components/schemas/Workspace"
+          },
+          "role": {
+            "$ref": "#/components/schemas/WorkspaceRole"
+          }
+        }
+      },
+      "Me": {
+        "type": "object",
+        "required": [
+          "participant",
+          "memberships"
+        ],
+        "properties": {
+          "participant": {
+            "$ref": "#/components/schemas/Participant"
+          },
+          "memberships": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Membership"
+            }
+          }
+        }
+      },
+      "CreateWorkspaceRequest": {
+        "type": "object",
+        "required": [
+          "slug",
+          "name"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "slug": {
+            "type": "string",
+            "pattern": "^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$"
+          },
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          }
+        }
+      },
+      "Member": {
+        "type": "object",
+        "required": [
+          "participant",
+          "role",
+          "created_at"
+        ],
+        "properties": {
+          "participant": {
+            "$ref": "#/components/schemas/Participant"
+          },
+          "role": {
+            "$ref": "#/components/schemas/WorkspaceRole"
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "AddMemberRequest": {
+        "type": "object",
+        "required": [
+          "email",
+          "role"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "email": {
+            "type": "string",
+            "format": "email",
+            "maxLength": 320
+          },
+          "role": {
+            "$ref": "#/components/schemas/WorkspaceRole"
+          },
+          "display_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "password": {
+            "type": "string",
+            "minLength": 12,
+            "maxLength": 1024,
+            "description": "Initial password for a new account (at least 12 characters)."
+          }
+        }
+      },
+      "ScopePreset": {
+        "type": "string",
+        "enum": [
+          "read-only",
+          "automation",
+          "agent-runtime"
+        ]
+      },
+      "CreateApiKeyRequest": {
+        "type": "object",
+        "required": [
+          "name"
+        ],
+        "additionalProperties": false,
+        "description": "Exactly one of `preset` or `scopes`.",
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "preset": {
+            "$ref": "#/components/schemas/ScopePreset"
+          },
+          "scopes": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 64,
+            "items": {
+              "type": "string",
+              "maxLength": 64
+            }
+          },
+          "expires_at": {
+            "$ref": "#/components/schemas/Timestamp",
+            "description": "Optional expiry; must be in the future."
+          }
+        }
+      },
+      "ApiKey": {
+        "type": "object",
+        "required": [
+          "id",
+          "name",
+          "prefix",
+          "scopes",
+          "preset",
+          "created_at",
+          "expires_at",
+          "revoked_at",
+          "last_used_at",
+          "created_by"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "prefix": {
+            "type": "string",
+            "description": "Public part of the key: `svc_<prefix>_…`."
+          },
+          "scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "preset": {
+            "oneOf": [
               {
-                $ref: '#/components/schemas/ScopePreset',
+                "$ref": "#/components/schemas/ScopePreset"
               },
               {
-                type: 'null',
-              },
+                "type": "null"
+              }
+            ]
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "expires_at": {
+            "type": [
+              "string",
+              "null"
             ],
+            "format": "date-time"
           },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
+          "revoked_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
           },
-          expires_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
+          "last_used_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
           },
-          revoked_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          last_used_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          created_by: {
-            type: ['string', 'null'],
-            description: 'Participant id of the creator.',
-          },
-        },
+          "created_by": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Participant id of the creator."
+          }
+        }
       },
-      CreatedApiKey: {
-        allOf: [
+      "CreatedApiKey": {
+        "allOf": [
           {
-            $ref: '#/components/schemas/ApiKey',
+            "$ref": "#/components/schemas/ApiKey"
           },
           {
-            type: 'object',
-            required: ['key'],
-            properties: {
-              key: {
-                type: 'string',
-                description: 'The full key. Shown once; store it now.',
-              },
-            },
-          },
+            "type": "object",
+            "required": [
+              "key"
+            ],
+            "properties": {
+              "key": {
+                "type": "string",
+                "description": "The full key. Shown once; store it now."
+              }
+            }
+          }
+        ]
+      },
+      "Project": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "code",
+          "name",
+          "created_at"
         ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "code": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
       },
-      Project: {
-        type: 'object',
-        required: ['id', 'workspace_id', 'code', 'name', 'created_at'],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
+      "CreateProjectRequest": {
+        "type": "object",
+        "required": [
+          "code",
+          "name"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "code": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"
           },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          code: {
-            type: 'string',
-          },
-          name: {
-            type: 'string',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          }
+        }
       },
-      CreateProjectRequest: {
-        type: 'object',
-        required: ['code', 'name'],
-        additionalProperties: false,
-        properties: {
-          code: {
-            type: 'string',
-            pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$',
-          },
-          name: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-          },
-        },
-      },
-      IntegrationContract: {
-        type: 'object',
-        required: ['workspace', 'openapi'],
-        properties: {
-          workspace: {
-            type: 'object',
-            required: ['id', 'slug'],
-            properties: {
-              id: {
-                $ref: '#/components/schemas/Id',
+      "IntegrationContract": {
+        "type": "object",
+        "required": [
+          "workspace",
+          "openapi"
+        ],
+        "properties": {
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
               },
-              slug: {
-                type: 'string',
-              },
-            },
+              "slug": {
+                "type": "string"
+              }
+            }
           },
-          openapi: {
-            type: 'object',
-            additionalProperties: true,
-            description: 'Redacted OpenAPI 3.1 document.',
-          },
-        },
+          "openapi": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Redacted OpenAPI 3.1 document."
+          }
+        }
       },
-      AuditActorKind: {
-        type: 'string',
-        enum: ['participant', 'api_key', 'agent', 'service', 'relay_token', 'anonymous'],
-        description: 'Kind of credential that performed the action.',
+      "AuditActorKind": {
+        "type": "string",
+        "enum": [
+          "participant",
+          "api_key",
+          "agent",
+          "service",
+          "relay_token",
+          "anonymous"
+        ],
+        "description": "Kind of credential that performed the action."
       },
-      AuditEvent: {
-        type: 'object',
-        required: ['id', 'action', 'actor', 'target', 'data', 'request_id', 'created_at'],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
+      "AuditEvent": {
+        "type": "object",
+        "required": [
+          "id",
+          "action",
+          "actor",
+          "target",
+          "data",
+          "request_id",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
           },
-          action: {
-            type: 'string',
-            description: 'Dotted action name, e.g. `api_key.created`, `credential.participant_token.issued`.',
+          "action": {
+            "type": "string",
+            "description": "Dotted action name, e.g. `api_key.created`, `credential.participant_token.issued`."
           },
-          actor: {
-            type: 'object',
-            required: ['kind', 'id'],
-            properties: {
-              kind: {
-                $ref: '#/components/schemas/AuditActorKind',
+          "actor": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "$ref": "#/components/schemas/AuditActorKind"
               },
-              id: {
-                type: ['string', 'null'],
-                description:
-                  'Participant, API key or agent id, or the service name; null for anonymous calls.',
-              },
-            },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "Participant, API key or agent id, or the service name; null for anonymous calls."
+              }
+            }
           },
-          target: {
-            description: 'What the action was done to, when it names one.',
-            oneOf: [
+          "target": {
+            "description": "What the action was done to, when it names one.",
+            "oneOf": [
               {
-                type: 'object',
-                required: ['type', 'id'],
-                properties: {
-                  type: {
-                    type: 'string',
+                "type": "object",
+                "required": [
+                  "type",
+                  "id"
+                ],
+                "properties": {
+                  "type": {
+                    "type": "string"
                   },
-                  id: {
-                    type: ['string', 'null'],
-                  },
-                },
+                  "id": {
+                    "type": [
+                      "string",
+                      "null"
+                    ]
+                  }
+                }
               },
               {
-                type: 'null',
-              },
+                "type": "null"
+              }
+            ]
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Context of the action, redacted before it was stored (never a secret)."
+          },
+          "request_id": {
+            "type": [
+              "string",
+              "null"
             ],
+            "description": "The `x-request-id` of the request that caused the event."
           },
-          data: {
-            type: 'object',
-            additionalProperties: true,
-            description: 'Context of the action, redacted before it was stored (never a secret).',
-          },
-          request_id: {
-            type: ['string', 'null'],
-            description: 'The `x-request-id` of the request that caused the event.',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
       },
-      AuditEventPage: {
-        type: 'object',
-        required: ['data', 'next_cursor'],
-        properties: {
-          data: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/AuditEvent',
-            },
-          },
-          next_cursor: {
-            type: ['string', 'null'],
-            description: 'Pass as `cursor` for the next, older page; null when this is the last page.',
-          },
-        },
-      },
-      HandoffStatus: {
-        type: 'string',
-        enum: ['open', 'accepted', 'claimed', 'blocked', 'completed', 'cancelled'],
-      },
-      HandoffReferenceKind: {
-        type: 'string',
-        pattern: '^[a-z][a-z0-9_.-]{0,63}$',
-        description: 'What the handoff stands for, e.g. `workflow_stage`.',
-      },
-      HandoffReferenceId: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 200,
-        pattern: '^[A-Za-z0-9][A-Za-z0-9_.:/-]*$',
-      },
-      HandoffReference: {
-        type: 'object',
-        required: ['kind', 'id'],
-        additionalProperties: false,
-        properties: {
-          kind: {
-            $ref: '#/components/schemas/HandoffReferenceKind',
-          },
-          id: {
-            $ref: '#/components/schemas/HandoffReferenceId',
-          },
-          data: {
-            type: 'object',
-            additionalProperties: true,
-            description: 'Context of the reference (e.g. invocation and stage); `{}` when not given.',
-          },
-        },
-      },
-      HandoffActorRef: {
-        type: 'object',
-        required: ['kind', 'id'],
-        properties: {
-          kind: {
-            type: 'string',
-            enum: ['participant', 'api_key', 'agent', 'service'],
-          },
-          id: {
-            type: ['string', 'null'],
-          },
-        },
-      },
-      Handoff: {
-        type: 'object',
-        required: [
-          'id',
-          'workspace_id',
-          'project_id',
-          'title',
-          'description',
-          'status',
-          'assignee_agent_id',
-          'created_by',
-          'reference',
-          'blocker_reason',
-          'created_at',
-          'updated_at',
-          'accepted_at',
-          'claimed_at',
-          'blocked_at',
-          'completed_at',
-          'cancelled_at',
+      "AuditEventPage": {
+        "type": "object",
+        "required": [
+          "data",
+          "next_cursor"
         ],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
+        "properties": {
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AuditEvent"
+            }
           },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          project_id: {
-            type: ['string', 'null'],
-          },
-          title: {
-            type: 'string',
-          },
-          description: {
-            type: 'string',
-          },
-          status: {
-            $ref: '#/components/schemas/HandoffStatus',
-          },
-          assignee_agent_id: {
-            type: ['string', 'null'],
-          },
-          created_by: {
-            $ref: '#/components/schemas/HandoffActorRef',
-          },
-          reference: {
-            oneOf: [
-              {
-                $ref: '#/components/schemas/HandoffReference',
-              },
-              {
-                type: 'null',
-              },
+          "next_cursor": {
+            "type": [
+              "string",
+              "null"
             ],
-          },
-          blocker_reason: {
-            type: ['string', 'null'],
-            description: 'Why the handoff is blocked; set while `status` is `blocked`.',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          updated_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          accepted_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          claimed_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          blocked_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-            description: 'When the handoff was last blocked.',
-          },
-          completed_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          cancelled_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-        },
+            "description": "Pass as `cursor` for the next, older page; null when this is the last page."
+          }
+        }
       },
-      HandoffEvidence: {
-        type: 'object',
-        required: ['id', 'handoff_id', 'agent_id', 'kind', 'content', 'created_at'],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
-          },
-          handoff_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          agent_id: {
-            type: ['string', 'null'],
-          },
-          kind: {
-            type: 'string',
-          },
-          content: {
-            description: 'The submitted JSON value, redacted.',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
+      "HandoffStatus": {
+        "type": "string",
+        "enum": [
+          "open",
+          "accepted",
+          "claimed",
+          "blocked",
+          "completed",
+          "cancelled"
+        ]
       },
-      HandoffDetail: {
-        allOf: [
-          {
-            $ref: '#/components/schemas/Handoff',
-          },
-          {
-            type: 'object',
-            required: ['evidence'],
-            properties: {
-              evidence: {
-                type: 'array',
-                items: {
-                  $ref: '#/components/schemas/HandoffEvidence',
-                },
-              },
-            },
-          },
+      "HandoffReferenceKind": {
+        "type": "string",
+        "pattern": "^[a-z][a-z0-9_.-]{0,63}$",
+        "description": "What the handoff stands for, e.g. `workflow_stage`."
+      },
+      "HandoffReferenceId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:/-]*$"
+      },
+      "HandoffReference": {
+        "type": "object",
+        "required": [
+          "kind",
+          "id"
         ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/HandoffReferenceKind"
+          },
+          "id": {
+            "$ref": "#/components/schemas/HandoffReferenceId"
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Context of the reference (e.g. invocation and stage); `{}` when not given."
+          }
+        }
       },
-      CreateHandoffRequest: {
-        type: 'object',
-        required: ['title'],
-        additionalProperties: false,
-        properties: {
-          title: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-            pattern: '\\S',
+      "HandoffActorRef": {
+        "type": "object",
+        "required": [
+          "kind",
+          "id"
+        ],
+        "properties": {
+          "kind": {
+            "type": "string",
+            "enum": [
+              "participant",
+              "api_key",
+              "agent",
+              "service"
+            ]
           },
-          description: {
-            type: 'string',
-            maxLength: 20000,
-          },
-          project_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          assignee_agent_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          reference: {
-            $ref: '#/components/schemas/HandoffReference',
-          },
-        },
+          "id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        }
       },
-      BlockHandoffRequest: {
-        type: 'object',
-        required: ['reason'],
-        additionalProperties: false,
-        properties: {
-          reason: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 2000,
-            pattern: '\\S',
+      "Handoff": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "title",
+          "description",
+          "status",
+          "assignee_agent_id",
+          "created_by",
+          "reference",
+          "blocker_reason",
+          "created_at",
+          "updated_at",
+          "accepted_at",
+          "claimed_at",
+          "blocked_at",
+          "completed_at",
+          "cancelled_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
           },
-        },
-      },
-      SubmitHandoffEvidenceRequest: {
-        type: 'object',
-        required: ['kind', 'content'],
-        additionalProperties: false,
-        properties: {
-          kind: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_.-]{0,63}$',
-            description: 'e.g. `test_report`, `log`.',
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
           },
-          content: {
-            description: 'Any JSON value up to 64 KiB.',
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
           },
-        },
-      },
-      CompleteHandoffRequest: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          summary: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 20000,
-            pattern: '\\S',
+          "title": {
+            "type": "string"
           },
-        },
-      },
-      RepoCredentialKind: {
-        type: 'string',
-        enum: ['pat', 'deploy_key'],
-      },
-      RepoCredentialSummary: {
-        type: 'object',
-        required: ['kind', 'fingerprint', 'set_at', 'rotated_at'],
-        description: 'What is known about the credential; the secret itself is never returned.',
-        properties: {
-          kind: {
-            $ref: '#/components/schemas/RepoCredentialKind',
+          "description": {
+            "type": "string"
           },
-          fingerprint: {
-            type: 'string',
-            pattern: '^[0-9a-f]{12}$',
-            description: 'First 12 hex digits of the SHA-256 of the secret.',
+          "status": {
+            "$ref": "#/components/schemas/HandoffStatus"
           },
-          set_at: {
-            $ref: '#/components/schemas/Timestamp',
+          "assignee_agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
           },
-          rotated_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
+          "created_by": {
+            "$ref": "#/components/schemas/HandoffActorRef"
           },
-        },
-      },
-      Repo: {
-        type: 'object',
-        required: ['id', 'workspace_id', 'name', 'url', 'credential', 'created_at'],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
-          },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          name: {
-            type: 'string',
-          },
-          url: {
-            type: 'string',
-          },
-          credential: {
-            oneOf: [
+          "reference": {
+            "oneOf": [
               {
-                $ref: '#/components/schemas/RepoCredentialSummary',
+                "$ref": "#/components/schemas/HandoffReference"
               },
               {
-                type: 'null',
-              },
+                "type": "null"
+              }
+            ]
+          },
+          "blocker_reason": {
+            "type": [
+              "string",
+              "null"
             ],
+            "description": "Why the handoff is blocked; set while `status` is `blocked`."
           },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
           },
-        },
+          "updated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "accepted_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "claimed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "blocked_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the handoff was last blocked."
+          },
+          "completed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "cancelled_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
       },
-      CreateRepoRequest: {
-        type: 'object',
-        required: ['name', 'url'],
-        additionalProperties: false,
-        properties: {
-          name: {
-            type: 'string',
-            pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$',
-          },
-          url: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 2048,
-            description:
-              '`https://host/owner/repo.git`, `ssh://git@host/owner/repo.git` or `git@host:owner/repo.git`.',
-          },
-        },
-      },
-      SetRepoCredentialRequest: {
-        type: 'object',
-        required: ['kind', 'secret'],
-        additionalProperties: false,
-        properties: {
-          kind: {
-            $ref: '#/components/schemas/RepoCredentialKind',
-          },
-          secret: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 16384,
-            writeOnly: true,
-            description: 'The PAT or the private deploy key.',
-          },
-        },
-      },
-      ControlWorkflowDraft: {
-        type: 'object',
-        required: [
-          'id',
-          'workspace_id',
-          'project_id',
-          'title',
-          'intent',
-          'status',
-          'created_by',
-          'created_at',
+      "HandoffEvidence": {
+        "type": "object",
+        "required": [
+          "id",
+          "handoff_id",
+          "agent_id",
+          "kind",
+          "content",
+          "created_at"
         ],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
           },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
+          "handoff_id": {
+            "$ref": "#/components/schemas/Id"
           },
-          project_id: {
-            type: ['string', 'null'],
+          "agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
           },
-          title: {
-            type: 'string',
+          "kind": {
+            "type": "string"
           },
-          intent: {
-            type: 'string',
+          "content": {
+            "description": "The submitted JSON value, redacted."
           },
-          status: {
-            type: 'string',
-            enum: ['draft'],
-            description: 'Always `draft`; a draft is never launched.',
-          },
-          created_by: {
-            type: 'string',
-            description: 'Participant id of the creator.',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
       },
-      CreateControlWorkflowDraftRequest: {
-        type: 'object',
-        required: ['intent'],
-        additionalProperties: false,
-        properties: {
-          intent: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 4000,
-            pattern: '\\S',
-          },
-          title: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-            pattern: '\\S',
-          },
-          project_id: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
-      },
-      PeerMessageKind: {
-        type: 'string',
-        enum: ['ask', 'nudge', 'console'],
-      },
-      PeerMessage: {
-        type: 'object',
-        required: [
-          'id',
-          'workspace_id',
-          'to_agent_id',
-          'from',
-          'kind',
-          'body',
-          'correlation_id',
-          'created_at',
-          'read_at',
-        ],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
-          },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          to_agent_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          from: {
-            type: 'object',
-            required: ['kind', 'id'],
-            properties: {
-              kind: {
-                type: 'string',
-                enum: ['participant', 'api_key', 'agent'],
-              },
-              id: {
-                type: ['string', 'null'],
-              },
-            },
-          },
-          kind: {
-            $ref: '#/components/schemas/PeerMessageKind',
-          },
-          body: {
-            type: 'string',
-          },
-          correlation_id: {
-            type: ['string', 'null'],
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          read_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-        },
-      },
-      SendPeerMessageRequest: {
-        type: 'object',
-        required: ['kind', 'body'],
-        additionalProperties: false,
-        properties: {
-          kind: {
-            $ref: '#/components/schemas/PeerMessageKind',
-          },
-          body: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 16384,
-          },
-          correlation_id: {
-            type: 'string',
-            pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$',
-            description: 'Caller-chosen id tying a reply to its ask.',
-          },
-        },
-      },
-      ConsoleRouteTable: {
-        type: 'object',
-        required: ['host_id', 'workspace', 'version', 'generated_at', 'members', 'routes'],
-        properties: {
-          host_id: {
-            $ref: '#/components/schemas/Id',
-            description: "The host's inventory id (`rti_…`).",
-          },
-          workspace: {
-            type: 'object',
-            required: ['id', 'slug'],
-            properties: {
-              id: {
-                $ref: '#/components/schemas/Id',
-              },
-              slug: {
-                type: 'string',
-              },
-            },
-          },
-          version: {
-            type: 'string',
-            description: 'Content hash of the table (also the `ETag`); equal tables have equal versions.',
-          },
-          generated_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          members: {
-            type: 'array',
-            description:
-              "Participant ids of the workspace's members; each may open every console in the table.",
-            items: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
-          routes: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/ConsoleRoute',
-            },
-          },
-        },
-      },
-      ConsoleRoute: {
-        type: 'object',
-        required: ['agent_id', 'agent_name', 'route', 'serve_port', 'status', 'peers'],
-        properties: {
-          agent_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          agent_name: {
-            type: 'string',
-          },
-          route: {
-            type: 'string',
-            description:
-              "The agent's console route, `/<workspace-slug>/agents/<agent-id>`; the router also accepts the workspace id in place of the slug. Unique per host.",
-          },
-          serve_port: {
-            type: 'integer',
-            minimum: 1,
-            maximum: 65535,
-            description:
-              "The agent's serve port on 127.0.0.1; unique among the host's agents that are not evicted.",
-          },
-          status: {
-            $ref: '#/components/schemas/AgentStatus',
-          },
-          peers: {
-            type: 'array',
-            description:
-              "Other agents that may reach this agent's console with their own `AGENT_TOKEN` (they share a team or an active project assignment with it). The agent itself always may.",
-            items: {
-              $ref: '#/components/schemas/Id',
-            },
-          },
-        },
-      },
-      ConsoleTicket: {
-        type: 'object',
-        required: ['ticket', 'expires_at', 'agent_id', 'workspace_id'],
-        properties: {
-          ticket: {
-            type: 'string',
-            description:
-              "The ticket (a JWT: audience `console`, `sub` the participant id, `ws` the workspace id, `agent` the agent id); pass it as `?ticket=` on the console router's routes of this agent.",
-          },
-          expires_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          agent_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
-      },
-      ProviderName: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 64,
-        pattern: '^[a-z0-9][a-z0-9_-]*$',
-      },
-      RuntimeBindHost: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 253,
-        pattern: '^[A-Za-z0-9.:_-]+$',
-        description: 'Local address a runtime component listens on, e.g. `127.0.0.1`.',
-      },
-      RuntimeListenPort: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 65535,
-      },
-      RuntimePublicUrl: {
-        type: 'string',
-        format: 'uri',
-        maxLength: 2048,
-        description:
-          'An https URL (http only for `127.0.0.1` and `localhost`), without credentials, query or fragment.',
-      },
-      RuntimeConsoleRouterSettings: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          bind_host: {
-            $ref: '#/components/schemas/RuntimeBindHost',
-          },
-          listen_port: {
-            $ref: '#/components/schemas/RuntimeListenPort',
-          },
-          route_prefix: {
-            type: 'string',
-            maxLength: 200,
-            pattern: '^(/[A-Za-z0-9._~-]+)*$',
-            description: 'Empty, or a path such as `/console` (no trailing slash).',
-          },
-        },
-      },
-      RuntimeRelaySettings: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          bind_host: {
-            $ref: '#/components/schemas/RuntimeBindHost',
-          },
-          listen_port: {
-            $ref: '#/components/schemas/RuntimeListenPort',
-          },
-        },
-      },
-      RegisterRuntimeHostRequest: {
-        type: 'object',
-        required: ['name', 'workdir_root', 'console_public_base_url'],
-        additionalProperties: false,
-        properties: {
-          name: {
-            type: 'string',
-            pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$',
-            description: 'Unique in the workspace.',
-          },
-          hostname: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 253,
-          },
-          workdir_root: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 1024,
-            description: 'Absolute path under which agent workdirs are created, e.g. `/srv/agents`.',
-          },
-          console_public_base_url: {
-            $ref: '#/components/schemas/RuntimePublicUrl',
-          },
-          relay_public_url: {
-            $ref: '#/components/schemas/RuntimePublicUrl',
-          },
-          console_router: {
-            $ref: '#/components/schemas/RuntimeConsoleRouterSettings',
-          },
-          relay: {
-            $ref: '#/components/schemas/RuntimeRelaySettings',
-          },
-        },
-      },
-      RuntimeHostHeartbeatRequest: {
-        type: 'object',
-        required: ['relay_ready', 'console_router_ready', 'runtime_version'],
-        additionalProperties: false,
-        properties: {
-          relay_ready: {
-            type: 'boolean',
-          },
-          console_router_ready: {
-            type: 'boolean',
-          },
-          runtime_version: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 64,
-          },
-          bundle_id: {
-            type: 'string',
-            pattern: '^wrt_[A-Za-z0-9]{1,60}$',
-            description: "The runtime bundle id (`wrt_…`) from the host's runtime.env.",
-          },
-          console_routes: {
-            type: 'array',
-            maxItems: 10000,
-            description:
-              "The console router's per-route last activity (its `/status`): the last time a request through the agent's console route succeeded. Recorded on the host's agents only (others are ignored), never moved backwards, and shown as `console_last_activity_at` on the agent and in the Networks view.",
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['agent_id', 'last_activity_at'],
-              properties: {
-                agent_id: {
-                  type: 'string',
-                  maxLength: 100,
-                },
-                last_activity_at: {
-                  type: ['string', 'null'],
-                  format: 'date-time',
-                },
-              },
-            },
-          },
-        },
-      },
-      RuntimeHostReadiness: {
-        type: 'object',
-        required: ['heartbeat_fresh', 'relay_ready', 'console_router_ready', 'spawn_ready', 'reasons'],
-        properties: {
-          heartbeat_fresh: {
-            type: 'boolean',
-            description: 'The last heartbeat is at most 45 s old.',
-          },
-          relay_ready: {
-            type: 'boolean',
-          },
-          console_router_ready: {
-            type: 'boolean',
-          },
-          spawn_ready: {
-            type: 'boolean',
-            description: 'Fresh heartbeat and a ready relay (the host may receive spawns).',
-          },
-          reasons: {
-            type: 'array',
-            description: 'Why the host is not fully ready (empty when it is).',
-            items: {
-              type: 'string',
-            },
-          },
-        },
-      },
-      RuntimeHost: {
-        type: 'object',
-        required: [
-          'id',
-          'workspace_id',
-          'name',
-          'hostname',
-          'workdir_root',
-          'console_public_base_url',
-          'relay_public_url',
-          'console_router',
-          'relay',
-          'runtime_version',
-          'last_heartbeat_at',
-          'relay_token_rotated_at',
-          'readiness',
-          'bundles',
-          'created_at',
-        ],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
-            description: 'Inventory id (`rti_…`); the value agents carry as `runtime_instance_id`.',
-          },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          name: {
-            type: 'string',
-          },
-          hostname: {
-            type: ['string', 'null'],
-          },
-          workdir_root: {
-            type: 'string',
-          },
-          console_public_base_url: {
-            type: 'string',
-          },
-          relay_public_url: {
-            type: ['string', 'null'],
-          },
-          console_router: {
-            type: 'object',
-            required: ['bind_host', 'listen_port', 'route_prefix'],
-            properties: {
-              bind_host: {
-                type: 'string',
-              },
-              listen_port: {
-                type: 'integer',
-              },
-              route_prefix: {
-                type: 'string',
-              },
-            },
-          },
-          relay: {
-            type: 'object',
-            required: ['bind_host', 'listen_port'],
-            properties: {
-              bind_host: {
-                type: 'string',
-              },
-              listen_port: {
-                type: 'integer',
-              },
-            },
-          },
-          runtime_version: {
-            type: ['string', 'null'],
-          },
-          last_heartbeat_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          relay_token_rotated_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          readiness: {
-            $ref: '#/components/schemas/RuntimeHostReadiness',
-          },
-          bundles: {
-            type: 'array',
-            description: 'Runtime bundle ids (`wrt_…`) the host has reported, most recently seen first.',
-            items: {
-              type: 'string',
-            },
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      RuntimeHostRegistration: {
-        type: 'object',
-        required: ['host', 'relay_token'],
-        properties: {
-          host: {
-            $ref: '#/components/schemas/RuntimeHost',
-          },
-          relay_token: {
-            type: 'string',
-            description: 'The relay token (`rly_…`). Shown once; the relay checks it in `x-svc-relay-token`.',
-          },
-        },
-      },
-      RelayTokenRotation: {
-        type: 'object',
-        required: ['relay_token', 'rotated_at'],
-        properties: {
-          relay_token: {
-            type: 'string',
-            description: 'The new relay token. Shown once.',
-          },
-          rotated_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      NetworkHost: {
-        type: 'object',
-        required: [
-          'runtime_instance_id',
-          'name',
-          'workdir_root',
-          'console_public_base_url',
-          'relay_public_url',
-          'spawn_ready',
-          'readiness',
-          'running_agents',
-          'last_heartbeat_at',
-          'runtime_version',
-          'bundles',
-        ],
-        properties: {
-          runtime_instance_id: {
-            type: 'string',
-            description: 'Inventory id (`rti_…`), the value to set as `SVC_RUNTIME_INSTANCE_ID`.',
-          },
-          name: {
-            type: 'string',
-          },
-          workdir_root: {
-            type: 'string',
-            description: 'The value to set as `SVC_AGENT_WORKDIR_ROOT` for direct starts on this host.',
-          },
-          console_public_base_url: {
-            type: 'string',
-            description: 'The exact value to pass as `--serve-public-base-url`.',
-          },
-          relay_public_url: {
-            type: ['string', 'null'],
-          },
-          spawn_ready: {
-            type: 'boolean',
-            description: 'Fresh heartbeat and a ready relay; required before every spawn.',
-          },
-          readiness: {
-            $ref: '#/components/schemas/RuntimeHostReadiness',
-          },
-          running_agents: {
-            type: 'integer',
-            minimum: 0,
-            description:
-              'Agents on this host that are online, idle or busy with a heartbeat at most 90 s old.',
-          },
-          last_heartbeat_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          runtime_version: {
-            type: ['string', 'null'],
-          },
-          bundles: {
-            type: 'array',
-            description:
-              'Runtime bundle ids (`wrt_…`) seen on this host; never usable as `runtime_instance_id`.',
-            items: {
-              type: 'string',
-            },
-          },
-          console_activity: {
-            type: 'array',
-            description:
-              "The host's agents that have a console route, with the last time a request through it succeeded (as reported by the host's console router with its heartbeats), most recent first.",
-            items: {
-              type: 'object',
-              required: ['agent_id', 'agent_name', 'console_last_activity_at'],
-              properties: {
-                agent_id: {
-                  type: 'string',
-                },
-                agent_name: {
-                  type: 'string',
-                },
-                console_last_activity_at: {
-                  type: ['string', 'null'],
-                  format: 'date-time',
-                },
-              },
-            },
-          },
-        },
-      },
-      NetworksView: {
-        type: 'object',
-        required: ['workspace', 'hosts', 'generated_at'],
-        properties: {
-          workspace: {
-            type: 'object',
-            required: ['id', 'slug'],
-            properties: {
-              id: {
-                $ref: '#/components/schemas/Id',
-              },
-              slug: {
-                type: 'string',
-              },
-            },
-          },
-          hosts: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/NetworkHost',
-            },
-          },
-          generated_at: {
-            $ref: '#/components/schemas/Timestamp',
-            description: 'When the counts were taken.',
-          },
-        },
-      },
-      RuntimeConfig: {
-        type: 'object',
-        required: [
-          'runtime_instance_id',
-          'workspace',
-          'consoleRouter',
-          'relay',
-          'auth',
-          'agent_workdir_root',
-        ],
-        properties: {
-          runtime_instance_id: {
-            type: 'string',
-            description: 'Inventory id (`rti_…`) of the host.',
-          },
-          workspace: {
-            type: 'object',
-            required: ['id', 'slug'],
-            properties: {
-              id: {
-                $ref: '#/components/schemas/Id',
-              },
-              slug: {
-                type: 'string',
-              },
-            },
-          },
-          consoleRouter: {
-            type: 'object',
-            required: ['publicBaseUrl', 'bindHost', 'listenPort', 'routePrefix'],
-            properties: {
-              publicBaseUrl: {
-                type: 'string',
-                description:
-                  'Public URL of chat and terminal routes; the exact value to pass as `--serve-public-base-url`. Never construct a hostname by hand.',
-              },
-              bindHost: {
-                type: 'string',
-              },
-              listenPort: {
-                type: 'integer',
-              },
-              routePrefix: {
-                type: 'string',
-              },
-            },
-          },
-          relay: {
-            type: 'object',
-            required: ['bindHost', 'listenPort', 'publicUrl'],
-            properties: {
-              bindHost: {
-                type: 'string',
-              },
-              listenPort: {
-                type: 'integer',
-              },
-              publicUrl: {
-                type: ['string', 'null'],
-              },
-            },
-          },
-          auth: {
-            type: 'object',
-            required: ['relay_token', 'workspace_api_key'],
-            properties: {
-              relay_token: {
-                type: 'string',
-                description: 'Store locally as `SVC_RELAY_TOKEN`.',
-              },
-              workspace_api_key: {
-                type: 'string',
-                description: 'Workspace automation credential (agent-runtime scopes); redact it in evidence.',
-              },
-            },
-          },
-          agent_workdir_root: {
-            type: 'string',
-          },
-        },
-      },
-      ProviderModel: {
-        type: 'object',
-        required: ['id', 'provider', 'model', 'display_name'],
-        properties: {
-          id: {
-            type: 'string',
-            description:
-              'The exact identifier to use (`provider/model`), e.g. `anthropic/claude-sonnet-4-5`.',
-          },
-          provider: {
-            type: 'string',
-          },
-          model: {
-            type: 'string',
-          },
-          display_name: {
-            type: 'string',
-          },
-        },
-      },
-      ProviderCredential: {
-        type: 'object',
-        required: ['provider', 'last4', 'created_at', 'rotated_at'],
-        properties: {
-          provider: {
-            type: 'string',
-          },
-          last4: {
-            type: 'string',
-            description: 'The last four characters of the secret.',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          rotated_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      SetProviderCredentialRequest: {
-        type: 'object',
-        required: ['secret'],
-        additionalProperties: false,
-        properties: {
-          secret: {
-            type: 'string',
-            minLength: 12,
-            maxLength: 8192,
-            description: 'The provider secret (e.g. an API key). Sealed at rest; never returned.',
-          },
-        },
-      },
-      Team: {
-        type: 'object',
-        required: ['id', 'workspace_id', 'name', 'created_at'],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
-          },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          name: {
-            type: 'string',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      CreateTeamRequest: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        properties: {
-          name: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-            pattern: '\\S',
-          },
-        },
-      },
-      TeamAgentMember: {
-        type: 'object',
-        required: ['team_id', 'agent_id', 'name', 'status', 'added_at'],
-        properties: {
-          team_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          agent_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          name: {
-            type: 'string',
-          },
-          status: {
-            $ref: '#/components/schemas/AgentStatus',
-          },
-          added_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      TeamParticipantMember: {
-        type: 'object',
-        required: ['team_id', 'participant_id', 'display_name', 'added_at'],
-        properties: {
-          team_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          participant_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          display_name: {
-            type: 'string',
-          },
-          added_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      TeamProjectAssignment: {
-        type: 'object',
-        required: ['project', 'assigned_at'],
-        properties: {
-          project: {
-            $ref: '#/components/schemas/Project',
-          },
-          assigned_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      TeamDetail: {
-        allOf: [
+      "HandoffDetail": {
+        "allOf": [
           {
-            $ref: '#/components/schemas/Team',
+            "$ref": "#/components/schemas/Handoff"
           },
           {
-            type: 'object',
-            required: ['agents', 'participants', 'projects'],
-            properties: {
-              agents: {
-                type: 'array',
-                items: {
-                  $ref: '#/components/schemas/TeamAgentMember',
-                },
-              },
-              participants: {
-                type: 'array',
-                items: {
-                  $ref: '#/components/schemas/TeamParticipantMember',
-                },
-              },
-              projects: {
-                type: 'array',
-                description: 'Projects the team is actively assigned to.',
-                items: {
-                  $ref: '#/components/schemas/TeamProjectAssignment',
-                },
-              },
-            },
-          },
-        ],
-      },
-      AssignProjectTeamRequest: {
-        type: 'object',
-        required: ['team_id'],
-        additionalProperties: false,
-        properties: {
-          team_id: {
-            $ref: '#/components/schemas/Id',
-          },
-        },
-      },
-      ProjectTeamAssignment: {
-        type: 'object',
-        required: ['project_id', 'team', 'assigned_at', 'unassigned_at', 'active'],
-        properties: {
-          project_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          team: {
-            $ref: '#/components/schemas/Team',
-          },
-          assigned_at: {
-            $ref: '#/components/schemas/Timestamp',
-            description: 'When the current (or last) assignment began.',
-          },
-          unassigned_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-            description: 'When the assignment ended; null while it is active.',
-          },
-          active: {
-            type: 'boolean',
-          },
-        },
-      },
-      AgentStatus: {
-        type: 'string',
-        enum: ['online', 'idle', 'busy', 'offline', 'evicted'],
-        description:
-          '`online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final.',
-      },
-      AgentRunningStatus: {
-        type: 'string',
-        enum: ['online', 'idle', 'busy'],
-      },
-      AgentLaunchPath: {
-        type: 'string',
-        enum: ['direct', 'relay'],
-        description:
-          '`direct`: the CLI on the runtime host, no relay. `relay`: a hub or control spawn through the host relay.',
-      },
-      Agent: {
-        type: 'object',
-        required: [
-          'id',
-          'workspace_id',
-          'name',
-          'status',
-          'capabilities',
-          'runtime_instance_id',
-          'project_id',
-          'workdir',
-          'serve_port',
-          'console_route',
-          'model',
-          'last_heartbeat_at',
-          'started_at',
-          'stopped_at',
-          'evicted_at',
-          'created_at',
-          'updated_at',
-        ],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/Id',
-          },
-          workspace_id: {
-            $ref: '#/components/schemas/Id',
-          },
-          name: {
-            type: 'string',
-          },
-          status: {
-            $ref: '#/components/schemas/AgentStatus',
-          },
-          capabilities: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-            description: 'Sorted, without duplicates.',
-          },
-          runtime_instance_id: {
-            type: ['string', 'null'],
-            description: 'Inventory id (`rti_…`) of the runtime host the agent runs on.',
-          },
-          project_id: {
-            type: ['string', 'null'],
-          },
-          workdir: {
-            type: ['string', 'null'],
-          },
-          serve_port: {
-            type: ['integer', 'null'],
-          },
-          console_route: {
-            type: ['string', 'null'],
-            description:
-              "Path under the host's console public base URL, e.g. `/<workspace>/agents/<agent-id>`.",
-          },
-          model: {
-            type: ['string', 'null'],
-            description: 'Exact provider/model identifier of the catalog.',
-          },
-          last_heartbeat_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          console_last_activity_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-            description:
-              "The last time a request through the agent's console route succeeded, as reported by its host's console router with the host's heartbeat; null when never reported.",
-          },
-          started_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          stopped_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          evicted_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          created_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          updated_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      AgentRegisterRequest: {
-        type: 'object',
-        required: ['name', 'runtime_instance_id'],
-        additionalProperties: false,
-        properties: {
-          name: {
-            type: 'string',
-            pattern: '^[a-z0-9][a-z0-9-]{0,62}$',
-            description: 'Unique in the workspace.',
-          },
-          capabilities: {
-            type: 'array',
-            maxItems: 64,
-            items: {
-              type: 'string',
-              pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$',
-            },
-            description: 'Stored sorted and without duplicates.',
-          },
-          runtime_instance_id: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 64,
-            description:
-              'Host inventory id (`rti_…`) as shown in the Networks view; never the bundle id (`wrt_…`).',
-          },
-          project_code: {
-            type: 'string',
-            pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$',
-            description: 'Code of a project of the workspace. Exclusive with `workdir`.',
-          },
-          workdir: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 1024,
-            description: "Absolute path inside the host's `workdir_root`. Exclusive with `project_code`.",
-          },
-          worker: {
-            type: 'boolean',
-            description: 'A worker agent (default false); it needs `project_code` and `team_id`.',
-          },
-          team_id: {
-            $ref: '#/components/schemas/Id',
-            description: 'A team of the workspace the agent joins.',
-          },
-          serve_port: {
-            type: 'integer',
-            minimum: 1024,
-            maximum: 65535,
-          },
-          console_route: {
-            type: 'string',
-            pattern: '^/[A-Za-z0-9._~/-]{0,255}$',
-            description: 'Defaults to `/<workspace-slug>/agents/<agent-id>`.',
-          },
-          model: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-            description: 'Exact provider/model identifier from the catalog (no aliases).',
-          },
-        },
-      },
-      AgentStartRequest: {
-        type: 'object',
-        required: ['launch_path'],
-        additionalProperties: false,
-        properties: {
-          launch_path: {
-            $ref: '#/components/schemas/AgentLaunchPath',
-          },
-          model: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-            description: "Exact provider/model identifier; replaces the agent's registered model.",
-          },
-          serve_port: {
-            type: 'integer',
-            minimum: 1024,
-            maximum: 65535,
-            description:
-              "Replaces the agent's serve port; unique among the host's agents that are not evicted.",
-          },
-        },
-      },
-      AgentRuntimeCredential: {
-        type: 'object',
-        required: ['token', 'expires_at', 'provider', 'model', 'authorization_source'],
-        properties: {
-          token: {
-            type: 'string',
-            description: 'Short-lived runtime credential (at most 15 minutes).',
-          },
-          expires_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          provider: {
-            type: 'string',
-          },
-          model: {
-            type: 'string',
-          },
-          authorization_source: {
-            type: 'string',
-            enum: ['hub_managed', 'workspace_provider', 'server_local'],
-          },
-        },
-      },
-      AgentStartResult: {
-        type: 'object',
-        required: ['agent', 'agent_token', 'agent_token_expires_at', 'runtime_credential'],
-        properties: {
-          agent: {
-            $ref: '#/components/schemas/Agent',
-          },
-          agent_token: {
-            type: 'string',
-            description: 'The AGENT_TOKEN; send as `Authorization: Bearer <token>`.',
-          },
-          agent_token_expires_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-          runtime_credential: {
-            $ref: '#/components/schemas/AgentRuntimeCredential',
-          },
-        },
-      },
-      AgentHeartbeatRequest: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          status: {
-            $ref: '#/components/schemas/AgentRunningStatus',
-          },
-        },
-      },
-      AgentTokenRefresh: {
-        type: 'object',
-        required: ['agent_token', 'agent_token_expires_at'],
-        properties: {
-          agent_token: {
-            type: 'string',
-          },
-          agent_token_expires_at: {
-            $ref: '#/components/schemas/Timestamp',
-          },
-        },
-      },
-      AgentOnboardHost: {
-        type: 'object',
-        required: ['id', 'name', 'workdir_root', 'console_public_base_url'],
-        properties: {
-          id: {
-            type: 'string',
-            description: 'Inventory id (`rti_…`).',
-          },
-          name: {
-            type: 'string',
-          },
-          workdir_root: {
-            type: 'string',
-          },
-          console_public_base_url: {
-            type: 'string',
-          },
-        },
-      },
-      AgentOnboard: {
-        type: 'object',
-        required: ['workspace', 'agent', 'host', 'agent_workdir_root', 'teams', 'projects', 'hub_url'],
-        properties: {
-          workspace: {
-            type: 'object',
-            required: ['id', 'slug'],
-            properties: {
-              id: {
-                $ref: '#/components/schemas/Id',
-              },
-              slug: {
-                type: 'string',
-              },
-            },
-          },
-          agent: {
-            $ref: '#/components/schemas/Agent',
-          },
-          host: {
-            oneOf: [
-              {
-                $ref: '#/components/schemas/AgentOnboardHost',
-              },
-              {
-                type: 'null',
-              },
+            "type": "object",
+            "required": [
+              "evidence"
             ],
-          },
-          agent_workdir_root: {
-            type: ['string', 'null'],
-            description:
-              'Absolute workdir root to use on the host (its `workdir_root`); pass as `SVC_AGENT_WORKDIR_ROOT`.',
-          },
-          teams: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/Team',
-            },
-          },
-          projects: {
-            type: 'array',
-            description: "The agent's own project and the projects its teams are actively assigned to.",
-            items: {
-              $ref: '#/components/schemas/Project',
-            },
-          },
-          hub_url: {
-            type: 'string',
-          },
-        },
+            "properties": {
+              "evidence": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/HandoffEvidence"
+                }
+              }
+            }
+          }
+        ]
       },
+      "CreateHandoffRequest": {
+        "type": "object",
+        "required": [
+          "title"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S"
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 20000
+          },
+          "project_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "assignee_agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "reference": {
+            "$ref": "#/components/schemas/HandoffReference"
+          }
+        }
+      },
+      "BlockHandoffRequest": {
+        "type": "object",
+        "required": [
+          "reason"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000,
+            "pattern": "\\S"
+          }
+        }
+      },
+      "SubmitHandoffEvidenceRequest": {
+        "type": "object",
+        "required": [
+          "kind",
+          "content"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_.-]{0,63}$",
+            "description": "e.g. `test_report`, `log`."
+          },
+          "content": {
+            "description": "Any JSON value up to 64 KiB."
+          }
+        }
+      },
+      "CompleteHandoffRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "summary": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 20000,
+            "pattern": "\\S"
+          }
+        }
+      },
+      "RepoCredentialKind": {
+        "type": "string",
+        "enum": [
+          "pat",
+          "deploy_key"
+        ]
+      },
+      "RepoCredentialSummary": {
+        "type": "object",
+        "required": [
+          "kind",
+          "fingerprint",
+          "set_at",
+          "rotated_at"
+        ],
+        "description": "What is known about the credential; the secret itself is never returned.",
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/RepoCredentialKind"
+          },
+          "fingerprint": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{12}$",
+            "description": "First 12 hex digits of the SHA-256 of the secret."
+          },
+          "set_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "rotated_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "Repo": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "url",
+          "credential",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "url": {
+            "type": "string"
+          },
+          "credential": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/RepoCredentialSummary"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "CreateRepoRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "url"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+          },
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2048,
+            "description": "`https://host/owner/repo.git`, `ssh://git@host/owner/repo.git` or `git@host:owner/repo.git`."
+          }
+        }
+      },
+      "SetRepoCredentialRequest": {
+        "type": "object",
+        "required": [
+          "kind",
+          "secret"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/RepoCredentialKind"
+          },
+          "secret": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16384,
+            "writeOnly": true,
+            "description": "The PAT or the private deploy key."
+          }
+        }
+      },
+      "ControlWorkflowDraft": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "title",
+          "intent",
+          "status",
+          "created_by",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "title": {
+            "type": "string"
+          },
+          "intent": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "draft"
+            ],
+            "description": "Always `draft`; a draft is never launched."
+          },
+          "created_by": {
+            "type": "string",
+            "description": "Participant id of the creator."
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "CreateControlWorkflowDraftRequest": {
+        "type": "object",
+        "required": [
+          "intent"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "intent": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4000,
+            "pattern": "\\S"
+          },
+          "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S"
+          },
+          "project_id": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      },
+      "PeerMessageKind": {
+        "type": "string",
+        "enum": [
+          "ask",
+          "nudge",
+          "console"
+        ]
+      },
+      "PeerMessage": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "to_agent_id",
+          "from",
+          "kind",
+          "body",
+          "correlation_id",
+          "created_at",
+          "read_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "to_agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "from": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "participant",
+                  "api_key",
+                  "agent"
+                ]
+              },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "kind": {
+            "$ref": "#/components/schemas/PeerMessageKind"
+          },
+          "body": {
+            "type": "string"
+          },
+          "correlation_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "read_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "SendPeerMessageRequest": {
+        "type": "object",
+        "required": [
+          "kind",
+          "body"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/PeerMessageKind"
+          },
+          "body": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 16384
+          },
+          "correlation_id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$",
+            "description": "Caller-chosen id tying a reply to its ask."
+          }
+        }
+      },
+      "ConsoleRouteTable": {
+        "type": "object",
+        "required": [
+          "host_id",
+          "workspace",
+          "version",
+          "generated_at",
+          "members",
+          "routes"
+        ],
+        "properties": {
+          "host_id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "The host's inventory id (`rti_…`)."
+          },
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          },
+          "version": {
+            "type": "string",
+            "description": "Content hash of the table (also the `ETag`); equal tables have equal versions."
+          },
+          "generated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "members": {
+            "type": "array",
+            "description": "Participant ids of the workspace's members; each may open every console in the table.",
+            "items": {
+              "$ref": "#/components/schemas/Id"
+            }
+          },
+          "routes": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ConsoleRoute"
+            }
+          }
+        }
+      },
+      "ConsoleRoute": {
+        "type": "object",
+        "required": [
+          "agent_id",
+          "agent_name",
+          "route",
+          "serve_port",
+          "status",
+          "peers"
+        ],
+        "properties": {
+          "agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "agent_name": {
+            "type": "string"
+          },
+          "route": {
+            "type": "string",
+            "description": "The agent's console route, `/<workspace-slug>/agents/<agent-id>`; the router also accepts the workspace id in place of the slug. Unique per host."
+          },
+          "serve_port": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 65535,
+            "description": "The agent's serve port on 127.0.0.1; unique among the host's agents that are not evicted."
+          },
+          "status": {
+            "$ref": "#/components/schemas/AgentStatus"
+          },
+          "peers": {
+            "type": "array",
+            "description": "Other agents that may reach this agent's console with their own `AGENT_TOKEN` (they share a team or an active project assignment with it). The agent itself always may.",
+            "items": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        }
+      },
+      "ConsoleTicket": {
+        "type": "object",
+        "required": [
+          "ticket",
+          "expires_at",
+          "agent_id",
+          "workspace_id"
+        ],
+        "properties": {
+          "ticket": {
+            "type": "string",
+            "description": "The ticket (a JWT: audience `console`, `sub` the participant id, `ws` the workspace id, `agent` the agent id); pass it as `?ticket=` on the console router's routes of this agent."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      },
+      "ProviderName": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[a-z0-9][a-z0-9_-]*$"
+      },
+      "RuntimeBindHost": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 253,
+        "pattern": "^[A-Za-z0-9.:_-]+$",
+        "description": "Local address a runtime component listens on, e.g. `127.0.0.1`."
+      },
+      "RuntimeListenPort": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 65535
+      },
+      "RuntimePublicUrl": {
+        "type": "string",
+        "format": "uri",
+        "maxLength": 2048,
+        "description": "An https URL (http only for `127.0.0.1` and `localhost`), without credentials, query or fragment."
+      },
+      "RuntimeConsoleRouterSettings": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "bind_host": {
+            "$ref": "#/components/schemas/RuntimeBindHost"
+          },
+          "listen_port": {
+            "$ref": "#/components/schemas/RuntimeListenPort"
+          },
+          "route_prefix": {
+            "type": "string",
+            "maxLength": 200,
+            "pattern": "^(/[A-Za-z0-9._~-]+)*$",
+            "description": "Empty, or a path such as `/console` (no trailing slash)."
+          }
+        }
+      },
+      "RuntimeRelaySettings": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "bind_host": {
+            "$ref": "#/components/schemas/RuntimeBindHost"
+          },
+          "listen_port": {
+            "$ref": "#/components/schemas/RuntimeListenPort"
+          }
+        }
+      },
+      "RegisterRuntimeHostRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "workdir_root",
+          "console_public_base_url"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$",
+            "description": "Unique in the workspace."
+          },
+          "hostname": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 253
+          },
+          "workdir_root": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1024,
+            "description": "Absolute path under which agent workdirs are created, e.g. `/srv/agents`."
+          },
+          "console_public_base_url": {
+            "$ref": "#/components/schemas/RuntimePublicUrl"
+          },
+          "relay_public_url": {
+            "$ref": "#/components/schemas/RuntimePublicUrl"
+          },
+          "console_router": {
+            "$ref": "#/components/schemas/RuntimeConsoleRouterSettings"
+          },
+          "relay": {
+            "$ref": "#/components/schemas/RuntimeRelaySettings"
+          }
+        }
+      },
+      "RuntimeHostHeartbeatRequest": {
+        "type": "object",
+        "required": [
+          "relay_ready",
+          "console_router_ready",
+          "runtime_version"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "relay_ready": {
+            "type": "boolean"
+          },
+          "console_router_ready": {
+            "type": "boolean"
+          },
+          "runtime_version": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "bundle_id": {
+            "type": "string",
+            "pattern": "^wrt_[A-Za-z0-9]{1,60}$",
+            "description": "The runtime bundle id (`wrt_…`) from the host's runtime.env."
+          },
+          "console_routes": {
+            "type": "array",
+            "maxItems": 10000,
+            "description": "The console router's per-route last activity (its `/status`): the last time a request through the agent's console route succeeded. Recorded on the host's agents only (others are ignored), never moved backwards, and shown as `console_last_activity_at` on the agent and in the Networks view.",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "agent_id",
+                "last_activity_at"
+              ],
+              "properties": {
+                "agent_id": {
+                  "type": "string",
+                  "maxLength": 100
+                },
+                "last_activity_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                }
+              }
+            }
+          }
+        }
+      },
+      "RuntimeHostReadiness": {
+        "type": "object",
+        "required": [
+          "heartbeat_fresh",
+          "relay_ready",
+          "console_router_ready",
+          "spawn_ready",
+          "reasons"
+        ],
+        "properties": {
+          "heartbeat_fresh": {
+            "type": "boolean",
+            "description": "The last heartbeat is at most 45 s old."
+          },
+          "relay_ready": {
+            "type": "boolean"
+          },
+          "console_router_ready": {
+            "type": "boolean"
+          },
+          "spawn_ready": {
+            "type": "boolean",
+            "description": "Fresh heartbeat and a ready relay (the host may receive spawns)."
+          },
+          "reasons": {
+            "type": "array",
+            "description": "Why the host is not fully ready (empty when it is).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "RuntimeHost": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "hostname",
+          "workdir_root",
+          "console_public_base_url",
+          "relay_public_url",
+          "console_router",
+          "relay",
+          "runtime_version",
+          "last_heartbeat_at",
+          "relay_token_rotated_at",
+          "readiness",
+          "bundles",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "Inventory id (`rti_…`); the value agents carry as `runtime_instance_id`."
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "hostname": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "workdir_root": {
+            "type": "string"
+          },
+          "console_public_base_url": {
+            "type": "string"
+          },
+          "relay_public_url": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "console_router": {
+            "type": "object",
+            "required": [
+              "bind_host",
+              "listen_port",
+              "route_prefix"
+            ],
+            "properties": {
+              "bind_host": {
+                "type": "string"
+              },
+              "listen_port": {
+                "type": "integer"
+              },
+              "route_prefix": {
+                "type": "string"
+              }
+            }
+          },
+          "relay": {
+            "type": "object",
+            "required": [
+              "bind_host",
+              "listen_port"
+            ],
+            "properties": {
+              "bind_host": {
+                "type": "string"
+              },
+              "listen_port": {
+                "type": "integer"
+              }
+            }
+          },
+          "runtime_version": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "relay_token_rotated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "readiness": {
+            "$ref": "#/components/schemas/RuntimeHostReadiness"
+          },
+          "bundles": {
+            "type": "array",
+            "description": "Runtime bundle ids (`wrt_…`) the host has reported, most recently seen first.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "RuntimeHostRegistration": {
+        "type": "object",
+        "required": [
+          "host",
+          "relay_token"
+        ],
+        "properties": {
+          "host": {
+            "$ref": "#/components/schemas/RuntimeHost"
+          },
+          "relay_token": {
+            "type": "string",
+            "description": "The relay token (`rly_…`). Shown once; the relay checks it in `x-svc-relay-token`."
+          }
+        }
+      },
+      "RelayTokenRotation": {
+        "type": "object",
+        "required": [
+          "relay_token",
+          "rotated_at"
+        ],
+        "properties": {
+          "relay_token": {
+            "type": "string",
+            "description": "The new relay token. Shown once."
+          },
+          "rotated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "NetworkHost": {
+        "type": "object",
+        "required": [
+          "runtime_instance_id",
+          "name",
+          "workdir_root",
+          "console_public_base_url",
+          "relay_public_url",
+          "spawn_ready",
+          "readiness",
+          "running_agents",
+          "last_heartbeat_at",
+          "runtime_version",
+          "bundles"
+        ],
+        "properties": {
+          "runtime_instance_id": {
+            "type": "string",
+            "description": "Inventory id (`rti_…`), the value to set as `SVC_RUNTIME_INSTANCE_ID`."
+          },
+          "name": {
+            "type": "string"
+          },
+          "workdir_root": {
+            "type": "string",
+            "description": "The value to set as `SVC_AGENT_WORKDIR_ROOT` for direct starts on this host."
+          },
+          "console_public_base_url": {
+            "type": "string",
+            "description": "The exact value to pass as `--serve-public-base-url`."
+          },
+          "relay_public_url": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "spawn_ready": {
+            "type": "boolean",
+            "description": "Fresh heartbeat and a ready relay; required before every spawn."
+          },
+          "readiness": {
+            "$ref": "#/components/schemas/RuntimeHostReadiness"
+          },
+          "running_agents": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Agents on this host that are online, idle or busy with a heartbeat at most 90 s old."
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "runtime_version": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "bundles": {
+            "type": "array",
+            "description": "Runtime bundle ids (`wrt_…`) seen on this host; never usable as `runtime_instance_id`.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "console_activity": {
+            "type": "array",
+            "description": "The host's agents that have a console route, with the last time a request through it succeeded (as reported by the host's console router with its heartbeats), most recent first.",
+            "items": {
+              "type": "object",
+              "required": [
+                "agent_id",
+                "agent_name",
+                "console_last_activity_at"
+              ],
+              "properties": {
+                "agent_id": {
+                  "type": "string"
+                },
+                "agent_name": {
+                  "type": "string"
+                },
+                "console_last_activity_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                }
+              }
+            }
+          }
+        }
+      },
+      "NetworksView": {
+        "type": "object",
+        "required": [
+          "workspace",
+          "hosts",
+          "generated_at"
+        ],
+        "properties": {
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          },
+          "hosts": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NetworkHost"
+            }
+          },
+          "generated_at": {
+            "$ref": "#/components/schemas/Timestamp",
+            "description": "When the counts were taken."
+          }
+        }
+      },
+      "RuntimeConfig": {
+        "type": "object",
+        "required": [
+          "runtime_instance_id",
+          "workspace",
+          "consoleRouter",
+          "relay",
+          "auth",
+          "agent_workdir_root"
+        ],
+        "properties": {
+          "runtime_instance_id": {
+            "type": "string",
+            "description": "Inventory id (`rti_…`) of the host."
+          },
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          },
+          "consoleRouter": {
+            "type": "object",
+            "required": [
+              "publicBaseUrl",
+              "bindHost",
+              "listenPort",
+              "routePrefix"
+            ],
+            "properties": {
+              "publicBaseUrl": {
+                "type": "string",
+                "description": "Public URL of chat and terminal routes; the exact value to pass as `--serve-public-base-url`. Never construct a hostname by hand."
+              },
+              "bindHost": {
+                "type": "string"
+              },
+              "listenPort": {
+                "type": "integer"
+              },
+              "routePrefix": {
+                "type": "string"
+              }
+            }
+          },
+          "relay": {
+            "type": "object",
+            "required": [
+              "bindHost",
+              "listenPort",
+              "publicUrl"
+            ],
+            "properties": {
+              "bindHost": {
+                "type": "string"
+              },
+              "listenPort": {
+                "type": "integer"
+              },
+              "publicUrl": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "auth": {
+            "type": "object",
+            "required": [
+              "relay_token",
+              "workspace_api_key"
+            ],
+            "properties": {
+              "relay_token": {
+                "type": "string",
+                "description": "Store locally as `SVC_RELAY_TOKEN`."
+              },
+              "workspace_api_key": {
+                "type": "string",
+                "description": "Workspace automation credential (agent-runtime scopes); redact it in evidence."
+              }
+            }
+          },
+          "agent_workdir_root": {
+            "type": "string"
+          }
+        }
+      },
+      "ProviderModel": {
+        "type": "object",
+        "required": [
+          "id",
+          "provider",
+          "model",
+          "display_name"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "The exact identifier to use (`provider/model`), e.g. `anthropic/claude-sonnet-4-5`."
+          },
+          "provider": {
+            "type": "string"
+          },
+          "model": {
+            "type": "string"
+          },
+          "display_name": {
+            "type": "string"
+          }
+        }
+      },
+      "ProviderCredential": {
+        "type": "object",
+        "required": [
+          "provider",
+          "last4",
+          "created_at",
+          "rotated_at"
+        ],
+        "properties": {
+          "provider": {
+            "type": "string"
+          },
+          "last4": {
+            "type": "string",
+            "description": "The last four characters of the secret."
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "rotated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "SetProviderCredentialRequest": {
+        "type": "object",
+        "required": [
+          "secret"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "secret": {
+            "type": "string",
+            "minLength": 12,
+            "maxLength": 8192,
+            "description": "The provider secret (e.g. an API key). Sealed at rest; never returned."
+          }
+        }
+      },
+      "Team": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "CreateTeamRequest": {
+        "type": "object",
+        "required": [
+          "name"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S"
+          }
+        }
+      },
+      "TeamAgentMember": {
+        "type": "object",
+        "required": [
+          "team_id",
+          "agent_id",
+          "name",
+          "status",
+          "added_at"
+        ],
+        "properties": {
+          "team_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "agent_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AgentStatus"
+          },
+          "added_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "TeamParticipantMember": {
+        "type": "object",
+        "required": [
+          "team_id",
+          "participant_id",
+          "display_name",
+          "added_at"
+        ],
+        "properties": {
+          "team_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "participant_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "added_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "TeamProjectAssignment": {
+        "type": "object",
+        "required": [
+          "project",
+          "assigned_at"
+        ],
+        "properties": {
+          "project": {
+            "$ref": "#/components/schemas/Project"
+          },
+          "assigned_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "TeamDetail": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Team"
+          },
+          {
+            "type": "object",
+            "required": [
+              "agents",
+              "participants",
+              "projects"
+            ],
+            "properties": {
+              "agents": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/TeamAgentMember"
+                }
+              },
+              "participants": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/TeamParticipantMember"
+                }
+              },
+              "projects": {
+                "type": "array",
+                "description": "Projects the team is actively assigned to.",
+                "items": {
+                  "$ref": "#/components/schemas/TeamProjectAssignment"
+                }
+              }
+            }
+          }
+        ]
+      },
+      "AssignProjectTeamRequest": {
+        "type": "object",
+        "required": [
+          "team_id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "team_id": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      },
+      "ProjectTeamAssignment": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "team",
+          "assigned_at",
+          "unassigned_at",
+          "active"
+        ],
+        "properties": {
+          "project_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "team": {
+            "$ref": "#/components/schemas/Team"
+          },
+          "assigned_at": {
+            "$ref": "#/components/schemas/Timestamp",
+            "description": "When the current (or last) assignment began."
+          },
+          "unassigned_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the assignment ended; null while it is active."
+          },
+          "active": {
+            "type": "boolean"
+          }
+        }
+      },
+      "AgentStatus": {
+        "type": "string",
+        "enum": [
+          "online",
+          "idle",
+          "busy",
+          "offline",
+          "evicted"
+        ],
+        "description": "`online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final."
+      },
+      "AgentRunningStatus": {
+        "type": "string",
+        "enum": [
+          "online",
+          "idle",
+          "busy"
+        ]
+      },
+      "AgentLaunchPath": {
+        "type": "string",
+        "enum": [
+          "direct",
+          "relay"
+        ],
+        "description": "`direct`: the CLI on the runtime host, no relay. `relay`: a hub or control spawn through the host relay."
+      },
+      "Agent": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "status",
+          "capabilities",
+          "runtime_instance_id",
+          "project_id",
+          "workdir",
+          "serve_port",
+          "console_route",
+          "model",
+          "last_heartbeat_at",
+          "started_at",
+          "stopped_at",
+          "evicted_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AgentStatus"
+          },
+          "capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Sorted, without duplicates."
+          },
+          "runtime_instance_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Inventory id (`rti_…`) of the runtime host the agent runs on."
+          },
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "workdir": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "serve_port": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "console_route": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Path under the host's console public base URL, e.g. `/<workspace>/agents/<agent-id>`."
+          },
+          "model": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Exact provider/model identifier of the catalog."
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "console_last_activity_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "The last time a request through the agent's console route succeeded, as reported by its host's console router with the host's heartbeat; null when never reported."
+          },
+          "started_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "stopped_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "evicted_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "updated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "AgentRegisterRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "runtime_instance_id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "pattern": "^[a-z0-9][a-z0-9-]{0,62}$",
+            "description": "Unique in the workspace."
+          },
+          "capabilities": {
+            "type": "array",
+            "maxItems": 64,
+            "items": {
+              "type": "string",
+              "pattern": "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"
+            },
+            "description": "Stored sorted and without duplicates."
+          },
+          "runtime_instance_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "Host inventory id (`rti_…`) as shown in the Networks view; never the bundle id (`wrt_…`)."
+          },
+          "project_code": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$",
+            "description": "Code of a project of the workspace. Exclusive with `workdir`."
+          },
+          "workdir": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1024,
+            "description": "Absolute path inside the host's `workdir_root`. Exclusive with `project_code`."
+          },
+          "worker": {
+            "type": "boolean",
+            "description": "A worker agent (default false); it needs `project_code` and `team_id`."
+          },
+          "team_id": {
+            "$ref": "#/components/schemas/Id",
+            "description": "A team of the workspace the agent joins."
+          },
+          "serve_port": {
+            "type": "integer",
+            "minimum": 1024,
+            "maximum": 65535
+          },
+          "console_route": {
+            "type": "string",
+            "pattern": "^/[A-Za-z0-9._~/-]{0,255}$",
+            "description": "Defaults to `/<workspace-slug>/agents/<agent-id>`."
+          },
+          "model": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Exact provider/model identifier from the catalog (no aliases)."
+          }
+        }
+      },
+      "AgentStartRequest": {
+        "type": "object",
+        "required": [
+          "launch_path"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "launch_path": {
+            "$ref": "#/components/schemas/AgentLaunchPath"
+          },
+          "model": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Exact provider/model identifier; replaces the agent's registered model."
+          },
+          "serve_port": {
+            "type": "integer",
+            "minimum": 1024,
+            "maximum": 65535,
+            "description": "Replaces the agent's serve port; unique among the host's agents that are not evicted."
+          }
+        }
+      },
+      "AgentRuntimeCredential": {
+        "type": "object",
+        "required": [
+          "token",
+          "expires_at",
+          "provider",
+          "model",
+          "authorization_source"
+        ],
+        "properties": {
+          "token": {
+            "type": "string",
+            "description": "Short-lived runtime credential (at most 15 minutes)."
+          },
+          "expires_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "provider": {
+            "type": "string"
+          },
+          "model": {
+            "type": "string"
+          },
+          "authorization_source": {
+            "type": "string",
+            "enum": [
+              "hub_managed",
+              "workspace_provider",
+              "server_local"
+            ]
+          }
+        }
+      },
+      "AgentStartResult": {
+        "type": "object",
+        "required": [
+          "agent",
+          "agent_token",
+          "agent_token_expires_at",
+          "runtime_credential"
+        ],
+        "properties": {
+          "agent": {
+            "$ref": "#/components/schemas/Agent"
+          },
+          "agent_token": {
+            "type": "string",
+            "description": "The AGENT_TOKEN; send as `Authorization: Bearer <token>`."
+          },
+          "agent_token_expires_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "runtime_credential": {
+            "$ref": "#/components/schemas/AgentRuntimeCredential"
+          }
+        }
+      },
+      "AgentHeartbeatRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "status": {
+            "$ref": "#/components/schemas/AgentRunningStatus"
+          }
+        }
+      },
+      "AgentTokenRefresh": {
+        "type": "object",
+        "required": [
+          "agent_token",
+          "agent_token_expires_at"
+        ],
+        "properties": {
+          "agent_token": {
+            "type": "string"
+          },
+          "agent_token_expires_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "AgentOnboardHost": {
+        "type": "object",
+        "required": [
+          "id",
+          "name",
+          "workdir_root",
+          "console_public_base_url"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "Inventory id (`rti_…`)."
+          },
+          "name": {
+            "type": "string"
+          },
+          "workdir_root": {
+            "type": "string"
+          },
+          "console_public_base_url": {
+            "type": "string"
+          }
+        }
+      },
+      "AgentOnboard": {
+        "type": "object",
+        "required": [
+          "workspace",
+          "agent",
+          "host",
+          "agent_workdir_root",
+          "teams",
+          "projects",
+          "hub_url"
+        ],
+        "properties": {
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "$ref": "#/components/schemas/Id"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          },
+          "agent": {
+            "$ref": "#/components/schemas/Agent"
+          },
+          "host": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/AgentOnboardHost"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "agent_workdir_root": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Absolute workdir root to use on the host (its `workdir_root`); pass as `SVC_AGENT_WORKDIR_ROOT`."
+          },
+          "teams": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Team"
+            }
+          },
+          "projects": {
+            "type": "array",
+            "description": "The agent's own project and the projects its teams are actively assigned to.",
+            "items": {
+              "$ref": "#/components/schemas/Project"
+            }
+          },
+          "hub_url": {
+            "type": "string"
+          }
+        }
+      }
     },
-    responses: {
-      Problem: {
-        description: 'Error (RFC 9457 problem details).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
       },
-      Liveness: {
-        description: 'The process is up.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Liveness',
-            },
-          },
-        },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
       },
-      Readiness: {
-        description: 'Every dependency answered.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      NotReady: {
-        description: 'At least one dependency failed.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      HandoffResult: {
-        description: 'The handoff after the transition.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data'],
-              properties: {
-                data: {
-                  $ref: '#/components/schemas/Handoff',
-                },
-              },
-            },
-          },
-        },
+      "HandoffResult": {
+        "description": "The handoff after the transition.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/Handoff"
+                }
+              }
+            }
+          }
+        }
       },
-      InboxResult: {
-        description: 'Messages, oldest first.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data'],
-              properties: {
-                data: {
-                  type: 'array',
-                  items: {
-                    $ref: '#/components/schemas/PeerMessage',
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-  },
+      "InboxResult": {
+        "description": "Messages, oldest first.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/PeerMessage"
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 };
 
 export const hubInternalDocument: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Hub internal API',
-    version: '1.0.0',
-    description:
-      'Service-to-service routes of the hub, under `/internal/v1`. Never part of the public document. Callers authenticate with the service credential in `x-svc-service-token`; workspace keys are refused.',
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Hub internal API",
+    "version": "1.0.0",
+    "description": "Service-to-service routes of the hub, under `/internal/v1`. Never part of the public document. Callers authenticate with the service credential in `x-svc-service-token`; workspace keys are refused."
   },
-  servers: [
+  "servers": [
     {
-      url: 'http://127.0.0.1:4000',
-    },
+      "url": "http://127.0.0.1:4000"
+    }
   ],
-  security: [
+  "security": [
     {
-      serviceToken: [],
-    },
+      "serviceToken": []
+    }
   ],
-  paths: {
-    '/internal/v1/api-keys/introspect': {
-      post: {
-        operationId: 'introspectApiKey',
-        summary: 'Resolve a presented workspace API key to its workspace and scopes.',
-        description:
-          "Always 200 for a well-formed request; `active: false` for an unknown, revoked or expired key. Callers may cache an answer for at most 30 seconds (`cache_ttl_seconds`). Updates the key's last-used time.",
-        'x-svc-actors': ['service'],
-        'x-svc-scopes': [],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['key'],
-                additionalProperties: false,
-                properties: {
-                  key: {
-                    type: 'string',
-                    maxLength: 256,
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'Introspection result.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ApiKeyIntrospection',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/internal/v1/handoffs': {
-      post: {
-        operationId: 'createStageHandoff',
-        tags: ['handoffs'],
-        summary:
-          'Create the handoff of a workflow stage for its owner; idempotent on reference and assignee.',
-        description:
-          'The workflow engine calls this for a stage owner. The key is (`reference.kind`, `reference.id`, `assignee_agent_id`) in the workspace: the first call creates the handoff (201), a repeated call returns the same handoff as it is now (200), whatever its status, even when called concurrently. `project_id` must be a project of the workspace and the assignee an agent of it (400 `project_not_found` / `assignee_not_found`) that is not evicted (409 `agent_evicted`); an unknown workspace is 404 `workspace_not_found`.',
-        'x-svc-actors': ['service'],
-        'x-svc-scopes': [],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/CreateStageHandoffRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'The handoff created by an earlier identical call.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/StageHandoff',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '201': {
-            description: 'Created.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/StageHandoff',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/internal/v1/projects/{projectId}': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/RosterProjectId',
-        },
-      ],
-      get: {
-        operationId: 'getInternalProject',
-        tags: ['roster'],
-        summary: 'A project with its workspace.',
-        'x-svc-actors': ['service'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'The project.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/RosterProject',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/internal/v1/projects/{projectId}/roster': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/RosterProjectId',
-        },
-      ],
-      get: {
-        operationId: 'getProjectRoster',
-        tags: ['roster'],
-        summary: 'The agents that can work on a project.',
-        description:
-          "The roster is every agent reachable through the project's active team assignments (a team assigned to the project and not unassigned) plus every agent whose own project is this project, each listed once. Evicted agents are never on a roster. `teams` lists the assigned teams through which the agent is reachable (empty when it is on the roster through its own project only). `running` is true when the agent's status is online, idle or busy and its last heartbeat is at most 90 s old. Order: idle, then online, then busy, then any other status; within a status by name.",
-        'x-svc-actors': ['service'],
-        'x-svc-scopes': [],
-        parameters: [
-          {
-            name: 'capability',
-            in: 'query',
-            description: 'Repeatable; only agents holding every given capability.',
-            style: 'form',
-            explode: true,
-            schema: {
-              type: 'array',
-              maxItems: 32,
-              items: {
-                type: 'string',
-                minLength: 1,
-                maxLength: 100,
-              },
-            },
-          },
-          {
-            name: 'available_only',
-            in: 'query',
-            description: 'Only agents that are running and online or idle (free to take work).',
-            schema: {
-              type: 'boolean',
-              default: false,
-            },
-          },
+  "paths": {
+    "/internal/v1/api-keys/introspect": {
+      "post": {
+        "operationId": "introspectApiKey",
+        "summary": "Resolve a presented workspace API key to its workspace and scopes.",
+        "description": "Always 200 for a well-formed request; `active: false` for an unknown, revoked or expired key. Callers may cache an answer for at most 30 seconds (`cache_ttl_seconds`). Updates the key's last-used time.",
+        "x-svc-actors": [
+          "service"
         ],
-        responses: {
-          '200': {
-            description: 'The roster.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/RosterAgent',
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
+        "x-svc-scopes": [],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "key"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "key": {
+                    "type": "string",
+                    "maxLength": 256
+                  }
+                }
+              }
+            }
+          }
         },
-      },
+        "responses": {
+          "200": {
+            "description": "Introspection result.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ApiKeyIntrospection"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/internal/v1/projects/{projectId}/runtime-readiness': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/RosterProjectId',
+    "/internal/v1/handoffs": {
+      "post": {
+        "operationId": "createStageHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Create the handoff of a workflow stage for its owner; idempotent on reference and assignee.",
+        "description": "The workflow engine calls this for a stage owner. The key is (`reference.kind`, `reference.id`, `assignee_agent_id`) in the workspace: the first call creates the handoff (201), a repeated call returns the same handoff as it is now (200), whatever its status, even when called concurrently. `project_id` must be a project of the workspace and the assignee an agent of it (400 `project_not_found` / `assignee_not_found`) that is not evicted (409 `agent_evicted`); an unknown workspace is 404 `workspace_not_found`.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateStageHandoffRequest"
+              }
+            }
+          }
         },
+        "responses": {
+          "200": {
+            "description": "The handoff created by an earlier identical call.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/StageHandoff"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/StageHandoff"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/internal/v1/projects/{projectId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RosterProjectId"
+        }
       ],
-      get: {
-        operationId: 'getProjectRuntimeReadiness',
-        tags: ['roster'],
-        summary: 'Whether the runtime hosts behind a project can take a launch, with typed blockers.',
-        description:
-          "Looks at the runtime hosts (`rti_…`) the project's roster agents are attributed to (`scope: roster`); when no roster agent is attributed to a host (including an empty roster) it looks at every host of the project's workspace instead (`scope: workspace`). A host is ready when its heartbeat is at most 45 s old and both its relay and its console router report ready. `ready` is true when at least one host in scope is ready; otherwise `blockers` says why, one entry per code naming the hosts concerned: `no_runtime_host` (nothing in scope), `runtime_host_stale` (no fresh heartbeat; other flags of such a host are not trusted), `relay_not_ready`, `console_router_not_ready`. Read-only.",
-        'x-svc-actors': ['service'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: "Readiness of the project's runtime hosts.",
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/RosterRuntimeReadiness',
-                    },
-                  },
-                },
-              },
-            },
+      "get": {
+        "operationId": "getInternalProject",
+        "tags": [
+          "roster"
+        ],
+        "summary": "A project with its workspace.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RosterProject"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/internal/v1/workspaces/{workspaceId}/members/{participantId}': {
-      parameters: [
+    "/internal/v1/projects/{projectId}/roster": {
+      "parameters": [
         {
-          name: 'workspaceId',
-          in: 'path',
-          required: true,
-          schema: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 64,
-            pattern: '^[a-z]+_[A-Za-z0-9]+$',
-          },
-        },
-        {
-          name: 'participantId',
-          in: 'path',
-          required: true,
-          schema: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 64,
-            pattern: '^[a-z]+_[A-Za-z0-9]+$',
-          },
-        },
+          "$ref": "#/components/parameters/RosterProjectId"
+        }
       ],
-      get: {
-        operationId: 'getWorkspaceMember',
-        tags: ['roster'],
-        summary: "A participant's membership of a workspace (role), for authorization in other services.",
-        description:
-          '404 `member_not_found` when the participant is not a member of the workspace (or either is unknown).',
-        'x-svc-actors': ['service'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'The membership.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'object',
-                      required: ['workspace_id', 'participant_id', 'email', 'role'],
-                      properties: {
-                        workspace_id: {
-                          type: 'string',
-                        },
-                        participant_id: {
-                          type: 'string',
-                        },
-                        email: {
-                          type: 'string',
-                        },
-                        role: {
-                          type: 'string',
-                          enum: ['owner', 'admin', 'member', 'viewer'],
-                        },
-                      },
-                    },
-                  },
-                },
-              },
-            },
+      "get": {
+        "operationId": "getProjectRoster",
+        "tags": [
+          "roster"
+        ],
+        "summary": "The agents that can work on a project.",
+        "description": "The roster is every agent reachable through the project's active team assignments (a team assigned to the project and not unassigned) plus every agent whose own project is this project, each listed once. Evicted agents are never on a roster. `teams` lists the assigned teams through which the agent is reachable (empty when it is on the roster through its own project only). `running` is true when the agent's status is online, idle or busy and its last heartbeat is at most 90 s old. Order: idle, then online, then busy, then any other status; within a status by name.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "parameters": [
+          {
+            "name": "capability",
+            "in": "query",
+            "description": "Repeatable; only agents holding every given capability.",
+            "style": "form",
+            "explode": true,
+            "schema": {
+              "type": "array",
+              "maxItems": 32,
+              "items": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 100
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "available_only",
+            "in": "query",
+            "description": "Only agents that are running and online or idle (free to take work).",
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The roster.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/RosterAgent"
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '404': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
+    "/internal/v1/projects/{projectId}/runtime-readiness": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RosterProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "getProjectRuntimeReadiness",
+        "tags": [
+          "roster"
+        ],
+        "summary": "Whether the runtime hosts behind a project can take a launch, with typed blockers.",
+        "description": "Looks at the runtime hosts (`rti_…`) the project's roster agents are attributed to (`scope: roster`); when no roster agent is attributed to a host (including an empty roster) it looks at every host of the project's workspace instead (`scope: workspace`). A host is ready when its heartbeat is at most 45 s old and both its relay and its console router report ready. `ready` is true when at least one host in scope is ready; otherwise `blockers` says why, one entry per code naming the hosts concerned: `no_runtime_host` (nothing in scope), `runtime_host_stale` (no fresh heartbeat; other flags of such a host are not trusted), `relay_not_ready`, `console_router_not_ready`. Read-only.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "Readiness of the project's runtime hosts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RosterRuntimeReadiness"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/internal/v1/workspaces/{workspaceId}/members/{participantId}": {
+      "parameters": [
+        {
+          "name": "workspaceId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+          }
+        },
+        {
+          "name": "participantId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getWorkspaceMember",
+        "tags": [
+          "roster"
+        ],
+        "summary": "A participant's membership of a workspace (role), for authorization in other services.",
+        "description": "404 `member_not_found` when the participant is not a member of the workspace (or either is unknown).",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The membership.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "required": [
+                        "workspace_id",
+                        "participant_id",
+                        "email",
+                        "role"
+                      ],
+                      "properties": {
+                        "workspace_id": {
+                          "type": "string"
+                        },
+                        "participant_id": {
+                          "type": "string"
+                        },
+                        "email": {
+                          "type": "string"
+                        },
+                        "role": {
+                          "type": "string",
+                          "enum": [
+                            "owner",
+                            "admin",
+                            "member",
+                            "viewer"
+                          ]
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    }
   },
-  components: {
-    securitySchemes: {
-      apiKey: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'X-API-Key',
-        description:
-          'Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too).',
+  "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
       },
-      serviceToken: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'x-svc-service-token',
-      },
+      "serviceToken": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "x-svc-service-token"
+      }
     },
-    schemas: {
-      Problem: {
-        type: 'object',
-        description:
-          'RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.',
-        required: ['type', 'title', 'status', 'code'],
-        properties: {
-          type: {
-            type: 'string',
-            description: 'URI reference naming the problem type.',
-          },
-          title: {
-            type: 'string',
-          },
-          status: {
-            type: 'integer',
-            minimum: 400,
-            maximum: 599,
-          },
-          code: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_]*$',
-          },
-          detail: {
-            type: 'string',
-          },
-          instance: {
-            type: 'string',
-          },
-          request_id: {
-            type: 'string',
-          },
-          errors: {
-            type: 'array',
-            description: 'Field-level validation failures.',
-            items: {
-              type: 'object',
-              required: ['location', 'message'],
-              properties: {
-                location: {
-                  type: 'string',
-                  description: 'Where the failure is, e.g. `body/name`, `query/limit`.',
-                },
-                message: {
-                  type: 'string',
-                },
-              },
-            },
-          },
-          missing_scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-        },
-        additionalProperties: true,
-      },
-      Liveness: {
-        type: 'object',
-        required: ['status'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ok'],
-          },
-        },
-      },
-      Readiness: {
-        type: 'object',
-        required: ['status', 'checks'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ready', 'not_ready'],
-          },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
-            },
-            description: 'Each dependency with `ok` or `failed: <reason>`.',
-          },
-        },
-      },
-      ApiKeyIntrospection: {
-        type: 'object',
-        required: ['active', 'cache_ttl_seconds'],
-        properties: {
-          active: {
-            type: 'boolean',
-          },
-          cache_ttl_seconds: {
-            type: 'integer',
-            minimum: 0,
-            maximum: 30,
-          },
-          key_id: {
-            type: 'string',
-          },
-          prefix: {
-            type: 'string',
-          },
-          workspace_id: {
-            type: 'string',
-          },
-          workspace_slug: {
-            type: 'string',
-          },
-          scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-          expires_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-        },
-      },
-      StageHandoffId: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 64,
-        pattern: '^[a-z]+_[A-Za-z0-9]+$',
-      },
-      StageHandoffReference: {
-        type: 'object',
-        required: ['kind', 'id'],
-        additionalProperties: false,
-        properties: {
-          kind: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_.-]{0,63}$',
-            description: 'e.g. `workflow_stage`.',
-          },
-          id: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-            pattern: '^[A-Za-z0-9][A-Za-z0-9_.:/-]*$',
-          },
-          data: {
-            type: 'object',
-            additionalProperties: true,
-          },
-        },
-      },
-      CreateStageHandoffRequest: {
-        type: 'object',
-        required: ['workspace_id', 'project_id', 'assignee_agent_id', 'title', 'reference'],
-        additionalProperties: false,
-        properties: {
-          workspace_id: {
-            $ref: '#/components/schemas/StageHandoffId',
-          },
-          project_id: {
-            $ref: '#/components/schemas/StageHandoffId',
-          },
-          assignee_agent_id: {
-            $ref: '#/components/schemas/StageHandoffId',
-          },
-          title: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-            pattern: '\\S',
-          },
-          description: {
-            type: 'string',
-            maxLength: 20000,
-          },
-          reference: {
-            $ref: '#/components/schemas/StageHandoffReference',
-          },
-        },
-      },
-      StageHandoff: {
-        type: 'object',
-        description: 'The handoff as the public hub API shows it (`Handoff`).',
-        required: [
-          'id',
-          'workspace_id',
-          'project_id',
-          'title',
-          'description',
-          'status',
-          'assignee_agent_id',
-          'created_by',
-          'reference',
-          'blocker_reason',
-          'created_at',
-          'updated_at',
-          'accepted_at',
-          'claimed_at',
-          'blocked_at',
-          'completed_at',
-          'cancelled_at',
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
         ],
-        properties: {
-          id: {
-            type: 'string',
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
           },
-          workspace_id: {
-            type: 'string',
+          "title": {
+            "type": "string"
           },
-          project_id: {
-            type: ['string', 'null'],
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
           },
-          title: {
-            type: 'string',
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
           },
-          description: {
-            type: 'string',
+          "detail": {
+            "type": "string"
           },
-          status: {
-            type: 'string',
-            enum: ['open', 'accepted', 'claimed', 'blocked', 'completed', 'cancelled'],
+          "instance": {
+            "type": "string"
           },
-          assignee_agent_id: {
-            type: ['string', 'null'],
+          "request_id": {
+            "type": "string"
           },
-          created_by: {
-            type: 'object',
-            required: ['kind', 'id'],
-            properties: {
-              kind: {
-                type: 'string',
-                enum: ['participant', 'api_key', 'agent', 'service'],
-              },
-              id: {
-                type: ['string', 'null'],
-              },
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
+                },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        },
+        "additionalProperties": true
+      },
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
+      },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
             },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      },
+      "ApiKeyIntrospection": {
+        "type": "object",
+        "required": [
+          "active",
+          "cache_ttl_seconds"
+        ],
+        "properties": {
+          "active": {
+            "type": "boolean"
           },
-          reference: {
-            oneOf: [
-              {
-                $ref: '#/components/schemas/StageHandoffReference',
-              },
-              {
-                type: 'null',
-              },
+          "cache_ttl_seconds": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 30
+          },
+          "key_id": {
+            "type": "string"
+          },
+          "prefix": {
+            "type": "string"
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "workspace_slug": {
+            "type": "string"
+          },
+          "scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "expires_at": {
+            "type": [
+              "string",
+              "null"
             ],
-          },
-          blocker_reason: {
-            type: ['string', 'null'],
-          },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          updated_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          accepted_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          claimed_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          blocked_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          completed_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          cancelled_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-        },
+            "format": "date-time"
+          }
+        }
       },
-      RosterProject: {
-        type: 'object',
-        required: ['id', 'code', 'name', 'workspace'],
-        properties: {
-          id: {
-            type: 'string',
-          },
-          code: {
-            type: 'string',
-          },
-          name: {
-            type: 'string',
-          },
-          workspace: {
-            type: 'object',
-            required: ['id', 'slug'],
-            properties: {
-              id: {
-                type: 'string',
-              },
-              slug: {
-                type: 'string',
-              },
-            },
-          },
-        },
+      "StageHandoffId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[a-z]+_[A-Za-z0-9]+$"
       },
-      RosterAgent: {
-        type: 'object',
-        required: [
-          'agent_id',
-          'name',
-          'status',
-          'capabilities',
-          'runtime_instance_id',
-          'last_heartbeat_at',
-          'running',
-          'teams',
+      "StageHandoffReference": {
+        "type": "object",
+        "required": [
+          "kind",
+          "id"
         ],
-        properties: {
-          agent_id: {
-            type: 'string',
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_.-]{0,63}$",
+            "description": "e.g. `workflow_stage`."
           },
-          name: {
-            type: 'string',
+          "id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:/-]*$"
           },
-          status: {
-            type: 'string',
-            enum: ['online', 'idle', 'busy', 'offline'],
-          },
-          capabilities: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-          runtime_instance_id: {
-            type: ['string', 'null'],
-            description: 'The runtime host (`rti_…`) the agent runs on, when known.',
-          },
-          last_heartbeat_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          running: {
-            type: 'boolean',
-            description: 'Status online, idle or busy with a heartbeat at most 90 s old.',
-          },
-          teams: {
-            type: 'array',
-            description: "Ids of the project's active teams the agent belongs to.",
-            items: {
-              type: 'string',
-            },
-          },
-        },
+          "data": {
+            "type": "object",
+            "additionalProperties": true
+          }
+        }
       },
-      RosterRuntimeHost: {
-        type: 'object',
-        required: [
-          'runtime_instance_id',
-          'name',
-          'hostname',
-          'last_heartbeat_at',
-          'ready',
-          'readiness',
-          'running_agents',
-          'roster_agents',
+      "CreateStageHandoffRequest": {
+        "type": "object",
+        "required": [
+          "workspace_id",
+          "project_id",
+          "assignee_agent_id",
+          "title",
+          "reference"
         ],
-        properties: {
-          runtime_instance_id: {
-            type: 'string',
+        "additionalProperties": false,
+        "properties": {
+          "workspace_id": {
+            "$ref": "#/components/schemas/StageHandoffId"
           },
-          name: {
-            type: 'string',
+          "project_id": {
+            "$ref": "#/components/schemas/StageHandoffId"
           },
-          hostname: {
-            type: ['string', 'null'],
+          "assignee_agent_id": {
+            "$ref": "#/components/schemas/StageHandoffId"
           },
-          last_heartbeat_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
+          "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "\\S"
           },
-          ready: {
-            type: 'boolean',
-            description: 'Fresh heartbeat, relay ready and console router ready.',
+          "description": {
+            "type": "string",
+            "maxLength": 20000
           },
-          readiness: {
-            type: 'object',
-            required: ['heartbeat_fresh', 'relay_ready', 'console_router_ready', 'spawn_ready', 'reasons'],
-            properties: {
-              heartbeat_fresh: {
-                type: 'boolean',
-              },
-              relay_ready: {
-                type: 'boolean',
-              },
-              console_router_ready: {
-                type: 'boolean',
-              },
-              spawn_ready: {
-                type: 'boolean',
-                description: 'Fresh heartbeat and a ready relay (the host may receive spawns).',
-              },
-              reasons: {
-                type: 'array',
-                items: {
-                  type: 'string',
-                },
-              },
-            },
-          },
-          running_agents: {
-            type: 'integer',
-            minimum: 0,
-            description: 'Agents of the workspace running on this host now.',
-          },
-          roster_agents: {
-            type: 'integer',
-            minimum: 0,
-            description: "Agents of the project's roster attributed to this host.",
-          },
-        },
+          "reference": {
+            "$ref": "#/components/schemas/StageHandoffReference"
+          }
+        }
       },
-      RosterReadinessBlocker: {
-        type: 'object',
-        required: ['code', 'message', 'recommended_action', 'runtime_instance_ids'],
-        properties: {
-          code: {
-            type: 'string',
-            enum: ['no_runtime_host', 'runtime_host_stale', 'relay_not_ready', 'console_router_not_ready'],
+      "StageHandoff": {
+        "type": "object",
+        "description": "The handoff as the public hub API shows it (`Handoff`).",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "title",
+          "description",
+          "status",
+          "assignee_agent_id",
+          "created_by",
+          "reference",
+          "blocker_reason",
+          "created_at",
+          "updated_at",
+          "accepted_at",
+          "claimed_at",
+          "blocked_at",
+          "completed_at",
+          "cancelled_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
           },
-          message: {
-            type: 'string',
+          "workspace_id": {
+            "type": "string"
           },
-          recommended_action: {
-            type: 'string',
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
           },
-          runtime_instance_ids: {
-            type: 'array',
-            description: 'The hosts the blocker concerns (empty for `no_runtime_host`).',
-            items: {
-              type: 'string',
-            },
+          "title": {
+            "type": "string"
           },
-        },
+          "description": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "open",
+              "accepted",
+              "claimed",
+              "blocked",
+              "completed",
+              "cancelled"
+            ]
+          },
+          "assignee_agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_by": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "participant",
+                  "api_key",
+                  "agent",
+                  "service"
+                ]
+              },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "reference": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/StageHandoffReference"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "blocker_reason": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "accepted_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "claimed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "blocked_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "completed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "cancelled_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
       },
-      RosterRuntimeReadiness: {
-        type: 'object',
-        required: ['project_id', 'workspace_id', 'scope', 'ready', 'blockers', 'hosts'],
-        properties: {
-          project_id: {
-            type: 'string',
+      "RosterProject": {
+        "type": "object",
+        "required": [
+          "id",
+          "code",
+          "name",
+          "workspace"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
           },
-          workspace_id: {
-            type: 'string',
+          "code": {
+            "type": "string"
           },
-          scope: {
-            type: 'string',
-            enum: ['roster', 'workspace'],
-            description:
-              "Whether the hosts are those of the roster's agents or, for lack of any, the workspace's.",
+          "name": {
+            "type": "string"
           },
-          ready: {
-            type: 'boolean',
-          },
-          blockers: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/RosterReadinessBlocker',
-            },
-          },
-          hosts: {
-            type: 'array',
-            description: 'Ready hosts first, then by name.',
-            items: {
-              $ref: '#/components/schemas/RosterRuntimeHost',
-            },
-          },
-        },
+          "workspace": {
+            "type": "object",
+            "required": [
+              "id",
+              "slug"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "slug": {
+                "type": "string"
+              }
+            }
+          }
+        }
       },
+      "RosterAgent": {
+        "type": "object",
+        "required": [
+          "agent_id",
+          "name",
+          "status",
+          "capabilities",
+          "runtime_instance_id",
+          "last_heartbeat_at",
+          "running",
+          "teams"
+        ],
+        "properties": {
+          "agent_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "online",
+              "idle",
+              "busy",
+              "offline"
+            ]
+          },
+          "capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "runtime_instance_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The runtime host (`rti_…`) the agent runs on, when known."
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "running": {
+            "type": "boolean",
+            "description": "Status online, idle or busy with a heartbeat at most 90 s old."
+          },
+          "teams": {
+            "type": "array",
+            "description": "Ids of the project's active teams the agent belongs to.",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "RosterRuntimeHost": {
+        "type": "object",
+        "required": [
+          "runtime_instance_id",
+          "name",
+          "hostname",
+          "last_heartbeat_at",
+          "ready",
+          "readiness",
+          "running_agents",
+          "roster_agents"
+        ],
+        "properties": {
+          "runtime_instance_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "hostname": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "ready": {
+            "type": "boolean",
+            "description": "Fresh heartbeat, relay ready and console router ready."
+          },
+          "readiness": {
+            "type": "object",
+            "required": [
+              "heartbeat_fresh",
+              "relay_ready",
+              "console_router_ready",
+              "spawn_ready",
+              "reasons"
+            ],
+            "properties": {
+              "heartbeat_fresh": {
+                "type": "boolean"
+              },
+              "relay_ready": {
+                "type": "boolean"
+              },
+              "console_router_ready": {
+                "type": "boolean"
+              },
+              "spawn_ready": {
+                "type": "boolean",
+                "description": "Fresh heartbeat and a ready relay (the host may receive spawns)."
+              },
+              "reasons": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "running_agents": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Agents of the workspace running on this host now."
+          },
+          "roster_agents": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Agents of the project's roster attributed to this host."
+          }
+        }
+      },
+      "RosterReadinessBlocker": {
+        "type": "object",
+        "required": [
+          "code",
+          "message",
+          "recommended_action",
+          "runtime_instance_ids"
+        ],
+        "properties": {
+          "code": {
+            "type": "string",
+            "enum": [
+              "no_runtime_host",
+              "runtime_host_stale",
+              "relay_not_ready",
+              "console_router_not_ready"
+            ]
+          },
+          "message": {
+            "type": "string"
+          },
+          "recommended_action": {
+            "type": "string"
+          },
+          "runtime_instance_ids": {
+            "type": "array",
+            "description": "The hosts the blocker concerns (empty for `no_runtime_host`).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "RosterRuntimeReadiness": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "workspace_id",
+          "scope",
+          "ready",
+          "blockers",
+          "hosts"
+        ],
+        "properties": {
+          "project_id": {
+            "type": "string"
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "scope": {
+            "type": "string",
+            "enum": [
+              "roster",
+              "workspace"
+            ],
+            "description": "Whether the hosts are those of the roster's agents or, for lack of any, the workspace's."
+          },
+          "ready": {
+            "type": "boolean"
+          },
+          "blockers": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/RosterReadinessBlocker"
+            }
+          },
+          "hosts": {
+            "type": "array",
+            "description": "Ready hosts first, then by name.",
+            "items": {
+              "$ref": "#/components/schemas/RosterRuntimeHost"
+            }
+          }
+        }
+      }
     },
-    parameters: {
-      RosterProjectId: {
-        name: 'projectId',
-        in: 'path',
-        required: true,
-        description: 'Project id (`prj_…`).',
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[a-z]+_[A-Za-z0-9]+$',
-        },
-      },
+    "parameters": {
+      "RosterProjectId": {
+        "name": "projectId",
+        "in": "path",
+        "required": true,
+        "description": "Project id (`prj_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
+      }
     },
-    responses: {
-      Problem: {
-        description: 'Error (RFC 9457 problem details).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
       },
-      Liveness: {
-        description: 'The process is up.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Liveness',
-            },
-          },
-        },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
       },
-      Readiness: {
-        description: 'Every dependency answered.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      NotReady: {
-        description: 'At least one dependency failed.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
-      },
-    },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      }
+    }
   },
-  tags: [
+  "tags": [
     {
-      name: 'handoffs',
-      description: 'Stage handoffs the workflow engine creates for the owners of its stages.',
+      "name": "handoffs",
+      "description": "Stage handoffs the workflow engine creates for the owners of its stages."
     },
     {
-      name: 'roster',
-      description:
-        "Projects, their agent rosters and the readiness of the runtime hosts behind them, for other services (the Workflow API's preflight and stage assignment).",
-    },
-  ],
+      "name": "roster",
+      "description": "Projects, their agent rosters and the readiness of the runtime hosts behind them, for other services (the Workflow API's preflight and stage assignment)."
+    }
+  ]
 };
 
 export const workflowDocument: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Workflow API',
-    version: '1.0.0',
-    description:
-      'Governed workflows: Resolve, Preflight, Invoke, Launch, Consume. Success bodies are `{ "data": … }`; errors are RFC 9457 problem+json with a stable `code`. Send the workspace API key in `X-API-Key`.',
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Workflow API",
+    "version": "1.0.0",
+    "description": "Governed workflows: Resolve, Preflight, Invoke, Launch, Consume. Success bodies are `{ \"data\": … }`; errors are RFC 9457 problem+json with a stable `code`. Send the workspace API key in `X-API-Key`."
   },
-  servers: [
+  "servers": [
     {
-      url: 'http://127.0.0.1:4100',
-      description: 'Local development stack',
-    },
+      "url": "http://127.0.0.1:4100",
+      "description": "Local development stack"
+    }
   ],
-  security: [
+  "security": [
     {
-      apiKey: [],
-    },
+      "apiKey": []
+    }
   ],
-  paths: {
-    '/healthz': {
-      get: {
-        operationId: 'workflowLiveness',
-        summary: 'Liveness; never touches dependencies.',
-        security: [],
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Liveness',
-          },
-        },
-      },
+  "paths": {
+    "/healthz": {
+      "get": {
+        "operationId": "workflowLiveness",
+        "summary": "Liveness; never touches dependencies.",
+        "security": [],
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Liveness"
+          }
+        }
+      }
     },
-    '/readyz': {
-      get: {
-        operationId: 'workflowReadiness',
-        summary: 'Readiness; checks Postgres and Redis.',
-        security: [],
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Readiness',
+    "/readyz": {
+      "get": {
+        "operationId": "workflowReadiness",
+        "summary": "Readiness; checks Postgres and Redis.",
+        "security": [],
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Readiness"
           },
-          '503': {
-            $ref: '#/components/responses/NotReady',
-          },
-        },
-      },
+          "503": {
+            "$ref": "#/components/responses/NotReady"
+          }
+        }
+      }
     },
-    '/openapi.json': {
-      get: {
-        operationId: 'getWorkflowOpenApi',
-        summary: 'This document.',
-        security: [],
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'The public OpenAPI 3.1 document of the Workflow API.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  additionalProperties: true,
-                },
-              },
-            },
-          },
-        },
-      },
+    "/openapi.json": {
+      "get": {
+        "operationId": "getWorkflowOpenApi",
+        "summary": "This document.",
+        "security": [],
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The public OpenAPI 3.1 document of the Workflow API.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": true
+                }
+              }
+            }
+          }
+        }
+      }
     },
-    '/api/v1/workspaces/{workspaceId}/artifact-schemas': {
-      parameters: [
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/ArtifactSchemaWorkspaceId',
-        },
+          "$ref": "#/components/parameters/ArtifactSchemaWorkspaceId"
+        }
       ],
-      get: {
-        operationId: 'listArtifactSchemas',
-        tags: ['artifact-schemas'],
-        summary:
-          'Registered schema versions of the workspace, oldest first, without their JSON Schema bodies.',
-        description:
-          'Filter by `project_id`, `name` and `version`; all three together inspect one version (at most one item). Deprecated versions are listed with `deprecated_at` set. Pass `next_cursor` as `cursor` for the next page; it is null on the last page. Fetch one version with its JSON Schema by id.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['artifact-schemas:read'],
-        security: [
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "listArtifactSchemas",
+        "tags": [
+          "artifact-schemas"
         ],
-        parameters: [
-          {
-            name: 'project_id',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/ArtifactSchemaRefId',
-            },
-          },
-          {
-            name: 'name',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/ArtifactSchemaName',
-            },
-          },
-          {
-            name: 'version',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/ArtifactSchemaVersion',
-            },
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 200,
-              default: 50,
-            },
-          },
-          {
-            name: 'cursor',
-            in: 'query',
-            description: 'The `next_cursor` of the previous page.',
-            schema: {
-              $ref: '#/components/schemas/ArtifactSchemaRefId',
-            },
-          },
+        "summary": "Registered schema versions of the workspace, oldest first, without their JSON Schema bodies.",
+        "description": "Filter by `project_id`, `name` and `version`; all three together inspect one version (at most one item). Deprecated versions are listed with `deprecated_at` set. Pass `next_cursor` as `cursor` for the next page; it is null on the last page. Fetch one version with its JSON Schema by id.",
+        "x-svc-actors": [
+          "api_key"
         ],
-        responses: {
-          '200': {
-            description: 'One page of schema versions.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data', 'next_cursor'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/ArtifactSchemaSummary',
-                      },
-                    },
-                    next_cursor: {
-                      type: ['string', 'null'],
-                      description: 'Pass as `cursor` for the next page; null when this is the last page.',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      post: {
-        operationId: 'registerArtifactSchema',
-        tags: ['artifact-schemas'],
-        summary: 'Register a schema version (201); the same version with the same schema again answers 200.',
-        description:
-          '`project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['artifact-schemas:write'],
-        security: [
-          {
-            apiKey: [],
-          },
+        "x-svc-scopes": [
+          "artifact-schemas:read"
         ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/RegisterArtifactSchemaRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'This version was already registered with the same schema.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ArtifactSchemaDetail',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '201': {
-            description: 'Registered.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ArtifactSchemaDetail',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/ArtifactSchemaWorkspaceId',
-        },
-        {
-          $ref: '#/components/parameters/ArtifactSchemaId',
-        },
-      ],
-      get: {
-        operationId: 'getArtifactSchema',
-        tags: ['artifact-schemas'],
-        summary: 'One schema version with its JSON Schema.',
-        description:
-          'A version of another workspace is reported as not found (404 `artifact_schema_not_found`).',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['artifact-schemas:read'],
-        security: [
+        "security": [
           {
-            apiKey: [],
-          },
+            "apiKey": []
+          }
         ],
-        responses: {
-          '200': {
-            description: 'The schema version.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ArtifactSchemaDetail',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/validate': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/ArtifactSchemaWorkspaceId',
-        },
-        {
-          $ref: '#/components/parameters/ArtifactSchemaId',
-        },
-      ],
-      post: {
-        operationId: 'validateArtifactPayload',
-        tags: ['artifact-schemas'],
-        summary: 'Check a payload against a schema version before publishing it; changes nothing.',
-        description:
-          'Answers 200 whether the payload conforms or not: `valid` says which, and `errors` lists at most 50 failures, each with the JSON Pointer `path` of the offending value. A deprecated version still validates (so old artifacts stay checkable).',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['artifact-schemas:read'],
-        security: [
+        "parameters": [
           {
-            apiKey: [],
+            "name": "project_id",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/ArtifactSchemaRefId"
+            }
           },
+          {
+            "name": "name",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/ArtifactSchemaName"
+            }
+          },
+          {
+            "name": "version",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/ArtifactSchemaVersion"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "The `next_cursor` of the previous page.",
+            "schema": {
+              "$ref": "#/components/schemas/ArtifactSchemaRefId"
+            }
+          }
         ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/ValidateArtifactPayloadRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'The verdict.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ArtifactPayloadValidation',
+        "responses": {
+          "200": {
+            "description": "One page of schema versions.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_cursor"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ArtifactSchemaSummary"
+                      }
                     },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/deprecate': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/ArtifactSchemaWorkspaceId',
-        },
-        {
-          $ref: '#/components/parameters/ArtifactSchemaId',
-        },
-      ],
-      post: {
-        operationId: 'deprecateArtifactSchema',
-        tags: ['artifact-schemas'],
-        summary: 'Deprecate a schema version (idempotent; final — there is no restore).',
-        description:
-          'Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`).',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['artifact-schemas:write'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The version, deprecated.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ArtifactSchemaDetail',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/contracts': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/ContractsProjectId',
-        },
-      ],
-      get: {
-        operationId: 'listWorkflowContracts',
-        tags: ['workflow-contracts'],
-        summary: 'Active contracts of the project, oldest first (paginated).',
-        description:
-          'Retired contracts are left out unless `include_inactive=true`. Pages are ordered by `contract_id` ascending (creation order): pass `next_cursor` as `cursor` for the next page; it is null on the last.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-contracts:read'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        parameters: [
-          {
-            name: 'include_inactive',
-            in: 'query',
-            required: false,
-            schema: {
-              type: 'boolean',
-              default: false,
-            },
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            required: false,
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 500,
-              default: 100,
-            },
-          },
-          {
-            name: 'cursor',
-            in: 'query',
-            required: false,
-            description: 'The `next_cursor` of the previous page.',
-            schema: {
-              $ref: '#/components/schemas/ContractsContractId',
-            },
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'A page of contracts.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data', 'next_cursor'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/ContractsContract',
-                      },
-                    },
-                    next_cursor: {
-                      oneOf: [
-                        {
-                          $ref: '#/components/schemas/ContractsContractId',
-                        },
-                        {
-                          type: 'null',
-                        },
+                    "next_cursor": {
+                      "type": [
+                        "string",
+                        "null"
                       ],
+                      "description": "Pass as `cursor` for the next page; null when this is the last page."
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "registerArtifactSchema",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "Register a schema version (201); the same version with the same schema again answers 200.",
+        "description": "`project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RegisterArtifactSchemaRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "This version was already registered with the same schema.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactSchemaDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Registered.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactSchemaDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaWorkspaceId"
+        },
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaId"
+        }
+      ],
+      "get": {
+        "operationId": "getArtifactSchema",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "One schema version with its JSON Schema.",
+        "description": "A version of another workspace is reported as not found (404 `artifact_schema_not_found`).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The schema version.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactSchemaDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/validate": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaWorkspaceId"
+        },
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaId"
+        }
+      ],
+      "post": {
+        "operationId": "validateArtifactPayload",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "Check a payload against a schema version before publishing it; changes nothing.",
+        "description": "Answers 200 whether the payload conforms or not: `valid` says which, and `errors` lists at most 50 failures, each with the JSON Pointer `path` of the offending value. A deprecated version still validates (so old artifacts stay checkable).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ValidateArtifactPayloadRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The verdict.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactPayloadValidation"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/deprecate": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaWorkspaceId"
+        },
+        {
+          "$ref": "#/components/parameters/ArtifactSchemaId"
+        }
+      ],
+      "post": {
+        "operationId": "deprecateArtifactSchema",
+        "tags": [
+          "artifact-schemas"
+        ],
+        "summary": "Deprecate a schema version (idempotent; final — there is no restore).",
+        "description": "Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "artifact-schemas:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The version, deprecated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ArtifactSchemaDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/contracts": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "listWorkflowContracts",
+        "tags": [
+          "workflow-contracts"
+        ],
+        "summary": "Active contracts of the project, oldest first (paginated).",
+        "description": "Retired contracts are left out unless `include_inactive=true`. Pages are ordered by `contract_id` ascending (creation order): pass `next_cursor` as `cursor` for the next page; it is null on the last.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "include_inactive",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 500,
+              "default": 100
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "required": false,
+            "description": "The `next_cursor` of the previous page.",
+            "schema": {
+              "$ref": "#/components/schemas/ContractsContractId"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "A page of contracts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_cursor"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ContractsContract"
+                      }
                     },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      post: {
-        operationId: 'createWorkflowContract',
-        tags: ['workflow-contracts'],
-        summary: 'Create a contract; returns it with its `contract_id`.',
-        description:
-          '400 `classifier_empty` (no criteria and not a fallback), 400 `fallback_with_criteria`, 400 `classifier_phrase_empty` (a phrase that normalizes to nothing), 400 `template_stage_duplicate`, 409 `template_version_immutable`.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-contracts:write'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/ContractsCreateRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '201': {
-            description: 'Created.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/ContractsContractResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/contracts/{contractId}': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/ContractsProjectId',
-        },
-        {
-          name: 'contractId',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/ContractsContractId',
-          },
-        },
-      ],
-      get: {
-        operationId: 'getWorkflowContract',
-        tags: ['workflow-contracts'],
-        summary: 'One contract, active or retired (404 `contract_not_found`).',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-contracts:read'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The contract.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/ContractsContractResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      patch: {
-        operationId: 'updateWorkflowContract',
-        tags: ['workflow-contracts'],
-        summary: 'Change some fields of a contract; `is_active` false retires it, true reactivates it.',
-        description:
-          'Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event).',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-contracts:write'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/ContractsPatchRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'The contract after the change.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/ContractsContractResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/resolve-intent': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/ContractsProjectId',
-        },
-      ],
-      post: {
-        operationId: 'resolveWorkflowIntent',
-        tags: ['workflow-resolve'],
-        summary: 'Deterministic match of an intent against the active contracts, with a full explanation.',
-        description:
-          'Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-contracts:read'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/ContractsResolveRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'The match and its explanation.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ContractsResolveResult',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/delivery-subscriptions': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-      ],
-      get: {
-        operationId: 'listDeliverySubscriptions',
-        tags: ['delivery'],
-        summary: "The project's delivery subscriptions (secrets never included).",
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The subscriptions, newest first.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/DeliverySubscription',
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      post: {
-        operationId: 'createDeliverySubscription',
-        tags: ['delivery'],
-        summary:
-          'Subscribe an HTTPS endpoint to invocation events; the signing secret is in this answer only.',
-        description:
-          'The URL must be `https:` (plain `http:` only to a loopback address, and only when the deployment enables its development setting), carry no credentials, and resolve only to public addresses: loopback, private, link-local, metadata and other reserved ranges are refused with 400 `url_resolves_to_forbidden_address` (the same check runs again before every send, against the address actually connected to, and redirects are never followed). Audited as `delivery_subscription.created`.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/DeliverySubscriptionCreateRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '201': {
-            description: 'Created; `signing_secret` is shown now and never again.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/DeliverySubscriptionWithSecretResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-        {
-          $ref: '#/components/parameters/DeliverySubscriptionId',
-        },
-      ],
-      get: {
-        operationId: 'getDeliverySubscription',
-        tags: ['delivery'],
-        summary: 'One subscription (no secret).',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/DeliverySubscriptionResponse',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      patch: {
-        operationId: 'updateDeliverySubscription',
-        tags: ['delivery'],
-        summary: 'Change the URL, events or description, or disable / enable the subscription.',
-        description:
-          '`is_active: false` disables (pending deliveries are skipped); `true` enables again and clears the disabled reason and the exhaustion count. A new URL is checked like at creation. Audited.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/DeliverySubscriptionPatchRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            $ref: '#/components/responses/DeliverySubscriptionResponse',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      delete: {
-        operationId: 'deleteDeliverySubscription',
-        tags: ['delivery'],
-        summary: 'Delete the subscription; its pending deliveries are skipped, its delivery history is kept.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        responses: {
-          '204': {
-            description: 'Deleted.',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/rotate-secret': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-        {
-          $ref: '#/components/parameters/DeliverySubscriptionId',
-        },
-      ],
-      post: {
-        operationId: 'rotateDeliverySubscriptionSecret',
-        tags: ['delivery'],
-        summary:
-          'A new signing secret (shown once); the old one keeps signing alongside it for the grace period.',
-        description:
-          'During the grace period (default 24 h, 0 ends the old secret at once, at most 7 days) every delivery carries two signatures, one per secret, so receivers can switch without losing a delivery. Audited as `delivery_subscription.secret_rotated`.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        requestBody: {
-          required: false,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  grace_seconds: {
-                    type: 'integer',
-                    minimum: 0,
-                    maximum: 604800,
-                    default: 86400,
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'Rotated; `signing_secret` is the new secret, shown now only.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/DeliverySubscriptionWithSecretResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/deliveries': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-      ],
-      get: {
-        operationId: 'listDeliveries',
-        tags: ['delivery'],
-        summary: 'Deliveries of the project, newest first, with filters.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        parameters: [
-          {
-            name: 'status',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/DeliveryStatus',
-            },
-          },
-          {
-            name: 'event',
-            in: 'query',
-            schema: {
-              $ref: '#/components/schemas/DeliveryEventType',
-            },
-          },
-          {
-            name: 'subscription_id',
-            in: 'query',
-            schema: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 64,
-              pattern: '^[a-z]+_[A-Za-z0-9]+$',
-            },
-          },
-          {
-            name: 'invocation_id',
-            in: 'query',
-            schema: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 64,
-              pattern: '^[a-z]+_[A-Za-z0-9]+$',
-            },
-          },
-          {
-            name: 'since',
-            in: 'query',
-            description: 'Created at or after.',
-            schema: {
-              type: 'string',
-              format: 'date-time',
-            },
-          },
-          {
-            name: 'until',
-            in: 'query',
-            description: 'Created before.',
-            schema: {
-              type: 'string',
-              format: 'date-time',
-            },
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 200,
-              default: 50,
-            },
-          },
-          {
-            name: 'cursor',
-            in: 'query',
-            description: '`next_cursor` of the previous page.',
-            schema: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 200,
-            },
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'One page.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data', 'next_cursor'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/Delivery',
-                      },
-                    },
-                    next_cursor: {
-                      type: ['string', 'null'],
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/deliveries/replay': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-      ],
-      post: {
-        operationId: 'replayDeliveries',
-        tags: ['delivery'],
-        summary: 'Send again every failed (retries exhausted) delivery created in a time range.',
-        description:
-          'Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. Deliveries of disabled or deleted subscriptions are not replayed. At most 10 000 per call; audited.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['since', 'until'],
-                additionalProperties: false,
-                properties: {
-                  since: {
-                    type: 'string',
-                    format: 'date-time',
-                  },
-                  until: {
-                    type: 'string',
-                    format: 'date-time',
-                  },
-                  subscription_id: {
-                    type: 'string',
-                    minLength: 1,
-                    maxLength: 64,
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '202': {
-            description: 'Queued.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'object',
-                      required: ['replayed'],
-                      properties: {
-                        replayed: {
-                          type: 'integer',
+                    "next_cursor": {
+                      "oneOf": [
+                        {
+                          "$ref": "#/components/schemas/ContractsContractId"
                         },
-                      },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createWorkflowContract",
+        "tags": [
+          "workflow-contracts"
+        ],
+        "summary": "Create a contract; returns it with its `contract_id`.",
+        "description": "400 `classifier_empty` (no criteria and not a fallback), 400 `fallback_with_criteria`, 400 `classifier_phrase_empty` (a phrase that normalizes to nothing), 400 `template_stage_duplicate`, 409 `template_version_immutable`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ContractsCreateRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ContractsContractResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/contracts/{contractId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        },
+        {
+          "name": "contractId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/ContractsContractId"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getWorkflowContract",
+        "tags": [
+          "workflow-contracts"
+        ],
+        "summary": "One contract, active or retired (404 `contract_not_found`).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The contract.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ContractsContractResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateWorkflowContract",
+        "tags": [
+          "workflow-contracts"
+        ],
+        "summary": "Change some fields of a contract; `is_active` false retires it, true reactivates it.",
+        "description": "Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ContractsPatchRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The contract after the change.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ContractsContractResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/resolve-intent": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "resolveWorkflowIntent",
+        "tags": [
+          "workflow-resolve"
+        ],
+        "summary": "Deterministic match of an intent against the active contracts, with a full explanation.",
+        "description": "Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ContractsResolveRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The match and its explanation.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ContractsResolveResult"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "listDeliverySubscriptions",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "The project's delivery subscriptions (secrets never included).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The subscriptions, newest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeliverySubscription"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Subscribe an HTTPS endpoint to invocation events; the signing secret is in this answer only.",
+        "description": "The URL must be `https:` (plain `http:` only to a loopback address, and only when the deployment enables its development setting), carry no credentials, and resolve only to public addresses: loopback, private, link-local, metadata and other reserved ranges are refused with 400 `url_resolves_to_forbidden_address` (the same check runs again before every send, against the address actually connected to, and redirects are never followed). Audited as `delivery_subscription.created`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeliverySubscriptionCreateRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Created; `signing_secret` is shown now and never again.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeliverySubscriptionWithSecretResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/DeliverySubscriptionId"
+        }
+      ],
+      "get": {
+        "operationId": "getDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "One subscription (no secret).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/DeliverySubscriptionResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Change the URL, events or description, or disable / enable the subscription.",
+        "description": "`is_active: false` disables (pending deliveries are skipped); `true` enables again and clears the disabled reason and the exhaustion count. A new URL is checked like at creation. Audited.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeliverySubscriptionPatchRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/DeliverySubscriptionResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Delete the subscription; its pending deliveries are skipped, its delivery history is kept.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/rotate-secret": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/DeliverySubscriptionId"
+        }
+      ],
+      "post": {
+        "operationId": "rotateDeliverySubscriptionSecret",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "A new signing secret (shown once); the old one keeps signing alongside it for the grace period.",
+        "description": "During the grace period (default 24 h, 0 ends the old secret at once, at most 7 days) every delivery carries two signatures, one per secret, so receivers can switch without losing a delivery. Audited as `delivery_subscription.secret_rotated`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "grace_seconds": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 604800,
+                    "default": 86400
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Rotated; `signing_secret` is the new secret, shown now only.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeliverySubscriptionWithSecretResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/deliveries": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "listDeliveries",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Deliveries of the project, newest first, with filters.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/DeliveryStatus"
+            }
+          },
+          {
+            "name": "event",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/DeliveryEventType"
+            }
+          },
+          {
+            "name": "subscription_id",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64,
+              "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+            }
+          },
+          {
+            "name": "invocation_id",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64,
+              "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+            }
+          },
+          {
+            "name": "since",
+            "in": "query",
+            "description": "Created at or after.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "until",
+            "in": "query",
+            "description": "Created before.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "`next_cursor` of the previous page.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_cursor"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Delivery"
+                      }
                     },
+                    "next_cursor": {
+                      "type": [
+                        "string",
+                        "null"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/deliveries/replay": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "replayDeliveries",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Send again every failed (retries exhausted) delivery created in a time range.",
+        "description": "Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. Deliveries of disabled or deleted subscriptions are not replayed. At most 10 000 per call; audited.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "since",
+                  "until"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "since": {
+                    "type": "string",
+                    "format": "date-time"
                   },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-        {
-          $ref: '#/components/parameters/DeliveryId',
-        },
-      ],
-      get: {
-        operationId: 'getDelivery',
-        tags: ['delivery'],
-        summary: 'One delivery with every attempt (time, status, latency, truncated response).',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The delivery.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/DeliveryDetail',
-                    },
+                  "until": {
+                    "type": "string",
+                    "format": "date-time"
                   },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
+                  "subscription_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 64
+                  }
+                }
+              }
+            }
+          }
         },
-      },
+        "responses": {
+          "202": {
+            "description": "Queued.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "required": [
+                        "replayed"
+                      ],
+                      "properties": {
+                        "replayed": {
+                          "type": "integer"
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}/redeliver': {
-      parameters: [
+    "/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/InvocationsProjectId',
+          "$ref": "#/components/parameters/InvocationsProjectId"
         },
         {
-          $ref: '#/components/parameters/DeliveryId',
-        },
+          "$ref": "#/components/parameters/DeliveryId"
+        }
       ],
-      post: {
-        operationId: 'redeliverDelivery',
-        tags: ['delivery'],
-        summary:
-          "A new attempt now (same delivery id, fresh timestamp and signature), whatever the delivery's status.",
-        description:
-          '409 `subscription_disabled` when the subscription is disabled or deleted. Audited as `delivery.redelivered`.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-delivery:manage'],
-        security: [
-          {
-            apiKey: [],
-          },
+      "get": {
+        "operationId": "getDelivery",
+        "tags": [
+          "delivery"
         ],
-        responses: {
-          '202': {
-            description: 'Queued.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/Delivery',
-                    },
+        "summary": "One delivery with every attempt (time, status, latency, truncated response).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The delivery.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeliveryDetail"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}/redeliver": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/DeliveryId"
+        }
+      ],
+      "post": {
+        "operationId": "redeliverDelivery",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "A new attempt now (same delivery id, fresh timestamp and signature), whatever the delivery's status.",
+        "description": "409 `subscription_disabled` when the subscription is disabled or deleted. Audited as `delivery.redelivered`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "202": {
+            "description": "Queued.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Delivery"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "createInvocation",
+        "tags": [
+          "invocations"
+        ],
+        "summary": "Invoke — persist one request under an idempotency key (or replay the original).",
+        "description": "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflows:run"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/InvocationsIdempotencyKey"
+          },
+          {
+            "$ref": "#/components/parameters/InvocationsCorrelationId"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/InvocationsCreateRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Replay: the original invocation of this key (`Idempotent-Replayed: true`).",
+            "headers": {
+              "Idempotent-Replayed": {
+                "schema": {
+                  "type": "string",
+                  "const": "true"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "A new invocation, state `received`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "description": "`idempotency_conflict`: the key was used for a different request; the problem carries the original `invocation_id`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "name": "invocationId",
+          "in": "path",
+          "required": true,
+          "description": "Invocation id (`inv_…`).",
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getInvocation",
+        "tags": [
+          "invocations"
+        ],
+        "summary": "An invocation's lifecycle state, route, stage progress, latest handoff and attention signal.",
+        "description": "`stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflows:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The invocation.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/preflight": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "preflightIntent",
+        "tags": [
+          "preflight"
+        ],
+        "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
+        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, holding every capability the stage requires), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/InvocationsPreflightRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Readiness of the intent's route.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/InvocationsPreflight"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "post": {
+        "operationId": "launchInvocation",
+        "tags": [
+          "runs"
+        ],
+        "summary": "Launch — start or reconcile the governed run of an invocation.",
+        "description": "Checks the route (a contract and template matched, the template complete, its artifact schema version registered and not deprecated); when it is not ready the launch is refused with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once; the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state; on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200. A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflows:run"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The invocation is terminal; nothing changed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "202": {
+            "description": "The launch is accepted (or the run is being reconciled); poll the invocation.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "description": "`launch_blocked`: the route is not ready; the problem carries `blockers` (same shape as preflight's).",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "post": {
+        "operationId": "decideInvocationApproval",
+        "tags": [
+          "runs"
+        ],
+        "summary": "Approve or reject a run held by the `human_approval_required` guardrail.",
+        "description": "Participants only (a key cannot approve its own launch), with the workspace role owner or admin (403 `approval_role_required` otherwise). Allowed while the invocation is `awaiting_approval`, else 409 `approval_not_pending`. `approve` starts the run's stages; `reject` ends the invocation as `cancelled`. Audited as `invocation.approved` / `invocation.rejected` with the participant and the comment.",
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RunsApprovalRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The invocation after the decision.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "get": {
+        "operationId": "getInvocationArtifact",
+        "tags": [
+          "artifacts"
+        ],
+        "summary": "Consume — the strict artifact envelope of an invocation.",
+        "description": "404 `artifact_not_found` until a valid artifact is published (the invocation then shows an `artifact` identity and is `completed`); the envelope after. Fetch it only once the invocation is `completed`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-artifacts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The envelope.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ArtifactEnvelopeResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "publishInvocationArtifact",
+        "tags": [
+          "artifacts"
+        ],
+        "summary": "Publish the result owned by an invocation.",
+        "description": "A workspace key with `workflow-artifacts:write`, or the agent owning a stage of the invocation's run (another agent: 403 `stage_not_owned`). The invocation must be launched (409 `invocation_not_launched`) and not `failed` or `cancelled` (409 `invocation_terminal`). The payload is validated against the invocation's pinned artifact schema version; a mismatch is refused with 422 `artifact_schema_mismatch` listing the errors, the raw payload is kept as evidence (`evidence_id` in the problem) and the attention signal becomes `artifact_rejected`. A valid payload becomes the immutable envelope (201) and the invocation moves to `completed`. Publishing the same payload again answers 200 with the same envelope; a different payload after publication is 409 `artifact_already_published`. Audited as `artifact.published` / `artifact.rejected`.",
+        "x-svc-actors": [
+          "api_key",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "workflow-artifacts:write"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          },
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ArtifactPublishRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The same payload was published before; the original envelope.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ArtifactEnvelopeResponse"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Published; the invocation is `completed`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ArtifactEnvelopeResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "422": {
+            "description": "`artifact_schema_mismatch`: `errors` lists each failure; `evidence_id` names the kept payload.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages": {
+      "get": {
+        "operationId": "listMyWorkflowStages",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "The open stages this agent owns (assigned, claimed or blocked), oldest first.",
+        "description": "With `wait` (seconds, at most 30) and nothing open, the call waits until a stage is assigned to the agent or the time is up, then answers (possibly with an empty list). Each item carries what the agent needs to do the stage: the intent, the template's stage and the pinned artifact schema.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:read"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "wait",
+            "in": "query",
+            "required": false,
+            "description": "Long-poll for up to this many seconds when no stage is open.",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 30,
+              "default": 0
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The open stages.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AgentStageAssignment"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/claim": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "claimWorkflowStage",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Claim an assigned stage (start working on it); repeating it is harmless.",
+        "description": "`assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/heartbeat": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "heartbeatWorkflowStage",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Tell the engine the owner is still working on the stage, optionally with a progress note.",
+        "description": "A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "progress": {
+                    "type": "string",
+                    "maxLength": 500
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/blocker": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "reportWorkflowStageBlocker",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Report that the stage cannot proceed (the invocation's attention becomes `blocked`).",
+        "description": "The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "reason"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 2000,
+                    "pattern": "\\S"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "clearWorkflowStageBlocker",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "The blocker is gone; the stage is claimed again and the attention signal clears.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/evidence": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "submitWorkflowStageEvidence",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Attach evidence to the stage (secrets are redacted before it is stored).",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "kind",
+                  "content"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "kind": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "pattern": "^[a-z][a-z0-9_.-]*$"
                   },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
+                  "content": {
+                    "description": "Any JSON value (at most the body limit)."
+                  }
+                }
+              }
+            }
+          }
         },
-      },
+        "responses": {
+          "201": {
+            "description": "Stored (redacted).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/StageEvidence"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/api/v1/projects/{projectId}/workflow/invocations': {
-      parameters: [
+    "/api/v1/agents/me/workflow-stages/{stageId}/complete": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
+          "$ref": "#/components/parameters/RunsStageId"
+        }
       ],
-      post: {
-        operationId: 'createInvocation',
-        tags: ['invocations'],
-        summary: 'Invoke — persist one request under an idempotency key (or replay the original).',
-        description:
-          "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.",
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflows:run'],
-        security: [
-          {
-            apiKey: [],
-          },
+      "post": {
+        "operationId": "completeWorkflowStage",
+        "tags": [
+          "agent-stages"
         ],
-        parameters: [
-          {
-            $ref: '#/components/parameters/InvocationsIdempotencyKey',
-          },
-          {
-            $ref: '#/components/parameters/InvocationsCorrelationId',
-          },
+        "summary": "Complete the stage; the run moves on to the next stage (or ends).",
+        "description": "Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`.",
+        "x-svc-actors": [
+          "agent"
         ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/InvocationsCreateRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'Replay: the original invocation of this key (`Idempotent-Replayed: true`).',
-            headers: {
-              'Idempotent-Replayed': {
-                schema: {
-                  type: 'string',
-                  const: 'true',
-                },
-              },
-            },
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/InvocationsInvocationResponse',
-                },
-              },
-            },
-          },
-          '201': {
-            description: 'A new invocation, state `received`.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/InvocationsInvocationResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            description:
-              '`idempotency_conflict`: the key was used for a different request; the problem carries the original `invocation_id`.',
-            content: {
-              'application/problem+json': {
-                schema: {
-                  $ref: '#/components/schemas/Problem',
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-        {
-          name: 'invocationId',
-          in: 'path',
-          required: true,
-          description: 'Invocation id (`inv_…`).',
-          schema: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 64,
-            pattern: '^[a-z]+_[A-Za-z0-9]+$',
-          },
-        },
-      ],
-      get: {
-        operationId: 'getInvocation',
-        tags: ['invocations'],
-        summary:
-          "An invocation's lifecycle state, route, stage progress, latest handoff and attention signal.",
-        description:
-          '`stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflows:read'],
-        security: [
-          {
-            apiKey: [],
-          },
+        "x-svc-scopes": [
+          "handoffs:write"
         ],
-        responses: {
-          '200': {
-            description: 'The invocation.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/InvocationsInvocationResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/preflight': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-      ],
-      post: {
-        operationId: 'preflightIntent',
-        tags: ['preflight'],
-        summary: 'Preflight — read-only launch readiness with typed blockers; creates nothing.',
-        description:
-          "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, holding every capability the stage requires), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-contracts:read'],
-        security: [
+        "security": [
           {
-            apiKey: [],
-          },
+            "agentBearer": []
+          }
         ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/InvocationsPreflightRequest',
-              },
-            },
-          },
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "summary": {
+                    "type": "string",
+                    "maxLength": 2000
+                  }
+                }
+              }
+            }
+          }
         },
-        responses: {
-          '200': {
-            description: "Readiness of the intent's route.",
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/InvocationsPreflight',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-        {
-          $ref: '#/components/parameters/RunsInvocationId',
-        },
-      ],
-      post: {
-        operationId: 'launchInvocation',
-        tags: ['runs'],
-        summary: 'Launch — start or reconcile the governed run of an invocation.',
-        description:
-          'Checks the route (a contract and template matched, the template complete, its artifact schema version registered and not deprecated); when it is not ready the launch is refused with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once; the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state; on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200. A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflows:run'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The invocation is terminal; nothing changed.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/InvocationsInvocationResponse',
-                },
-              },
-            },
-          },
-          '202': {
-            description: 'The launch is accepted (or the run is being reconciled); poll the invocation.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/InvocationsInvocationResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            description:
-              "`launch_blocked`: the route is not ready; the problem carries `blockers` (same shape as preflight's).",
-            content: {
-              'application/problem+json': {
-                schema: {
-                  $ref: '#/components/schemas/Problem',
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-        {
-          $ref: '#/components/parameters/RunsInvocationId',
-        },
-      ],
-      post: {
-        operationId: 'decideInvocationApproval',
-        tags: ['runs'],
-        summary: 'Approve or reject a run held by the `human_approval_required` guardrail.',
-        description:
-          "Participants only (a key cannot approve its own launch), with the workspace role owner or admin (403 `approval_role_required` otherwise). Allowed while the invocation is `awaiting_approval`, else 409 `approval_not_pending`. `approve` starts the run's stages; `reject` ends the invocation as `cancelled`. Audited as `invocation.approved` / `invocation.rejected` with the participant and the comment.",
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        'x-svc-participant-roles': ['owner', 'admin'],
-        security: [
-          {
-            participantBearer: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/RunsApprovalRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'The invocation after the decision.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/InvocationsInvocationResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/InvocationsProjectId',
-        },
-        {
-          $ref: '#/components/parameters/RunsInvocationId',
-        },
-      ],
-      get: {
-        operationId: 'getInvocationArtifact',
-        tags: ['artifacts'],
-        summary: 'Consume — the strict artifact envelope of an invocation.',
-        description:
-          '404 `artifact_not_found` until a valid artifact is published (the invocation then shows an `artifact` identity and is `completed`); the envelope after. Fetch it only once the invocation is `completed`.',
-        'x-svc-actors': ['api_key'],
-        'x-svc-scopes': ['workflow-artifacts:read'],
-        security: [
-          {
-            apiKey: [],
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The envelope.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/ArtifactEnvelopeResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      post: {
-        operationId: 'publishInvocationArtifact',
-        tags: ['artifacts'],
-        summary: 'Publish the result owned by an invocation.',
-        description:
-          "A workspace key with `workflow-artifacts:write`, or the agent owning a stage of the invocation's run (another agent: 403 `stage_not_owned`). The invocation must be launched (409 `invocation_not_launched`) and not `failed` or `cancelled` (409 `invocation_terminal`). The payload is validated against the invocation's pinned artifact schema version; a mismatch is refused with 422 `artifact_schema_mismatch` listing the errors, the raw payload is kept as evidence (`evidence_id` in the problem) and the attention signal becomes `artifact_rejected`. A valid payload becomes the immutable envelope (201) and the invocation moves to `completed`. Publishing the same payload again answers 200 with the same envelope; a different payload after publication is 409 `artifact_already_published`. Audited as `artifact.published` / `artifact.rejected`.",
-        'x-svc-actors': ['api_key', 'agent'],
-        'x-svc-scopes': ['workflow-artifacts:write'],
-        security: [
-          {
-            apiKey: [],
-          },
-          {
-            agentBearer: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/ArtifactPublishRequest',
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'The same payload was published before; the original envelope.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/ArtifactEnvelopeResponse',
-                },
-              },
-            },
-          },
-          '201': {
-            description: 'Published; the invocation is `completed`.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/ArtifactEnvelopeResponse',
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-          '422': {
-            description:
-              '`artifact_schema_mismatch`: `errors` lists each failure; `evidence_id` names the kept payload.',
-            content: {
-              'application/problem+json': {
-                schema: {
-                  $ref: '#/components/schemas/Problem',
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/workflow-stages': {
-      get: {
-        operationId: 'listMyWorkflowStages',
-        tags: ['agent-stages'],
-        summary: 'The open stages this agent owns (assigned, claimed or blocked), oldest first.',
-        description:
-          "With `wait` (seconds, at most 30) and nothing open, the call waits until a stage is assigned to the agent or the time is up, then answers (possibly with an empty list). Each item carries what the agent needs to do the stage: the intent, the template's stage and the pinned artifact schema.",
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:read'],
-        security: [
-          {
-            agentBearer: [],
-          },
-        ],
-        parameters: [
-          {
-            name: 'wait',
-            in: 'query',
-            required: false,
-            description: 'Long-poll for up to this many seconds when no stage is open.',
-            schema: {
-              type: 'integer',
-              minimum: 0,
-              maximum: 30,
-              default: 0,
-            },
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The open stages.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/AgentStageAssignment',
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/workflow-stages/{stageId}/claim': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/RunsStageId',
-        },
-      ],
-      post: {
-        operationId: 'claimWorkflowStage',
-        tags: ['agent-stages'],
-        summary: 'Claim an assigned stage (start working on it); repeating it is harmless.',
-        description:
-          '`assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat.',
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        security: [
-          {
-            agentBearer: [],
-          },
-        ],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/AgentStageResponse',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/workflow-stages/{stageId}/heartbeat': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/RunsStageId',
-        },
-      ],
-      post: {
-        operationId: 'heartbeatWorkflowStage',
-        tags: ['agent-stages'],
-        summary: 'Tell the engine the owner is still working on the stage, optionally with a progress note.',
-        description:
-          "A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress.",
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        security: [
-          {
-            agentBearer: [],
-          },
-        ],
-        requestBody: {
-          required: false,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  progress: {
-                    type: 'string',
-                    maxLength: 500,
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            $ref: '#/components/responses/AgentStageResponse',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/workflow-stages/{stageId}/blocker': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/RunsStageId',
-        },
-      ],
-      post: {
-        operationId: 'reportWorkflowStageBlocker',
-        tags: ['agent-stages'],
-        summary: "Report that the stage cannot proceed (the invocation's attention becomes `blocked`).",
-        description:
-          "The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it.",
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        security: [
-          {
-            agentBearer: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['reason'],
-                additionalProperties: false,
-                properties: {
-                  reason: {
-                    type: 'string',
-                    minLength: 1,
-                    maxLength: 2000,
-                    pattern: '\\S',
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            $ref: '#/components/responses/AgentStageResponse',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      delete: {
-        operationId: 'clearWorkflowStageBlocker',
-        tags: ['agent-stages'],
-        summary: 'The blocker is gone; the stage is claimed again and the attention signal clears.',
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        security: [
-          {
-            agentBearer: [],
-          },
-        ],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/AgentStageResponse',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/workflow-stages/{stageId}/evidence': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/RunsStageId',
-        },
-      ],
-      post: {
-        operationId: 'submitWorkflowStageEvidence',
-        tags: ['agent-stages'],
-        summary: 'Attach evidence to the stage (secrets are redacted before it is stored).',
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        security: [
-          {
-            agentBearer: [],
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['kind', 'content'],
-                additionalProperties: false,
-                properties: {
-                  kind: {
-                    type: 'string',
-                    minLength: 1,
-                    maxLength: 100,
-                    pattern: '^[a-z][a-z0-9_.-]*$',
-                  },
-                  content: {
-                    description: 'Any JSON value (at most the body limit).',
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '201': {
-            description: 'Stored (redacted).',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/StageEvidence',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/api/v1/agents/me/workflow-stages/{stageId}/complete': {
-      parameters: [
-        {
-          $ref: '#/components/parameters/RunsStageId',
-        },
-      ],
-      post: {
-        operationId: 'completeWorkflowStage',
-        tags: ['agent-stages'],
-        summary: 'Complete the stage; the run moves on to the next stage (or ends).',
-        description:
-          'Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`.',
-        'x-svc-actors': ['agent'],
-        'x-svc-scopes': ['handoffs:write'],
-        security: [
-          {
-            agentBearer: [],
-          },
-        ],
-        requestBody: {
-          required: false,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  summary: {
-                    type: 'string',
-                    maxLength: 2000,
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            $ref: '#/components/responses/AgentStageResponse',
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '401': {
-            $ref: '#/components/responses/Problem',
-          },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    }
   },
-  components: {
-    parameters: {
-      ArtifactSchemaWorkspaceId: {
-        name: 'workspaceId',
-        in: 'path',
-        required: true,
-        description:
-          "The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`.",
-        schema: {
-          $ref: '#/components/schemas/ArtifactSchemaRefId',
-        },
+  "components": {
+    "parameters": {
+      "ArtifactSchemaWorkspaceId": {
+        "name": "workspaceId",
+        "in": "path",
+        "required": true,
+        "description": "The workspace id (`ws_…`) of the caller's key; any other answers 403 `workspace_forbidden`.",
+        "schema": {
+          "$ref": "#/components/schemas/ArtifactSchemaRefId"
+        }
       },
-      ArtifactSchemaId: {
-        name: 'schemaId',
-        in: 'path',
-        required: true,
-        schema: {
-          $ref: '#/components/schemas/ArtifactSchemaRefId',
-        },
+      "ArtifactSchemaId": {
+        "name": "schemaId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "$ref": "#/components/schemas/ArtifactSchemaRefId"
+        }
       },
-      ContractsProjectId: {
-        name: 'projectId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[A-Za-z0-9_-]+$',
-        },
+      "ContractsProjectId": {
+        "name": "projectId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[A-Za-z0-9_-]+$"
+        }
       },
-      DeliverySubscriptionId: {
-        name: 'subscriptionId',
-        in: 'path',
-        required: true,
-        description: 'Subscription id (`dsub_…`).',
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[a-z]+_[A-Za-z0-9]+$',
-        },
+      "DeliverySubscriptionId": {
+        "name": "subscriptionId",
+        "in": "path",
+        "required": true,
+        "description": "Subscription id (`dsub_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
       },
-      DeliveryId: {
-        name: 'deliveryId',
-        in: 'path',
-        required: true,
-        description: "Delivery id (`msg_…`), the same in every attempt's `X-Svc-Delivery-ID`.",
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[a-z]+_[A-Za-z0-9]+$',
-        },
+      "DeliveryId": {
+        "name": "deliveryId",
+        "in": "path",
+        "required": true,
+        "description": "Delivery id (`msg_…`), the same in every attempt's `X-Svc-Delivery-ID`.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
       },
-      InvocationsProjectId: {
-        name: 'projectId',
-        in: 'path',
-        required: true,
-        description: 'Project id (`prj_…`).',
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[a-z]+_[A-Za-z0-9]+$',
-        },
+      "InvocationsProjectId": {
+        "name": "projectId",
+        "in": "path",
+        "required": true,
+        "description": "Project id (`prj_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
       },
-      InvocationsIdempotencyKey: {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: true,
-        description:
-          'A stable key per logical request, 1–255 printable ASCII characters (a UUID is a good choice). Retained for 30 days.',
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 255,
-          pattern: '^[\\x20-\\x7E]+$',
-        },
+      "InvocationsIdempotencyKey": {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": true,
+        "description": "A stable key per logical request, 1–255 printable ASCII characters (a UUID is a good choice). Retained for 30 days.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[\\x20-\\x7E]+$"
+        }
       },
-      InvocationsCorrelationId: {
-        name: 'X-Correlation-ID',
-        in: 'header',
-        required: false,
-        description:
-          "The caller's correlation id, stored with the invocation and returned (1–255 printable ASCII).",
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 255,
-          pattern: '^[\\x20-\\x7E]+$',
-        },
+      "InvocationsCorrelationId": {
+        "name": "X-Correlation-ID",
+        "in": "header",
+        "required": false,
+        "description": "The caller's correlation id, stored with the invocation and returned (1–255 printable ASCII).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[\\x20-\\x7E]+$"
+        }
       },
-      RunsInvocationId: {
-        name: 'invocationId',
-        in: 'path',
-        required: true,
-        description: 'Invocation id (`inv_…`).',
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[a-z]+_[A-Za-z0-9]+$',
-        },
+      "RunsInvocationId": {
+        "name": "invocationId",
+        "in": "path",
+        "required": true,
+        "description": "Invocation id (`inv_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
       },
-      RunsStageId: {
-        name: 'stageId',
-        in: 'path',
-        required: true,
-        description: 'Stage id (`stg_…`).',
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 64,
-          pattern: '^[a-z]+_[A-Za-z0-9]+$',
-        },
-      },
+      "RunsStageId": {
+        "name": "stageId",
+        "in": "path",
+        "required": true,
+        "description": "Stage id (`stg_…`).",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+        }
+      }
     },
-    schemas: {
-      Problem: {
-        type: 'object',
-        description:
-          'RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.',
-        required: ['type', 'title', 'status', 'code'],
-        properties: {
-          type: {
-            type: 'string',
-            description: 'URI reference naming the problem type.',
-          },
-          title: {
-            type: 'string',
-          },
-          status: {
-            type: 'integer',
-            minimum: 400,
-            maximum: 599,
-          },
-          code: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_]*$',
-          },
-          detail: {
-            type: 'string',
-          },
-          instance: {
-            type: 'string',
-          },
-          request_id: {
-            type: 'string',
-          },
-          errors: {
-            type: 'array',
-            description: 'Field-level validation failures.',
-            items: {
-              type: 'object',
-              required: ['location', 'message'],
-              properties: {
-                location: {
-                  type: 'string',
-                  description: 'Where the failure is, e.g. `body/name`, `query/limit`.',
-                },
-                message: {
-                  type: 'string',
-                },
-              },
-            },
-          },
-          missing_scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-        },
-        additionalProperties: true,
-      },
-      Liveness: {
-        type: 'object',
-        required: ['status'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ok'],
-          },
-        },
-      },
-      Readiness: {
-        type: 'object',
-        required: ['status', 'checks'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ready', 'not_ready'],
-          },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
-            },
-            description: 'Each dependency with `ok` or `failed: <reason>`.',
-          },
-        },
-      },
-      ArtifactSchemaRefId: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 64,
-        pattern: '^[a-z]+_[A-Za-z0-9]+$',
-      },
-      ArtifactSchemaName: {
-        type: 'string',
-        description: 'Lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit.',
-        pattern: '^[a-z0-9][a-z0-9._-]{0,99}$',
-      },
-      ArtifactSchemaVersion: {
-        type: 'string',
-        description: 'Any caller-defined label without whitespace (semantic versioning is recommended).',
-        minLength: 1,
-        maxLength: 64,
-        pattern: '^\\S+$',
-      },
-      RegisterArtifactSchemaRequest: {
-        type: 'object',
-        required: ['project_id', 'name', 'version', 'json_schema'],
-        additionalProperties: false,
-        properties: {
-          project_id: {
-            $ref: '#/components/schemas/ArtifactSchemaRefId',
-          },
-          name: {
-            $ref: '#/components/schemas/ArtifactSchemaName',
-          },
-          version: {
-            $ref: '#/components/schemas/ArtifactSchemaVersion',
-          },
-          json_schema: {
-            type: 'object',
-            description: 'A JSON Schema draft 2020-12 object (strict mode, local references only).',
-            additionalProperties: true,
-          },
-        },
-      },
-      ValidateArtifactPayloadRequest: {
-        type: 'object',
-        required: ['payload'],
-        additionalProperties: false,
-        properties: {
-          payload: {
-            description: 'Any JSON value, checked against the schema version.',
-          },
-        },
-      },
-      ArtifactSchemaSummary: {
-        type: 'object',
-        required: [
-          'id',
-          'workspace_id',
-          'project_id',
-          'name',
-          'version',
-          'schema_hash',
-          'deprecated_at',
-          'created_at',
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
         ],
-        properties: {
-          id: {
-            $ref: '#/components/schemas/ArtifactSchemaRefId',
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
           },
-          workspace_id: {
-            $ref: '#/components/schemas/ArtifactSchemaRefId',
+          "title": {
+            "type": "string"
           },
-          project_id: {
-            $ref: '#/components/schemas/ArtifactSchemaRefId',
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
           },
-          name: {
-            type: 'string',
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
           },
-          version: {
-            type: 'string',
+          "detail": {
+            "type": "string"
           },
-          schema_hash: {
-            type: 'string',
-            description: 'Hex SHA-256 of the canonical JSON (keys sorted) of `json_schema`.',
-            pattern: '^[0-9a-f]{64}$',
+          "instance": {
+            "type": "string"
           },
-          deprecated_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-            description: 'When the version was deprecated; null while it is current. Never cleared.',
+          "request_id": {
+            "type": "string"
           },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
+                },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
           },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
         },
+        "additionalProperties": true
       },
-      ArtifactSchemaDetail: {
-        allOf: [
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
+      },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
+            },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      },
+      "ArtifactSchemaRefId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+      },
+      "ArtifactSchemaName": {
+        "type": "string",
+        "description": "Lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit.",
+        "pattern": "^[a-z0-9][a-z0-9._-]{0,99}$"
+      },
+      "ArtifactSchemaVersion": {
+        "type": "string",
+        "description": "Any caller-defined label without whitespace (semantic versioning is recommended).",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^\\S+$"
+      },
+      "RegisterArtifactSchemaRequest": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "name",
+          "version",
+          "json_schema"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "project_id": {
+            "$ref": "#/components/schemas/ArtifactSchemaRefId"
+          },
+          "name": {
+            "$ref": "#/components/schemas/ArtifactSchemaName"
+          },
+          "version": {
+            "$ref": "#/components/schemas/ArtifactSchemaVersion"
+          },
+          "json_schema": {
+            "type": "object",
+            "description": "A JSON Schema draft 2020-12 object (strict mode, local references only).",
+            "additionalProperties": true
+          }
+        }
+      },
+      "ValidateArtifactPayloadRequest": {
+        "type": "object",
+        "required": [
+          "payload"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "payload": {
+            "description": "Any JSON value, checked against the schema version."
+          }
+        }
+      },
+      "ArtifactSchemaSummary": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "name",
+          "version",
+          "schema_hash",
+          "deprecated_at",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ArtifactSchemaRefId"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/ArtifactSchemaRefId"
+          },
+          "project_id": {
+            "$ref": "#/components/schemas/ArtifactSchemaRefId"
+          },
+          "name": {
+            "type": "string"
+          },
+          "version": {
+            "type": "string"
+          },
+          "schema_hash": {
+            "type": "string",
+            "description": "Hex SHA-256 of the canonical JSON (keys sorted) of `json_schema`.",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "deprecated_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the version was deprecated; null while it is current. Never cleared."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ArtifactSchemaDetail": {
+        "allOf": [
           {
-            $ref: '#/components/schemas/ArtifactSchemaSummary',
+            "$ref": "#/components/schemas/ArtifactSchemaSummary"
           },
           {
-            type: 'object',
-            required: ['json_schema'],
-            properties: {
-              json_schema: {
-                type: 'object',
-                additionalProperties: true,
-              },
-            },
-          },
-        ],
-      },
-      ArtifactPayloadValidation: {
-        type: 'object',
-        required: ['valid', 'errors'],
-        properties: {
-          valid: {
-            type: 'boolean',
-          },
-          errors: {
-            type: 'array',
-            maxItems: 50,
-            items: {
-              type: 'object',
-              required: ['path', 'message'],
-              properties: {
-                path: {
-                  type: 'string',
-                  description:
-                    'JSON Pointer of the offending value in the payload (`""` is the payload itself).',
-                },
-                message: {
-                  type: 'string',
-                },
-              },
-            },
-          },
-        },
-      },
-      ContractsContractId: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 64,
-        pattern: '^[A-Za-z0-9_-]+$',
-      },
-      ContractsKey: {
-        type: 'string',
-        description: 'A stable key (letters, digits, `.`, `_`, `:`, `-`).',
-        minLength: 1,
-        maxLength: 128,
-        pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$',
-      },
-      ContractsCapabilities: {
-        type: 'array',
-        maxItems: 50,
-        items: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 100,
-        },
-      },
-      ContractsMetadata: {
-        type: 'object',
-        maxProperties: 50,
-        propertyNames: {
-          minLength: 1,
-          maxLength: 100,
-        },
-        additionalProperties: {
-          type: 'string',
-          maxLength: 500,
-        },
-      },
-      ContractsClassifier: {
-        type: 'object',
-        description:
-          'Deterministic rules (names as the spec writes them). Every stated criterion must pass; of the `intentContains` phrases any one is enough. Missing arrays and objects count as empty.',
-        additionalProperties: false,
-        properties: {
-          intentContains: {
-            type: 'array',
-            maxItems: 100,
-            items: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 500,
-            },
-          },
-          requiredCapabilities: {
-            $ref: '#/components/schemas/ContractsCapabilities',
-          },
-          metadata: {
-            $ref: '#/components/schemas/ContractsMetadata',
-          },
-        },
-      },
-      ContractsTemplateStage: {
-        type: 'object',
-        required: ['key', 'title', 'required_capabilities'],
-        additionalProperties: false,
-        properties: {
-          key: {
-            $ref: '#/components/schemas/ContractsKey',
-          },
-          title: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-          },
-          required_capabilities: {
-            $ref: '#/components/schemas/ContractsCapabilities',
-          },
-        },
-      },
-      ContractsTemplate: {
-        type: 'object',
-        description:
-          'Exactly one versioned template. `stages` are optional and ordered, with unique keys (400 `template_stage_duplicate`); without stages the template runs one implicit stage `{ key: template key, title: contract name, required_capabilities: template required_capabilities }`.',
-        required: ['key', 'version', 'required_capabilities', 'artifact_schema', 'guardrails'],
-        additionalProperties: false,
-        properties: {
-          key: {
-            $ref: '#/components/schemas/ContractsKey',
-          },
-          version: {
-            type: 'string',
-            description: 'Caller-defined; semantic versions recommended.',
-            minLength: 1,
-            maxLength: 64,
-            pattern: '^[A-Za-z0-9][A-Za-z0-9.+_-]*$',
-          },
-          required_capabilities: {
-            $ref: '#/components/schemas/ContractsCapabilities',
-          },
-          artifact_schema: {
-            type: 'object',
-            required: ['name', 'version'],
-            additionalProperties: false,
-            properties: {
-              name: {
-                type: 'string',
-                minLength: 1,
-                maxLength: 200,
-              },
-              version: {
-                type: 'string',
-                minLength: 1,
-                maxLength: 64,
-              },
-            },
-          },
-          guardrails: {
-            type: 'object',
-            required: ['human_approval_required'],
-            additionalProperties: false,
-            properties: {
-              human_approval_required: {
-                type: 'boolean',
-              },
-            },
-          },
-          stages: {
-            type: 'array',
-            maxItems: 50,
-            items: {
-              $ref: '#/components/schemas/ContractsTemplateStage',
-            },
-          },
-        },
-      },
-      ContractsTemplateView: {
-        type: 'object',
-        description:
-          "The contract's template as stored; `stages` is empty when the template runs its implicit stage.",
-        required: ['key', 'version', 'required_capabilities', 'artifact_schema', 'guardrails', 'stages'],
-        properties: {
-          key: {
-            type: 'string',
-          },
-          version: {
-            type: 'string',
-          },
-          required_capabilities: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-          artifact_schema: {
-            type: 'object',
-            required: ['name', 'version'],
-            properties: {
-              name: {
-                type: 'string',
-              },
-              version: {
-                type: 'string',
-              },
-            },
-          },
-          guardrails: {
-            type: 'object',
-            required: ['human_approval_required'],
-            properties: {
-              human_approval_required: {
-                type: 'boolean',
-              },
-            },
-          },
-          stages: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/ContractsTemplateStage',
-            },
-          },
-        },
-      },
-      ContractsContract: {
-        type: 'object',
-        required: [
-          'contract_id',
-          'project_id',
-          'name',
-          'priority',
-          'classifier',
-          'fallback',
-          'template',
-          'is_active',
-          'revision',
-          'created_at',
-          'updated_at',
-        ],
-        properties: {
-          contract_id: {
-            $ref: '#/components/schemas/ContractsContractId',
-          },
-          project_id: {
-            type: 'string',
-          },
-          name: {
-            type: 'string',
-          },
-          priority: {
-            type: 'integer',
-          },
-          classifier: {
-            type: 'object',
-            required: ['intentContains', 'requiredCapabilities', 'metadata'],
-            properties: {
-              intentContains: {
-                type: 'array',
-                items: {
-                  type: 'string',
-                },
-              },
-              requiredCapabilities: {
-                type: 'array',
-                items: {
-                  type: 'string',
-                },
-              },
-              metadata: {
-                type: 'object',
-                additionalProperties: {
-                  type: 'string',
-                },
-              },
-            },
-          },
-          fallback: {
-            type: 'boolean',
-            description: 'True for the explicit universal fallback.',
-          },
-          template: {
-            $ref: '#/components/schemas/ContractsTemplateView',
-          },
-          is_active: {
-            type: 'boolean',
-          },
-          revision: {
-            type: 'integer',
-            minimum: 1,
-          },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          updated_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-        },
-      },
-      ContractsContractResponse: {
-        type: 'object',
-        required: ['data'],
-        properties: {
-          data: {
-            $ref: '#/components/schemas/ContractsContract',
-          },
-        },
-      },
-      ContractsCreateRequest: {
-        type: 'object',
-        required: ['name', 'template'],
-        additionalProperties: false,
-        properties: {
-          name: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-          },
-          priority: {
-            type: 'integer',
-            minimum: -1000000,
-            maximum: 1000000,
-            default: 0,
-            description: 'Higher wins.',
-          },
-          classifier: {
-            $ref: '#/components/schemas/ContractsClassifier',
-          },
-          fallback: {
-            type: 'boolean',
-            default: false,
-            description: 'The explicit universal fallback; it matches any intent and carries no criteria.',
-          },
-          template: {
-            $ref: '#/components/schemas/ContractsTemplate',
-          },
-          is_active: {
-            type: 'boolean',
-            default: true,
-          },
-        },
-      },
-      ContractsPatchRequest: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          name: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-          },
-          priority: {
-            type: 'integer',
-            minimum: -1000000,
-            maximum: 1000000,
-          },
-          classifier: {
-            $ref: '#/components/schemas/ContractsClassifier',
-          },
-          fallback: {
-            type: 'boolean',
-          },
-          template: {
-            $ref: '#/components/schemas/ContractsTemplate',
-          },
-          is_active: {
-            type: 'boolean',
-          },
-        },
-      },
-      ContractsResolveRequest: {
-        type: 'object',
-        required: ['intent'],
-        additionalProperties: false,
-        properties: {
-          intent: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 10000,
-          },
-          required_capabilities: {
-            $ref: '#/components/schemas/ContractsCapabilities',
-          },
-          metadata: {
-            $ref: '#/components/schemas/ContractsMetadata',
-          },
-        },
-      },
-      ContractsResolveCriterion: {
-        type: 'object',
-        required: ['kind', 'value', 'passed', 'reason'],
-        properties: {
-          kind: {
-            type: 'string',
-            enum: ['intent_contains', 'required_capability', 'metadata', 'fallback'],
-          },
-          value: {
-            type: 'string',
-            description: 'The normalized phrase, the capability, `key=value`, or `*` for the fallback.',
-          },
-          passed: {
-            type: 'boolean',
-          },
-          reason: {
-            type: 'string',
-          },
-        },
-      },
-      ContractsResolveCandidate: {
-        type: 'object',
-        required: [
-          'contract_id',
-          'name',
-          'priority',
-          'is_fallback',
-          'matched',
-          'criteria_matched',
-          'criteria',
-        ],
-        properties: {
-          contract_id: {
-            type: 'string',
-          },
-          name: {
-            type: 'string',
-          },
-          priority: {
-            type: 'integer',
-          },
-          is_fallback: {
-            type: 'boolean',
-          },
-          matched: {
-            type: 'boolean',
-            description: 'Every criterion passed (or the contract is the fallback).',
-          },
-          criteria_matched: {
-            type: 'integer',
-            description:
-              'Passed criteria counted for the tie-break (phrases found + capabilities + metadata keys).',
-          },
-          criteria: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/ContractsResolveCriterion',
-            },
-          },
-        },
-      },
-      ContractsResolveResult: {
-        type: 'object',
-        required: ['matched', 'contract', 'template', 'explanation'],
-        properties: {
-          matched: {
-            type: 'boolean',
-          },
-          contract: {
-            oneOf: [
-              {
-                type: 'object',
-                required: ['contract_id', 'name', 'priority', 'is_fallback'],
-                properties: {
-                  contract_id: {
-                    type: 'string',
-                  },
-                  name: {
-                    type: 'string',
-                  },
-                  priority: {
-                    type: 'integer',
-                  },
-                  is_fallback: {
-                    type: 'boolean',
-                  },
-                },
-              },
-              {
-                type: 'null',
-              },
+            "type": "object",
+            "required": [
+              "json_schema"
             ],
+            "properties": {
+              "json_schema": {
+                "type": "object",
+                "additionalProperties": true
+              }
+            }
+          }
+        ]
+      },
+      "ArtifactPayloadValidation": {
+        "type": "object",
+        "required": [
+          "valid",
+          "errors"
+        ],
+        "properties": {
+          "valid": {
+            "type": "boolean"
           },
-          template: {
-            oneOf: [
-              {
-                type: 'object',
-                required: ['key', 'version', 'definition'],
-                properties: {
-                  key: {
-                    type: 'string',
-                  },
-                  version: {
-                    type: 'string',
-                  },
-                  definition: {
-                    type: 'object',
-                    description: 'The template definition with its stages made explicit.',
-                    required: ['required_capabilities', 'artifact_schema', 'guardrails', 'stages'],
-                    properties: {
-                      required_capabilities: {
-                        type: 'array',
-                        items: {
-                          type: 'string',
-                        },
-                      },
-                      artifact_schema: {
-                        type: 'object',
-                        required: ['name', 'version'],
-                        properties: {
-                          name: {
-                            type: 'string',
-                          },
-                          version: {
-                            type: 'string',
-                          },
-                        },
-                      },
-                      guardrails: {
-                        type: 'object',
-                        required: ['human_approval_required'],
-                        properties: {
-                          human_approval_required: {
-                            type: 'boolean',
-                          },
-                        },
-                      },
-                      stages: {
-                        type: 'array',
-                        items: {
-                          $ref: '#/components/schemas/ContractsTemplateStage',
-                        },
-                      },
-                    },
-                  },
+          "errors": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "type": "object",
+              "required": [
+                "path",
+                "message"
+              ],
+              "properties": {
+                "path": {
+                  "type": "string",
+                  "description": "JSON Pointer of the offending value in the payload (`\"\"` is the payload itself)."
                 },
-              },
-              {
-                type: 'null',
-              },
-            ],
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      },
+      "ContractsContractId": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[A-Za-z0-9_-]+$"
+      },
+      "ContractsKey": {
+        "type": "string",
+        "description": "A stable key (letters, digits, `.`, `_`, `:`, `-`).",
+        "minLength": 1,
+        "maxLength": 128,
+        "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]*$"
+      },
+      "ContractsCapabilities": {
+        "type": "array",
+        "maxItems": 50,
+        "items": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        }
+      },
+      "ContractsMetadata": {
+        "type": "object",
+        "maxProperties": 50,
+        "propertyNames": {
+          "minLength": 1,
+          "maxLength": 100
+        },
+        "additionalProperties": {
+          "type": "string",
+          "maxLength": 500
+        }
+      },
+      "ContractsClassifier": {
+        "type": "object",
+        "description": "Deterministic rules (names as the spec writes them). Every stated criterion must pass; of the `intentContains` phrases any one is enough. Missing arrays and objects count as empty.",
+        "additionalProperties": false,
+        "properties": {
+          "intentContains": {
+            "type": "array",
+            "maxItems": 100,
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 500
+            }
           },
-          explanation: {
-            type: 'object',
-            required: [
-              'normalized_intent',
-              'active_contracts',
-              'candidates',
-              'unlisted_contracts',
-              'winner_rule',
-              'winner_reason',
+          "requiredCapabilities": {
+            "$ref": "#/components/schemas/ContractsCapabilities"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/ContractsMetadata"
+          }
+        }
+      },
+      "ContractsTemplateStage": {
+        "type": "object",
+        "required": [
+          "key",
+          "title",
+          "required_capabilities"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "key": {
+            "$ref": "#/components/schemas/ContractsKey"
+          },
+          "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/ContractsCapabilities"
+          }
+        }
+      },
+      "ContractsTemplate": {
+        "type": "object",
+        "description": "Exactly one versioned template. `stages` are optional and ordered, with unique keys (400 `template_stage_duplicate`); without stages the template runs one implicit stage `{ key: template key, title: contract name, required_capabilities: template required_capabilities }`.",
+        "required": [
+          "key",
+          "version",
+          "required_capabilities",
+          "artifact_schema",
+          "guardrails"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "key": {
+            "$ref": "#/components/schemas/ContractsKey"
+          },
+          "version": {
+            "type": "string",
+            "description": "Caller-defined; semantic versions recommended.",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9.+_-]*$"
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/ContractsCapabilities"
+          },
+          "artifact_schema": {
+            "type": "object",
+            "required": [
+              "name",
+              "version"
             ],
-            properties: {
-              normalized_intent: {
-                type: 'string',
+            "additionalProperties": false,
+            "properties": {
+              "name": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200
               },
-              active_contracts: {
-                type: 'integer',
-                description: 'Active contracts of the project.',
+              "version": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64
+              }
+            }
+          },
+          "guardrails": {
+            "type": "object",
+            "required": [
+              "human_approval_required"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "human_approval_required": {
+                "type": "boolean"
+              }
+            }
+          },
+          "stages": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "$ref": "#/components/schemas/ContractsTemplateStage"
+            }
+          }
+        }
+      },
+      "ContractsTemplateView": {
+        "type": "object",
+        "description": "The contract's template as stored; `stages` is empty when the template runs its implicit stage.",
+        "required": [
+          "key",
+          "version",
+          "required_capabilities",
+          "artifact_schema",
+          "guardrails",
+          "stages"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "version": {
+            "type": "string"
+          },
+          "required_capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "artifact_schema": {
+            "type": "object",
+            "required": [
+              "name",
+              "version"
+            ],
+            "properties": {
+              "name": {
+                "type": "string"
               },
-              candidates: {
-                type: 'array',
-                description:
-                  'Every contract considered, matched ones first in winning order, then the others by priority (descending) and contract_id.',
-                items: {
-                  $ref: '#/components/schemas/ContractsResolveCandidate',
-                },
+              "version": {
+                "type": "string"
+              }
+            }
+          },
+          "guardrails": {
+            "type": "object",
+            "required": [
+              "human_approval_required"
+            ],
+            "properties": {
+              "human_approval_required": {
+                "type": "boolean"
+              }
+            }
+          },
+          "stages": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ContractsTemplateStage"
+            }
+          }
+        }
+      },
+      "ContractsContract": {
+        "type": "object",
+        "required": [
+          "contract_id",
+          "project_id",
+          "name",
+          "priority",
+          "classifier",
+          "fallback",
+          "template",
+          "is_active",
+          "revision",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "contract_id": {
+            "$ref": "#/components/schemas/ContractsContractId"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "priority": {
+            "type": "integer"
+          },
+          "classifier": {
+            "type": "object",
+            "required": [
+              "intentContains",
+              "requiredCapabilities",
+              "metadata"
+            ],
+            "properties": {
+              "intentContains": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
               },
-              unlisted_contracts: {
-                type: 'integer',
-                description:
-                  'Active contracts not listed (they cannot match): none of their phrases occurs, or, without phrases, none of their criteria passed.',
+              "requiredCapabilities": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
               },
-              winner_rule: {
-                oneOf: [
-                  {
-                    type: 'string',
-                    enum: [
-                      'only_candidate',
-                      'priority',
-                      'criteria_matched',
-                      'non_fallback',
-                      'oldest_contract',
+              "metadata": {
+                "type": "object",
+                "additionalProperties": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "fallback": {
+            "type": "boolean",
+            "description": "True for the explicit universal fallback."
+          },
+          "template": {
+            "$ref": "#/components/schemas/ContractsTemplateView"
+          },
+          "is_active": {
+            "type": "boolean"
+          },
+          "revision": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ContractsContractResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/ContractsContract"
+          }
+        }
+      },
+      "ContractsCreateRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "template"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "priority": {
+            "type": "integer",
+            "minimum": -1000000,
+            "maximum": 1000000,
+            "default": 0,
+            "description": "Higher wins."
+          },
+          "classifier": {
+            "$ref": "#/components/schemas/ContractsClassifier"
+          },
+          "fallback": {
+            "type": "boolean",
+            "default": false,
+            "description": "The explicit universal fallback; it matches any intent and carries no criteria."
+          },
+          "template": {
+            "$ref": "#/components/schemas/ContractsTemplate"
+          },
+          "is_active": {
+            "type": "boolean",
+            "default": true
+          }
+        }
+      },
+      "ContractsPatchRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "priority": {
+            "type": "integer",
+            "minimum": -1000000,
+            "maximum": 1000000
+          },
+          "classifier": {
+            "$ref": "#/components/schemas/ContractsClassifier"
+          },
+          "fallback": {
+            "type": "boolean"
+          },
+          "template": {
+            "$ref": "#/components/schemas/ContractsTemplate"
+          },
+          "is_active": {
+            "type": "boolean"
+          }
+        }
+      },
+      "ContractsResolveRequest": {
+        "type": "object",
+        "required": [
+          "intent"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "intent": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 10000
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/ContractsCapabilities"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/ContractsMetadata"
+          }
+        }
+      },
+      "ContractsResolveCriterion": {
+        "type": "object",
+        "required": [
+          "kind",
+          "value",
+          "passed",
+          "reason"
+        ],
+        "properties": {
+          "kind": {
+            "type": "string",
+            "enum": [
+              "intent_contains",
+              "required_capability",
+              "metadata",
+              "fallback"
+            ]
+          },
+          "value": {
+            "type": "string",
+            "description": "The normalized phrase, the capability, `key=value`, or `*` for the fallback."
+          },
+          "passed": {
+            "type": "boolean"
+          },
+          "reason": {
+            "type": "string"
+          }
+        }
+      },
+      "ContractsResolveCandidate": {
+        "type": "object",
+        "required": [
+          "contract_id",
+          "name",
+          "priority",
+          "is_fallback",
+          "matched",
+          "criteria_matched",
+          "criteria"
+        ],
+        "properties": {
+          "contract_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "priority": {
+            "type": "integer"
+          },
+          "is_fallback": {
+            "type": "boolean"
+          },
+          "matched": {
+            "type": "boolean",
+            "description": "Every criterion passed (or the contract is the fallback)."
+          },
+          "criteria_matched": {
+            "type": "integer",
+            "description": "Passed criteria counted for the tie-break (phrases found + capabilities + metadata keys)."
+          },
+          "criteria": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ContractsResolveCriterion"
+            }
+          }
+        }
+      },
+      "ContractsResolveResult": {
+        "type": "object",
+        "required": [
+          "matched",
+          "contract",
+          "template",
+          "explanation"
+        ],
+        "properties": {
+          "matched": {
+            "type": "boolean"
+          },
+          "contract": {
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "contract_id",
+                  "name",
+                  "priority",
+                  "is_fallback"
+                ],
+                "properties": {
+                  "contract_id": {
+                    "type": "string"
+                  },
+                  "name": {
+                    "type": "string"
+                  },
+                  "priority": {
+                    "type": "integer"
+                  },
+                  "is_fallback": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "template": {
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "key",
+                  "version",
+                  "definition"
+                ],
+                "properties": {
+                  "key": {
+                    "type": "string"
+                  },
+                  "version": {
+                    "type": "string"
+                  },
+                  "definition": {
+                    "type": "object",
+                    "description": "The template definition with its stages made explicit.",
+                    "required": [
+                      "required_capabilities",
+                      "artifact_schema",
+                      "guardrails",
+                      "stages"
                     ],
-                  },
-                  {
-                    type: 'null',
-                  },
-                ],
-              },
-              winner_reason: {
-                oneOf: [
-                  {
-                    type: 'string',
-                  },
-                  {
-                    type: 'null',
-                  },
-                ],
-              },
-            },
-          },
-        },
-      },
-      DeliveryEventType: {
-        type: 'string',
-        enum: [
-          'invocation.completed',
-          'invocation.waiting_for_artifact',
-          'invocation.failed',
-          'invocation.cancelled',
-          'invocation.artifact_rejected',
-        ],
-      },
-      DeliveryStatus: {
-        type: 'string',
-        enum: ['pending', 'succeeded', 'failed', 'skipped'],
-        description:
-          '`pending` (waiting for its first or next attempt), `succeeded` (a 2xx answer), `failed` (every retry used), `skipped` (its subscription was disabled or deleted first).',
-      },
-      DeliverySubscriptionCreateRequest: {
-        type: 'object',
-        required: ['url', 'events'],
-        additionalProperties: false,
-        properties: {
-          url: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 2000,
-          },
-          events: {
-            type: 'array',
-            minItems: 1,
-            maxItems: 10,
-            uniqueItems: true,
-            items: {
-              $ref: '#/components/schemas/DeliveryEventType',
-            },
-          },
-          description: {
-            type: 'string',
-            maxLength: 500,
-          },
-        },
-      },
-      DeliverySubscriptionPatchRequest: {
-        type: 'object',
-        additionalProperties: false,
-        minProperties: 1,
-        properties: {
-          url: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 2000,
-          },
-          events: {
-            type: 'array',
-            minItems: 1,
-            maxItems: 10,
-            uniqueItems: true,
-            items: {
-              $ref: '#/components/schemas/DeliveryEventType',
-            },
-          },
-          description: {
-            type: 'string',
-            maxLength: 500,
-          },
-          is_active: {
-            type: 'boolean',
-          },
-        },
-      },
-      DeliverySubscription: {
-        type: 'object',
-        required: [
-          'subscription_id',
-          'project_id',
-          'url',
-          'events',
-          'description',
-          'is_active',
-          'disabled_reason',
-          'secret_rotation_ends_at',
-          'created_at',
-          'updated_at',
-        ],
-        properties: {
-          subscription_id: {
-            type: 'string',
-          },
-          project_id: {
-            type: 'string',
-          },
-          url: {
-            type: 'string',
-          },
-          events: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/DeliveryEventType',
-            },
-          },
-          description: {
-            type: ['string', 'null'],
-          },
-          is_active: {
-            type: 'boolean',
-          },
-          disabled_reason: {
-            type: ['string', 'null'],
-            description: '`gone` (the endpoint answered 410), `retries_exhausted`, or `manual`.',
-          },
-          secret_rotation_ends_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-            description: "While set and in the future, deliveries carry the previous secret's signature too.",
-          },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          updated_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-        },
-      },
-      DeliverySubscriptionWithSecretResponse: {
-        type: 'object',
-        required: ['data'],
-        properties: {
-          data: {
-            allOf: [
-              {
-                $ref: '#/components/schemas/DeliverySubscription',
+                    "properties": {
+                      "required_capabilities": {
+                        "type": "array",
+                        "items": {
+                          "type": "string"
+                        }
+                      },
+                      "artifact_schema": {
+                        "type": "object",
+                        "required": [
+                          "name",
+                          "version"
+                        ],
+                        "properties": {
+                          "name": {
+                            "type": "string"
+                          },
+                          "version": {
+                            "type": "string"
+                          }
+                        }
+                      },
+                      "guardrails": {
+                        "type": "object",
+                        "required": [
+                          "human_approval_required"
+                        ],
+                        "properties": {
+                          "human_approval_required": {
+                            "type": "boolean"
+                          }
+                        }
+                      },
+                      "stages": {
+                        "type": "array",
+                        "items": {
+                          "$ref": "#/components/schemas/ContractsTemplateStage"
+                        }
+                      }
+                    }
+                  }
+                }
               },
               {
-                type: 'object',
-                required: ['signing_secret'],
-                properties: {
-                  signing_secret: {
-                    type: 'string',
-                    description: '`whsec_…`. Shown in this answer only; store it on the receiving server.',
-                  },
-                },
-              },
+                "type": "null"
+              }
+            ]
+          },
+          "explanation": {
+            "type": "object",
+            "required": [
+              "normalized_intent",
+              "active_contracts",
+              "candidates",
+              "unlisted_contracts",
+              "winner_rule",
+              "winner_reason"
             ],
-          },
-        },
+            "properties": {
+              "normalized_intent": {
+                "type": "string"
+              },
+              "active_contracts": {
+                "type": "integer",
+                "description": "Active contracts of the project."
+              },
+              "candidates": {
+                "type": "array",
+                "description": "Every contract considered, matched ones first in winning order, then the others by priority (descending) and contract_id.",
+                "items": {
+                  "$ref": "#/components/schemas/ContractsResolveCandidate"
+                }
+              },
+              "unlisted_contracts": {
+                "type": "integer",
+                "description": "Active contracts not listed (they cannot match): none of their phrases occurs, or, without phrases, none of their criteria passed."
+              },
+              "winner_rule": {
+                "oneOf": [
+                  {
+                    "type": "string",
+                    "enum": [
+                      "only_candidate",
+                      "priority",
+                      "criteria_matched",
+                      "non_fallback",
+                      "oldest_contract"
+                    ]
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              },
+              "winner_reason": {
+                "oneOf": [
+                  {
+                    "type": "string"
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              }
+            }
+          }
+        }
       },
-      Delivery: {
-        type: 'object',
-        required: [
-          'delivery_id',
-          'subscription_id',
-          'invocation_id',
-          'event',
-          'status',
-          'attempts',
-          'next_attempt_at',
-          'last_status_code',
-          'created_at',
-          'completed_at',
+      "DeliveryEventType": {
+        "type": "string",
+        "enum": [
+          "invocation.completed",
+          "invocation.waiting_for_artifact",
+          "invocation.failed",
+          "invocation.cancelled",
+          "invocation.artifact_rejected"
+        ]
+      },
+      "DeliveryStatus": {
+        "type": "string",
+        "enum": [
+          "pending",
+          "succeeded",
+          "failed",
+          "skipped"
         ],
-        properties: {
-          delivery_id: {
-            type: 'string',
-          },
-          subscription_id: {
-            type: 'string',
-          },
-          invocation_id: {
-            type: 'string',
-          },
-          event: {
-            $ref: '#/components/schemas/DeliveryEventType',
-          },
-          status: {
-            $ref: '#/components/schemas/DeliveryStatus',
-          },
-          attempts: {
-            type: 'integer',
-          },
-          next_attempt_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          last_status_code: {
-            type: ['integer', 'null'],
-          },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          completed_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-        },
+        "description": "`pending` (waiting for its first or next attempt), `succeeded` (a 2xx answer), `failed` (every retry used), `skipped` (its subscription was disabled or deleted first)."
       },
-      DeliveryAttempt: {
-        type: 'object',
-        required: [
-          'attempt',
-          'started_at',
-          'status_code',
-          'latency_ms',
-          'error',
-          'response_snippet',
-          'trigger',
+      "DeliverySubscriptionCreateRequest": {
+        "type": "object",
+        "required": [
+          "url",
+          "events"
         ],
-        properties: {
-          attempt: {
-            type: 'integer',
+        "additionalProperties": false,
+        "properties": {
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000
           },
-          started_at: {
-            type: 'string',
-            format: 'date-time',
+          "events": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 10,
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/DeliveryEventType"
+            }
           },
-          status_code: {
-            type: ['integer', 'null'],
-          },
-          latency_ms: {
-            type: 'integer',
-          },
-          error: {
-            type: ['string', 'null'],
-            description: 'e.g. `timeout`, `connection_refused`, `tls_error`.',
-          },
-          response_snippet: {
-            type: 'string',
-            description: 'The first 2 KiB of the answer.',
-          },
-          trigger: {
-            type: 'string',
-            enum: ['scheduled', 'manual', 'replay'],
-          },
-        },
+          "description": {
+            "type": "string",
+            "maxLength": 500
+          }
+        }
       },
-      DeliveryDetail: {
-        allOf: [
+      "DeliverySubscriptionPatchRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000
+          },
+          "events": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 10,
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/DeliveryEventType"
+            }
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 500
+          },
+          "is_active": {
+            "type": "boolean"
+          }
+        }
+      },
+      "DeliverySubscription": {
+        "type": "object",
+        "required": [
+          "subscription_id",
+          "project_id",
+          "url",
+          "events",
+          "description",
+          "is_active",
+          "disabled_reason",
+          "secret_rotation_ends_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "subscription_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "url": {
+            "type": "string"
+          },
+          "events": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/DeliveryEventType"
+            }
+          },
+          "description": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "is_active": {
+            "type": "boolean"
+          },
+          "disabled_reason": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "`gone` (the endpoint answered 410), `retries_exhausted`, or `manual`."
+          },
+          "secret_rotation_ends_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "While set and in the future, deliveries carry the previous secret's signature too."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "DeliverySubscriptionWithSecretResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/DeliverySubscription"
+              },
+              {
+                "type": "object",
+                "required": [
+                  "signing_secret"
+                ],
+                "properties": {
+                  "signing_secret": {
+                    "type": "string",
+                    "description": "`whsec_…`. Shown in this answer only; store it on the receiving server."
+                  }
+                }
+              }
+            ]
+          }
+        }
+      },
+      "Delivery": {
+        "type": "object",
+        "required": [
+          "delivery_id",
+          "subscription_id",
+          "invocation_id",
+          "event",
+          "status",
+          "attempts",
+          "next_attempt_at",
+          "last_status_code",
+          "created_at",
+          "completed_at"
+        ],
+        "properties": {
+          "delivery_id": {
+            "type": "string"
+          },
+          "subscription_id": {
+            "type": "string"
+          },
+          "invocation_id": {
+            "type": "string"
+          },
+          "event": {
+            "$ref": "#/components/schemas/DeliveryEventType"
+          },
+          "status": {
+            "$ref": "#/components/schemas/DeliveryStatus"
+          },
+          "attempts": {
+            "type": "integer"
+          },
+          "next_attempt_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "last_status_code": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "completed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "DeliveryAttempt": {
+        "type": "object",
+        "required": [
+          "attempt",
+          "started_at",
+          "status_code",
+          "latency_ms",
+          "error",
+          "response_snippet",
+          "trigger"
+        ],
+        "properties": {
+          "attempt": {
+            "type": "integer"
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "status_code": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "latency_ms": {
+            "type": "integer"
+          },
+          "error": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "e.g. `timeout`, `connection_refused`, `tls_error`."
+          },
+          "response_snippet": {
+            "type": "string",
+            "description": "The first 2 KiB of the answer."
+          },
+          "trigger": {
+            "type": "string",
+            "enum": [
+              "scheduled",
+              "manual",
+              "replay"
+            ]
+          }
+        }
+      },
+      "DeliveryDetail": {
+        "allOf": [
           {
-            $ref: '#/components/schemas/Delivery',
+            "$ref": "#/components/schemas/Delivery"
           },
           {
-            type: 'object',
-            required: ['body', 'attempt_log'],
-            properties: {
-              body: {
-                $ref: '#/components/schemas/DeliveryEventBody',
-              },
-              attempt_log: {
-                type: 'array',
-                items: {
-                  $ref: '#/components/schemas/DeliveryAttempt',
-                },
-              },
-            },
-          },
-        ],
-      },
-      DeliveryEventBody: {
-        type: 'object',
-        description:
-          'The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published.',
-        required: ['type', 'timestamp', 'data'],
-        additionalProperties: false,
-        properties: {
-          type: {
-            $ref: '#/components/schemas/DeliveryEventType',
-          },
-          timestamp: {
-            type: 'string',
-            format: 'date-time',
-            description: 'When the event happened.',
-          },
-          data: {
-            type: 'object',
-            required: [
-              'workspace_id',
-              'project_id',
-              'invocation_id',
-              'state',
-              'attention',
-              'attention_reason',
-              'correlation_id',
-              'artifact',
+            "type": "object",
+            "required": [
+              "body",
+              "attempt_log"
             ],
-            additionalProperties: false,
-            properties: {
-              workspace_id: {
-                type: 'string',
+            "properties": {
+              "body": {
+                "$ref": "#/components/schemas/DeliveryEventBody"
               },
-              project_id: {
-                type: 'string',
+              "attempt_log": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/DeliveryAttempt"
+                }
+              }
+            }
+          }
+        ]
+      },
+      "DeliveryEventBody": {
+        "type": "object",
+        "description": "The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published.",
+        "required": [
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "type": {
+            "$ref": "#/components/schemas/DeliveryEventType"
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the event happened."
+          },
+          "data": {
+            "type": "object",
+            "required": [
+              "workspace_id",
+              "project_id",
+              "invocation_id",
+              "state",
+              "attention",
+              "attention_reason",
+              "correlation_id",
+              "artifact"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "workspace_id": {
+                "type": "string"
               },
-              invocation_id: {
-                type: 'string',
+              "project_id": {
+                "type": "string"
               },
-              state: {
-                $ref: '#/components/schemas/InvocationsState',
+              "invocation_id": {
+                "type": "string"
               },
-              attention: {
-                $ref: '#/components/schemas/InvocationsAttention',
+              "state": {
+                "$ref": "#/components/schemas/InvocationsState"
               },
-              attention_reason: {
-                type: ['string', 'null'],
+              "attention": {
+                "$ref": "#/components/schemas/InvocationsAttention"
               },
-              correlation_id: {
-                type: ['string', 'null'],
+              "attention_reason": {
+                "type": [
+                  "string",
+                  "null"
+                ]
               },
-              artifact: {
-                oneOf: [
+              "correlation_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "artifact": {
+                "oneOf": [
                   {
-                    type: 'null',
+                    "type": "null"
                   },
                   {
-                    type: 'object',
-                    required: ['artifact_id', 'schema_id', 'schema_name', 'schema_version'],
-                    additionalProperties: false,
-                    properties: {
-                      artifact_id: {
-                        type: 'string',
+                    "type": "object",
+                    "required": [
+                      "artifact_id",
+                      "schema_id",
+                      "schema_name",
+                      "schema_version"
+                    ],
+                    "additionalProperties": false,
+                    "properties": {
+                      "artifact_id": {
+                        "type": "string"
                       },
-                      schema_id: {
-                        type: 'string',
+                      "schema_id": {
+                        "type": "string"
                       },
-                      schema_name: {
-                        type: 'string',
+                      "schema_name": {
+                        "type": "string"
                       },
-                      schema_version: {
-                        type: 'string',
-                      },
-                    },
-                  },
+                      "schema_version": {
+                        "type": "string"
+                      }
+                    }
+                  }
+                ]
+              }
+            }
+          }
+        }
+      },
+      "InvocationsCapabilities": {
+        "type": "array",
+        "maxItems": 64,
+        "items": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        }
+      },
+      "InvocationsMetadata": {
+        "type": "object",
+        "description": "Caller-defined string values (e.g. source application, source route).",
+        "maxProperties": 32,
+        "propertyNames": {
+          "minLength": 1,
+          "maxLength": 100
+        },
+        "additionalProperties": {
+          "type": "string",
+          "maxLength": 1000
+        }
+      },
+      "InvocationsPreflightRequest": {
+        "type": "object",
+        "required": [
+          "intent"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "intent": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4000
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/InvocationsCapabilities"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/InvocationsMetadata"
+          }
+        }
+      },
+      "InvocationsCreateRequest": {
+        "type": "object",
+        "required": [
+          "intent"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "intent": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4000
+          },
+          "workflow_contract_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "Pins a contract (it must be active in the project)."
+          },
+          "workflow_template_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "workflow_template_version": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "required_capabilities": {
+            "$ref": "#/components/schemas/InvocationsCapabilities"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/InvocationsMetadata"
+          }
+        }
+      },
+      "InvocationsState": {
+        "type": "string",
+        "enum": [
+          "received",
+          "launching",
+          "running",
+          "awaiting_approval",
+          "waiting_for_artifact",
+          "completed",
+          "blocked",
+          "failed",
+          "cancelled"
+        ],
+        "description": "Lifecycle state; see the `invocations` tag for the state machine."
+      },
+      "InvocationsAttention": {
+        "type": "string",
+        "enum": [
+          "none",
+          "approval_required",
+          "blocked",
+          "stalled",
+          "artifact_rejected",
+          "failed"
+        ]
+      },
+      "InvocationsRoute": {
+        "type": "object",
+        "required": [
+          "matched",
+          "selection",
+          "contract_id",
+          "template_key",
+          "template_version",
+          "winner_reason"
+        ],
+        "properties": {
+          "matched": {
+            "type": "boolean",
+            "description": "Whether a contract (and so a template) was selected."
+          },
+          "selection": {
+            "type": "string",
+            "enum": [
+              "resolved",
+              "pinned_contract",
+              "pinned_template"
+            ],
+            "description": "How the route was chosen — by resolve, or pinned by the caller."
+          },
+          "contract_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "template_key": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "template_version": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "winner_reason": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Why this contract won (null when none matched)."
+          }
+        }
+      },
+      "InvocationsStage": {
+        "type": "object",
+        "required": [
+          "stage_id",
+          "key",
+          "title",
+          "position",
+          "state",
+          "required_capabilities",
+          "owner_agent_id",
+          "handoff_id",
+          "attempts",
+          "blocker_reason",
+          "progress",
+          "assigned_at",
+          "claimed_at",
+          "last_heartbeat_at",
+          "completed_at",
+          "duration_ms"
+        ],
+        "properties": {
+          "stage_id": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string"
+          },
+          "title": {
+            "type": "string"
+          },
+          "position": {
+            "type": "integer",
+            "description": "1-based order in the run."
+          },
+          "state": {
+            "$ref": "#/components/schemas/RunsStageState"
+          },
+          "required_capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "owner_agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "handoff_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The hub handoff of the current assignment."
+          },
+          "attempts": {
+            "type": "integer",
+            "description": "How many owners the stage has had (reassignments + 1)."
+          },
+          "blocker_reason": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "progress": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The owner's latest progress note."
+          },
+          "assigned_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "claimed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "last_heartbeat_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "completed_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "duration_ms": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "From the first assignment to completion (null until completed)."
+          }
+        }
+      },
+      "InvocationsInvocation": {
+        "type": "object",
+        "required": [
+          "invocation_id",
+          "project_id",
+          "state",
+          "attention",
+          "route",
+          "correlation_id",
+          "created_at",
+          "updated_at",
+          "stages",
+          "current_stage",
+          "latest_handoff",
+          "artifact",
+          "run_id",
+          "attention_reason",
+          "blockers",
+          "approval"
+        ],
+        "properties": {
+          "invocation_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "state": {
+            "$ref": "#/components/schemas/InvocationsState"
+          },
+          "attention": {
+            "$ref": "#/components/schemas/InvocationsAttention"
+          },
+          "route": {
+            "$ref": "#/components/schemas/InvocationsRoute"
+          },
+          "correlation_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "stages": {
+            "type": "array",
+            "description": "Ordered stage progress (empty before launch).",
+            "items": {
+              "$ref": "#/components/schemas/InvocationsStage"
+            }
+          },
+          "current_stage": {
+            "description": "The stage in progress and its owner (null before launch).",
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "$ref": "#/components/schemas/InvocationsStage"
+              }
+            ]
+          },
+          "latest_handoff": {
+            "description": "The latest stage handoff (null before launch).",
+            "type": [
+              "object",
+              "null"
+            ],
+            "required": [
+              "handoff_id",
+              "stage_id",
+              "stage_key",
+              "assignee_agent_id",
+              "created_at"
+            ],
+            "properties": {
+              "handoff_id": {
+                "type": "string"
+              },
+              "stage_id": {
+                "type": "string"
+              },
+              "stage_key": {
+                "type": "string"
+              },
+              "assignee_agent_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "created_at": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "artifact": {
+            "description": "The published artifact's identity (null until one is published).",
+            "type": [
+              "object",
+              "null"
+            ],
+            "required": [
+              "artifact_id",
+              "schema_name",
+              "schema_version",
+              "created_at"
+            ],
+            "properties": {
+              "artifact_id": {
+                "type": "string"
+              },
+              "schema_name": {
+                "type": "string"
+              },
+              "schema_version": {
+                "type": "string"
+              },
+              "created_at": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "run_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The governed run (null before the run starts)."
+          },
+          "attention_reason": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Why the attention signal is raised (null when it is `none`)."
+          },
+          "blockers": {
+            "type": "array",
+            "description": "What holds the invocation (launch refused, no stage owner available); same shape as preflight's.",
+            "items": {
+              "$ref": "#/components/schemas/InvocationsBlocker"
+            }
+          },
+          "approval": {
+            "description": "The `human_approval_required` guardrail (null when the template does not require it).",
+            "type": [
+              "object",
+              "null"
+            ],
+            "required": [
+              "required",
+              "decision",
+              "decided_by",
+              "decided_at",
+              "comment"
+            ],
+            "properties": {
+              "required": {
+                "type": "boolean"
+              },
+              "decision": {
+                "type": [
+                  "string",
+                  "null"
                 ],
+                "enum": [
+                  "approve",
+                  "reject",
+                  null
+                ]
               },
-            },
-          },
-        },
+              "decided_by": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The participant who decided."
+              },
+              "decided_at": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "format": "date-time"
+              },
+              "comment": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          }
+        }
       },
-      InvocationsCapabilities: {
-        type: 'array',
-        maxItems: 64,
-        items: {
-          type: 'string',
-          minLength: 1,
-          maxLength: 100,
-        },
-      },
-      InvocationsMetadata: {
-        type: 'object',
-        description: 'Caller-defined string values (e.g. source application, source route).',
-        maxProperties: 32,
-        propertyNames: {
-          minLength: 1,
-          maxLength: 100,
-        },
-        additionalProperties: {
-          type: 'string',
-          maxLength: 1000,
-        },
-      },
-      InvocationsPreflightRequest: {
-        type: 'object',
-        required: ['intent'],
-        additionalProperties: false,
-        properties: {
-          intent: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 4000,
-          },
-          required_capabilities: {
-            $ref: '#/components/schemas/InvocationsCapabilities',
-          },
-          metadata: {
-            $ref: '#/components/schemas/InvocationsMetadata',
-          },
-        },
-      },
-      InvocationsCreateRequest: {
-        type: 'object',
-        required: ['intent'],
-        additionalProperties: false,
-        properties: {
-          intent: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 4000,
-          },
-          workflow_contract_id: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 64,
-            description: 'Pins a contract (it must be active in the project).',
-          },
-          workflow_template_key: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 200,
-          },
-          workflow_template_version: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 100,
-          },
-          required_capabilities: {
-            $ref: '#/components/schemas/InvocationsCapabilities',
-          },
-          metadata: {
-            $ref: '#/components/schemas/InvocationsMetadata',
-          },
-        },
-      },
-      InvocationsState: {
-        type: 'string',
-        enum: [
-          'received',
-          'launching',
-          'running',
-          'awaiting_approval',
-          'waiting_for_artifact',
-          'completed',
-          'blocked',
-          'failed',
-          'cancelled',
+      "InvocationsInvocationResponse": {
+        "type": "object",
+        "required": [
+          "data"
         ],
-        description: 'Lifecycle state; see the `invocations` tag for the state machine.',
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/InvocationsInvocation"
+          }
+        }
       },
-      InvocationsAttention: {
-        type: 'string',
-        enum: ['none', 'approval_required', 'blocked', 'stalled', 'artifact_rejected', 'failed'],
-      },
-      InvocationsRoute: {
-        type: 'object',
-        required: [
-          'matched',
-          'selection',
-          'contract_id',
-          'template_key',
-          'template_version',
-          'winner_reason',
+      "InvocationsBlocker": {
+        "type": "object",
+        "required": [
+          "category",
+          "code",
+          "message",
+          "recommended_action"
         ],
-        properties: {
-          matched: {
-            type: 'boolean',
-            description: 'Whether a contract (and so a template) was selected.',
+        "properties": {
+          "category": {
+            "type": "string",
+            "enum": [
+              "classifier_template_configuration",
+              "roster_ownership",
+              "runtime_endpoints",
+              "spawn_policy",
+              "infrastructure_health"
+            ]
           },
-          selection: {
-            type: 'string',
-            enum: ['resolved', 'pinned_contract', 'pinned_template'],
-            description: 'How the route was chosen — by resolve, or pinned by the caller.',
+          "code": {
+            "type": "string"
           },
-          contract_id: {
-            type: ['string', 'null'],
+          "message": {
+            "type": "string"
           },
-          template_key: {
-            type: ['string', 'null'],
+          "recommended_action": {
+            "type": "string"
           },
-          template_version: {
-            type: ['string', 'null'],
+          "stage_key": {
+            "type": "string",
+            "description": "The template stage concerned (roster blockers)."
           },
-          winner_reason: {
-            type: ['string', 'null'],
-            description: 'Why this contract won (null when none matched).',
-          },
-        },
+          "runtime_instance_ids": {
+            "type": "array",
+            "description": "The runtime hosts concerned (runtime blockers).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
       },
-      InvocationsStage: {
-        type: 'object',
-        required: [
-          'stage_id',
-          'key',
-          'title',
-          'position',
-          'state',
-          'required_capabilities',
-          'owner_agent_id',
-          'handoff_id',
-          'attempts',
-          'blocker_reason',
-          'progress',
-          'assigned_at',
-          'claimed_at',
-          'last_heartbeat_at',
-          'completed_at',
-          'duration_ms',
+      "InvocationsPreflightContract": {
+        "type": "object",
+        "required": [
+          "contract_id",
+          "name",
+          "priority"
         ],
-        properties: {
-          stage_id: {
-            type: 'string',
+        "properties": {
+          "contract_id": {
+            "type": "string"
           },
-          key: {
-            type: 'string',
+          "name": {
+            "type": "string"
           },
-          title: {
-            type: 'string',
-          },
-          position: {
-            type: 'integer',
-            description: '1-based order in the run.',
-          },
-          state: {
-            $ref: '#/components/schemas/RunsStageState',
-          },
-          required_capabilities: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-          owner_agent_id: {
-            type: ['string', 'null'],
-          },
-          handoff_id: {
-            type: ['string', 'null'],
-            description: 'The hub handoff of the current assignment.',
-          },
-          attempts: {
-            type: 'integer',
-            description: 'How many owners the stage has had (reassignments + 1).',
-          },
-          blocker_reason: {
-            type: ['string', 'null'],
-          },
-          progress: {
-            type: ['string', 'null'],
-            description: "The owner's latest progress note.",
-          },
-          assigned_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          claimed_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          last_heartbeat_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          completed_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-          duration_ms: {
-            type: ['integer', 'null'],
-            description: 'From the first assignment to completion (null until completed).',
-          },
-        },
+          "priority": {
+            "type": "number"
+          }
+        }
       },
-      InvocationsInvocation: {
-        type: 'object',
-        required: [
-          'invocation_id',
-          'project_id',
-          'state',
-          'attention',
-          'route',
-          'correlation_id',
-          'created_at',
-          'updated_at',
-          'stages',
-          'current_stage',
-          'latest_handoff',
-          'artifact',
-          'run_id',
-          'attention_reason',
-          'blockers',
-          'approval',
+      "InvocationsPreflightTemplate": {
+        "type": "object",
+        "required": [
+          "key",
+          "version",
+          "artifact_schema",
+          "stages"
         ],
-        properties: {
-          invocation_id: {
-            type: 'string',
+        "properties": {
+          "key": {
+            "type": "string"
           },
-          project_id: {
-            type: 'string',
+          "version": {
+            "type": "string"
           },
-          state: {
-            $ref: '#/components/schemas/InvocationsState',
+          "artifact_schema": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "properties": {
+              "name": {
+                "type": "string"
+              },
+              "version": {
+                "type": "string"
+              }
+            }
           },
-          attention: {
-            $ref: '#/components/schemas/InvocationsAttention',
+          "stages": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "key": {
+                  "type": "string"
+                },
+                "title": {
+                  "type": "string"
+                },
+                "required_capabilities": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "InvocationsPreflight": {
+        "type": "object",
+        "required": [
+          "matched",
+          "route_ready",
+          "can_launch",
+          "contract",
+          "template",
+          "blockers",
+          "explanation"
+        ],
+        "properties": {
+          "matched": {
+            "type": "boolean"
           },
-          route: {
-            $ref: '#/components/schemas/InvocationsRoute',
+          "route_ready": {
+            "type": "boolean"
           },
-          correlation_id: {
-            type: ['string', 'null'],
+          "can_launch": {
+            "type": "boolean"
           },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          updated_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          stages: {
-            type: 'array',
-            description: 'Ordered stage progress (empty before launch).',
-            items: {
-              $ref: '#/components/schemas/InvocationsStage',
-            },
-          },
-          current_stage: {
-            description: 'The stage in progress and its owner (null before launch).',
-            oneOf: [
+          "contract": {
+            "oneOf": [
               {
-                type: 'null',
+                "type": "null"
               },
               {
-                $ref: '#/components/schemas/InvocationsStage',
+                "$ref": "#/components/schemas/InvocationsPreflightContract"
+              }
+            ]
+          },
+          "template": {
+            "oneOf": [
+              {
+                "type": "null"
               },
+              {
+                "$ref": "#/components/schemas/InvocationsPreflightTemplate"
+              }
+            ]
+          },
+          "blockers": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/InvocationsBlocker"
+            }
+          },
+          "explanation": {
+            "description": "Resolve's explanation of the match (per candidate, each criterion and the winner's reason)."
+          }
+        }
+      },
+      "RunsApprovalRequest": {
+        "type": "object",
+        "required": [
+          "decision"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "decision": {
+            "type": "string",
+            "enum": [
+              "approve",
+              "reject"
+            ]
+          },
+          "comment": {
+            "type": "string",
+            "maxLength": 2000
+          }
+        }
+      },
+      "RunsStageState": {
+        "type": "string",
+        "enum": [
+          "pending",
+          "assigned",
+          "claimed",
+          "blocked",
+          "completed",
+          "skipped"
+        ],
+        "description": "`pending` (not reached yet, or waiting for an owner), `assigned` (an owner has the handoff), `claimed` (the owner is working), `blocked` (the owner reported a blocker), `completed`, `skipped` (the run ended before the stage was reached)."
+      },
+      "AgentStageAssignment": {
+        "type": "object",
+        "required": [
+          "stage_id",
+          "invocation_id",
+          "project_id",
+          "run_id",
+          "key",
+          "title",
+          "position",
+          "stage_count",
+          "is_final",
+          "state",
+          "handoff_id",
+          "intent",
+          "required_capabilities",
+          "artifact_schema",
+          "heartbeat_interval_seconds",
+          "stall_after_seconds",
+          "assigned_at"
+        ],
+        "properties": {
+          "stage_id": {
+            "type": "string"
+          },
+          "invocation_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "run_id": {
+            "type": "string"
+          },
+          "key": {
+            "type": "string"
+          },
+          "title": {
+            "type": "string"
+          },
+          "position": {
+            "type": "integer",
+            "description": "1-based position of the stage in the run."
+          },
+          "stage_count": {
+            "type": "integer"
+          },
+          "is_final": {
+            "type": "boolean",
+            "description": "The last stage; its owner publishes the artifact."
+          },
+          "state": {
+            "$ref": "#/components/schemas/RunsStageState"
+          },
+          "handoff_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "intent": {
+            "type": "string",
+            "description": "The invocation's intent, normalized (Unicode NFKC, lower case, whitespace collapsed)."
+          },
+          "required_capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "artifact_schema": {
+            "type": "object",
+            "required": [
+              "name",
+              "version",
+              "json_schema"
             ],
+            "properties": {
+              "name": {
+                "type": "string"
+              },
+              "version": {
+                "type": "string"
+              },
+              "json_schema": {
+                "type": "object",
+                "additionalProperties": true
+              }
+            }
           },
-          latest_handoff: {
-            description: 'The latest stage handoff (null before launch).',
-            type: ['object', 'null'],
-            required: ['handoff_id', 'stage_id', 'stage_key', 'assignee_agent_id', 'created_at'],
-            properties: {
-              handoff_id: {
-                type: 'string',
-              },
-              stage_id: {
-                type: 'string',
-              },
-              stage_key: {
-                type: 'string',
-              },
-              assignee_agent_id: {
-                type: ['string', 'null'],
-              },
-              created_at: {
-                type: 'string',
-                format: 'date-time',
-              },
-            },
+          "heartbeat_interval_seconds": {
+            "type": "integer"
           },
-          artifact: {
-            description: "The published artifact's identity (null until one is published).",
-            type: ['object', 'null'],
-            required: ['artifact_id', 'schema_name', 'schema_version', 'created_at'],
-            properties: {
-              artifact_id: {
-                type: 'string',
-              },
-              schema_name: {
-                type: 'string',
-              },
-              schema_version: {
-                type: 'string',
-              },
-              created_at: {
-                type: 'string',
-                format: 'date-time',
-              },
-            },
+          "stall_after_seconds": {
+            "type": "integer"
           },
-          run_id: {
-            type: ['string', 'null'],
-            description: 'The governed run (null before the run starts).',
-          },
-          attention_reason: {
-            type: ['string', 'null'],
-            description: 'Why the attention signal is raised (null when it is `none`).',
-          },
-          blockers: {
-            type: 'array',
-            description:
-              "What holds the invocation (launch refused, no stage owner available); same shape as preflight's.",
-            items: {
-              $ref: '#/components/schemas/InvocationsBlocker',
-            },
-          },
-          approval: {
-            description:
-              'The `human_approval_required` guardrail (null when the template does not require it).',
-            type: ['object', 'null'],
-            required: ['required', 'decision', 'decided_by', 'decided_at', 'comment'],
-            properties: {
-              required: {
-                type: 'boolean',
-              },
-              decision: {
-                type: ['string', 'null'],
-                enum: ['approve', 'reject', null],
-              },
-              decided_by: {
-                type: ['string', 'null'],
-                description: 'The participant who decided.',
-              },
-              decided_at: {
-                type: ['string', 'null'],
-                format: 'date-time',
-              },
-              comment: {
-                type: ['string', 'null'],
-              },
-            },
-          },
-        },
-      },
-      InvocationsInvocationResponse: {
-        type: 'object',
-        required: ['data'],
-        properties: {
-          data: {
-            $ref: '#/components/schemas/InvocationsInvocation',
-          },
-        },
-      },
-      InvocationsBlocker: {
-        type: 'object',
-        required: ['category', 'code', 'message', 'recommended_action'],
-        properties: {
-          category: {
-            type: 'string',
-            enum: [
-              'classifier_template_configuration',
-              'roster_ownership',
-              'runtime_endpoints',
-              'spawn_policy',
-              'infrastructure_health',
+          "assigned_at": {
+            "type": [
+              "string",
+              "null"
             ],
-          },
-          code: {
-            type: 'string',
-          },
-          message: {
-            type: 'string',
-          },
-          recommended_action: {
-            type: 'string',
-          },
-          stage_key: {
-            type: 'string',
-            description: 'The template stage concerned (roster blockers).',
-          },
-          runtime_instance_ids: {
-            type: 'array',
-            description: 'The runtime hosts concerned (runtime blockers).',
-            items: {
-              type: 'string',
-            },
-          },
-        },
+            "format": "date-time"
+          }
+        }
       },
-      InvocationsPreflightContract: {
-        type: 'object',
-        required: ['contract_id', 'name', 'priority'],
-        properties: {
-          contract_id: {
-            type: 'string',
+      "StageEvidence": {
+        "type": "object",
+        "required": [
+          "evidence_id",
+          "stage_id",
+          "kind",
+          "content",
+          "created_at"
+        ],
+        "properties": {
+          "evidence_id": {
+            "type": "string"
           },
-          name: {
-            type: 'string',
+          "stage_id": {
+            "type": "string"
           },
-          priority: {
-            type: 'number',
+          "kind": {
+            "type": "string"
           },
-        },
+          "content": {
+            "description": "The submitted value with secrets redacted."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
       },
-      InvocationsPreflightTemplate: {
-        type: 'object',
-        required: ['key', 'version', 'artifact_schema', 'stages'],
-        properties: {
-          key: {
-            type: 'string',
+      "ArtifactPublishRequest": {
+        "type": "object",
+        "required": [
+          "payload"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "payload": {
+            "description": "The result; must conform to the pinned artifact schema version."
           },
-          version: {
-            type: 'string',
+          "summary": {
+            "type": "string",
+            "maxLength": 2000,
+            "description": "One human-readable paragraph."
           },
-          artifact_schema: {
-            type: ['object', 'null'],
-            properties: {
-              name: {
-                type: 'string',
+          "limitations": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 1000
+            }
+          },
+          "provenance": {
+            "type": "object",
+            "maxProperties": 50,
+            "description": "Producer-supplied provenance (tools, sources); merged under `producer`.",
+            "additionalProperties": true
+          }
+        }
+      },
+      "ArtifactEnvelope": {
+        "type": "object",
+        "description": "Immutable. Consumers must reject an envelope whose identities are missing or do not match what they asked for, or whose `schema.version` they do not support (`verifyEnvelope()` in the SDK).",
+        "required": [
+          "envelope_version",
+          "artifact_id",
+          "workspace_id",
+          "project_id",
+          "invocation_id",
+          "run_id",
+          "schema",
+          "version",
+          "summary",
+          "payload",
+          "payload_sha256",
+          "provenance",
+          "limitations",
+          "created_by",
+          "created_at"
+        ],
+        "properties": {
+          "envelope_version": {
+            "type": "string",
+            "const": "1"
+          },
+          "artifact_id": {
+            "type": "string"
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "invocation_id": {
+            "type": "string"
+          },
+          "run_id": {
+            "type": "string"
+          },
+          "schema": {
+            "type": "object",
+            "required": [
+              "schema_id",
+              "name",
+              "version"
+            ],
+            "properties": {
+              "schema_id": {
+                "type": "string"
               },
-              version: {
-                type: 'string',
+              "name": {
+                "type": "string"
               },
-            },
+              "version": {
+                "type": "string"
+              }
+            }
           },
-          stages: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: {
-                key: {
-                  type: 'string',
-                },
-                title: {
-                  type: 'string',
-                },
-                required_capabilities: {
-                  type: 'array',
-                  items: {
-                    type: 'string',
+          "version": {
+            "type": "integer",
+            "description": "The artifact's version within the invocation (1)."
+          },
+          "summary": {
+            "type": "string"
+          },
+          "payload": {
+            "description": "The validated result."
+          },
+          "payload_sha256": {
+            "type": "string",
+            "description": "SHA-256 (hex) of the canonical JSON of the payload."
+          },
+          "provenance": {
+            "type": "object",
+            "required": [
+              "contract_id",
+              "template",
+              "stages",
+              "correlation_id",
+              "producer"
+            ],
+            "properties": {
+              "contract_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "template": {
+                "type": "object",
+                "required": [
+                  "key",
+                  "version"
+                ],
+                "properties": {
+                  "key": {
+                    "type": "string"
                   },
-                },
+                  "version": {
+                    "type": "string"
+                  }
+                }
               },
-            },
-          },
-        },
-      },
-      InvocationsPreflight: {
-        type: 'object',
-        required: ['matched', 'route_ready', 'can_launch', 'contract', 'template', 'blockers', 'explanation'],
-        properties: {
-          matched: {
-            type: 'boolean',
-          },
-          route_ready: {
-            type: 'boolean',
-          },
-          can_launch: {
-            type: 'boolean',
-          },
-          contract: {
-            oneOf: [
-              {
-                type: 'null',
-              },
-              {
-                $ref: '#/components/schemas/InvocationsPreflightContract',
-              },
-            ],
-          },
-          template: {
-            oneOf: [
-              {
-                type: 'null',
-              },
-              {
-                $ref: '#/components/schemas/InvocationsPreflightTemplate',
-              },
-            ],
-          },
-          blockers: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/InvocationsBlocker',
-            },
-          },
-          explanation: {
-            description:
-              "Resolve's explanation of the match (per candidate, each criterion and the winner's reason).",
-          },
-        },
-      },
-      RunsApprovalRequest: {
-        type: 'object',
-        required: ['decision'],
-        additionalProperties: false,
-        properties: {
-          decision: {
-            type: 'string',
-            enum: ['approve', 'reject'],
-          },
-          comment: {
-            type: 'string',
-            maxLength: 2000,
-          },
-        },
-      },
-      RunsStageState: {
-        type: 'string',
-        enum: ['pending', 'assigned', 'claimed', 'blocked', 'completed', 'skipped'],
-        description:
-          '`pending` (not reached yet, or waiting for an owner), `assigned` (an owner has the handoff), `claimed` (the owner is working), `blocked` (the owner reported a blocker), `completed`, `skipped` (the run ended before the stage was reached).',
-      },
-      AgentStageAssignment: {
-        type: 'object',
-        required: [
-          'stage_id',
-          'invocation_id',
-          'project_id',
-          'run_id',
-          'key',
-          'title',
-          'position',
-          'stage_count',
-          'is_final',
-          'state',
-          'handoff_id',
-          'intent',
-          'required_capabilities',
-          'artifact_schema',
-          'heartbeat_interval_seconds',
-          'stall_after_seconds',
-          'assigned_at',
-        ],
-        properties: {
-          stage_id: {
-            type: 'string',
-          },
-          invocation_id: {
-            type: 'string',
-          },
-          project_id: {
-            type: 'string',
-          },
-          run_id: {
-            type: 'string',
-          },
-          key: {
-            type: 'string',
-          },
-          title: {
-            type: 'string',
-          },
-          position: {
-            type: 'integer',
-            description: '1-based position of the stage in the run.',
-          },
-          stage_count: {
-            type: 'integer',
-          },
-          is_final: {
-            type: 'boolean',
-            description: 'The last stage; its owner publishes the artifact.',
-          },
-          state: {
-            $ref: '#/components/schemas/RunsStageState',
-          },
-          handoff_id: {
-            type: ['string', 'null'],
-          },
-          intent: {
-            type: 'string',
-            description:
-              "The invocation's intent, normalized (Unicode NFKC, lower case, whitespace collapsed).",
-          },
-          required_capabilities: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-          artifact_schema: {
-            type: 'object',
-            required: ['name', 'version', 'json_schema'],
-            properties: {
-              name: {
-                type: 'string',
-              },
-              version: {
-                type: 'string',
-              },
-              json_schema: {
-                type: 'object',
-                additionalProperties: true,
-              },
-            },
-          },
-          heartbeat_interval_seconds: {
-            type: 'integer',
-          },
-          stall_after_seconds: {
-            type: 'integer',
-          },
-          assigned_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
-          },
-        },
-      },
-      StageEvidence: {
-        type: 'object',
-        required: ['evidence_id', 'stage_id', 'kind', 'content', 'created_at'],
-        properties: {
-          evidence_id: {
-            type: 'string',
-          },
-          stage_id: {
-            type: 'string',
-          },
-          kind: {
-            type: 'string',
-          },
-          content: {
-            description: 'The submitted value with secrets redacted.',
-          },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-        },
-      },
-      ArtifactPublishRequest: {
-        type: 'object',
-        required: ['payload'],
-        additionalProperties: false,
-        properties: {
-          payload: {
-            description: 'The result; must conform to the pinned artifact schema version.',
-          },
-          summary: {
-            type: 'string',
-            maxLength: 2000,
-            description: 'One human-readable paragraph.',
-          },
-          limitations: {
-            type: 'array',
-            maxItems: 50,
-            items: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 1000,
-            },
-          },
-          provenance: {
-            type: 'object',
-            maxProperties: 50,
-            description: 'Producer-supplied provenance (tools, sources); merged under `producer`.',
-            additionalProperties: true,
-          },
-        },
-      },
-      ArtifactEnvelope: {
-        type: 'object',
-        description:
-          'Immutable. Consumers must reject an envelope whose identities are missing or do not match what they asked for, or whose `schema.version` they do not support (`verifyEnvelope()` in the SDK).',
-        required: [
-          'envelope_version',
-          'artifact_id',
-          'workspace_id',
-          'project_id',
-          'invocation_id',
-          'run_id',
-          'schema',
-          'version',
-          'summary',
-          'payload',
-          'payload_sha256',
-          'provenance',
-          'limitations',
-          'created_by',
-          'created_at',
-        ],
-        properties: {
-          envelope_version: {
-            type: 'string',
-            const: '1',
-          },
-          artifact_id: {
-            type: 'string',
-          },
-          workspace_id: {
-            type: 'string',
-          },
-          project_id: {
-            type: 'string',
-          },
-          invocation_id: {
-            type: 'string',
-          },
-          run_id: {
-            type: 'string',
-          },
-          schema: {
-            type: 'object',
-            required: ['schema_id', 'name', 'version'],
-            properties: {
-              schema_id: {
-                type: 'string',
-              },
-              name: {
-                type: 'string',
-              },
-              version: {
-                type: 'string',
-              },
-            },
-          },
-          version: {
-            type: 'integer',
-            description: "The artifact's version within the invocation (1).",
-          },
-          summary: {
-            type: 'string',
-          },
-          payload: {
-            description: 'The validated result.',
-          },
-          payload_sha256: {
-            type: 'string',
-            description: 'SHA-256 (hex) of the canonical JSON of the payload.',
-          },
-          provenance: {
-            type: 'object',
-            required: ['contract_id', 'template', 'stages', 'correlation_id', 'producer'],
-            properties: {
-              contract_id: {
-                type: ['string', 'null'],
-              },
-              template: {
-                type: 'object',
-                required: ['key', 'version'],
-                properties: {
-                  key: {
-                    type: 'string',
-                  },
-                  version: {
-                    type: 'string',
-                  },
-                },
-              },
-              stages: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  required: ['key', 'owner_agent_id', 'completed_at'],
-                  properties: {
-                    key: {
-                      type: 'string',
+              "stages": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "key",
+                    "owner_agent_id",
+                    "completed_at"
+                  ],
+                  "properties": {
+                    "key": {
+                      "type": "string"
                     },
-                    owner_agent_id: {
-                      type: ['string', 'null'],
+                    "owner_agent_id": {
+                      "type": [
+                        "string",
+                        "null"
+                      ]
                     },
-                    completed_at: {
-                      type: ['string', 'null'],
-                      format: 'date-time',
-                    },
-                  },
-                },
+                    "completed_at": {
+                      "type": [
+                        "string",
+                        "null"
+                      ],
+                      "format": "date-time"
+                    }
+                  }
+                }
               },
-              correlation_id: {
-                type: ['string', 'null'],
+              "correlation_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
               },
-              producer: {
-                type: 'object',
-                additionalProperties: true,
-              },
-            },
+              "producer": {
+                "type": "object",
+                "additionalProperties": true
+              }
+            }
           },
-          limitations: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
+          "limitations": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           },
-          created_by: {
-            type: 'object',
-            required: ['kind', 'id'],
-            properties: {
-              kind: {
-                type: 'string',
-                enum: ['api_key', 'agent'],
+          "created_by": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "api_key",
+                  "agent"
+                ]
               },
-              id: {
-                type: ['string', 'null'],
-              },
-            },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
           },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-        },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
       },
-      ArtifactEnvelopeResponse: {
-        type: 'object',
-        required: ['data'],
-        properties: {
-          data: {
-            $ref: '#/components/schemas/ArtifactEnvelope',
-          },
-        },
-      },
+      "ArtifactEnvelopeResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/ArtifactEnvelope"
+          }
+        }
+      }
     },
-    responses: {
-      Problem: {
-        description: 'Error (RFC 9457 problem details).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
       },
-      Liveness: {
-        description: 'The process is up.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Liveness',
-            },
-          },
-        },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
       },
-      Readiness: {
-        description: 'Every dependency answered.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      NotReady: {
-        description: 'At least one dependency failed.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      DeliverySubscriptionResponse: {
-        description: 'The subscription.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data'],
-              properties: {
-                data: {
-                  $ref: '#/components/schemas/DeliverySubscription',
-                },
-              },
-            },
-          },
-        },
+      "DeliverySubscriptionResponse": {
+        "description": "The subscription.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/DeliverySubscription"
+                }
+              }
+            }
+          }
+        }
       },
-      AgentStageResponse: {
-        description: 'The stage as its owner sees it.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data'],
-              properties: {
-                data: {
-                  $ref: '#/components/schemas/AgentStageAssignment',
-                },
-              },
-            },
-          },
-        },
-      },
+      "AgentStageResponse": {
+        "description": "The stage as its owner sees it.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/AgentStageAssignment"
+                }
+              }
+            }
+          }
+        }
+      }
     },
-    securitySchemes: {
-      apiKey: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'X-API-Key',
-        description:
-          'Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too).',
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
       },
-      participantBearer: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'JWT',
-        description: "Participant JWT from the hub's `POST /api/v1/auth/login` (audience `participant`).",
+      "participantBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "Participant JWT from the hub's `POST /api/v1/auth/login` (audience `participant`)."
       },
-      agentBearer: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'JWT',
-        description: 'Agent JWT (`AGENT_TOKEN`, audience `agent`) issued by the hub.',
-      },
-    },
+      "agentBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "Agent JWT (`AGENT_TOKEN`, audience `agent`) issued by the hub."
+      }
+    }
   },
-  tags: [
+  "tags": [
     {
-      name: 'artifact-schemas',
-      description:
-        "Versioned artifact schemas of a workspace's projects. A version is identified by (project, name, version) and is immutable once registered: registering the same version with the same schema again is idempotent (200), with another schema it is refused (409 `artifact_schema_version_immutable`). An old version is deprecated, never changed; deprecation is final — there is no restore operation. Schemas are JSON Schema draft 2020-12, checked in strict mode (unknown keywords, formats and type mismatches are errors); only local references (`#…`) are allowed. Access needs the dedicated scopes `artifact-schemas:read` / `artifact-schemas:write`: no other scope, however broad, grants it.",
+      "name": "artifact-schemas",
+      "description": "Versioned artifact schemas of a workspace's projects. A version is identified by (project, name, version) and is immutable once registered: registering the same version with the same schema again is idempotent (200), with another schema it is refused (409 `artifact_schema_version_immutable`). An old version is deprecated, never changed; deprecation is final — there is no restore operation. Schemas are JSON Schema draft 2020-12, checked in strict mode (unknown keywords, formats and type mismatches are errors); only local references (`#…`) are allowed. Access needs the dedicated scopes `artifact-schemas:read` / `artifact-schemas:write`: no other scope, however broad, grants it."
     },
     {
-      name: 'workflow-contracts',
-      description:
-        "A workflow contract combines deterministic classifier rules with exactly one versioned template. A classifier holds any of `intentContains` (phrases; any one must occur in the intent), `requiredCapabilities` (each must be in the request's `required_capabilities`) and `metadata` (each key must equal the request's value). An empty classifier is rejected (400 `classifier_empty`); a universal fallback is stated explicitly with `fallback: true` and then carries no criteria (400 `fallback_with_criteria`). Templates are stored per project by `key` + `version`: a contract naming an existing version with the same definition reuses it; a different definition replaces it until an invocation has used that version, after which it is immutable (409 `template_version_immutable`) and a new version must be named. Contracts are never deleted: `is_active: false` retires one (it leaves the list and resolve), and every create, update and retirement is an audit event (`workflow_contract.created|updated|retired`). `revision` grows by one on every change.",
+      "name": "workflow-contracts",
+      "description": "A workflow contract combines deterministic classifier rules with exactly one versioned template. A classifier holds any of `intentContains` (phrases; any one must occur in the intent), `requiredCapabilities` (each must be in the request's `required_capabilities`) and `metadata` (each key must equal the request's value). An empty classifier is rejected (400 `classifier_empty`); a universal fallback is stated explicitly with `fallback: true` and then carries no criteria (400 `fallback_with_criteria`). Templates are stored per project by `key` + `version`: a contract naming an existing version with the same definition reuses it; a different definition replaces it until an invocation has used that version, after which it is immutable (409 `template_version_immutable`) and a new version must be named. Contracts are never deleted: `is_active: false` retires one (it leaves the list and resolve), and every create, update and retirement is an audit event (`workflow_contract.created|updated|retired`). `revision` grows by one on every change."
     },
     {
-      name: 'workflow-resolve',
-      description:
-        "Resolve is a pure, read-only function of the project's active contracts: it creates no row of any kind. The intent and every phrase are normalized the same way (Unicode NFKC, lower case, whitespace runs collapsed to one space, trimmed). A contract matches when every classifier criterion passes (the fallback matches anything). The winner is the first matching contract in this total order: highest `priority`; then most criteria matched (intent phrases found + required capabilities + metadata keys); then a specific contract before the fallback; then the oldest `contract_id` (ids sort by creation time). The same contracts and the same request always give the same answer. Each replica caches the compiled classifiers of a project; writes through the replica invalidate them at once, and a replica re-checks the project's contract stamp (count, latest `updated_at`, sum of revisions) at most once a second, so a change made through another replica is seen within one second.",
+      "name": "workflow-resolve",
+      "description": "Resolve is a pure, read-only function of the project's active contracts: it creates no row of any kind. The intent and every phrase are normalized the same way (Unicode NFKC, lower case, whitespace runs collapsed to one space, trimmed). A contract matches when every classifier criterion passes (the fallback matches anything). The winner is the first matching contract in this total order: highest `priority`; then most criteria matched (intent phrases found + required capabilities + metadata keys); then a specific contract before the fallback; then the oldest `contract_id` (ids sort by creation time). The same contracts and the same request always give the same answer. Each replica caches the compiled classifiers of a project; writes through the replica invalidate them at once, and a replica re-checks the project's contract stamp (count, latest `updated_at`, sum of revisions) at most once a second, so a change made through another replica is seen within one second."
     },
     {
-      name: 'delivery',
-      description:
-        'Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of "{delivery id}.{timestamp}.{exact body}">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server, never in a browser, and so do the API keys that manage subscriptions.',
+      "name": "delivery",
+      "description": "Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of \"{delivery id}.{timestamp}.{exact body}\">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server, never in a browser, and so do the API keys that manage subscriptions."
     },
     {
-      name: 'invocations',
-      description:
-        "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`), `failed` (the run failed; terminal) and `cancelled` (terminal). The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept) or `failed`. A new invocation is `received` with attention `none`; `launchInvocation` starts its run.",
+      "name": "invocations",
+      "description": "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`), `failed` (the run failed; terminal) and `cancelled` (terminal). The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept) or `failed`. A new invocation is `received` with attention `none`; `launchInvocation` starts its run."
     },
     {
-      name: 'preflight',
-      description:
-        'Preflight: read-only launch readiness of an intent (resolve plus template, schema, roster, runtime, spawn-policy and infrastructure checks) with typed blockers and recommended actions. Creates nothing.',
+      "name": "preflight",
+      "description": "Preflight: read-only launch readiness of an intent (resolve plus template, schema, roster, runtime, spawn-policy and infrastructure checks) with typed blockers and recommended actions. Creates nothing."
     },
     {
-      name: 'runs',
-      description:
-        "Launch and the governed run. Launch writes the state change and an outbox row in one transaction; a queue job keyed by the outbox row reconciles the invocation (running it twice changes nothing), and a sweeper re-enqueues whatever the queue lost, so a flushed Redis or a killed worker loses no run. One run per invocation; its stages come from the template, in order. Each stage gets an owner agent from the project's roster holding the stage's required capabilities (idle agents first); the assignment is a hub handoff (reference kind `workflow_stage`, id = the stage id). A stage whose owner stops heartbeating is marked stalled and reassigned to another agent. When the last stage completes without a published artifact the invocation is `waiting_for_artifact` (not success); publishing a valid artifact moves it to `completed`.",
+      "name": "runs",
+      "description": "Launch and the governed run. Launch writes the state change and an outbox row in one transaction; a queue job keyed by the outbox row reconciles the invocation (running it twice changes nothing), and a sweeper re-enqueues whatever the queue lost, so a flushed Redis or a killed worker loses no run. One run per invocation; its stages come from the template, in order. Each stage gets an owner agent from the project's roster holding the stage's required capabilities (idle agents first); the assignment is a hub handoff (reference kind `workflow_stage`, id = the stage id). A stage whose owner stops heartbeating is marked stalled and reassigned to another agent. When the last stage completes without a published artifact the invocation is `waiting_for_artifact` (not success); publishing a valid artifact moves it to `completed`."
     },
     {
-      name: 'agent-stages',
-      description:
-        "The agent side of a stage, with the agent's `AGENT_TOKEN`. Only the stage's current owner may act on it: another agent of the workspace gets 403 `stage_not_owned`, an owner the stage was taken from (stalled and reassigned) 409 `stage_reassigned`.",
+      "name": "agent-stages",
+      "description": "The agent side of a stage, with the agent's `AGENT_TOKEN`. Only the stage's current owner may act on it: another agent of the workspace gets 403 `stage_not_owned`, an owner the stage was taken from (stalled and reassigned) 409 `stage_reassigned`."
     },
     {
-      name: 'artifacts',
-      description:
-        'The strict result of an invocation: a payload validated against the pinned, registered artifact schema version, stored as an immutable envelope with stable identities (artifact, workspace, project, invocation, run, schema), its version, summary, payload, provenance, limitations and creation identity.',
-    },
-  ],
+      "name": "artifacts",
+      "description": "The strict result of an invocation: a payload validated against the pinned, registered artifact schema version, stored as an immutable envelope with stable identities (artifact, workspace, project, invocation, run, schema), its version, summary, payload, provenance, limitations and creation identity."
+    }
+  ]
 };
 
 export const workflowWorkerDocument: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Workflow worker',
-    version: '1.0.0',
-    description:
-      "Probe routes of the Workflow API's background worker process (queues for launch reconciliation, delivery and sweeping). It serves no API of its own.",
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Workflow worker",
+    "version": "1.0.0",
+    "description": "Probe routes of the Workflow API's background worker process (queues for launch reconciliation, delivery and sweeping). It serves no API of its own."
   },
-  servers: [
+  "servers": [
     {
-      url: 'http://127.0.0.1:4101',
-    },
+      "url": "http://127.0.0.1:4101"
+    }
   ],
-  paths: {
-    '/healthz': {
-      get: {
-        operationId: 'workflowWorkerLiveness',
-        summary: 'Liveness.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Liveness',
-          },
-        },
-      },
+  "paths": {
+    "/healthz": {
+      "get": {
+        "operationId": "workflowWorkerLiveness",
+        "summary": "Liveness.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Liveness"
+          }
+        }
+      }
     },
-    '/readyz': {
-      get: {
-        operationId: 'workflowWorkerReadiness',
-        summary: 'Readiness; checks Postgres and Redis.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Readiness',
+    "/readyz": {
+      "get": {
+        "operationId": "workflowWorkerReadiness",
+        "summary": "Readiness; checks Postgres and Redis.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Readiness"
           },
-          '503': {
-            $ref: '#/components/responses/NotReady',
-          },
-        },
-      },
-    },
+          "503": {
+            "$ref": "#/components/responses/NotReady"
+          }
+        }
+      }
+    }
   },
-  components: {
-    securitySchemes: {
-      apiKey: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'X-API-Key',
-        description:
-          'Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too).',
-      },
+  "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      }
     },
-    schemas: {
-      Problem: {
-        type: 'object',
-        description:
-          'RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.',
-        required: ['type', 'title', 'status', 'code'],
-        properties: {
-          type: {
-            type: 'string',
-            description: 'URI reference naming the problem type.',
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
           },
-          title: {
-            type: 'string',
+          "title": {
+            "type": "string"
           },
-          status: {
-            type: 'integer',
-            minimum: 400,
-            maximum: 599,
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
           },
-          code: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_]*$',
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
           },
-          detail: {
-            type: 'string',
+          "detail": {
+            "type": "string"
           },
-          instance: {
-            type: 'string',
+          "instance": {
+            "type": "string"
           },
-          request_id: {
-            type: 'string',
+          "request_id": {
+            "type": "string"
           },
-          errors: {
-            type: 'array',
-            description: 'Field-level validation failures.',
-            items: {
-              type: 'object',
-              required: ['location', 'message'],
-              properties: {
-                location: {
-                  type: 'string',
-                  description: 'Where the failure is, e.g. `body/name`, `query/limit`.',
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
                 },
-                message: {
-                  type: 'string',
-                },
-              },
-            },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
           },
-          missing_scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
         },
-        additionalProperties: true,
+        "additionalProperties": true
       },
-      Liveness: {
-        type: 'object',
-        required: ['status'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ok'],
-          },
-        },
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
       },
-      Readiness: {
-        type: 'object',
-        required: ['status', 'checks'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ready', 'not_ready'],
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
           },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
             },
-            description: 'Each dependency with `ok` or `failed: <reason>`.',
-          },
-        },
-      },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      }
     },
-    responses: {
-      Problem: {
-        description: 'Error (RFC 9457 problem details).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
       },
-      Liveness: {
-        description: 'The process is up.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Liveness',
-            },
-          },
-        },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
       },
-      Readiness: {
-        description: 'Every dependency answered.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      NotReady: {
-        description: 'At least one dependency failed.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
-      },
-    },
-  },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      }
+    }
+  }
 };
 
 export const relayDocument: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Relay',
-    version: '1.0.0',
-    description:
-      "Runtime-host daemon. Listens on 127.0.0.1:8787 by default; its public route is protected by the tunnel provider's access policy.",
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Relay",
+    "version": "1.0.0",
+    "description": "Runtime-host daemon. Listens on 127.0.0.1:8787 by default; its public route is protected by the tunnel provider's access policy."
   },
-  servers: [
+  "servers": [
     {
-      url: 'http://127.0.0.1:8787',
-    },
+      "url": "http://127.0.0.1:8787"
+    }
   ],
-  paths: {
-    '/healthz': {
-      get: {
-        operationId: 'relayLiveness',
-        summary: 'Liveness.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Liveness',
-          },
-        },
-      },
+  "paths": {
+    "/healthz": {
+      "get": {
+        "operationId": "relayLiveness",
+        "summary": "Liveness.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Liveness"
+          }
+        }
+      }
     },
-    '/readyz': {
-      get: {
-        operationId: 'relayReadiness',
-        summary: 'Readiness; fails while the hub URL, the workspace or the workspace API key is missing.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Readiness',
+    "/readyz": {
+      "get": {
+        "operationId": "relayReadiness",
+        "summary": "Readiness; fails while the hub URL, the workspace or the workspace API key is missing.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Readiness"
           },
-          '503': {
-            $ref: '#/components/responses/NotReady',
-          },
-        },
-      },
+          "503": {
+            "$ref": "#/components/responses/NotReady"
+          }
+        }
+      }
     },
-    '/status': {
-      get: {
-        operationId: 'relayStatus',
-        summary: 'Process facts of the relay.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'Status.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/RelayStatus',
-                },
-              },
-            },
-          },
-        },
-      },
-    },
+    "/status": {
+      "get": {
+        "operationId": "relayStatus",
+        "summary": "Process facts of the relay.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "Status.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RelayStatus"
+                }
+              }
+            }
+          }
+        }
+      }
+    }
   },
-  components: {
-    schemas: {
-      Problem: {
-        type: 'object',
-        description:
-          'RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.',
-        required: ['type', 'title', 'status', 'code'],
-        properties: {
-          type: {
-            type: 'string',
-            description: 'URI reference naming the problem type.',
+  "components": {
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
           },
-          title: {
-            type: 'string',
+          "title": {
+            "type": "string"
           },
-          status: {
-            type: 'integer',
-            minimum: 400,
-            maximum: 599,
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
           },
-          code: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_]*$',
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
           },
-          detail: {
-            type: 'string',
+          "detail": {
+            "type": "string"
           },
-          instance: {
-            type: 'string',
+          "instance": {
+            "type": "string"
           },
-          request_id: {
-            type: 'string',
+          "request_id": {
+            "type": "string"
           },
-          errors: {
-            type: 'array',
-            description: 'Field-level validation failures.',
-            items: {
-              type: 'object',
-              required: ['location', 'message'],
-              properties: {
-                location: {
-                  type: 'string',
-                  description: 'Where the failure is, e.g. `body/name`, `query/limit`.',
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
                 },
-                message: {
-                  type: 'string',
-                },
-              },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        },
+        "additionalProperties": true
+      },
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
+      },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
             },
-          },
-          missing_scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-        },
-        additionalProperties: true,
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
       },
-      Liveness: {
-        type: 'object',
-        required: ['status'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ok'],
+      "RelayStatus": {
+        "type": "object",
+        "required": [
+          "pid",
+          "host",
+          "port",
+          "runtime_version",
+          "started_at",
+          "uptime_seconds",
+          "ready"
+        ],
+        "properties": {
+          "pid": {
+            "type": "integer"
           },
-        },
-      },
-      Readiness: {
-        type: 'object',
-        required: ['status', 'checks'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ready', 'not_ready'],
+          "host": {
+            "type": "string",
+            "description": "Bind host."
           },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
-            },
-            description: 'Each dependency with `ok` or `failed: <reason>`.',
+          "port": {
+            "type": "integer",
+            "description": "Bind port."
           },
-        },
-      },
-      RelayStatus: {
-        type: 'object',
-        required: ['pid', 'host', 'port', 'runtime_version', 'started_at', 'uptime_seconds', 'ready'],
-        properties: {
-          pid: {
-            type: 'integer',
+          "hostname": {
+            "type": "string",
+            "description": "Host name of the machine."
           },
-          host: {
-            type: 'string',
-            description: 'Bind host.',
+          "runtime_version": {
+            "type": "string",
+            "description": "Version of the relay (runtime) package."
           },
-          port: {
-            type: 'integer',
-            description: 'Bind port.',
+          "node_version": {
+            "type": "string"
           },
-          hostname: {
-            type: 'string',
-            description: 'Host name of the machine.',
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
           },
-          runtime_version: {
-            type: 'string',
-            description: 'Version of the relay (runtime) package.',
+          "uptime_seconds": {
+            "type": "number"
           },
-          node_version: {
-            type: 'string',
+          "ready": {
+            "type": "boolean"
           },
-          started_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          uptime_seconds: {
-            type: 'number',
-          },
-          ready: {
-            type: 'boolean',
-          },
-          workspace: {
-            type: ['string', 'null'],
-          },
-        },
-      },
+          "workspace": {
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        }
+      }
     },
-    securitySchemes: {
-      apiKey: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'X-API-Key',
-        description:
-          'Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too).',
-      },
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      }
     },
-    responses: {
-      Problem: {
-        description: 'Error (RFC 9457 problem details).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
       },
-      Liveness: {
-        description: 'The process is up.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Liveness',
-            },
-          },
-        },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
       },
-      Readiness: {
-        description: 'Every dependency answered.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      NotReady: {
-        description: 'At least one dependency failed.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
-      },
-    },
-  },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      }
+    }
+  }
 };
 
 export const consoleRouterDocument: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Console router',
-    version: '1.0.0',
-    description:
-      "Runtime-host reverse proxy for per-agent chat, terminal and health routes. It listens on 127.0.0.1 (a tunnel carries `{console_public_base_url}` to it) and routes `/<workspace>/agents/<agent-id>/<rest>` to `http://127.0.0.1:<serve_port>/<rest>` for the agents of this host, from the route table the hub serves (`GET /api/v1/runtime-hosts/{hostId}/console-routes`, polled, refreshed at once on `POST /routes/refresh`, the last good table kept through a hub outage). Matching is by whole path segments. HTTP and WebSocket upgrades are proxied; the agent sees the request without the route prefix, without hub credentials (`Authorization`, the `ticket` parameter, cookies) and with the caller the router verified (see the agent console document).\n\nOrder of answers on a route, all JSON (problem+json): unknown workspace or agent → 404 `route_not_found`; the agent's serve port does not accept a connection → 503 `agent_unavailable`; no or bad credential → 401 (`credential_missing`, `credential_invalid`); a credential of another workspace, a participant who is not a member, or an agent the peer rule does not allow → 403 (`workspace_forbidden`, `peer_not_allowed`); an operation the caller's kind may not use → 403 `actor_not_allowed`; a ticket for another agent → 403 `ticket_agent_mismatch`. While the router cannot route at all it answers 503: `routes_unavailable` (no route table loaded yet), `router_not_configured` (no console secret), `jwks_unavailable` (the hub's keys cannot be fetched to verify a credential). Because the first two are decided before any credential is read, **a 401 on an agent route proves that the route exists and reaches a listening agent**; its body names the `agent_id`. A request whose `Host` is neither loopback nor the configured public host is 403 `host_not_allowed` (DNS rebinding); a WebSocket upgrade whose `Origin` is not the public base URL's origin or a loopback origin is 403 `origin_not_allowed`.\n\nCredentials: a participant JWT of a member of the agent's workspace, an agent's `AGENT_TOKEN` (the agent itself, or a peer sharing a team or an active project), or a console ticket for this agent (`?ticket=`; audience `console`), each verified through the hub's JWKS.",
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Console router",
+    "version": "1.0.0",
+    "description": "Runtime-host reverse proxy for per-agent chat, terminal and health routes. It listens on 127.0.0.1 (a tunnel carries `{console_public_base_url}` to it) and routes `/<workspace>/agents/<agent-id>/<rest>` to `http://127.0.0.1:<serve_port>/<rest>` for the agents of this host, from the route table the hub serves (`GET /api/v1/runtime-hosts/{hostId}/console-routes`, polled, refreshed at once on `POST /routes/refresh`, the last good table kept through a hub outage). Matching is by whole path segments. HTTP and WebSocket upgrades are proxied; the agent sees the request without the route prefix, without hub credentials (`Authorization`, the `ticket` parameter, cookies) and with the caller the router verified (see the agent console document).\n\nOrder of answers on a route, all JSON (problem+json): unknown workspace or agent → 404 `route_not_found`; the agent's serve port does not accept a connection → 503 `agent_unavailable`; no or bad credential → 401 (`credential_missing`, `credential_invalid`); a credential of another workspace, a participant who is not a member, or an agent the peer rule does not allow → 403 (`workspace_forbidden`, `peer_not_allowed`); an operation the caller's kind may not use → 403 `actor_not_allowed`; a ticket for another agent → 403 `ticket_agent_mismatch`. While the router cannot route at all it answers 503: `routes_unavailable` (no route table loaded yet), `router_not_configured` (no console secret), `jwks_unavailable` (the hub's keys cannot be fetched to verify a credential). Because the first two are decided before any credential is read, **a 401 on an agent route proves that the route exists and reaches a listening agent**; its body names the `agent_id`. A request whose `Host` is neither loopback nor the configured public host is 403 `host_not_allowed` (DNS rebinding); a WebSocket upgrade whose `Origin` is not the public base URL's origin or a loopback origin is 403 `origin_not_allowed`.\n\nCredentials: a participant JWT of a member of the agent's workspace, an agent's `AGENT_TOKEN` (the agent itself, or a peer sharing a team or an active project), or a console ticket for this agent (`?ticket=`; audience `console`), each verified through the hub's JWKS."
   },
-  servers: [
+  "servers": [
     {
-      url: 'http://127.0.0.1:8790',
-    },
+      "url": "http://127.0.0.1:8790"
+    }
   ],
-  paths: {
-    '/healthz': {
-      get: {
-        operationId: 'consoleRouterLiveness',
-        summary: 'Liveness.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Liveness',
-          },
-        },
-      },
+  "paths": {
+    "/healthz": {
+      "get": {
+        "operationId": "consoleRouterLiveness",
+        "summary": "Liveness.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Liveness"
+          }
+        }
+      }
     },
-    '/readyz': {
-      get: {
-        operationId: 'consoleRouterReadiness',
-        summary:
-          "Readiness; fails with a named reason while the hub's signing keys (JWKS) or the host's route table cannot be loaded.",
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            $ref: '#/components/responses/Readiness',
+    "/readyz": {
+      "get": {
+        "operationId": "consoleRouterReadiness",
+        "summary": "Readiness; fails with a named reason while the hub's signing keys (JWKS) or the host's route table cannot be loaded.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Readiness"
           },
-          '503': {
-            $ref: '#/components/responses/NotReady',
-          },
-        },
-      },
+          "503": {
+            "$ref": "#/components/responses/NotReady"
+          }
+        }
+      }
     },
-    '/status': {
-      get: {
-        operationId: 'consoleRouterStatus',
-        summary: "The router's routes with their last activity (loopback callers only).",
-        description:
-          'Per route: agent, serve port, open WebSocket count and the last time a request through it succeeded (2xx, recorded at most once every 5 s per route). Answered only to callers on loopback; through the public host it is 403 `host_not_allowed`.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'Status.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/ConsoleRouterStatus',
-                },
-              },
-            },
+    "/status": {
+      "get": {
+        "operationId": "consoleRouterStatus",
+        "summary": "The router's routes with their last activity (loopback callers only).",
+        "description": "Per route: agent, serve port, open WebSocket count and the last time a request through it succeeded (2xx, recorded at most once every 5 s per route). Answered only to callers on loopback; through the public host it is 403 `host_not_allowed`.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "Status.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ConsoleRouterStatus"
+                }
+              }
+            }
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/routes/refresh': {
-      post: {
-        operationId: 'refreshConsoleRoutes',
-        summary: 'Reloads the route table from the hub now (loopback callers only).',
-        description:
-          'Called by `svc start` and `svc stop` on the host so a new agent is routable at once rather than at the next poll. Answers when the reload is done; a hub that does not answer leaves the last good table in place (503 `hub_unavailable`).',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'The table now in use.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/ConsoleRouteTableSummary',
-                },
-              },
-            },
+    "/routes/refresh": {
+      "post": {
+        "operationId": "refreshConsoleRoutes",
+        "summary": "Reloads the route table from the hub now (loopback callers only).",
+        "description": "Called by `svc start` and `svc stop` on the host so a new agent is routable at once rather than at the next poll. Answers when the reload is done; a hub that does not answer leaves the last good table in place (503 `hub_unavailable`).",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The table now in use.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ConsoleRouteTableSummary"
+                }
+              }
+            }
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '503': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "503": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/{workspace}/agents/{agentId}/global/health': {
-      parameters: [
+    "/{workspace}/agents/{agentId}/global/health": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspacePath',
+          "$ref": "#/components/parameters/WorkspacePath"
         },
         {
-          $ref: '#/components/parameters/AgentIdPath',
+          "$ref": "#/components/parameters/AgentIdPath"
         },
         {
-          $ref: '#/components/parameters/Ticket',
-        },
+          "$ref": "#/components/parameters/Ticket"
+        }
       ],
-      get: {
-        operationId: 'proxyAgentHealth',
-        summary: "The agent's health (proxied to `GET /global/health`).",
-        security: [
+      "get": {
+        "operationId": "proxyAgentHealth",
+        "summary": "The agent's health (proxied to `GET /global/health`).",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant', 'agent'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: "The agent's answer.",
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                },
-              },
-            },
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent's answer.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/RouteProblem',
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '403': {
-            $ref: '#/components/responses/RouteProblem',
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '404': {
-            $ref: '#/components/responses/RouteProblem',
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '503': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-        },
-      },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      }
     },
-    '/{workspace}/agents/{agentId}/chat/messages': {
-      parameters: [
+    "/{workspace}/agents/{agentId}/chat/messages": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspacePath',
+          "$ref": "#/components/parameters/WorkspacePath"
         },
         {
-          $ref: '#/components/parameters/AgentIdPath',
+          "$ref": "#/components/parameters/AgentIdPath"
         },
         {
-          $ref: '#/components/parameters/Ticket',
-        },
+          "$ref": "#/components/parameters/Ticket"
+        }
       ],
-      get: {
-        operationId: 'proxyAgentChatList',
-        summary: "The agent's conversation (proxied to `GET /chat/messages`).",
-        security: [
+      "get": {
+        "operationId": "proxyAgentChatList",
+        "summary": "The agent's conversation (proxied to `GET /chat/messages`).",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant', 'agent'],
-        'x-svc-scopes': ['messages:write'],
-        responses: {
-          '200': {
-            description: "The agent's answer.",
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                },
-              },
-            },
-          },
-          '401': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-          '403': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-          '404': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-          '503': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-        },
-      },
-      post: {
-        operationId: 'proxyAgentChatSend',
-        summary: 'Sends a chat message to the agent (proxied to `POST /chat/messages`).',
-        security: [
-          {
-            consoleBearer: [],
-          },
-          {
-            consoleTicket: [],
-          },
+        "x-svc-actors": [
+          "participant",
+          "agent"
         ],
-        'x-svc-actors': ['participant', 'agent'],
-        'x-svc-scopes': ['messages:write'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-              },
-            },
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "The agent's answer.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
           },
-        },
-        responses: {
-          '202': {
-            description: "The agent's answer.",
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                },
-              },
-            },
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '401': {
-            $ref: '#/components/responses/RouteProblem',
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '403': {
-            $ref: '#/components/responses/RouteProblem',
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '404': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-          '503': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-        },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
       },
+      "post": {
+        "operationId": "proxyAgentChatSend",
+        "summary": "Sends a chat message to the agent (proxied to `POST /chat/messages`).",
+        "security": [
+          {
+            "consoleBearer": []
+          },
+          {
+            "consoleTicket": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object"
+              }
+            }
+          }
+        },
+        "responses": {
+          "202": {
+            "description": "The agent's answer.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      }
     },
-    '/{workspace}/agents/{agentId}/chat/stream': {
-      parameters: [
+    "/{workspace}/agents/{agentId}/chat/stream": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspacePath',
+          "$ref": "#/components/parameters/WorkspacePath"
         },
         {
-          $ref: '#/components/parameters/AgentIdPath',
+          "$ref": "#/components/parameters/AgentIdPath"
         },
         {
-          $ref: '#/components/parameters/Ticket',
-        },
+          "$ref": "#/components/parameters/Ticket"
+        }
       ],
-      get: {
-        operationId: 'proxyAgentChatStream',
-        summary: "The agent's chat as server-sent events (proxied to `GET /chat/stream`).",
-        security: [
+      "get": {
+        "operationId": "proxyAgentChatStream",
+        "summary": "The agent's chat as server-sent events (proxied to `GET /chat/stream`).",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant', 'agent'],
-        'x-svc-scopes': ['messages:write'],
-        responses: {
-          '200': {
-            description: 'The event stream.',
-            content: {
-              'text/event-stream': {
-                schema: {
-                  type: 'string',
-                },
-              },
-            },
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "responses": {
+          "200": {
+            "description": "The event stream.",
+            "content": {
+              "text/event-stream": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/RouteProblem',
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '403': {
-            $ref: '#/components/responses/RouteProblem',
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '404': {
-            $ref: '#/components/responses/RouteProblem',
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '503': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-        },
-      },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      }
     },
-    '/{workspace}/agents/{agentId}/terminal': {
-      parameters: [
+    "/{workspace}/agents/{agentId}/terminal": {
+      "parameters": [
         {
-          $ref: '#/components/parameters/WorkspacePath',
+          "$ref": "#/components/parameters/WorkspacePath"
         },
         {
-          $ref: '#/components/parameters/AgentIdPath',
+          "$ref": "#/components/parameters/AgentIdPath"
         },
         {
-          $ref: '#/components/parameters/Ticket',
-        },
+          "$ref": "#/components/parameters/Ticket"
+        }
       ],
-      get: {
-        operationId: 'proxyAgentTerminal',
-        summary: "The agent's terminal WebSocket (proxied to `GET /terminal`); participants only.",
-        description:
-          "A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes without reading frames: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed.",
-        security: [
+      "get": {
+        "operationId": "proxyAgentTerminal",
+        "summary": "The agent's terminal WebSocket (proxied to `GET /terminal`); participants only.",
+        "description": "A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes without reading frames: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed.",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        responses: {
-          '101': {
-            description: 'Switching to the WebSocket protocol.',
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "101": {
+            "description": "Switching to the WebSocket protocol."
           },
-          '401': {
-            $ref: '#/components/responses/RouteProblem',
+          "401": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '403': {
-            $ref: '#/components/responses/RouteProblem',
+          "403": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '404': {
-            $ref: '#/components/responses/RouteProblem',
+          "404": {
+            "$ref": "#/components/responses/RouteProblem"
           },
-          '503': {
-            $ref: '#/components/responses/RouteProblem',
-          },
-        },
-      },
-    },
+          "503": {
+            "$ref": "#/components/responses/RouteProblem"
+          }
+        }
+      }
+    }
   },
-  components: {
-    securitySchemes: {
-      apiKey: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'X-API-Key',
-        description:
-          'Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too).',
+  "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
       },
-      consoleBearer: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'JWT',
-        description: 'A participant JWT or an `AGENT_TOKEN`.',
+      "consoleBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "A participant JWT or an `AGENT_TOKEN`."
       },
-      consoleTicket: {
-        type: 'apiKey',
-        in: 'query',
-        name: 'ticket',
-        description: 'A console ticket from the hub (`POST /api/v1/agents/{agentId}/console-tickets`).',
-      },
+      "consoleTicket": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "ticket",
+        "description": "A console ticket from the hub (`POST /api/v1/agents/{agentId}/console-tickets`)."
+      }
     },
-    parameters: {
-      WorkspacePath: {
-        name: 'workspace',
-        in: 'path',
-        required: true,
-        description: "The workspace's slug or id.",
-        schema: {
-          type: 'string',
-          maxLength: 100,
-        },
+    "parameters": {
+      "WorkspacePath": {
+        "name": "workspace",
+        "in": "path",
+        "required": true,
+        "description": "The workspace's slug or id.",
+        "schema": {
+          "type": "string",
+          "maxLength": 100
+        }
       },
-      AgentIdPath: {
-        name: 'agentId',
-        in: 'path',
-        required: true,
-        schema: {
-          type: 'string',
-          maxLength: 100,
-        },
+      "AgentIdPath": {
+        "name": "agentId",
+        "in": "path",
+        "required": true,
+        "schema": {
+          "type": "string",
+          "maxLength": 100
+        }
       },
-      Ticket: {
-        name: 'ticket',
-        in: 'query',
-        required: false,
-        description: 'A console ticket; removed before the request reaches the agent.',
-        schema: {
-          type: 'string',
-          maxLength: 4096,
-        },
-      },
+      "Ticket": {
+        "name": "ticket",
+        "in": "query",
+        "required": false,
+        "description": "A console ticket; removed before the request reaches the agent.",
+        "schema": {
+          "type": "string",
+          "maxLength": 4096
+        }
+      }
     },
-    responses: {
-      Problem: {
-        description: 'Error (RFC 9457 problem details).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
       },
-      Liveness: {
-        description: 'The process is up.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Liveness',
-            },
-          },
-        },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
       },
-      Readiness: {
-        description: 'Every dependency answered.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      NotReady: {
-        description: 'At least one dependency failed.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      RouteProblem: {
-        description:
-          "The router's own answer on an agent route (problem+json); see the document's description.",
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/RouteProblem',
-            },
-          },
-        },
-      },
+      "RouteProblem": {
+        "description": "The router's own answer on an agent route (problem+json); see the document's description.",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/RouteProblem"
+            }
+          }
+        }
+      }
     },
-    schemas: {
-      Problem: {
-        type: 'object',
-        description:
-          'RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.',
-        required: ['type', 'title', 'status', 'code'],
-        properties: {
-          type: {
-            type: 'string',
-            description: 'URI reference naming the problem type.',
-          },
-          title: {
-            type: 'string',
-          },
-          status: {
-            type: 'integer',
-            minimum: 400,
-            maximum: 599,
-          },
-          code: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_]*$',
-          },
-          detail: {
-            type: 'string',
-          },
-          instance: {
-            type: 'string',
-          },
-          request_id: {
-            type: 'string',
-          },
-          errors: {
-            type: 'array',
-            description: 'Field-level validation failures.',
-            items: {
-              type: 'object',
-              required: ['location', 'message'],
-              properties: {
-                location: {
-                  type: 'string',
-                  description: 'Where the failure is, e.g. `body/name`, `query/limit`.',
-                },
-                message: {
-                  type: 'string',
-                },
-              },
-            },
-          },
-          missing_scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-        },
-        additionalProperties: true,
-      },
-      Liveness: {
-        type: 'object',
-        required: ['status'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ok'],
-          },
-        },
-      },
-      Readiness: {
-        type: 'object',
-        required: ['status', 'checks'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ready', 'not_ready'],
-          },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
-            },
-            description: 'Each dependency with `ok` or `failed: <reason>`.',
-          },
-        },
-      },
-      RouteProblem: {
-        allOf: [
-          {
-            $ref: '#/components/schemas/Problem',
-          },
-          {
-            type: 'object',
-            properties: {
-              agent_id: {
-                type: 'string',
-                description:
-                  'Set on 401 and 403 answers of a live route (the proof that the route reaches the agent).',
-              },
-            },
-          },
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
         ],
-      },
-      ConsoleRouteTableSummary: {
-        type: 'object',
-        required: ['version', 'routes', 'loaded_at'],
-        properties: {
-          version: {
-            type: ['string', 'null'],
-            description: "The hub's table version in use; null before the first load.",
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
           },
-          routes: {
-            type: 'integer',
-            minimum: 0,
+          "title": {
+            "type": "string"
           },
-          loaded_at: {
-            type: ['string', 'null'],
-            format: 'date-time',
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
           },
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
+          },
+          "detail": {
+            "type": "string"
+          },
+          "instance": {
+            "type": "string"
+          },
+          "request_id": {
+            "type": "string"
+          },
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
+                },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
         },
+        "additionalProperties": true
       },
-      ConsoleRouterStatus: {
-        type: 'object',
-        required: [
-          'pid',
-          'host',
-          'port',
-          'runtime_version',
-          'started_at',
-          'uptime_seconds',
-          'table',
-          'routes',
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
         ],
-        properties: {
-          pid: {
-            type: 'integer',
-          },
-          host: {
-            type: 'string',
-          },
-          port: {
-            type: 'integer',
-          },
-          runtime_version: {
-            type: 'string',
-          },
-          started_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          uptime_seconds: {
-            type: 'number',
-          },
-          table: {
-            $ref: '#/components/schemas/ConsoleRouteTableSummary',
-          },
-          routes: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['agent_id', 'route', 'serve_port', 'open_sockets', 'last_activity_at'],
-              properties: {
-                agent_id: {
-                  type: 'string',
-                },
-                route: {
-                  type: 'string',
-                },
-                serve_port: {
-                  type: 'integer',
-                },
-                open_sockets: {
-                  type: 'integer',
-                  minimum: 0,
-                },
-                last_activity_at: {
-                  type: ['string', 'null'],
-                  format: 'date-time',
-                },
-              },
-            },
-          },
-        },
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
       },
-    },
-  },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
+            },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      },
+      "RouteProblem": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "agent_id": {
+                "type": "string",
+                "description": "Set on 401 and 403 answers of a live route (the proof that the route reaches the agent)."
+              }
+            }
+          }
+        ]
+      },
+      "ConsoleRouteTableSummary": {
+        "type": "object",
+        "required": [
+          "version",
+          "routes",
+          "loaded_at"
+        ],
+        "properties": {
+          "version": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The hub's table version in use; null before the first load."
+          },
+          "routes": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "loaded_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "ConsoleRouterStatus": {
+        "type": "object",
+        "required": [
+          "pid",
+          "host",
+          "port",
+          "runtime_version",
+          "started_at",
+          "uptime_seconds",
+          "table",
+          "routes"
+        ],
+        "properties": {
+          "pid": {
+            "type": "integer"
+          },
+          "host": {
+            "type": "string"
+          },
+          "port": {
+            "type": "integer"
+          },
+          "runtime_version": {
+            "type": "string"
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "uptime_seconds": {
+            "type": "number"
+          },
+          "table": {
+            "$ref": "#/components/schemas/ConsoleRouteTableSummary"
+          },
+          "routes": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "agent_id",
+                "route",
+                "serve_port",
+                "open_sockets",
+                "last_activity_at"
+              ],
+              "properties": {
+                "agent_id": {
+                  "type": "string"
+                },
+                "route": {
+                  "type": "string"
+                },
+                "serve_port": {
+                  "type": "integer"
+                },
+                "open_sockets": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "last_activity_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 };
 
 export const agentConsoleDocument: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Agent console',
-    version: '1.0.0',
-    description:
-      "The console endpoints an agent process serves on its own serve port (127.0.0.1), mounted from `@svc/agent-console`. The host's console router routes `/<workspace>/agents/<agent-id>/<rest>` here with the prefix stripped. Every endpoint needs a credential and refuses a caller without one with a JSON 401. What the agent can check by itself it accepts directly, each verified through the hub's JWKS: a console ticket bound to this agent (`?ticket=` or `Authorization: Bearer`, audience `console`) and its own `AGENT_TOKEN`. Participant JWTs and other agents' tokens need the workspace's membership and the peer rule, which the console router holds (from the hub's route table): they are accepted through the router only, and a direct call with one answers 403 `console_router_required`. The router strips hub credentials and cookies before forwarding and says who it verified in `x-svc-console-caller` (`participant:<id>` or `agent:<id>`), with the agent's proxy key in `x-svc-console-proxy-key` (compared in constant time; derived from the host's console secret and the agent id, so no agent can speak for the router to another agent).",
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Agent console",
+    "version": "1.0.0",
+    "description": "The console endpoints an agent process serves on its own serve port (127.0.0.1), mounted from `@svc/agent-console`. The host's console router routes `/<workspace>/agents/<agent-id>/<rest>` here with the prefix stripped. Every endpoint needs a credential and refuses a caller without one with a JSON 401. What the agent can check by itself it accepts directly, each verified through the hub's JWKS: a console ticket bound to this agent (`?ticket=` or `Authorization: Bearer`, audience `console`) and its own `AGENT_TOKEN`. Participant JWTs and other agents' tokens need the workspace's membership and the peer rule, which the console router holds (from the hub's route table): they are accepted through the router only, and a direct call with one answers 403 `console_router_required`. The router strips hub credentials and cookies before forwarding and says who it verified in `x-svc-console-caller` (`participant:<id>` or `agent:<id>`), with the agent's proxy key in `x-svc-console-proxy-key` (compared in constant time; derived from the host's console secret and the agent id, so no agent can speak for the router to another agent)."
   },
-  servers: [
+  "servers": [
     {
-      url: 'http://127.0.0.1:4341',
-    },
+      "url": "http://127.0.0.1:4341"
+    }
   ],
-  paths: {
-    '/global/health': {
-      get: {
-        operationId: 'getAgentConsoleHealth',
-        summary: "The agent's identity, status and uptime.",
-        security: [
+  "paths": {
+    "/global/health": {
+      "get": {
+        "operationId": "getAgentConsoleHealth",
+        "summary": "The agent's identity, status and uptime.",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant', 'agent'],
-        'x-svc-scopes': ['agents:read'],
-        responses: {
-          '200': {
-            description: 'Health.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/AgentConsoleHealth',
-                },
-              },
-            },
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Health.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgentConsoleHealth"
+                }
+              }
+            }
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/chat/messages': {
-      get: {
-        operationId: 'listAgentChatMessages',
-        summary: 'The conversation, oldest first, after a sequence number.',
-        security: [
+    "/chat/messages": {
+      "get": {
+        "operationId": "listAgentChatMessages",
+        "summary": "The conversation, oldest first, after a sequence number.",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant', 'agent'],
-        'x-svc-scopes': ['messages:write'],
-        parameters: [
-          {
-            name: 'after',
-            in: 'query',
-            required: false,
-            schema: {
-              type: 'integer',
-              minimum: 0,
-              default: 0,
-            },
-            description: 'Only messages with a greater `seq`.',
-          },
-          {
-            name: 'limit',
-            in: 'query',
-            required: false,
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 200,
-              default: 100,
-            },
-          },
+        "x-svc-actors": [
+          "participant",
+          "agent"
         ],
-        responses: {
-          '200': {
-            description: 'Messages.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data', 'next_after'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/ChatMessage',
-                      },
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "parameters": [
+          {
+            "name": "after",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "default": 0
+            },
+            "description": "Only messages with a greater `seq`."
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 100
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Messages.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_after"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ChatMessage"
+                      }
                     },
-                    next_after: {
-                      type: 'integer',
-                      description: 'The `after` to send next (the last `seq` returned, or the one sent).',
-                    },
-                  },
-                },
-              },
-            },
+                    "next_after": {
+                      "type": "integer",
+                      "description": "The `after` to send next (the last `seq` returned, or the one sent)."
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
       },
-      post: {
-        operationId: 'sendAgentChatMessage',
-        summary: 'Sends a message to the agent; its reply follows as another message.',
-        description:
-          "Answers 202 with the stored message at once; the agent's reply is appended when it is ready and can be read with `GET /chat/messages?after=` or followed on `GET /chat/stream`.",
-        security: [
+      "post": {
+        "operationId": "sendAgentChatMessage",
+        "summary": "Sends a message to the agent; its reply follows as another message.",
+        "description": "Answers 202 with the stored message at once; the agent's reply is appended when it is ready and can be read with `GET /chat/messages?after=` or followed on `GET /chat/stream`.",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant', 'agent'],
-        'x-svc-scopes': ['messages:write'],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/SendChatMessageRequest',
-              },
-            },
-          },
+        "x-svc-actors": [
+          "participant",
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SendChatMessageRequest"
+              }
+            }
+          }
         },
-        responses: {
-          '202': {
-            description: 'Stored; the reply follows.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/ChatMessage',
-                    },
-                  },
-                },
-              },
-            },
+        "responses": {
+          "202": {
+            "description": "Stored; the reply follows.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ChatMessage"
+                    }
+                  }
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-          '413': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/chat/stream': {
-      get: {
-        operationId: 'streamAgentChatMessages',
-        summary: 'Server-sent events, one `message` event per chat message after `after`.',
-        description:
-          "`text/event-stream`; each event's `id` is the message's `seq` (so `Last-Event-ID` resumes) and its data is the message as JSON. A comment line is sent every 15 s to keep idle connections open.",
-        security: [
+    "/chat/stream": {
+      "get": {
+        "operationId": "streamAgentChatMessages",
+        "summary": "Server-sent events, one `message` event per chat message after `after`.",
+        "description": "`text/event-stream`; each event's `id` is the message's `seq` (so `Last-Event-ID` resumes) and its data is the message as JSON. A comment line is sent every 15 s to keep idle connections open.",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant', 'agent'],
-        'x-svc-scopes': ['messages:write'],
-        parameters: [
-          {
-            name: 'after',
-            in: 'query',
-            required: false,
-            schema: {
-              type: 'integer',
-              minimum: 0,
-              default: 0,
-            },
-          },
+        "x-svc-actors": [
+          "participant",
+          "agent"
         ],
-        responses: {
-          '200': {
-            description: 'The event stream.',
-            content: {
-              'text/event-stream': {
-                schema: {
-                  type: 'string',
-                },
-              },
-            },
+        "x-svc-scopes": [
+          "messages:write"
+        ],
+        "parameters": [
+          {
+            "name": "after",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "default": 0
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The event stream.",
+            "content": {
+              "text/event-stream": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     },
-    '/terminal': {
-      get: {
-        operationId: 'openAgentTerminal',
-        summary: "A WebSocket carrying an interactive terminal in the agent's workdir.",
-        description:
-          'Upgrade to a WebSocket. The server starts the agent\'s shell (`$SHELL`, else `/bin/sh`) on a pseudo-terminal in the agent\'s workdir. Binary frames carry terminal bytes both ways; a text frame `{"type":"resize","cols":N,"rows":M}` resizes the terminal. Closing the socket ends the session (its process group is sent SIGHUP, then SIGKILL); the shell exiting closes the socket with code 1000. Participants only: an agent never opens another agent\'s terminal.',
-        security: [
+    "/terminal": {
+      "get": {
+        "operationId": "openAgentTerminal",
+        "summary": "A WebSocket carrying an interactive terminal in the agent's workdir.",
+        "description": "Upgrade to a WebSocket. The server starts the agent's shell (`$SHELL`, else `/bin/sh`) on a pseudo-terminal in the agent's workdir. Binary frames carry terminal bytes both ways; a text frame `{\"type\":\"resize\",\"cols\":N,\"rows\":M}` resizes the terminal. Closing the socket ends the session (its process group is sent SIGHUP, then SIGKILL); the shell exiting closes the socket with code 1000. Participants only: an agent never opens another agent's terminal.",
+        "security": [
           {
-            consoleBearer: [],
+            "consoleBearer": []
           },
           {
-            consoleTicket: [],
-          },
+            "consoleTicket": []
+          }
         ],
-        'x-svc-actors': ['participant'],
-        'x-svc-scopes': [],
-        parameters: [
-          {
-            name: 'cols',
-            in: 'query',
-            required: false,
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 1000,
-              default: 80,
-            },
-          },
-          {
-            name: 'rows',
-            in: 'query',
-            required: false,
-            schema: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 1000,
-              default: 24,
-            },
-          },
+        "x-svc-actors": [
+          "participant"
         ],
-        responses: {
-          '101': {
-            description: 'Switching to the WebSocket protocol.',
+        "x-svc-scopes": [],
+        "parameters": [
+          {
+            "name": "cols",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 1000,
+              "default": 80
+            }
           },
-          '400': {
-            $ref: '#/components/responses/Problem',
+          {
+            "name": "rows",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 1000,
+              "default": 24
+            }
+          }
+        ],
+        "responses": {
+          "101": {
+            "description": "Switching to the WebSocket protocol."
           },
-          '401': {
-            $ref: '#/components/responses/Problem',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          '403': {
-            $ref: '#/components/responses/Problem',
+          "401": {
+            "$ref": "#/components/responses/Problem"
           },
-          '426': {
-            description: 'The request was not a WebSocket upgrade.',
-            content: {
-              'application/problem+json': {
-                schema: {
-                  $ref: '#/components/schemas/Problem',
-                },
-              },
-            },
+          "403": {
+            "$ref": "#/components/responses/Problem"
           },
-        },
-      },
-    },
+          "426": {
+            "description": "The request was not a WebSocket upgrade.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
+          }
+        }
+      }
+    }
   },
-  components: {
-    securitySchemes: {
-      apiKey: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'X-API-Key',
-        description:
-          'Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too).',
+  "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
       },
-      consoleBearer: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'JWT',
-        description: 'A participant JWT or an `AGENT_TOKEN`.',
+      "consoleBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "A participant JWT or an `AGENT_TOKEN`."
       },
-      consoleTicket: {
-        type: 'apiKey',
-        in: 'query',
-        name: 'ticket',
-        description: 'A console ticket from the hub (`POST /api/v1/agents/{agentId}/console-tickets`).',
-      },
+      "consoleTicket": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "ticket",
+        "description": "A console ticket from the hub (`POST /api/v1/agents/{agentId}/console-tickets`)."
+      }
     },
-    schemas: {
-      Problem: {
-        type: 'object',
-        description:
-          'RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.',
-        required: ['type', 'title', 'status', 'code'],
-        properties: {
-          type: {
-            type: 'string',
-            description: 'URI reference naming the problem type.',
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
           },
-          title: {
-            type: 'string',
+          "title": {
+            "type": "string"
           },
-          status: {
-            type: 'integer',
-            minimum: 400,
-            maximum: 599,
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
           },
-          code: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_]*$',
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
           },
-          detail: {
-            type: 'string',
+          "detail": {
+            "type": "string"
           },
-          instance: {
-            type: 'string',
+          "instance": {
+            "type": "string"
           },
-          request_id: {
-            type: 'string',
+          "request_id": {
+            "type": "string"
           },
-          errors: {
-            type: 'array',
-            description: 'Field-level validation failures.',
-            items: {
-              type: 'object',
-              required: ['location', 'message'],
-              properties: {
-                location: {
-                  type: 'string',
-                  description: 'Where the failure is, e.g. `body/name`, `query/limit`.',
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
                 },
-                message: {
-                  type: 'string',
-                },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        },
+        "additionalProperties": true
+      },
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
+      },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
+            },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      },
+      "AgentConsoleHealth": {
+        "type": "object",
+        "required": [
+          "agent_id",
+          "name",
+          "status",
+          "started_at",
+          "uptime_seconds"
+        ],
+        "properties": {
+          "agent_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "idle",
+              "busy"
+            ],
+            "description": "`busy` while the agent works at least one stage."
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "uptime_seconds": {
+            "type": "number",
+            "minimum": 0
+          }
+        }
+      },
+      "SendChatMessageRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "text"
+        ],
+        "properties": {
+          "text": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 8000
+          }
+        }
+      },
+      "ChatMessage": {
+        "type": "object",
+        "required": [
+          "seq",
+          "id",
+          "author",
+          "text",
+          "created_at"
+        ],
+        "properties": {
+          "seq": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Position in the conversation."
+          },
+          "id": {
+            "type": "string"
+          },
+          "author": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "participant",
+                  "agent"
+                ]
               },
-            },
+              "id": {
+                "type": "string"
+              }
+            }
           },
-          missing_scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
+          "in_reply_to": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "The `seq` of the message this one answers (agent replies)."
           },
-        },
-        additionalProperties: true,
-      },
-      Liveness: {
-        type: 'object',
-        required: ['status'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ok'],
+          "text": {
+            "type": "string"
           },
-        },
-      },
-      Readiness: {
-        type: 'object',
-        required: ['status', 'checks'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ready', 'not_ready'],
-          },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
-            },
-            description: 'Each dependency with `ok` or `failed: <reason>`.',
-          },
-        },
-      },
-      AgentConsoleHealth: {
-        type: 'object',
-        required: ['agent_id', 'name', 'status', 'started_at', 'uptime_seconds'],
-        properties: {
-          agent_id: {
-            type: 'string',
-          },
-          name: {
-            type: 'string',
-          },
-          status: {
-            type: 'string',
-            enum: ['idle', 'busy'],
-            description: '`busy` while the agent works at least one stage.',
-          },
-          started_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-          uptime_seconds: {
-            type: 'number',
-            minimum: 0,
-          },
-        },
-      },
-      SendChatMessageRequest: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['text'],
-        properties: {
-          text: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 8000,
-          },
-        },
-      },
-      ChatMessage: {
-        type: 'object',
-        required: ['seq', 'id', 'author', 'text', 'created_at'],
-        properties: {
-          seq: {
-            type: 'integer',
-            minimum: 1,
-            description: 'Position in the conversation.',
-          },
-          id: {
-            type: 'string',
-          },
-          author: {
-            type: 'object',
-            required: ['kind', 'id'],
-            properties: {
-              kind: {
-                type: 'string',
-                enum: ['participant', 'agent'],
-              },
-              id: {
-                type: 'string',
-              },
-            },
-          },
-          in_reply_to: {
-            type: ['integer', 'null'],
-            description: 'The `seq` of the message this one answers (agent replies).',
-          },
-          text: {
-            type: 'string',
-          },
-          created_at: {
-            type: 'string',
-            format: 'date-time',
-          },
-        },
-      },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      }
     },
-    responses: {
-      Problem: {
-        description: 'Error (RFC 9457 problem details).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
       },
-      Liveness: {
-        description: 'The process is up.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Liveness',
-            },
-          },
-        },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
       },
-      Readiness: {
-        description: 'Every dependency answered.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      NotReady: {
-        description: 'At least one dependency failed.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
-      },
-    },
-  },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      }
+    }
+  }
 };
 
 export const runtimeControlDocument: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Runtime control',
-    version: '1.0.0',
-    description:
-      "The local control API of `svc runtime up` on a runtime host. It is served over a Unix domain socket inside the owner-only (0700) state directory of the profile (`<config dir>/run/<profile>/control.sock`, mode 0600), so only the runtime account can reach it; it has no TCP listener. `svc start`, `svc stop`, `svc list`, `svc internal status` and `svc config doctor` use it to hand agents to the runtime's supervisor and to read its state. Bodies may carry an agent's environment (its AGENT_TOKEN among it): they are never logged.",
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Runtime control",
+    "version": "1.0.0",
+    "description": "The local control API of `svc runtime up` on a runtime host. It is served over a Unix domain socket inside the owner-only (0700) state directory of the profile (`<config dir>/run/<profile>/control.sock`, mode 0600), so only the runtime account can reach it; it has no TCP listener. `svc start`, `svc stop`, `svc list`, `svc internal status` and `svc config doctor` use it to hand agents to the runtime's supervisor and to read its state. Bodies may carry an agent's environment (its AGENT_TOKEN among it): they are never logged."
   },
-  servers: [
+  "servers": [
     {
-      url: 'http://localhost',
-    },
+      "url": "http://localhost"
+    }
   ],
-  paths: {
-    '/status': {
-      get: {
-        operationId: 'getRuntimeControlStatus',
-        summary: 'What the runtime runs now - relay, console router, heartbeat, supervised agents.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'Status.',
-            content: {
-              'application/json': {
-                schema: {
-                  $ref: '#/components/schemas/RuntimeControlStatus',
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    '/agents': {
-      get: {
-        operationId: 'listSupervisedAgents',
-        summary: 'Agents supervised by this runtime, in start order.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'Agents.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      type: 'array',
-                      items: {
-                        $ref: '#/components/schemas/SupervisedAgent',
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-      post: {
-        operationId: 'superviseAgent',
-        summary: 'Start an agent process and keep it running under the restart policy.',
-        description:
-          'The caller (a direct `svc start`) has already started the agent at the hub. The process is started with `argv` (no shell), in `cwd`, with exactly `env` added to a small base environment (PATH, HOME, LANG, TZ). 409 `agent_already_supervised` when an agent of that name runs here; 409 `serve_port_in_use` when another supervised agent uses the port. Answers once the process is spawned (not when it is ready).',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                $ref: '#/components/schemas/SupervisedAgentSpec',
-              },
-            },
-          },
-        },
-        responses: {
-          '201': {
-            description: 'Spawned.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/SupervisedAgent',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '409': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/agents/{name}': {
-      parameters: [
-        {
-          name: 'name',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/AgentName',
-          },
-        },
-      ],
-      get: {
-        operationId: 'getSupervisedAgent',
-        summary: 'One supervised agent.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'The agent.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/SupervisedAgent',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-      delete: {
-        operationId: 'stopSupervisedAgent',
-        summary: "Stop the agent's process (SIGTERM, then SIGKILL after the grace period) and forget it.",
-        description:
-          'Answers once the process has exited. 404 `agent_not_supervised` when no such agent runs here.',
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        responses: {
-          '200': {
-            description: 'The stopped agent.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/SupervisedAgent',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-    '/agents/{name}/restart': {
-      parameters: [
-        {
-          name: 'name',
-          in: 'path',
-          required: true,
-          schema: {
-            $ref: '#/components/schemas/AgentName',
-          },
-        },
-      ],
-      post: {
-        operationId: 'restartSupervisedAgent',
-        summary: "Stop the agent's process and start it again with a replaced environment.",
-        description:
-          "Used after a fresh hub start (new AGENT_TOKEN) or after the agent's runtime state was cleared, for example on `ProviderModelNotFoundError`. `env` replaces the agent's environment when given.",
-        'x-svc-actors': ['anonymous'],
-        'x-svc-scopes': [],
-        requestBody: {
-          required: false,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  env: {
-                    $ref: '#/components/schemas/AgentEnvironment',
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          '200': {
-            description: 'Restarted.',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['data'],
-                  properties: {
-                    data: {
-                      $ref: '#/components/schemas/SupervisedAgent',
-                    },
-                  },
-                },
-              },
-            },
-          },
-          '400': {
-            $ref: '#/components/responses/Problem',
-          },
-          '404': {
-            $ref: '#/components/responses/Problem',
-          },
-        },
-      },
-    },
-  },
-  components: {
-    schemas: {
-      Problem: {
-        type: 'object',
-        description:
-          'RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.',
-        required: ['type', 'title', 'status', 'code'],
-        properties: {
-          type: {
-            type: 'string',
-            description: 'URI reference naming the problem type.',
-          },
-          title: {
-            type: 'string',
-          },
-          status: {
-            type: 'integer',
-            minimum: 400,
-            maximum: 599,
-          },
-          code: {
-            type: 'string',
-            pattern: '^[a-z][a-z0-9_]*$',
-          },
-          detail: {
-            type: 'string',
-          },
-          instance: {
-            type: 'string',
-          },
-          request_id: {
-            type: 'string',
-          },
-          errors: {
-            type: 'array',
-            description: 'Field-level validation failures.',
-            items: {
-              type: 'object',
-              required: ['location', 'message'],
-              properties: {
-                location: {
-                  type: 'string',
-                  description: 'Where the failure is, e.g. `body/name`, `query/limit`.',
-                },
-                message: {
-                  type: 'string',
-                },
-              },
-            },
-          },
-          missing_scopes: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
-          },
-        },
-        additionalProperties: true,
-      },
-      Liveness: {
-        type: 'object',
-        required: ['status'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ok'],
-          },
-        },
-      },
-      Readiness: {
-        type: 'object',
-        required: ['status', 'checks'],
-        properties: {
-          status: {
-            type: 'string',
-            enum: ['ready', 'not_ready'],
-          },
-          checks: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
-            },
-            description: 'Each dependency with `ok` or `failed: <reason>`.',
-          },
-        },
-      },
-      AgentName: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 100,
-        pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
-      },
-      AgentEnvironment: {
-        type: 'object',
-        description:
-          'Variables added to the base environment. Values may be secrets; they are never echoed back.',
-        maxProperties: 200,
-        additionalProperties: {
-          type: 'string',
-          maxLength: 65536,
-        },
-      },
-      RestartPolicy: {
-        type: 'string',
-        enum: ['always', 'on-failure', 'never'],
-        description:
-          '`on-failure` (the default) restarts after a non-zero exit or a signal, with a back-off from 1 s up to 60 s; five failures within 60 s mark the agent `failed` and stop restarting.',
-      },
-      SupervisedAgentSpec: {
-        type: 'object',
-        required: ['agent_id', 'name', 'argv', 'cwd', 'env'],
-        additionalProperties: false,
-        properties: {
-          agent_id: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 64,
-          },
-          name: {
-            $ref: '#/components/schemas/AgentName',
-          },
-          argv: {
-            type: 'array',
-            minItems: 1,
-            maxItems: 256,
-            items: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 4096,
-            },
-          },
-          cwd: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 4096,
-            description: 'Absolute working directory.',
-          },
-          env: {
-            $ref: '#/components/schemas/AgentEnvironment',
-          },
-          serve_port: {
-            type: ['integer', 'null'],
-            minimum: 1024,
-            maximum: 65535,
-          },
-          restart: {
-            $ref: '#/components/schemas/RestartPolicy',
-          },
-        },
-      },
-      SupervisedAgentState: {
-        type: 'string',
-        enum: ['starting', 'running', 'backoff', 'failed', 'stopping', 'stopped'],
-      },
-      SupervisedAgent: {
-        type: 'object',
-        required: [
-          'agent_id',
-          'name',
-          'state',
-          'pid',
-          'argv',
-          'cwd',
-          'serve_port',
-          'restart',
-          'restarts',
-          'started_at',
-          'last_exit',
-          'log_file',
+  "paths": {
+    "/status": {
+      "get": {
+        "operationId": "getRuntimeControlStatus",
+        "summary": "What the runtime runs now - relay, console router, heartbeat, supervised agents.",
+        "x-svc-actors": [
+          "anonymous"
         ],
-        properties: {
-          agent_id: {
-            type: 'string',
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "Status.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RuntimeControlStatus"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/agents": {
+      "get": {
+        "operationId": "listSupervisedAgents",
+        "summary": "Agents supervised by this runtime, in start order.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "Agents.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/SupervisedAgent"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "post": {
+        "operationId": "superviseAgent",
+        "summary": "Start an agent process and keep it running under the restart policy.",
+        "description": "The caller (a direct `svc start`) has already started the agent at the hub. The process is started with `argv` (no shell), in `cwd`, with exactly `env` added to a small base environment (PATH, HOME, LANG, TZ). 409 `agent_already_supervised` when an agent of that name runs here; 409 `serve_port_in_use` when another supervised agent uses the port. Answers once the process is spawned (not when it is ready).",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SupervisedAgentSpec"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Spawned.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SupervisedAgent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          name: {
-            type: 'string',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          state: {
-            $ref: '#/components/schemas/SupervisedAgentState',
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/agents/{name}": {
+      "parameters": [
+        {
+          "name": "name",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/AgentName"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getSupervisedAgent",
+        "summary": "One supervised agent.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SupervisedAgent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          pid: {
-            type: ['integer', 'null'],
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "stopSupervisedAgent",
+        "summary": "Stop the agent's process (SIGTERM, then SIGKILL after the grace period) and forget it.",
+        "description": "Answers once the process has exited. 404 `agent_not_supervised` when no such agent runs here.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The stopped agent.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SupervisedAgent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          argv: {
-            type: 'array',
-            items: {
-              type: 'string',
-            },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/agents/{name}/restart": {
+      "parameters": [
+        {
+          "name": "name",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/AgentName"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "restartSupervisedAgent",
+        "summary": "Stop the agent's process and start it again with a replaced environment.",
+        "description": "Used after a fresh hub start (new AGENT_TOKEN) or after the agent's runtime state was cleared, for example on `ProviderModelNotFoundError`. `env` replaces the agent's environment when given.",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "env": {
+                    "$ref": "#/components/schemas/AgentEnvironment"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Restarted.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SupervisedAgent"
+                    }
+                  }
+                }
+              }
+            }
           },
-          cwd: {
-            type: 'string',
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
-          serve_port: {
-            type: ['integer', 'null'],
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    }
+  },
+  "components": {
+    "schemas": {
+      "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "required": [
+          "type",
+          "title",
+          "status",
+          "code"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "description": "URI reference naming the problem type."
           },
-          restart: {
-            $ref: '#/components/schemas/RestartPolicy',
+          "title": {
+            "type": "string"
           },
-          restarts: {
-            type: 'integer',
-            description: 'Restarts made by the supervisor since the agent was handed over.',
+          "status": {
+            "type": "integer",
+            "minimum": 400,
+            "maximum": 599
           },
-          started_at: {
-            type: 'string',
-            format: 'date-time',
-            description: 'When the current process was spawned.',
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$"
           },
-          last_exit: {
-            oneOf: [
-              {
-                type: 'null',
-              },
-              {
-                type: 'object',
-                required: ['code', 'signal', 'at'],
-                properties: {
-                  code: {
-                    type: ['integer', 'null'],
-                  },
-                  signal: {
-                    type: ['string', 'null'],
-                  },
-                  at: {
-                    type: 'string',
-                    format: 'date-time',
-                  },
+          "detail": {
+            "type": "string"
+          },
+          "instance": {
+            "type": "string"
+          },
+          "request_id": {
+            "type": "string"
+          },
+          "errors": {
+            "type": "array",
+            "description": "Field-level validation failures.",
+            "items": {
+              "type": "object",
+              "required": [
+                "location",
+                "message"
+              ],
+              "properties": {
+                "location": {
+                  "type": "string",
+                  "description": "Where the failure is, e.g. `body/name`, `query/limit`."
                 },
-              },
+                "message": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "missing_scopes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        },
+        "additionalProperties": true
+      },
+      "Liveness": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          }
+        }
+      },
+      "Readiness": {
+        "type": "object",
+        "required": [
+          "status",
+          "checks"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "not_ready"
+            ]
+          },
+          "checks": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
+            },
+            "description": "Each dependency with `ok` or `failed: <reason>`."
+          }
+        }
+      },
+      "AgentName": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 100,
+        "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"
+      },
+      "AgentEnvironment": {
+        "type": "object",
+        "description": "Variables added to the base environment. Values may be secrets; they are never echoed back.",
+        "maxProperties": 200,
+        "additionalProperties": {
+          "type": "string",
+          "maxLength": 65536
+        }
+      },
+      "RestartPolicy": {
+        "type": "string",
+        "enum": [
+          "always",
+          "on-failure",
+          "never"
+        ],
+        "description": "`on-failure` (the default) restarts after a non-zero exit or a signal, with a back-off from 1 s up to 60 s; five failures within 60 s mark the agent `failed` and stop restarting."
+      },
+      "SupervisedAgentSpec": {
+        "type": "object",
+        "required": [
+          "agent_id",
+          "name",
+          "argv",
+          "cwd",
+          "env"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "agent_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "name": {
+            "$ref": "#/components/schemas/AgentName"
+          },
+          "argv": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 256,
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 4096
+            }
+          },
+          "cwd": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "description": "Absolute working directory."
+          },
+          "env": {
+            "$ref": "#/components/schemas/AgentEnvironment"
+          },
+          "serve_port": {
+            "type": [
+              "integer",
+              "null"
             ],
+            "minimum": 1024,
+            "maximum": 65535
           },
-          log_file: {
-            type: 'string',
-            description: "File that receives the agent's stdout and stderr (mode 0600).",
-          },
-        },
+          "restart": {
+            "$ref": "#/components/schemas/RestartPolicy"
+          }
+        }
       },
-      ProcessState: {
-        type: 'object',
-        required: ['url', 'pid', 'ready'],
-        properties: {
-          url: {
-            type: 'string',
-            description: 'Local base URL.',
-          },
-          pid: {
-            type: ['integer', 'null'],
-          },
-          ready: {
-            type: 'boolean',
-          },
-          detail: {
-            type: ['string', 'null'],
-            description: 'Why it is not ready',
-            'in one line.': null,
-          },
-        },
+      "SupervisedAgentState": {
+        "type": "string",
+        "enum": [
+          "starting",
+          "running",
+          "backoff",
+          "failed",
+          "stopping",
+          "stopped"
+        ]
       },
-      RuntimeControlStatus: {
-        type: 'object',
-        required: [
-          'pid',
-          'started_at',
-          'profile',
-          'workspace',
-          'runtime_instance_id',
-          'relay',
-          'console_router',
-          'heartbeat',
-          'agents',
+      "SupervisedAgent": {
+        "type": "object",
+        "required": [
+          "agent_id",
+          "name",
+          "state",
+          "pid",
+          "argv",
+          "cwd",
+          "serve_port",
+          "restart",
+          "restarts",
+          "started_at",
+          "last_exit",
+          "log_file"
         ],
-        properties: {
-          pid: {
-            type: 'integer',
+        "properties": {
+          "agent_id": {
+            "type": "string"
           },
-          started_at: {
-            type: 'string',
-            format: 'date-time',
+          "name": {
+            "type": "string"
           },
-          profile: {
-            type: 'string',
+          "state": {
+            "$ref": "#/components/schemas/SupervisedAgentState"
           },
-          workspace: {
-            type: 'string',
-            description: 'Workspace slug.',
+          "pid": {
+            "type": [
+              "integer",
+              "null"
+            ]
           },
-          runtime_instance_id: {
-            type: 'string',
-            description: 'Inventory id (`rti_…`) of this host.',
+          "argv": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           },
-          relay: {
-            $ref: '#/components/schemas/ProcessState',
+          "cwd": {
+            "type": "string"
           },
-          console_router: {
-            $ref: '#/components/schemas/ProcessState',
+          "serve_port": {
+            "type": [
+              "integer",
+              "null"
+            ]
           },
-          heartbeat: {
-            type: 'object',
-            required: ['interval_ms', 'last_ok_at', 'last_error'],
-            properties: {
-              interval_ms: {
-                type: 'integer',
+          "restart": {
+            "$ref": "#/components/schemas/RestartPolicy"
+          },
+          "restarts": {
+            "type": "integer",
+            "description": "Restarts made by the supervisor since the agent was handed over."
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the current process was spawned."
+          },
+          "last_exit": {
+            "oneOf": [
+              {
+                "type": "null"
               },
-              last_ok_at: {
-                type: ['string', 'null'],
-                format: 'date-time',
+              {
+                "type": "object",
+                "required": [
+                  "code",
+                  "signal",
+                  "at"
+                ],
+                "properties": {
+                  "code": {
+                    "type": [
+                      "integer",
+                      "null"
+                    ]
+                  },
+                  "signal": {
+                    "type": [
+                      "string",
+                      "null"
+                    ]
+                  },
+                  "at": {
+                    "type": "string",
+                    "format": "date-time"
+                  }
+                }
+              }
+            ]
+          },
+          "log_file": {
+            "type": "string",
+            "description": "File that receives the agent's stdout and stderr (mode 0600)."
+          }
+        }
+      },
+      "ProcessState": {
+        "type": "object",
+        "required": [
+          "url",
+          "pid",
+          "ready"
+        ],
+        "properties": {
+          "url": {
+            "type": "string",
+            "description": "Local base URL."
+          },
+          "pid": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "ready": {
+            "type": "boolean"
+          },
+          "detail": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Why it is not ready",
+            "in one line.": null
+          }
+        }
+      },
+      "RuntimeControlStatus": {
+        "type": "object",
+        "required": [
+          "pid",
+          "started_at",
+          "profile",
+          "workspace",
+          "runtime_instance_id",
+          "relay",
+          "console_router",
+          "heartbeat",
+          "agents"
+        ],
+        "properties": {
+          "pid": {
+            "type": "integer"
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "profile": {
+            "type": "string"
+          },
+          "workspace": {
+            "type": "string",
+            "description": "Workspace slug."
+          },
+          "runtime_instance_id": {
+            "type": "string",
+            "description": "Inventory id (`rti_…`) of this host."
+          },
+          "relay": {
+            "$ref": "#/components/schemas/ProcessState"
+          },
+          "console_router": {
+            "$ref": "#/components/schemas/ProcessState"
+          },
+          "heartbeat": {
+            "type": "object",
+            "required": [
+              "interval_ms",
+              "last_ok_at",
+              "last_error"
+            ],
+            "properties": {
+              "interval_ms": {
+                "type": "integer"
               },
-              last_error: {
-                type: ['string', 'null'],
+              "last_ok_at": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "format": "date-time"
               },
-            },
+              "last_error": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
           },
-          agents: {
-            type: 'array',
-            items: {
-              $ref: '#/components/schemas/SupervisedAgent',
-            },
-          },
-        },
-      },
+          "agents": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SupervisedAgent"
+            }
+          }
+        }
+      }
     },
-    securitySchemes: {
-      apiKey: {
-        type: 'apiKey',
-        in: 'header',
-        name: 'X-API-Key',
-        description:
-          'Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too).',
-      },
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      }
     },
-    responses: {
-      Problem: {
-        description: 'Error (RFC 9457 problem details).',
-        content: {
-          'application/problem+json': {
-            schema: {
-              $ref: '#/components/schemas/Problem',
-            },
-          },
-        },
+    "responses": {
+      "Problem": {
+        "description": "Error (RFC 9457 problem details).",
+        "content": {
+          "application/problem+json": {
+            "schema": {
+              "$ref": "#/components/schemas/Problem"
+            }
+          }
+        }
       },
-      Liveness: {
-        description: 'The process is up.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Liveness',
-            },
-          },
-        },
+      "Liveness": {
+        "description": "The process is up.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Liveness"
+            }
+          }
+        }
       },
-      Readiness: {
-        description: 'Every dependency answered.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
+      "Readiness": {
+        "description": "Every dependency answered.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
       },
-      NotReady: {
-        description: 'At least one dependency failed.',
-        content: {
-          'application/json': {
-            schema: {
-              $ref: '#/components/schemas/Readiness',
-            },
-          },
-        },
-      },
-    },
-  },
+      "NotReady": {
+        "description": "At least one dependency failed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Readiness"
+            }
+          }
+        }
+      }
+    }
+  }
 };

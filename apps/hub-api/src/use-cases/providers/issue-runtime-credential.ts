@@ -11,14 +11,27 @@ export const AUTHORIZATION_SOURCES = ['hub_managed', 'workspace_provider', 'serv
 export type AuthorizationSource = (typeof AUTHORIZATION_SOURCES)[number];
 export type LaunchPath = 'direct' | 'relay';
 
-export interface IssueRuntimeCredentialInput {
+interface IssueRuntimeCredentialCommon {
   agent: Agent;
   /** Exact `provider/model` identifier from the catalog. */
   model: string;
-  launchPath: LaunchPath;
   actor: Actor | undefined;
   requestId?: string;
 }
+
+/**
+ * `issued` (the default): the one credential of a start, bound to its launch path. `refreshed`: a running
+ * agent renews its credential before it expires; a refresh is not a launch, so it carries no launch path, and
+ * its model comes from stored state, so a model that left the catalog is a 409.
+ */
+export type IssueRuntimeCredentialInput = IssueRuntimeCredentialCommon &
+  ({ event?: 'issued'; launchPath: LaunchPath } | { event: 'refreshed'; launchPath?: never });
+
+/** The audit action of each kind of issuance. */
+export const RUNTIME_CREDENTIAL_ACTIONS = {
+  issued: 'credential.runtime.issued',
+  refreshed: 'credential.runtime.refreshed',
+} as const;
 
 export interface RuntimeCredential {
   /** ES256 JWT, audience `runtime`, subject the agent id. */
@@ -52,9 +65,11 @@ async function resolveAuthorizationSource(
 
 /**
  * Issues the short-lived runtime credential an agent's runtime uses to reach its provider/model, for a direct
- * CLI start or a relay spawn. The credential binds the agent, its runtime host, the exact provider/model and
- * the authorization source; it never carries the provider secret itself. Every issuance is recorded as one
- * `credential.runtime.issued` audit event naming the authorization source (never the token).
+ * CLI start or a relay spawn, or as the refresh of a running agent's credential. The credential binds the
+ * agent, its runtime host, the exact provider/model, the authorization source and (at a start) the launch path;
+ * it never carries the provider secret itself. Every issuance is recorded as one audit event naming the
+ * authorization source (never the token): `credential.runtime.issued` at a start, `credential.runtime.refreshed`
+ * for a refresh, so a start still shows exactly one issuance.
  */
 export async function issueRuntimeCredential(
   deps: HubDeps,
@@ -68,7 +83,10 @@ export async function issueRuntimeCredential(
       detail: `Agent '${agent.id}' is evicted; an evicted agent gets no runtime credential.`,
     });
   }
-  const catalogEntry = await requireProviderModel(deps.db, input.model);
+  const event = input.event ?? 'issued';
+  const catalogEntry = await requireProviderModel(deps.db, input.model, {
+    status: event === 'refreshed' ? 409 : 400,
+  });
   const source = await resolveAuthorizationSource(deps, agent.workspaceId, catalogEntry.provider);
   if (!source) {
     throw new AppError({
@@ -81,6 +99,7 @@ export async function issueRuntimeCredential(
       },
     });
   }
+  const launchPath = input.launchPath ? { launch_path: input.launchPath } : {};
   const credentialId = newId('rcd');
   const ttlSeconds = Math.min(deps.settings.runtimeCredentialTtlSeconds, MAX_RUNTIME_CREDENTIAL_TTL_SECONDS);
   const issued = deps.keys.issuer.issue({
@@ -93,14 +112,14 @@ export async function issueRuntimeCredential(
       provider: catalogEntry.provider,
       model: catalogEntry.id,
       authorization_source: source,
-      launch_path: input.launchPath,
+      ...launchPath,
       credential_id: credentialId,
     },
   });
   await deps.audit.record({
     workspaceId: agent.workspaceId,
     actor: input.actor,
-    action: 'credential.runtime.issued',
+    action: RUNTIME_CREDENTIAL_ACTIONS[event],
     targetType: 'agent',
     targetId: agent.id,
     data: {
@@ -108,7 +127,7 @@ export async function issueRuntimeCredential(
       provider: catalogEntry.provider,
       model: catalogEntry.id,
       authorization_source: source,
-      launch_path: input.launchPath,
+      ...launchPath,
       expires_at: issued.expiresAt.toISOString(),
     },
     requestId: input.requestId,
@@ -119,9 +138,9 @@ export async function issueRuntimeCredential(
       credential_id: credentialId,
       provider: catalogEntry.provider,
       authorization_source: source,
-      launch_path: input.launchPath,
+      ...launchPath,
     },
-    'runtime credential issued',
+    `runtime credential ${event}`,
   );
   return {
     token: issued.token,
