@@ -1,0 +1,68 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../../base-command';
+import type { RuntimePlan } from '../../domain/runtime-plan';
+import { planLines } from '../../presenters/runtime';
+import { planRuntimeHost } from '../../use-cases/runtime/plan-runtime-host';
+import { runRuntimeHost } from '../../use-cases/runtime/run-runtime-host';
+import type { RuntimeRunSummary } from '../../use-cases/runtime/run-runtime-host';
+
+export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
+  static override summary = 'Run this runtime host in the foreground: relay, console router, heartbeats, agents.';
+
+  static override description =
+    'Starts the relay and the console router for this host, reports the host to the hub every ~10 s, serves ' +
+    'the local control API on the profile’s Unix socket and supervises the agents `svc start` hands over. ' +
+    'Stops cleanly (agents, router, relay) on SIGTERM, SIGINT or when its terminal goes away; on a server, run ' +
+    'it under systemd (infra/systemd/svc-runtime.service). Needs a profile with a pulled runtime config.';
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --expected-workspace acme',
+    '<%= config.bin %> <%= command.id %> --bundle ./runtime.env --dry-run --json',
+  ];
+
+  static override flags = {
+    'expected-workspace': Flags.string({
+      description: 'Refuse to start unless the profile (and the bundle) belong to this workspace.',
+    }),
+    bundle: Flags.string({
+      description:
+        'A runtime bundle’s runtime.env: may fill in the hub URL, workspace and keys; its wrt_… id is never the host id.',
+    }),
+    'dry-run': Flags.boolean({ description: 'Print the plan (processes, ports, variable names) and write nothing.' }),
+  };
+
+  public async run(): Promise<RuntimePlan | RuntimeRunSummary> {
+    const { identity, plan } = await planRuntimeHost({
+      store: this.store(),
+      profile: this.flags.profile,
+      env: process.env,
+      bundlePath: this.flags.bundle,
+      expectedWorkspace: this.flags['expected-workspace'],
+    });
+    if (this.flags['dry-run']) {
+      for (const line of planLines(plan)) this.log(line);
+      return plan;
+    }
+    const json = this.jsonEnabled();
+    const log = (line: string) => {
+      const stamped = `${new Date().toISOString()} ${line}\n`;
+      try {
+        if (json) process.stderr.write(stamped);
+        else process.stdout.write(stamped);
+      } catch {
+        // the terminal is gone
+      }
+    };
+    return runRuntimeHost({
+      profile: this.flags.profile,
+      stateDir: this.store().paths.state_dir,
+      identity,
+      cliVersion: this.config.version,
+      clientName: this.clientName(),
+      env: process.env,
+      log,
+      progress: (label, work) => this.progress(label, work),
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import { ApiError, unwrap } from '@svc/contracts';
+import type { HubApi, HubClient } from '@svc/contracts';
+import { redactText } from '../domain/redact';
+import { probe } from './local-service-probe';
+
+export type HeartbeatBody = HubApi.components['schemas']['RuntimeHostHeartbeatRequest'];
+type ConsoleRoute = NonNullable<HeartbeatBody['console_routes']>[number];
+
+export interface ServiceReadiness {
+  relay: { ready: boolean; detail: string | null };
+  console_router: { ready: boolean; detail: string | null };
+  /** The router's per-agent activity from its `/status` (empty when it did not answer). */
+  console_routes: ConsoleRoute[];
+}
+
+/** Reads the relay's and the router's `/readyz` and the router's `/status` (loopback). */
+export async function readServiceReadiness(relayUrl: string, routerUrl: string): Promise<ServiceReadiness> {
+  const [relay, router, routerStatus] = await Promise.all([
+    probe(`${relayUrl}/readyz`),
+    probe(`${routerUrl}/readyz`),
+    probe(`${routerUrl}/status`),
+  ]);
+  const routes = routerStatus.ok
+    ? ((routerStatus.body as { routes?: Array<{ agent_id: string; last_activity_at: string | null }> }).routes ?? [])
+    : [];
+  return {
+    relay: { ready: relay.ok, detail: relay.detail && redactText(relay.detail) },
+    console_router: { ready: router.ok, detail: router.detail && redactText(router.detail) },
+    console_routes: routes.slice(0, 10_000).map((r) => ({ agent_id: r.agent_id, last_activity_at: r.last_activity_at })),
+  };
+}
+
+/** Sends one host heartbeat with the runtime key; returns the error line when the hub refused or was unreachable. */
+export async function sendHeartbeat(hub: HubClient, hostId: string, body: HeartbeatBody): Promise<string | null> {
+  try {
+    unwrap(
+      await hub.POST('/api/v1/runtime-hosts/{hostId}/heartbeat', {
+        params: { path: { hostId } },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      }),
+    );
+    return null;
+  } catch (error) {
+    if (error instanceof ApiError) return redactText(`HTTP ${error.status} ${error.code}: ${error.message}`);
+    const e = error as { name?: string; cause?: { code?: string }; message?: string };
+    return `the hub did not answer (${e.name === 'TimeoutError' ? 'timed out' : (e.cause?.code ?? redactText(e.message ?? 'error'))})`;
+  }
+}

@@ -1,0 +1,51 @@
+import type { RuntimePlan } from '../domain/runtime-plan';
+import type { RuntimeControlStatus } from '../data/control-server';
+
+/** Human lines of a runtime plan (`runtime up --dry-run`). Variable names only, never values. */
+export function planLines(plan: RuntimePlan): string[] {
+  const lines = [
+    `runtime ${plan.runtime_instance_id} of workspace ${plan.workspace} (profile ${plan.profile})`,
+    `hub             ${plan.hub_url}`,
+    `bundle          ${plan.bundle_id ?? '-'}`,
+  ];
+  for (const p of plan.processes) {
+    lines.push(`process ${p.name}: ${p.argv.join(' ')}`);
+    lines.push(`  listens       ${p.url}`);
+    lines.push(`  environment   ${p.env.join(' ')}`);
+    lines.push(`  log           ${p.log_file}`);
+  }
+  lines.push(`control socket  ${plan.control_socket}`);
+  lines.push(`heartbeat       every ${plan.heartbeat_interval_ms / 1000} s`);
+  lines.push(`state files     ${plan.state_files.join(' ')}`);
+  lines.push(`systemd unit    ${plan.systemd_unit}`);
+  lines.push('(dry run: nothing was started or written)');
+  return lines;
+}
+
+function age(at: string | null, now = Date.now()): string {
+  if (!at) return 'never';
+  const s = Math.max(0, Math.round((now - Date.parse(at)) / 1000));
+  return `${s} s ago`;
+}
+
+/** Human lines of the control API's status (`runtime status`, `internal status`). */
+export function controlStatusLines(status: RuntimeControlStatus): string[] {
+  const proc = (label: string, p: RuntimeControlStatus['relay']) =>
+    `${label.padEnd(15)} ${p.ready ? 'ready' : 'NOT READY'}  pid ${p.pid ?? '-'}  ${p.url}${p.detail ? `  (${p.detail})` : ''}`;
+  const lines = [
+    `runtime up      pid ${status.pid}, since ${status.started_at}, profile ${status.profile}`,
+    `host            ${status.runtime_instance_id} (workspace ${status.workspace})`,
+    proc('relay', status.relay),
+    proc('console router', status.console_router),
+    `heartbeat       last ok ${age(status.heartbeat.last_ok_at)}${status.heartbeat.last_error ? `; last error: ${status.heartbeat.last_error}` : ''}`,
+  ];
+  if (status.agents.length === 0) lines.push('agents          none supervised');
+  for (const a of status.agents) {
+    lines.push(
+      `agent ${a.name.padEnd(10)} ${a.state}  pid ${a.pid ?? '-'}  restarts ${a.restarts}${a.serve_port ? `  serve ${a.serve_port}` : ''}  ${a.agent_id}`,
+    );
+  }
+  return lines;
+}
+
+export { age as ageText };

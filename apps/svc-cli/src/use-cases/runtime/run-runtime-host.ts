@@ -1,0 +1,301 @@
+import { deriveConsoleProxyKey } from '@svc/auth';
+import { createHubClient } from '@svc/contracts';
+import { AgentSupervisor } from '../../data/agent-supervisor';
+import { listAgentStates } from '../../data/agent-state';
+import { startControlServer } from '../../data/control-server';
+import type { RuntimeControlStatus } from '../../data/control-server';
+import { ManagedProcess } from '../../data/managed-process';
+import { createRuntimeControlClient } from '../../data/runtime-control-client';
+import { acquirePidLock, ensureUpstreamSecret } from '../../data/runtime-files';
+import { readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbeat';
+import type { ServiceReadiness } from '../../data/runtime-heartbeat';
+import { ensureOwnerOnlyDir } from '../../data/secret-files';
+import { serviceEntryPoints } from '../../data/service-entry-points';
+import { post } from '../../data/local-service-probe';
+import { CliError } from '../../domain/cli-error';
+import {
+  baseEnvironment,
+  HEARTBEAT_INTERVAL_MS,
+  runtimeStateFiles,
+  serviceSpecs,
+  STOP_GRACE_MS,
+} from '../../domain/runtime-plan';
+import type { RuntimeIdentity, ServiceSpec } from '../../domain/runtime-plan';
+
+export interface RunRuntimeHostInput {
+  profile: string;
+  stateDir: string;
+  identity: RuntimeIdentity;
+  cliVersion: string;
+  clientName: string;
+  env: NodeJS.ProcessEnv;
+  /** One human line of the runtime's own output (never a secret). */
+  log: (line: string) => void;
+  /** Shows a spinner around a wait. */
+  progress: <R>(label: string, work: () => Promise<R>) => Promise<R>;
+  /** How long to wait for the relay and the router to report ready before going on (not ready) anyway. */
+  readyTimeoutMs?: number;
+}
+
+export interface RuntimeRunSummary {
+  runtime_instance_id: string;
+  workspace: string;
+  started_at: string;
+  stopped_at: string;
+  /** The signal that stopped the runtime. */
+  signal: string;
+  /** Agents that were running and were stopped (and marked stopped at the hub). */
+  stopped_agents: Array<{ name: string; agent_id: string; hub_stopped: boolean }>;
+}
+
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+async function refuseWhenRunning(socketPath: string, profile: string): Promise<void> {
+  const client = createRuntimeControlClient(socketPath, 2_000);
+  try {
+    const { data } = await client.GET('/status');
+    if (data) {
+      throw new CliError({
+        code: 'runtime_already_running',
+        message: `svc runtime up already runs for profile "${profile}" (pid ${data.pid})`,
+        fix: 'stop it first, or use it: svc internal status',
+        details: { pid: data.pid },
+      });
+    }
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    // nothing answers on the socket: a stale socket, removed when the control API starts
+  }
+}
+
+/**
+ * Runs the runtime host in the foreground until SIGTERM, SIGINT or SIGHUP: the relay and the console router
+ * (restarted with back-off when they crash), heartbeats of the host to the hub every ~10 s, the control API on
+ * the profile's Unix socket and the supervision of the agents handed over through it. On a stop signal it stops
+ * the agents (marking them stopped at the hub), then the router and the relay, removes the socket and returns.
+ *
+ * Agents with local state from before a restart of the runtime are not re-adopted: their tokens may have
+ * expired and a hub start must issue new ones, so they are listed with the command that starts them again
+ * (`svc start`).
+ */
+export async function runRuntimeHost(input: RunRuntimeHostInput): Promise<RuntimeRunSummary> {
+  const { identity, log } = input;
+  const files = runtimeStateFiles(input.stateDir);
+  await ensureOwnerOnlyDir(input.stateDir);
+  await refuseWhenRunning(files.control_socket, input.profile);
+  const releaseLock = await acquirePidLock(files.pid_file, input.profile);
+  const cleanups: Array<() => Promise<void>> = [releaseLock];
+  try {
+    return await runLocked(input, files, cleanups);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+async function runLocked(
+  input: RunRuntimeHostInput,
+  files: ReturnType<typeof runtimeStateFiles>,
+  cleanups: Array<() => Promise<void>>,
+): Promise<RuntimeRunSummary> {
+  const { identity, log } = input;
+  const startedAt = new Date().toISOString();
+  // SVC_CONSOLE_SECRET (the host's console secret, as `svc start` also reads it) wins over the generated one.
+  const fromEnv = input.env.SVC_CONSOLE_SECRET;
+  const upstreamSecret =
+    fromEnv && fromEnv.length >= 32 ? fromEnv : await ensureUpstreamSecret(files.upstream_secret);
+  const baseEnv = baseEnvironment(input.env);
+  const specs = serviceSpecs({
+    identity,
+    nodePath: process.execPath,
+    ...serviceEntryPoints(),
+    stateDir: input.stateDir,
+    upstreamSecret,
+    baseEnv,
+    logLevel: input.env.LOG_LEVEL || 'info',
+  });
+  const [relaySpec, routerSpec] = specs as [ServiceSpec, ServiceSpec];
+  const hub = createHubClient({ baseUrl: identity.hubUrl, apiKey: identity.apiKey, clientName: input.clientName });
+
+  const refreshRoutes = () => {
+    void post(`${routerSpec.url}/routes/refresh`).then((res) => {
+      if (!res.ok) log(`console router: route refresh answered ${res.detail ?? 'not ok'}`);
+    });
+  };
+  const supervisor = new AgentSupervisor({
+    stateDir: input.stateDir,
+    baseEnv,
+    consoleProxyKey: (agentId) => deriveConsoleProxyKey(upstreamSecret, agentId),
+    onRoutesChanged: refreshRoutes,
+    graceMs: STOP_GRACE_MS,
+    log,
+  });
+
+  const services = specs.map(
+    (spec) =>
+      new ManagedProcess({
+        name: spec.name,
+        argv: spec.argv,
+        cwd: input.stateDir,
+        env: spec.env,
+        logFile: spec.logFile,
+        restart: 'always',
+        canGiveUp: false,
+        log,
+      }),
+  );
+  const [relay, router] = services as [ManagedProcess, ManagedProcess];
+
+  let readiness: ServiceReadiness = {
+    relay: { ready: false, detail: 'not started' },
+    console_router: { ready: false, detail: 'not started' },
+    console_routes: [],
+  };
+  const heartbeat = { interval_ms: HEARTBEAT_INTERVAL_MS, last_ok_at: null as string | null, last_error: null as string | null };
+
+  const status = async (): Promise<RuntimeControlStatus> => {
+    const live = await readServiceReadiness(relaySpec.url, routerSpec.url);
+    const state = (proc: ManagedProcess, spec: ServiceSpec, r: { ready: boolean; detail: string | null }) => ({
+      url: spec.url,
+      pid: proc.pid,
+      ready: proc.running() && r.ready,
+      detail: proc.running() ? r.detail : `${proc.state}`,
+    });
+    return {
+      pid: process.pid,
+      started_at: startedAt,
+      profile: input.profile,
+      workspace: identity.workspace,
+      runtime_instance_id: identity.runtimeInstanceId,
+      relay: state(relay, relaySpec, live.relay),
+      console_router: state(router, routerSpec, live.console_router),
+      heartbeat: { ...heartbeat },
+      agents: supervisor.list(),
+    };
+  };
+
+  const control = await startControlServer({ socketPath: files.control_socket, supervisor, status });
+  cleanups.push(() => control.close());
+  cleanups.push(async () => {
+    await supervisor.stopAll();
+    await Promise.all(services.map((s) => s.stop(STOP_GRACE_MS)));
+  });
+
+  // Stop signals are caught from here on: a signal during start-up stops cleanly too.
+  let stopSignal: string | undefined;
+  let wake: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopSignal) {
+      log(`${signal}: already stopping`);
+      return;
+    }
+    stopSignal = signal;
+    log(`${signal}: stopping the runtime`);
+    wake();
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  cleanups.push(async () => {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+  });
+  // A terminal that goes away may close stdout before SIGHUP arrives; writes then fail with EPIPE.
+  process.stdout.on('error', () => onSignal('SIGHUP'));
+
+  for (const service of services) await service.start();
+  log(`relay: pid ${relay.pid}, ${relaySpec.url}`);
+  log(`console router: pid ${router.pid}, ${routerSpec.url}`);
+
+  const readyTimeoutMs = input.readyTimeoutMs ?? 90_000;
+  const ready = await input.progress('Waiting for the relay and the console router to be ready', async () => {
+    const deadline = Date.now() + readyTimeoutMs;
+    while (!stopSignal) {
+      readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
+      if (readiness.relay.ready && readiness.console_router.ready) return true;
+      if (Date.now() > deadline) return false;
+      await Promise.race([new Promise((r) => setTimeout(r, 250)), stopped]);
+    }
+    return false;
+  });
+  if (!ready && !stopSignal) {
+    const why = [
+      readiness.relay.ready ? null : `relay: ${readiness.relay.detail ?? 'not ready'}`,
+      readiness.console_router.ready ? null : `console router: ${readiness.console_router.detail ?? 'not ready'}`,
+    ].filter(Boolean);
+    log(`not ready after ${Math.round(readyTimeoutMs / 1000)} s (${why.join('; ')}); heartbeats report it until it is`);
+  }
+
+  const beat = async () => {
+    readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
+    const error = await sendHeartbeat(hub, identity.runtimeInstanceId, {
+      relay_ready: relay.running() && readiness.relay.ready,
+      console_router_ready: router.running() && readiness.console_router.ready,
+      runtime_version: input.cliVersion,
+      ...(identity.bundleId ? { bundle_id: identity.bundleId } : {}),
+      console_routes: readiness.console_routes,
+    });
+    if (error) {
+      if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
+      heartbeat.last_error = error;
+    } else {
+      if (heartbeat.last_error) log('heartbeat: the hub answers again');
+      heartbeat.last_ok_at = new Date().toISOString();
+      heartbeat.last_error = null;
+    }
+  };
+  let beating = Promise.resolve();
+  const timer = setInterval(() => {
+    beating = beating.then(beat);
+  }, HEARTBEAT_INTERVAL_MS);
+  cleanups.push(async () => clearInterval(timer));
+  if (!stopSignal) {
+    beating = beat();
+    await beating;
+    log(
+      `runtime ${identity.runtimeInstanceId} of workspace ${identity.workspace} is up; control socket ${files.control_socket}`,
+    );
+    for (const local of await listAgentStates(input.stateDir).catch(() => [])) {
+      log(`agent ${local.name} has local state but is not running here; start it again: svc start --name ${local.name}`);
+    }
+  }
+
+  await stopped;
+  clearInterval(timer);
+  await beating.catch(() => undefined);
+
+  const handed = await supervisor.stopAll();
+  const stoppedAgents: RuntimeRunSummary['stopped_agents'] = [];
+  for (const agent of handed) {
+    let hubStopped = true;
+    try {
+      const res = await hub.POST('/api/v1/agents/{agentId}/stop', {
+        params: { path: { agentId: agent.agent_id } },
+        signal: AbortSignal.timeout(10_000),
+      });
+      hubStopped = res.response.ok;
+      if (!hubStopped) log(`agent ${agent.name}: the hub did not mark it stopped (HTTP ${res.response.status})`);
+    } catch {
+      hubStopped = false;
+      log(`agent ${agent.name}: the hub could not be reached to mark it stopped`);
+    }
+    stoppedAgents.push({ ...agent, hub_stopped: hubStopped });
+  }
+  await router.stop(STOP_GRACE_MS);
+  await relay.stop(STOP_GRACE_MS);
+  await sendHeartbeat(hub, identity.runtimeInstanceId, {
+    relay_ready: false,
+    console_router_ready: false,
+    runtime_version: input.cliVersion,
+    ...(identity.bundleId ? { bundle_id: identity.bundleId } : {}),
+  });
+  await control.close();
+  log('runtime stopped');
+  return {
+    runtime_instance_id: identity.runtimeInstanceId,
+    workspace: identity.workspace,
+    started_at: startedAt,
+    stopped_at: new Date().toISOString(),
+    signal: stopSignal ?? 'SIGTERM',
+    stopped_agents: stoppedAgents,
+  };
+}
