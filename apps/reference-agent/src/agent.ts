@@ -4,6 +4,9 @@ import type { Logger, RunningServer } from '@svc/service-kit';
 import { HubPresence } from './agent/hub-presence';
 import { AgentLifecycle } from './agent/lifecycle';
 import { runPollLoop } from './agent/poll-loop';
+import { ProviderRuntime } from './agent/provider-runtime';
+import type { HeldRuntimeCredential } from './agent/provider-runtime';
+import { RuntimeHome } from './agent/runtime-home';
 import { StageTracker } from './agent/stage-tracker';
 import { Wakeup } from './agent/wakeup';
 import { DEFAULT_RETRY_POLICY } from './call-policy';
@@ -11,6 +14,8 @@ import type { RetryPolicy } from './call-policy';
 import { defaultStageHandler } from './default-handler';
 import { agentIdentityFromToken } from './domain/agent-identity';
 import { consoleChatReply } from './domain/console-chat';
+import { staleModelLogLine } from './domain/provider-model-not-found';
+import type { ProviderModelNotFoundError } from './domain/provider-model-not-found';
 import { createPlatformApi } from './stage-api';
 import type { StageHandler } from './stage-handler';
 
@@ -40,6 +45,21 @@ export interface ReferenceAgentOptions {
   fetch?: (input: Request) => Promise<Response>;
   /** Serve the agent's console (health, chat, terminal) while running; omitted, nothing listens. */
   console?: ReferenceAgentConsoleOptions;
+  /** The provider runtime: a runtime credential to keep fresh and a runtime home to keep the model in. */
+  runtime?: ReferenceAgentRuntimeOptions;
+  /**
+   * Called once when the hub refuses the runtime's model on a credential refresh. Default: the error is logged
+   * (one line naming `ProviderModelNotFoundError`) and the agent stops. A process should then exit with
+   * `EXIT_PROVIDER_MODEL_NOT_FOUND` (78). A stale model found at start rejects `start()` instead.
+   */
+  onProviderModelNotFound?: (error: ProviderModelNotFoundError) => void;
+}
+
+export interface ReferenceAgentRuntimeOptions {
+  /** The runtime credential the hub issued at start; refreshed at two thirds of its life. Never logged. */
+  credential?: { token: string; expiresAt: Date } | undefined;
+  /** An owner-only directory for `runtime-state.json` (the model the runtime uses). */
+  home?: string | undefined;
 }
 
 export interface ReferenceAgentConsoleOptions {
@@ -70,6 +90,10 @@ export interface ReferenceAgent {
   stop(): Promise<void>;
   /** Where the console listens once started (`http://127.0.0.1:<port>`), or undefined when not serving. */
   consoleUrl(): string | undefined;
+  /** The newest runtime credential, when the agent was given one. */
+  runtimeCredential(): HeldRuntimeCredential | undefined;
+  /** The `provider/model` the runtime uses, once started (null when none is known). */
+  runtimeModel(): string | null;
 }
 
 /**
@@ -81,7 +105,8 @@ export interface ReferenceAgent {
  *
  * This function only settles the options and wires the parts, each owning its own state:
  * `HubPresence` (hub heartbeats), `StageTracker` (stages worked or held, cooldowns), `runPollLoop` (the
- * long poll) and `AgentLifecycle` (start and stop). With `console`, the agent also serves its console
+ * long poll), `ProviderRuntime` (the runtime's model, runtime home and credential refreshes) and
+ * `AgentLifecycle` (start and stop). With `console`, the agent also serves its console
  * (`@svc/agent-console`: health, chat answered by `consoleChatReply`, a terminal in the workdir) from start
  * to stop; its status is the tracker's idle/busy.
  */
@@ -129,6 +154,24 @@ export function createReferenceAgent(options: ReferenceAgentOptions): ReferenceA
   const pollLoop = (signal: AbortSignal) =>
     runPollLoop({ api, stages, wakeup, logger, policy, secrets, pollWaitSeconds, idlePollMs }, signal);
 
+  const provider = new ProviderRuntime({
+    api,
+    logger,
+    policy,
+    secrets,
+    credential: options.runtime?.credential,
+    home: options.runtime?.home ? new RuntimeHome(options.runtime.home) : undefined,
+    onProviderModelNotFound: (error) => {
+      if (options.onProviderModelNotFound) {
+        options.onProviderModelNotFound(error);
+        return;
+      }
+      const line = staleModelLogLine(error);
+      logger.error(line.fields, line.message);
+      void stopOnce();
+    },
+  });
+
   const status = (): 'busy' | 'idle' => (stages.workingCount() > 0 ? 'busy' : 'idle');
   const agentConsole = options.console ? buildConsole(options.console) : undefined;
   let consoleServer: RunningServer | undefined;
@@ -158,6 +201,7 @@ export function createReferenceAgent(options: ReferenceAgentOptions): ReferenceA
     secrets,
     hub,
     stages,
+    provider,
     pollLoop,
     lifetime,
     hubHeartbeatMs,
@@ -189,10 +233,13 @@ export function createReferenceAgent(options: ReferenceAgentOptions): ReferenceA
     // Open terminals and streams end at once; stages get their own bound.
     await Promise.all([stopped, consoleServer?.close(5_000)]);
   }
+  const stopOnce = () => (stopping ??= stop());
   // A plain object, so `start` and `stop` may be passed around unbound.
   return {
     start: () => (starting ??= start()),
-    stop: () => (stopping ??= stop()),
+    stop: stopOnce,
     consoleUrl: () => consoleServer?.url,
+    runtimeCredential: () => provider.credential(),
+    runtimeModel: () => provider.model(),
   };
 }

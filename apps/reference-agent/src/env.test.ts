@@ -2,6 +2,7 @@ import { ConfigError } from '@svc/service-kit';
 import { loadReferenceAgentConfig } from './env';
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhZ3RfMSJ9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
+const RUNTIME_CREDENTIAL = 'eyJhbGciOiJFUzI1NiJ9.eyJhdWQiOiJydW50aW1lIn0.cnVudGltZS1zaWduYXR1cmU';
 
 describe('loadReferenceAgentConfig', () => {
   it('when only the token is set, then the defaults apply', () => {
@@ -16,7 +17,60 @@ describe('loadReferenceAgentConfig', () => {
       logLevel: 'info',
       hubIssuer: 'http://127.0.0.1:4000',
       serve: undefined,
+      runtime: { credential: undefined, home: undefined },
     });
+  });
+
+  it('when the runtime credential, its expiry and the runtime home are set, then they are parsed', () => {
+    const config = loadReferenceAgentConfig({
+      AGENT_TOKEN: TOKEN,
+      AGENT_RUNTIME_CREDENTIAL: RUNTIME_CREDENTIAL,
+      AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT: '2026-05-01T10:15:00.000Z',
+      AGENT_RUNTIME_HOME: '/srv/agents/one/.runtime',
+    });
+    expect(config.runtime).toEqual({
+      credential: { token: RUNTIME_CREDENTIAL, expiresAt: new Date('2026-05-01T10:15:00.000Z') },
+      home: '/srv/agents/one/.runtime',
+    });
+    expect(
+      loadReferenceAgentConfig({
+        AGENT_TOKEN: TOKEN,
+        AGENT_RUNTIME_CREDENTIAL: '',
+        AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT: '',
+        AGENT_RUNTIME_HOME: '',
+      }).runtime,
+    ).toEqual({ credential: undefined, home: undefined });
+  });
+
+  it('when the runtime credential comes without its expiry (or the other way round), a bad expiry or a relative home, then it is refused by name, never by value', () => {
+    const withoutExpiry = () =>
+      loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_RUNTIME_CREDENTIAL: RUNTIME_CREDENTIAL });
+    expect(withoutExpiry).toThrow(/AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT/);
+    expect(withoutExpiry).not.toThrow(new RegExp(RUNTIME_CREDENTIAL.slice(0, 20)));
+    expect(() =>
+      loadReferenceAgentConfig({
+        AGENT_TOKEN: TOKEN,
+        AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT: '2026-05-01T10:15:00Z',
+      }),
+    ).toThrow(/AGENT_RUNTIME_CREDENTIAL: /);
+    expect(() =>
+      loadReferenceAgentConfig({
+        AGENT_TOKEN: TOKEN,
+        AGENT_RUNTIME_CREDENTIAL: RUNTIME_CREDENTIAL,
+        AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT: 'in ten minutes',
+      }),
+    ).toThrow(/AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT/);
+    const short = () =>
+      loadReferenceAgentConfig({
+        AGENT_TOKEN: TOKEN,
+        AGENT_RUNTIME_CREDENTIAL: 'short-runtime-value',
+        AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT: '2026-05-01T10:15:00Z',
+      });
+    expect(short).toThrow(/AGENT_RUNTIME_CREDENTIAL: must be at least 32 characters/);
+    expect(short).not.toThrow(/short-runtime-value/);
+    expect(() => loadReferenceAgentConfig({ AGENT_TOKEN: TOKEN, AGENT_RUNTIME_HOME: 'runtime' })).toThrow(
+      /AGENT_RUNTIME_HOME: must be an absolute path/,
+    );
   });
 
   it('when AGENT_SERVE_PORT is set, then the console is served there in AGENT_WORKDIR (default the working directory)', () => {

@@ -16,7 +16,8 @@ function integer(min: number, max: number, fallback: number) {
 
 /**
  * The reference agent's environment. `AGENT_TOKEN` is the agent JWT the hub issued at start; a bad value is
- * reported by variable name, never by value. `serve` is set only when `AGENT_SERVE_PORT` is.
+ * reported by variable name, never by value. `serve` is set only when `AGENT_SERVE_PORT` is; `runtime` holds
+ * the runtime credential (with its expiry) and the runtime home when they are set.
  */
 export const referenceAgentEnvSchema = z
   .object({
@@ -37,6 +38,30 @@ export const referenceAgentEnvSchema = z
     AGENT_WORKDIR: optional(z.string().min(1)),
     /** The key the host's console router proves itself with; without it, routed calls are refused. */
     AGENT_CONSOLE_PROXY_KEY: optional(envFields.secret(32)),
+    /** The runtime credential the hub issued at start; the agent refreshes it before it expires. */
+    AGENT_RUNTIME_CREDENTIAL: optional(envFields.secret(32)),
+    /** When that credential expires (ISO 8601 with an offset, as the hub returns it). */
+    AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT: optional(z.iso.datetime({ offset: true })),
+    /** An owner-only directory where the runtime keeps `runtime-state.json`. */
+    AGENT_RUNTIME_HOME: optional(
+      z.string().refine((value) => path.isAbsolute(value), 'must be an absolute path'),
+    ),
+  })
+  .superRefine((env, ctx) => {
+    if (
+      (env.AGENT_RUNTIME_CREDENTIAL === undefined) !==
+      (env.AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT === undefined)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [
+          env.AGENT_RUNTIME_CREDENTIAL === undefined
+            ? 'AGENT_RUNTIME_CREDENTIAL'
+            : 'AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT',
+        ],
+        message: 'AGENT_RUNTIME_CREDENTIAL and AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT are set together',
+      });
+    }
   })
   .transform((env) => ({
     token: env.AGENT_TOKEN,
@@ -56,6 +81,16 @@ export const referenceAgentEnvSchema = z
             workdir: path.resolve(env.AGENT_WORKDIR ?? process.cwd()),
             proxyKey: env.AGENT_CONSOLE_PROXY_KEY,
           },
+    runtime: {
+      credential:
+        env.AGENT_RUNTIME_CREDENTIAL === undefined || env.AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT === undefined
+          ? undefined
+          : {
+              token: env.AGENT_RUNTIME_CREDENTIAL,
+              expiresAt: new Date(env.AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT),
+            },
+      home: env.AGENT_RUNTIME_HOME === undefined ? undefined : path.resolve(env.AGENT_RUNTIME_HOME),
+    },
   }));
 
 export type ReferenceAgentConfig = z.output<typeof referenceAgentEnvSchema>;

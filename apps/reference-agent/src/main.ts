@@ -2,6 +2,11 @@ import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import { createLogger, installShutdown, runMain } from '@svc/service-kit';
 import { createReferenceAgent } from './agent';
 import { defaultStageHandler } from './default-handler';
+import {
+  EXIT_PROVIDER_MODEL_NOT_FOUND,
+  ProviderModelNotFoundError,
+  staleModelLogLine,
+} from './domain/provider-model-not-found';
 import { loadReferenceAgentConfig } from './env';
 import { loadStageHandler } from './load-handler';
 
@@ -12,6 +17,25 @@ runMain('reference-agent', async () => {
   const config = loadReferenceAgentConfig();
   const logger = createLogger({ name: 'reference-agent', level: config.logLevel });
   const handler = config.handlerPath ? loadStageHandler(config.handlerPath) : defaultStageHandler;
+  /**
+   * A stale provider/model (spec: `ProviderModelNotFoundError`): one log line, stop, exit 78, so the supervisor
+   * clears only this agent's runtime home and restarts it.
+   */
+  let exiting = false;
+  const exitForStaleModel = (error: ProviderModelNotFoundError) => {
+    if (exiting) return;
+    exiting = true;
+    const line = staleModelLogLine(error);
+    logger.error(line.fields, line.message);
+    const bound = setTimeout(() => process.exit(EXIT_PROVIDER_MODEL_NOT_FOUND), STOP_TIMEOUT_MS + 2_000);
+    void agent
+      .stop()
+      .catch(() => undefined)
+      .finally(() => {
+        clearTimeout(bound);
+        process.exit(EXIT_PROVIDER_MODEL_NOT_FOUND);
+      });
+  };
   const agent = createReferenceAgent({
     token: config.token,
     hubUrl: config.hubUrl,
@@ -22,6 +46,8 @@ runMain('reference-agent', async () => {
     concurrency: config.concurrency,
     hubHeartbeatSeconds: config.hubHeartbeatSeconds,
     stopTimeoutMs: STOP_TIMEOUT_MS,
+    runtime: config.runtime,
+    onProviderModelNotFound: exitForStaleModel,
     ...(config.serve
       ? {
           console: {
@@ -44,8 +70,18 @@ runMain('reference-agent', async () => {
       handler: config.handlerPath ?? 'default',
       serve_port: config.serve?.port ?? null,
       workdir: config.serve?.workdir ?? null,
+      runtime_home: config.runtime.home ?? null,
+      refreshes_runtime_credential: config.runtime.credential !== undefined,
     },
     'starting',
   );
-  await agent.start();
+  try {
+    await agent.start();
+  } catch (error) {
+    if (error instanceof ProviderModelNotFoundError) {
+      exitForStaleModel(error);
+      return;
+    }
+    throw error;
+  }
 });

@@ -3,6 +3,8 @@ import type { HubApi, WorkflowApi } from '@svc/contracts';
 import type { AgentStageAssignment } from './stage-handler';
 
 export type HubAgent = HubApi.components['schemas']['Agent'];
+export type RuntimeCredentialGrant = HubApi.components['schemas']['AgentRuntimeCredential'];
+export type ProviderModel = HubApi.components['schemas']['ProviderModel'];
 export type ArtifactEnvelope = WorkflowApi.components['schemas']['ArtifactEnvelope'];
 export type ArtifactPublishRequest = WorkflowApi.components['schemas']['ArtifactPublishRequest'];
 export type StageEvidence = WorkflowApi.components['schemas']['StageEvidence'];
@@ -21,6 +23,10 @@ export interface PlatformApiOptions {
 export interface PlatformApi {
   getSelf(signal: AbortSignal): Promise<HubAgent>;
   hubHeartbeat(status: 'idle' | 'busy', signal: AbortSignal): Promise<HubAgent>;
+  /** A fresh runtime credential for the agent's registered model (the token is never logged). */
+  refreshRuntimeCredential(signal: AbortSignal): Promise<RuntimeCredentialGrant>;
+  /** The hub's active provider/model catalog. */
+  listProviderModels(signal: AbortSignal): Promise<ProviderModel[]>;
   listStages(waitSeconds: number, signal: AbortSignal): Promise<AgentStageAssignment[]>;
   claim(stageId: string, signal: AbortSignal): Promise<AgentStageAssignment>;
   heartbeat(
@@ -60,6 +66,12 @@ export function createPlatformApi(options: PlatformApiOptions): PlatformApi {
     },
     async hubHeartbeat(status, signal) {
       return unwrap(await hub.POST('/api/v1/agents/me/heartbeat', { body: { status }, signal }));
+    },
+    async refreshRuntimeCredential(signal) {
+      return unwrap(await hub.POST('/api/v1/agents/me/runtime-credential', { signal }));
+    },
+    async listProviderModels(signal) {
+      return unwrap(await hub.GET('/api/v1/provider-models', { signal }));
     },
     async listStages(waitSeconds, signal) {
       return unwrap(

@@ -2,7 +2,7 @@ import { ApiError } from '@svc/contracts';
 import type { Logger } from '@svc/service-kit';
 import { describeError, within } from '../call-policy';
 import type { RetryPolicy } from '../call-policy';
-import type { PlatformApi } from '../stage-api';
+import type { HubAgent, PlatformApi } from '../stage-api';
 
 export interface AgentLifecycleDeps {
   api: Pick<PlatformApi, 'getSelf'>;
@@ -21,6 +21,11 @@ export interface AgentLifecycleDeps {
     stopHeldHeartbeats(): void;
     settleInFlight(timeoutMs: number): Promise<void>;
   };
+  /** The provider runtime: settled after the identity check, before any work; stopped first at stop. */
+  provider?: {
+    prepare(self: HubAgent | undefined, signal: AbortSignal): Promise<void>;
+    stop(): Promise<void>;
+  };
   /** Runs the poll loop until `signal` aborts. */
   pollLoop: (signal: AbortSignal) => Promise<void>;
   /** Aborted at the very end of stop(): cancels a hub heartbeat still in flight. */
@@ -33,9 +38,11 @@ export interface AgentLifecycleDeps {
 }
 
 /**
- * Start and stop of the agent, each done once. Start confirms the token with the hub, sends the first hub
- * heartbeat, starts the periodic heartbeats and the poll loop. Stop ends the poll loop at once, waits for
- * (then abandons) the stages in flight, stops the timers and cancels a hub heartbeat still in flight.
+ * Start and stop of the agent, each done once. Start confirms the token with the hub, settles the provider
+ * runtime (its model and credential refreshes; a stale model rejects the start), sends the first hub
+ * heartbeat, starts the periodic heartbeats and the poll loop. Stop ends the poll loop and the credential
+ * refreshes at once, waits for (then abandons) the stages in flight, stops the timers and cancels a hub
+ * heartbeat still in flight.
  */
 export class AgentLifecycle {
   /** Aborted by stop(): ends the poll loop and any pending long poll. */
@@ -60,8 +67,9 @@ export class AgentLifecycle {
   private async doStart(): Promise<void> {
     const { api, logger, policy, secrets, hub, stages } = this.deps;
     const signal = this.loopController.signal;
+    let self: HubAgent | undefined;
     try {
-      const self = await within(signal, policy.requestTimeoutMs, (s) => api.getSelf(s));
+      self = await within(signal, policy.requestTimeoutMs, (s) => api.getSelf(s));
       logger.info(
         { agent_id: self.id, name: self.name, status: self.status, capabilities: self.capabilities },
         'agent identity confirmed by the hub',
@@ -71,6 +79,13 @@ export class AgentLifecycle {
         throw new Error(`the hub refused AGENT_TOKEN (${error.status} ${error.code})`, { cause: error });
       }
       logger.warn({ error: describeError(error, secrets) }, 'agent identity not confirmed yet; continuing');
+    }
+    if (signal.aborted) return;
+    try {
+      await this.deps.provider?.prepare(self, signal);
+    } catch (error) {
+      if (signal.aborted) return;
+      throw error;
     }
     if (signal.aborted) return;
     await hub.send();
@@ -89,6 +104,7 @@ export class AgentLifecycle {
     const { logger, hub, stages } = this.deps;
     const began = Date.now();
     this.loopController.abort(new Error('the agent is stopping'));
+    await this.deps.provider?.stop();
     await this.starting?.catch(() => undefined);
     await this.loop;
     await stages.settleInFlight(this.deps.stopTimeoutMs);
