@@ -44,7 +44,7 @@ export class RuntimeHome {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EEXIST' || code === 'ENOTDIR') {
-        throw new Error(`AGENT_RUNTIME_HOME (${this.dir}) is not a directory`);
+        throw new Error(`AGENT_RUNTIME_HOME (${this.dir}) is not a directory`, { cause: error });
       }
       throw error;
     }
