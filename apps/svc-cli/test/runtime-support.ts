@@ -33,7 +33,8 @@ export interface CliResult {
 
 function cliEnv(home: string, env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: '1' };
-  for (const key of Object.keys(out)) if (key.startsWith('SVC_') || key === 'DEBUG' || key === 'XDG_CONFIG_HOME') delete out[key];
+  for (const key of Object.keys(out))
+    if (key.startsWith('SVC_') || key === 'DEBUG' || key === 'XDG_CONFIG_HOME') delete out[key];
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) delete out[key];
     else out[key] = value;
@@ -42,9 +43,17 @@ function cliEnv(home: string, env: Record<string, string | undefined>): NodeJS.P
 }
 
 /** Runs the built CLI (`node bin/run.js …`) to completion as a real process. */
-export function runSvc(args: string[], home: string, env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export function runSvc(
+  args: string[],
+  home: string,
+  env: Record<string, string | undefined> = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: appDir, env: cliEnv(home, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: appDir,
+      env: cliEnv(home, env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -62,17 +71,37 @@ export interface SvcProcess {
   running(): boolean;
 }
 
-export function startSvc(args: string[], home: string, env: Record<string, string | undefined> = {}): SvcProcess {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: appDir, env: cliEnv(home, env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startSvc(
+  args: string[],
+  home: string,
+  env: Record<string, string | undefined> = {},
+): SvcProcess {
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: appDir,
+    env: cliEnv(home, env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | string>((resolve) => child.once('close', (code, signal) => resolve(code ?? signal ?? -1)));
-  return { child, output: () => output, exited, running: () => child.exitCode === null && child.signalCode === null };
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('close', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
+  return {
+    child,
+    output: () => output,
+    exited,
+    running: () => child.exitCode === null && child.signalCode === null,
+  };
 }
 
 /** Polls `check` until it returns a value (not undefined) or the ceiling passes; fails with `describe()`. */
-export async function until<T>(what: string, check: () => Promise<T | undefined>, describe: () => string = () => '', ceilingMs = 60_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  describe: () => string = () => '',
+  ceilingMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + ceilingMs;
   let last: unknown;
   for (;;) {
@@ -83,7 +112,9 @@ export async function until<T>(what: string, check: () => Promise<T | undefined>
       last = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${ceilingMs / 1000} s${last ? ` (last error: ${String(last)})` : ''}\n${describe()}`);
+      throw new Error(
+        `${what}: not within ${ceilingMs / 1000} s${last ? ` (last error: ${String(last)})` : ''}\n${describe()}`,
+      );
     }
     await sleep(250);
   }
@@ -117,7 +148,11 @@ export class RuntimeStack {
 
   static async start(slug: string): Promise<RuntimeStack> {
     const database = await createHubDatabase();
-    const hub = await startHub({ databaseUrl: database.url, serviceToken: newServiceToken(), env: { HUB_MANAGED_PROVIDERS: 'local' } });
+    const hub = await startHub({
+      databaseUrl: database.url,
+      serviceToken: newServiceToken(),
+      env: { HUB_MANAGED_PROVIDERS: 'local' },
+    });
     const email = `owner@${slug}.test`;
     const password = `pw-${randomBytes(12).toString('hex')}`;
     const workspace = await bootstrapHubWorkspace({ databaseUrl: database.url, slug, email, password });
@@ -159,10 +194,18 @@ export class RuntimeStack {
     await store.write({
       hub_url: this.hub.url,
       workspace: this.slug,
-      participant: { email: `owner@${this.slug}.test`, participant_id: 'unused', token: this.owner.token, expires_at: new Date(Date.now() + 3_600_000).toISOString() },
+      participant: {
+        email: `owner@${this.slug}.test`,
+        participant_id: 'unused',
+        token: this.owner.token,
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      },
       runtime: { ...rest, pulled_at: new Date().toISOString() },
     });
-    await store.writeRuntimeSecrets({ SVC_RELAY_TOKEN: auth.relay_token, SVC_WORKSPACE_API_KEY: auth.workspace_api_key });
+    await store.writeRuntimeSecrets({
+      SVC_RELAY_TOKEN: auth.relay_token,
+      SVC_WORKSPACE_API_KEY: auth.workspace_api_key,
+    });
     return config;
   }
 
@@ -191,12 +234,16 @@ export class RuntimeStack {
   }
 
   async agentStatus(id: string): Promise<string> {
-    const agent = unwrap(await this.owner.hub.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: id } } }));
+    const agent = unwrap(
+      await this.owner.hub.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: id } } }),
+    );
     return (agent as { status: string }).status;
   }
 
   async host(id: string) {
-    return unwrap(await this.owner.hub.GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: id } } }));
+    return unwrap(
+      await this.owner.hub.GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: id } } }),
+    );
   }
 
   async close(): Promise<void> {
@@ -207,5 +254,8 @@ export class RuntimeStack {
 
 export function tempHome(prefix: string): { home: string; paths: ConfigPaths } {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  return { home, paths: resolveConfigPaths({ configDir: path.join(home, '.config', 'svc'), profile: 'default' }) };
+  return {
+    home,
+    paths: resolveConfigPaths({ configDir: path.join(home, '.config', 'svc'), profile: 'default' }),
+  };
 }

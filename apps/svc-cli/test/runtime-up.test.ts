@@ -68,10 +68,18 @@ describe('svc runtime up', () => {
       control_socket: controlSocketPath(paths.state_dir),
     });
     const [relay, router] = plan.processes;
-    expect(relay).toMatchObject({ name: 'relay', port: host.relayPort, argv: [process.execPath, expect.stringMatching(/relay[/\\]dist[/\\]main\.js$/)] });
+    expect(relay).toMatchObject({
+      name: 'relay',
+      port: host.relayPort,
+      argv: [process.execPath, expect.stringMatching(/relay[/\\]dist[/\\]main\.js$/)],
+    });
     expect(router).toMatchObject({ name: 'console-router', port: host.routerPort });
-    expect(relay.env).toEqual(expect.arrayContaining(['RELAY_HOST', 'RELAY_PORT', 'SVC_RELAY_TOKEN', 'SVC_WORKSPACE_API_KEY']));
-    expect(router.env).toEqual(expect.arrayContaining(['SVC_RUNTIME_INSTANCE_ID', 'CONSOLE_ROUTER_UPSTREAM_SECRET', 'HUB_URL']));
+    expect(relay.env).toEqual(
+      expect.arrayContaining(['RELAY_HOST', 'RELAY_PORT', 'SVC_RELAY_TOKEN', 'SVC_WORKSPACE_API_KEY']),
+    );
+    expect(router.env).toEqual(
+      expect.arrayContaining(['SVC_RUNTIME_INSTANCE_ID', 'CONSOLE_ROUTER_UPSTREAM_SECRET', 'HUB_URL']),
+    );
     for (const secret of secretsOf()) expect(result.stdout + result.stderr).not.toContain(secret);
     expect(fs.existsSync(paths.state_dir)).toBe(false);
   });
@@ -80,7 +88,10 @@ describe('svc runtime up', () => {
     const result = await runSvc(['runtime', 'up', '--json'], home, { SVC_RUNTIME_INSTANCE_ID: 'wrt_abc123' });
 
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'runtime_bundle_id_not_allowed', exit_code: 1 });
+    expect(JSON.parse(result.stdout).error).toMatchObject({
+      code: 'runtime_bundle_id_not_allowed',
+      exit_code: 1,
+    });
     expect(fs.existsSync(paths.state_dir)).toBe(false);
   });
 
@@ -91,17 +102,26 @@ describe('svc runtime up', () => {
     const result = await runSvc(['runtime', 'up', '--bundle', bundle, '--dry-run', '--json'], home);
 
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout).result).toMatchObject({ runtime_instance_id: host.id, bundle_id: 'wrt_bundle42' });
+    expect(JSON.parse(result.stdout).result).toMatchObject({
+      runtime_instance_id: host.id,
+      bundle_id: 'wrt_bundle42',
+    });
   });
 
   it('when --expected-workspace names another workspace, or the bundle is of another workspace, then it is refused', async () => {
     const expected = await runSvc(['runtime', 'up', '--expected-workspace', 'other-ws', '--json'], home);
     expect(expected.code).toBe(1);
-    expect(JSON.parse(expected.stdout).error).toMatchObject({ code: 'workspace_mismatch', expected_workspace: 'other-ws' });
+    expect(JSON.parse(expected.stdout).error).toMatchObject({
+      code: 'workspace_mismatch',
+      expected_workspace: 'other-ws',
+    });
 
     const bundle = path.join(home, 'other.env');
     fs.writeFileSync(bundle, 'SVC_WORKSPACE=other-ws\n');
-    const other = await runSvc(['runtime', 'up', '--bundle', bundle, '--expected-workspace', stack.slug, '--json'], home);
+    const other = await runSvc(
+      ['runtime', 'up', '--bundle', bundle, '--expected-workspace', stack.slug, '--json'],
+      home,
+    );
     expect(other.code).toBe(1);
     expect(JSON.parse(other.stdout).error.code).toMatch(/workspace_mismatch/);
     expect(fs.existsSync(paths.state_dir)).toBe(false);
@@ -113,26 +133,43 @@ describe('svc runtime up', () => {
     const result = await runSvc(['runtime', 'up', '--json'], bare);
 
     expect(result.code).toBe(4);
-    expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'auth_required', fix: expect.stringContaining('svc config pull-runtime') });
+    expect(JSON.parse(result.stdout).error).toMatchObject({
+      code: 'auth_required',
+      fix: expect.stringContaining('svc config pull-runtime'),
+    });
   });
 
   it('when it runs, then relay and router are ready, the hub sees fresh heartbeats and the control socket answers', async () => {
-    runtime = startSvc(['runtime', 'up', '--expected-workspace', stack.slug], home, { SVC_RUNTIME_INSTANCE_ID: host.id });
+    runtime = startSvc(['runtime', 'up', '--expected-workspace', stack.slug], home, {
+      SVC_RUNTIME_INSTANCE_ID: host.id,
+    });
 
     const status = await until(
       'runtime ready with a heartbeat',
       async () => {
         const { data } = await control.GET('/status');
-        return data && data.relay.ready && data.console_router.ready && data.heartbeat.last_ok_at ? data : undefined;
+        return data && data.relay.ready && data.console_router.ready && data.heartbeat.last_ok_at
+          ? data
+          : undefined;
       },
       describeRuntime,
       90_000,
     );
-    expect(status).toMatchObject({ profile: 'default', workspace: stack.slug, runtime_instance_id: host.id, agents: [] });
+    expect(status).toMatchObject({
+      profile: 'default',
+      workspace: stack.slug,
+      runtime_instance_id: host.id,
+      agents: [],
+    });
     expect(status.relay.url).toBe(`http://127.0.0.1:${host.relayPort}`);
 
     const atHub = await stack.host(host.id);
-    expect(atHub.readiness).toMatchObject({ heartbeat_fresh: true, relay_ready: true, console_router_ready: true, spawn_ready: true });
+    expect(atHub.readiness).toMatchObject({
+      heartbeat_fresh: true,
+      relay_ready: true,
+      console_router_ready: true,
+      spawn_ready: true,
+    });
     expect(atHub.runtime_version).toBe('0.1.0');
 
     const files = ['control.sock', 'runtime.pid', 'console.secret', 'relay.log', 'console-router.log'];
@@ -144,7 +181,10 @@ describe('svc runtime up', () => {
     const second = await runSvc(['runtime', 'up', '--json'], home);
 
     expect(second.code).toBe(1);
-    expect(JSON.parse(second.stdout).error).toMatchObject({ code: 'runtime_already_running', pid: runtime!.child.pid });
+    expect(JSON.parse(second.stdout).error).toMatchObject({
+      code: 'runtime_already_running',
+      pid: runtime!.child.pid,
+    });
     expect(fs.existsSync(controlSocketPath(paths.state_dir))).toBe(true);
   });
 
@@ -158,7 +198,10 @@ describe('svc runtime up', () => {
 
     const internal = await runSvc(['internal', 'status', '--json'], home);
     expect(internal.code).toBe(0);
-    expect(JSON.parse(internal.stdout).result).toMatchObject({ runtime: { pid: runtime!.child.pid }, local_agents: [] });
+    expect(JSON.parse(internal.stdout).result).toMatchObject({
+      runtime: { pid: runtime!.child.pid },
+      local_agents: [],
+    });
 
     const human = await runSvc(['internal', 'status'], home);
     expect(human.code).toBe(0);
@@ -169,7 +212,9 @@ describe('svc runtime up', () => {
   });
 
   it('when the control API gets a body that breaks the contract or an unknown agent, then it answers problem+json with a code', async () => {
-    const bad = await control.POST('/agents', { body: { name: 'x', argv: [], cwd: workdir, env: {} } as never });
+    const bad = await control.POST('/agents', {
+      body: { name: 'x', argv: [], cwd: workdir, env: {} } as never,
+    });
     expect(bad.response.status).toBe(400);
     expect(bad.response.headers.get('content-type')).toContain('application/problem+json');
     expect(bad.error).toMatchObject({ code: 'validation_failed', status: 400 });
@@ -203,7 +248,13 @@ describe('svc runtime up', () => {
 
     const handed = await control.POST('/agents', { body: agentSpec() });
     expect(handed.response.status).toBe(201);
-    expect(handed.data!.data).toMatchObject({ name: 'reviewer', agent_id: agent.id, state: 'running', restart: 'on-failure', restarts: 0 });
+    expect(handed.data!.data).toMatchObject({
+      name: 'reviewer',
+      agent_id: agent.id,
+      state: 'running',
+      restart: 'on-failure',
+      restarts: 0,
+    });
     expect(JSON.stringify(handed.data)).not.toContain(agent.token);
     const firstPid = handed.data!.data.pid!;
 
@@ -215,7 +266,8 @@ describe('svc runtime up', () => {
         const body = (await res.json()) as { agent_id?: string };
         return res.status === 401 ? body : undefined;
       },
-      () => `${describeRuntime()}\nagent log:\n${fs.readFileSync(agentLogFile(paths.state_dir, 'reviewer'), 'utf8')}`,
+      () =>
+        `${describeRuntime()}\nagent log:\n${fs.readFileSync(agentLogFile(paths.state_dir, 'reviewer'), 'utf8')}`,
     );
     expect(answer.agent_id).toBe(agent.id);
     expect(modeOf(agentLogFile(paths.state_dir, 'reviewer'))).toBe(0o600);
@@ -235,7 +287,8 @@ describe('svc runtime up', () => {
   });
 
   it('when the agent is deleted, then its process is stopped and the runtime forgets it', async () => {
-    const pid = (await control.GET('/agents/{name}', { params: { path: { name: 'reviewer' } } })).data!.data.pid!;
+    const pid = (await control.GET('/agents/{name}', { params: { path: { name: 'reviewer' } } })).data!.data
+      .pid!;
 
     const stopped = await control.DELETE('/agents/{name}', { params: { path: { name: 'reviewer' } } });
 
@@ -261,7 +314,13 @@ describe('svc runtime up', () => {
     ].join('\n');
 
     const handed = await control.POST('/agents', {
-      body: { agent_id: 'agt_stale', name: 'stale', argv: [process.execPath, '-e', script], cwd: workdir, env: { AGENT_RUNTIME_HOME: home78 } },
+      body: {
+        agent_id: 'agt_stale',
+        name: 'stale',
+        argv: [process.execPath, '-e', script],
+        cwd: workdir,
+        env: { AGENT_RUNTIME_HOME: home78 },
+      },
     });
     expect(handed.response.status).toBe(201);
 
@@ -302,6 +361,9 @@ describe('svc runtime up', () => {
 
     const after = await runSvc(['internal', 'status', '--json'], home);
     expect(after.code).toBe(1);
-    expect(JSON.parse(after.stdout).error).toMatchObject({ code: 'runtime_not_running', fix: expect.stringContaining('svc runtime up') });
+    expect(JSON.parse(after.stdout).error).toMatchObject({
+      code: 'runtime_not_running',
+      fix: expect.stringContaining('svc runtime up'),
+    });
   });
 });

@@ -65,7 +65,8 @@ export class AgentSupervisor {
 
   private entry(name: string): Entry {
     const entry = this.agents.get(name);
-    if (!entry) throw new SupervisorError(404, 'agent_not_supervised', `no agent named "${name}" is supervised here`);
+    if (!entry)
+      throw new SupervisorError(404, 'agent_not_supervised', `no agent named "${name}" is supervised here`);
     return entry;
   }
 
@@ -98,7 +99,11 @@ export class AgentSupervisor {
   async supervise(spec: SupervisedAgentSpec): Promise<SupervisedAgent> {
     const existing = this.agents.get(spec.name);
     if (existing && existing.process.state !== 'failed' && existing.process.state !== 'stopped') {
-      throw new SupervisorError(409, 'agent_already_supervised', `an agent named "${spec.name}" already runs here`);
+      throw new SupervisorError(
+        409,
+        'agent_already_supervised',
+        `an agent named "${spec.name}" already runs here`,
+      );
     }
     if (spec.serve_port !== undefined && spec.serve_port !== null) {
       for (const other of this.agents.values()) {

@@ -58,7 +58,11 @@ const TITLES: Record<number, string> = {
 
 function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': type,
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
   res.end(text);
 }
 
@@ -83,7 +87,8 @@ async function readJson(req: IncomingMessage, required: boolean): Promise<unknow
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Problem(413, 'body_too_large', 'the request body is larger than 1 MiB');
+    if (size > MAX_BODY_BYTES)
+      throw new Problem(413, 'body_too_large', 'the request body is larger than 1 MiB');
     chunks.push(chunk as Buffer);
   }
   if (size === 0) {
@@ -103,7 +108,12 @@ async function readJson(req: IncomingMessage, required: boolean): Promise<unknow
 
 function check<T>(validate: ValidateFunction, value: unknown, where: string): T {
   if (!validate(value)) {
-    throw new Problem(400, 'validation_failed', `the ${where} does not match the contract`, describe(where, validate.errors));
+    throw new Problem(
+      400,
+      'validation_failed',
+      `the ${where} does not match the contract`,
+      describe(where, validate.errors),
+    );
   }
   return value as T;
 }
@@ -129,7 +139,8 @@ export async function startControlServer(options: {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const method = req.method ?? 'GET';
-    const notAllowed = () => new Problem(405, 'method_not_allowed', `${method} is not allowed on ${url.pathname}`);
+    const notAllowed = () =>
+      new Problem(405, 'method_not_allowed', `${method} is not allowed on ${url.pathname}`);
     if (parts.length === 1 && parts[0] === 'status') {
       if (method !== 'GET') throw notAllowed();
       return send(res, 200, await options.status());
@@ -147,7 +158,11 @@ export async function startControlServer(options: {
     if (parts.length === 3) {
       if (parts[2] !== 'restart') throw new Problem(404, 'not_found', `no route ${url.pathname}`);
       if (method !== 'POST') throw notAllowed();
-      const body = check<{ env?: Record<string, string> } | undefined>(v.restart, (await readJson(req, false)) ?? {}, 'body');
+      const body = check<{ env?: Record<string, string> } | undefined>(
+        v.restart,
+        (await readJson(req, false)) ?? {},
+        'body',
+      );
       return send(res, 200, { data: await supervisor.restart(name, body?.env) });
     }
     if (method === 'GET') return send(res, 200, { data: supervisor.get(name) });
@@ -158,7 +173,8 @@ export async function startControlServer(options: {
     handle(req, res).catch((error: unknown) => {
       if (res.headersSent) return res.destroy();
       if (error instanceof Problem) return sendProblem(res, error);
-      if (error instanceof SupervisorError) return sendProblem(res, new Problem(error.status, error.code, error.message));
+      if (error instanceof SupervisorError)
+        return sendProblem(res, new Problem(error.status, error.code, error.message));
       sendProblem(res, new Problem(500, 'internal_error', 'the runtime could not answer'));
     });
   });

@@ -132,7 +132,9 @@ export class ManagedProcess {
     if ((this.state as ManagedState) === 'stopping' || (this.state as ManagedState) === 'stopped') return;
     if (hook === 'restart-now') {
       this.restarts += 1;
-      await this.start().catch((error: Error) => this.options.log(`${this.name}: could not start again: ${error.message}`));
+      await this.start().catch((error: Error) =>
+        this.options.log(`${this.name}: could not start again: ${error.message}`),
+      );
       return;
     }
     if (!wantsRestart(this.options.restart, exit)) {

@@ -21,17 +21,24 @@ export async function readServiceReadiness(relayUrl: string, routerUrl: string):
     probe(`${routerUrl}/status`),
   ]);
   const routes = routerStatus.ok
-    ? ((routerStatus.body as { routes?: Array<{ agent_id: string; last_activity_at: string | null }> }).routes ?? [])
+    ? ((routerStatus.body as { routes?: Array<{ agent_id: string; last_activity_at: string | null }> })
+        .routes ?? [])
     : [];
   return {
     relay: { ready: relay.ok, detail: relay.detail && redactText(relay.detail) },
     console_router: { ready: router.ok, detail: router.detail && redactText(router.detail) },
-    console_routes: routes.slice(0, 10_000).map((r) => ({ agent_id: r.agent_id, last_activity_at: r.last_activity_at })),
+    console_routes: routes
+      .slice(0, 10_000)
+      .map((r) => ({ agent_id: r.agent_id, last_activity_at: r.last_activity_at })),
   };
 }
 
 /** Sends one host heartbeat with the runtime key; returns the error line when the hub refused or was unreachable. */
-export async function sendHeartbeat(hub: HubClient, hostId: string, body: HeartbeatBody): Promise<string | null> {
+export async function sendHeartbeat(
+  hub: HubClient,
+  hostId: string,
+  body: HeartbeatBody,
+): Promise<string | null> {
   try {
     unwrap(
       await hub.POST('/api/v1/runtime-hosts/{hostId}/heartbeat', {

@@ -1,5 +1,5 @@
-import type { PulledRuntime } from '../data/profile-store';
 import { localUrl } from './runtime-plan';
+import type { RuntimeSettings } from './runtime-plan';
 
 export interface RelayAddress {
   host: string;
@@ -9,7 +9,10 @@ export interface RelayAddress {
 }
 
 /** The relay's address: the flags, else the pulled runtime config, else the relay's defaults (127.0.0.1:8787). */
-export function relayAddress(flags: { host?: string | undefined; port?: number | undefined }, runtime: PulledRuntime | undefined): RelayAddress {
+export function relayAddress(
+  flags: { host?: string | undefined; port?: number | undefined },
+  runtime: RuntimeSettings | undefined,
+): RelayAddress {
   const host = flags.host ?? runtime?.relay.bindHost ?? '127.0.0.1';
   const port = flags.port ?? runtime?.relay.listenPort ?? 8787;
   return { host, port, url: localUrl(host, port) };

@@ -44,7 +44,9 @@ export interface FailureHistory {
   consecutive: number;
 }
 
-export type RestartDecision = { action: 'restart'; delayMs: number; history: FailureHistory } | { action: 'give-up'; history: FailureHistory };
+export type RestartDecision =
+  | { action: 'restart'; delayMs: number; history: FailureHistory }
+  | { action: 'give-up'; history: FailureHistory };
 
 /**
  * Records an exit after a run of `ranMs` at time `now` and decides: restart after a back-off (1 s, doubling, at

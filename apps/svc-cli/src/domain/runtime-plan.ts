@@ -1,6 +1,15 @@
 import path from 'node:path';
 import { CliError, authRequired } from './cli-error';
-import type { PulledRuntime, RuntimeSecrets } from '../data/profile-store';
+import type { HubApi } from '@svc/contracts';
+
+/** The pulled runtime config without its secrets (what the profile keeps). */
+export type RuntimeSettings = Omit<HubApi.components['schemas']['RuntimeConfig'], 'auth'>;
+
+/** The runtime secrets a profile keeps in its env file. */
+export interface RuntimeSecretValues {
+  SVC_RELAY_TOKEN?: string;
+  SVC_WORKSPACE_API_KEY?: string;
+}
 
 /** The systemd unit an always-on runtime host runs `svc runtime up` under (in the repository and the package). */
 export const RUNTIME_SYSTEMD_UNIT = 'infra/systemd/svc-runtime.service';
@@ -54,8 +63,8 @@ export interface RuntimeIdentityInput {
   profileName: string;
   hubUrl: string | undefined;
   workspace: string | undefined;
-  runtime: PulledRuntime | undefined;
-  secrets: RuntimeSecrets;
+  runtime: RuntimeSettings | undefined;
+  secrets: RuntimeSecretValues;
   /** `SVC_RUNTIME_INSTANCE_ID` and `SVC_WORKSPACE_API_KEY` / `SVC_RELAY_TOKEN` from the environment. */
   env: { SVC_RUNTIME_INSTANCE_ID?: string; SVC_WORKSPACE_API_KEY?: string; SVC_RELAY_TOKEN?: string };
   bundle: BundleFacts | null;
@@ -70,7 +79,7 @@ export interface RuntimeIdentity {
   bundleId: string | null;
   apiKey: string;
   relayToken: string | null;
-  runtime: PulledRuntime;
+  runtime: RuntimeSettings;
 }
 
 /** Refuses a runtime bundle id (`wrt_…`) or anything else that is not a host inventory id (`rti_…`). */
@@ -110,7 +119,10 @@ export function resolveRuntimeIdentity(input: RuntimeIdentityInput): RuntimeIden
   const workspace = input.workspace ?? runtime.workspace.slug ?? bundle?.workspace ?? undefined;
   const hubUrl = input.hubUrl ?? bundle?.hub_url ?? undefined;
   if (!hubUrl || !workspace) {
-    throw authRequired(`profile "${profile}" is not logged in`, 'svc login --hub-url <url> --workspace <workspace> --pull-runtime');
+    throw authRequired(
+      `profile "${profile}" is not logged in`,
+      'svc login --hub-url <url> --workspace <workspace> --pull-runtime',
+    );
   }
   if (runtime.workspace.slug !== workspace) {
     throw new CliError({
@@ -150,11 +162,16 @@ export function resolveRuntimeIdentity(input: RuntimeIdentityInput): RuntimeIden
       fix: `svc config pull-runtime for ${fromEnv}, or set SVC_RUNTIME_INSTANCE_ID=${pulled}`,
     });
   }
-  const apiKey = input.env.SVC_WORKSPACE_API_KEY || input.secrets.SVC_WORKSPACE_API_KEY || bundle?.workspace_api_key;
+  const apiKey =
+    input.env.SVC_WORKSPACE_API_KEY || input.secrets.SVC_WORKSPACE_API_KEY || bundle?.workspace_api_key;
   if (!apiKey) {
-    throw authRequired(`profile "${profile}" has no runtime key (SVC_WORKSPACE_API_KEY)`, 'svc config pull-runtime');
+    throw authRequired(
+      `profile "${profile}" has no runtime key (SVC_WORKSPACE_API_KEY)`,
+      'svc config pull-runtime',
+    );
   }
-  const relayToken = input.env.SVC_RELAY_TOKEN || input.secrets.SVC_RELAY_TOKEN || bundle?.relay_token || null;
+  const relayToken =
+    input.env.SVC_RELAY_TOKEN || input.secrets.SVC_RELAY_TOKEN || bundle?.relay_token || null;
   return {
     hubUrl: hubUrl.replace(/\/+$/, ''),
     workspace,
@@ -169,7 +186,13 @@ export function resolveRuntimeIdentity(input: RuntimeIdentityInput): RuntimeIden
 /** A loopback URL a local client can reach a service on, whatever address it binds. */
 export function localUrl(bindHost: string, port: number): string {
   const host =
-    bindHost === '0.0.0.0' || bindHost === '' ? '127.0.0.1' : bindHost === '::' ? '[::1]' : bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+    bindHost === '0.0.0.0' || bindHost === ''
+      ? '127.0.0.1'
+      : bindHost === '::'
+        ? '[::1]'
+        : bindHost.includes(':')
+          ? `[${bindHost}]`
+          : bindHost;
   return `http://${host}:${port}`;
 }
 
@@ -272,7 +295,15 @@ export interface RuntimePlan {
   hub_url: string;
   runtime_instance_id: string;
   bundle_id: string | null;
-  processes: Array<{ name: string; argv: string[]; host: string; port: number; url: string; env: string[]; log_file: string }>;
+  processes: Array<{
+    name: string;
+    argv: string[];
+    host: string;
+    port: number;
+    url: string;
+    env: string[];
+    log_file: string;
+  }>;
   control_socket: string;
   heartbeat_interval_ms: number;
   state_files: string[];
@@ -304,7 +335,13 @@ export function runtimePlan(input: {
     })),
     control_socket: files.control_socket,
     heartbeat_interval_ms: HEARTBEAT_INTERVAL_MS,
-    state_files: [files.pid_file, files.upstream_secret, files.relay_log, files.console_router_log, files.control_socket],
+    state_files: [
+      files.pid_file,
+      files.upstream_secret,
+      files.relay_log,
+      files.console_router_log,
+      files.control_socket,
+    ],
     agents: { supervised_by: 'control socket', readopted_on_start: false },
     systemd_unit: RUNTIME_SYSTEMD_UNIT,
   };

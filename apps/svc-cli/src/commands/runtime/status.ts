@@ -5,7 +5,8 @@ import { readRuntimeStatus } from '../../use-cases/runtime/read-runtime-status';
 import type { RuntimeStatusReport } from '../../use-cases/runtime/read-runtime-status';
 
 export default class RuntimeStatus extends BaseCommand<typeof RuntimeStatus> {
-  static override summary = 'Show the runtime: its bundle, whether runtime up runs here, the host at the hub.';
+  static override summary =
+    'Show the runtime: its bundle, whether runtime up runs here, the host at the hub.';
 
   static override description =
     'Reads the bundle (with --bundle: its wrt_… id, workspace, hub), asks the local runtime over its control ' +
@@ -17,7 +18,9 @@ export default class RuntimeStatus extends BaseCommand<typeof RuntimeStatus> {
   ];
 
   static override flags = {
-    bundle: Flags.string({ description: 'A runtime bundle’s runtime.env to read (its secrets are never shown).' }),
+    bundle: Flags.string({
+      description: 'A runtime bundle’s runtime.env to read (its secrets are never shown).',
+    }),
   };
 
   public async run(): Promise<RuntimeStatusReport> {
@@ -31,9 +34,13 @@ export default class RuntimeStatus extends BaseCommand<typeof RuntimeStatus> {
       }),
     );
     if (report.bundle) {
-      this.log(`bundle          ${report.bundle.path}: ${report.bundle.bundle_id ?? 'no wrt_… id'}, workspace ${report.bundle.workspace ?? '-'}, hub ${report.bundle.hub_url ?? '-'}`);
+      this.log(
+        `bundle          ${report.bundle.path}: ${report.bundle.bundle_id ?? 'no wrt_… id'}, workspace ${report.bundle.workspace ?? '-'}, hub ${report.bundle.hub_url ?? '-'}`,
+      );
     }
-    this.log(`configured      host ${report.configured.runtime_instance_id ?? '-'}, workspace ${report.configured.workspace ?? '-'}, hub ${report.configured.hub_url ?? '-'}`);
+    this.log(
+      `configured      host ${report.configured.runtime_instance_id ?? '-'}, workspace ${report.configured.workspace ?? '-'}, hub ${report.configured.hub_url ?? '-'}`,
+    );
     if (report.local.running) for (const line of controlStatusLines(report.local.status)) this.log(line);
     else this.log(`runtime up      not running (${report.local.detail})`);
     if (report.hub.reachable) {

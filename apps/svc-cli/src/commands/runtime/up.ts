@@ -7,7 +7,8 @@ import { runRuntimeHost } from '../../use-cases/runtime/run-runtime-host';
 import type { RuntimeRunSummary } from '../../use-cases/runtime/run-runtime-host';
 
 export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
-  static override summary = 'Run this runtime host in the foreground: relay, console router, heartbeats, agents.';
+  static override summary =
+    'Run this runtime host in the foreground: relay, console router, heartbeats, agents.';
 
   static override description =
     'Starts the relay and the console router for this host, reports the host to the hub every ~10 s, serves ' +
@@ -29,7 +30,9 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
       description:
         'A runtime bundle’s runtime.env: may fill in the hub URL, workspace and keys; its wrt_… id is never the host id.',
     }),
-    'dry-run': Flags.boolean({ description: 'Print the plan (processes, ports, variable names) and write nothing.' }),
+    'dry-run': Flags.boolean({
+      description: 'Print the plan (processes, ports, variable names) and write nothing.',
+    }),
   };
 
   public async run(): Promise<RuntimePlan | RuntimeRunSummary> {

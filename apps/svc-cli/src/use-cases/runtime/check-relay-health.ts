@@ -13,7 +13,10 @@ export interface RelayHealth {
 /** `svc internal relay health`: `/healthz` and `/readyz`; a relay that is not ready is exit 1. */
 export async function checkRelayHealth(address: RelayAddress): Promise<RelayHealth> {
   const [live, ready] = await Promise.all([probe(`${address.url}/healthz`), probe(`${address.url}/readyz`)]);
-  const checks = ((ready.body as { checks?: Record<string, string> } | null)?.checks ?? {}) as Record<string, string>;
+  const checks = ((ready.body as { checks?: Record<string, string> } | null)?.checks ?? {}) as Record<
+    string,
+    string
+  >;
   const health = { url: address.url, live: live.ok, ready: ready.ok, checks };
   if (!live.ok || !ready.ok) {
     throw new CliError({
@@ -21,7 +24,9 @@ export async function checkRelayHealth(address: RelayAddress): Promise<RelayHeal
       message: live.ok
         ? `the relay on ${address.url} is not ready (${ready.detail ?? 'not ready'})`
         : `the relay does not answer on ${address.url} (${live.detail ?? 'down'})`,
-      fix: live.ok ? 'svc config pull-runtime, then restart the relay' : 'svc internal relay start --daemon (or svc runtime up)',
+      fix: live.ok
+        ? 'svc config pull-runtime, then restart the relay'
+        : 'svc internal relay start --daemon (or svc runtime up)',
       details: health,
     });
   }

@@ -1,7 +1,12 @@
 import { serviceEntryPoints } from '../../data/service-entry-points';
 import { readBundle } from '../../data/runtime-files';
 import type { ProfileStore } from '../../data/profile-store';
-import { baseEnvironment, resolveRuntimeIdentity, runtimePlan, serviceSpecs } from '../../domain/runtime-plan';
+import {
+  baseEnvironment,
+  resolveRuntimeIdentity,
+  runtimePlan,
+  serviceSpecs,
+} from '../../domain/runtime-plan';
 import type { RuntimeIdentity, RuntimePlan } from '../../domain/runtime-plan';
 
 export interface PlanRuntimeHostInput {

@@ -24,5 +24,9 @@ export async function readRelayStatus(stateDir: string, address: RelayAddress): 
       details: { url: address.url, pid },
     });
   }
-  return { url: address.url, daemon: { pid_file: files.pid_file, pid }, status: res.body as Record<string, unknown> };
+  return {
+    url: address.url,
+    daemon: { pid_file: files.pid_file, pid },
+    status: res.body as Record<string, unknown>,
+  };
 }

@@ -19,7 +19,9 @@ export interface RuntimeStatusReport {
     has_relay_token: boolean;
   } | null;
   configured: { hub_url: string | null; workspace: string | null; runtime_instance_id: string | null };
-  local: { running: true; socket: string; status: RuntimeControlStatus } | { running: false; socket: string; detail: string };
+  local:
+    | { running: true; socket: string; status: RuntimeControlStatus }
+    | { running: false; socket: string; detail: string };
   hub:
     | {
         reachable: true;
@@ -37,7 +39,10 @@ export interface RuntimeStatusReport {
 export async function readControlStatus(
   stateDir: string,
   timeoutMs = 5_000,
-): Promise<{ running: true; socket: string; status: RuntimeControlStatus } | { running: false; socket: string; detail: string }> {
+): Promise<
+  | { running: true; socket: string; status: RuntimeControlStatus }
+  | { running: false; socket: string; detail: string }
+> {
   const socket = controlSocketPath(stateDir);
   try {
     const res = await createRuntimeControlClient(socket, timeoutMs).GET('/status');
@@ -46,7 +51,9 @@ export async function readControlStatus(
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const detail =
-      code === 'ENOENT' ? `no control socket at ${socket}` : `nothing answers on ${socket}${code ? ` (${code})` : ''}`;
+      code === 'ENOENT'
+        ? `no control socket at ${socket}`
+        : `nothing answers on ${socket}${code ? ` (${code})` : ''}`;
     return { running: false, socket, detail };
   }
 }
@@ -68,7 +75,8 @@ export async function readRuntimeStatus(input: {
   const hubUrl = profile.hub_url ?? bundle?.hub_url ?? null;
   const hostId = input.env.SVC_RUNTIME_INSTANCE_ID?.trim() || profile.runtime?.runtime_instance_id || null;
   const local = await readControlStatus(input.store.paths.state_dir);
-  const apiKey = input.env.SVC_WORKSPACE_API_KEY || secrets.SVC_WORKSPACE_API_KEY || bundle?.workspace_api_key;
+  const apiKey =
+    input.env.SVC_WORKSPACE_API_KEY || secrets.SVC_WORKSPACE_API_KEY || bundle?.workspace_api_key;
   let hub: RuntimeStatusReport['hub'];
   if (!hubUrl || !hostId || !apiKey) {
     hub = {
@@ -80,7 +88,10 @@ export async function readRuntimeStatus(input: {
           : 'no runtime key (svc config pull-runtime)',
     };
   } else if (hostId.startsWith('wrt_')) {
-    hub = { reachable: false, detail: `${hostId} is a bundle id; set SVC_RUNTIME_INSTANCE_ID to the host's rti_… id` };
+    hub = {
+      reachable: false,
+      detail: `${hostId} is a bundle id; set SVC_RUNTIME_INSTANCE_ID to the host's rti_… id`,
+    };
   } else {
     try {
       const client = createHubClient({ baseUrl: hubUrl, apiKey, clientName: input.clientName });

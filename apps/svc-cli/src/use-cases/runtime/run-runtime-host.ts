@@ -79,7 +79,6 @@ async function refuseWhenRunning(socketPath: string, profile: string): Promise<v
  * (`svc start`).
  */
 export async function runRuntimeHost(input: RunRuntimeHostInput): Promise<RuntimeRunSummary> {
-  const { identity, log } = input;
   const files = runtimeStateFiles(input.stateDir);
   await ensureOwnerOnlyDir(input.stateDir);
   await refuseWhenRunning(files.control_socket, input.profile);
@@ -114,7 +113,11 @@ async function runLocked(
     logLevel: input.env.LOG_LEVEL || 'info',
   });
   const [relaySpec, routerSpec] = specs as [ServiceSpec, ServiceSpec];
-  const hub = createHubClient({ baseUrl: identity.hubUrl, apiKey: identity.apiKey, clientName: input.clientName });
+  const hub = createHubClient({
+    baseUrl: identity.hubUrl,
+    apiKey: identity.apiKey,
+    clientName: input.clientName,
+  });
 
   const refreshRoutes = () => {
     void post(`${routerSpec.url}/routes/refresh`).then((res) => {
@@ -150,11 +153,19 @@ async function runLocked(
     console_router: { ready: false, detail: 'not started' },
     console_routes: [],
   };
-  const heartbeat = { interval_ms: HEARTBEAT_INTERVAL_MS, last_ok_at: null as string | null, last_error: null as string | null };
+  const heartbeat = {
+    interval_ms: HEARTBEAT_INTERVAL_MS,
+    last_ok_at: null as string | null,
+    last_error: null as string | null,
+  };
 
   const status = async (): Promise<RuntimeControlStatus> => {
     const live = await readServiceReadiness(relaySpec.url, routerSpec.url);
-    const state = (proc: ManagedProcess, spec: ServiceSpec, r: { ready: boolean; detail: string | null }) => ({
+    const state = (
+      proc: ManagedProcess,
+      spec: ServiceSpec,
+      r: { ready: boolean; detail: string | null },
+    ) => ({
       url: spec.url,
       pid: proc.pid,
       ready: proc.running() && r.ready,
@@ -220,9 +231,13 @@ async function runLocked(
   if (!ready && !stopSignal) {
     const why = [
       readiness.relay.ready ? null : `relay: ${readiness.relay.detail ?? 'not ready'}`,
-      readiness.console_router.ready ? null : `console router: ${readiness.console_router.detail ?? 'not ready'}`,
+      readiness.console_router.ready
+        ? null
+        : `console router: ${readiness.console_router.detail ?? 'not ready'}`,
     ].filter(Boolean);
-    log(`not ready after ${Math.round(readyTimeoutMs / 1000)} s (${why.join('; ')}); heartbeats report it until it is`);
+    log(
+      `not ready after ${Math.round(readyTimeoutMs / 1000)} s (${why.join('; ')}); heartbeats report it until it is`,
+    );
   }
 
   const beat = async () => {
@@ -255,7 +270,9 @@ async function runLocked(
       `runtime ${identity.runtimeInstanceId} of workspace ${identity.workspace} is up; control socket ${files.control_socket}`,
     );
     for (const local of await listAgentStates(input.stateDir).catch(() => [])) {
-      log(`agent ${local.name} has local state but is not running here; start it again: svc start --name ${local.name}`);
+      log(
+        `agent ${local.name} has local state but is not running here; start it again: svc start --name ${local.name}`,
+      );
     }
   }
 
@@ -266,14 +283,15 @@ async function runLocked(
   const handed = await supervisor.stopAll();
   const stoppedAgents: RuntimeRunSummary['stopped_agents'] = [];
   for (const agent of handed) {
-    let hubStopped = true;
+    let hubStopped: boolean;
     try {
       const res = await hub.POST('/api/v1/agents/{agentId}/stop', {
         params: { path: { agentId: agent.agent_id } },
         signal: AbortSignal.timeout(10_000),
       });
       hubStopped = res.response.ok;
-      if (!hubStopped) log(`agent ${agent.name}: the hub did not mark it stopped (HTTP ${res.response.status})`);
+      if (!hubStopped)
+        log(`agent ${agent.name}: the hub did not mark it stopped (HTTP ${res.response.status})`);
     } catch {
       hubStopped = false;
       log(`agent ${agent.name}: the hub could not be reached to mark it stopped`);

@@ -76,9 +76,20 @@ export async function startRelay(input: {
     );
     for (const s of signals) process.off(s, forward);
     if (code !== 0) {
-      throw new CliError({ code: 'relay_exited', message: `the relay exited with code ${code}`, details: { exit_code: code } });
+      throw new CliError({
+        code: 'relay_exited',
+        message: `the relay exited with code ${code}`,
+        details: { exit_code: code },
+      });
     }
-    return { mode: 'foreground', pid: child.pid ?? 0, url: input.address.url, pid_file: null, log_file: null, exit_code: code };
+    return {
+      mode: 'foreground',
+      pid: child.pid ?? 0,
+      url: input.address.url,
+      pid_file: null,
+      log_file: null,
+      exit_code: code,
+    };
   }
   const stateDir = await input.store.stateDir();
   const files = relayDaemonFiles(stateDir);
@@ -103,7 +114,8 @@ export async function startRelay(input: {
   });
   closeSync(fd);
   const pid = child.pid;
-  if (pid === undefined) throw new CliError({ code: 'relay_start_failed', message: 'the relay could not be started' });
+  if (pid === undefined)
+    throw new CliError({ code: 'relay_start_failed', message: 'the relay could not be started' });
   let exited: number | null = null;
   child.once('exit', (code) => {
     exited = code ?? 1;
@@ -132,5 +144,12 @@ export async function startRelay(input: {
       await new Promise((r) => setTimeout(r, 200));
     }
   });
-  return { mode: 'daemon', pid, url: input.address.url, pid_file: files.pid_file, log_file: files.log_file, exit_code: null };
+  return {
+    mode: 'daemon',
+    pid,
+    url: input.address.url,
+    pid_file: files.pid_file,
+    log_file: files.log_file,
+    exit_code: null,
+  };
 }

@@ -7,11 +7,18 @@ import type { RelayHealth } from '../../../use-cases/runtime/check-relay-health'
 export default class InternalRelayHealth extends BaseCommand<typeof InternalRelayHealth> {
   static override summary = 'Check the relay’s /healthz and /readyz; exit 1 when it is not ready.';
 
-  static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json'];
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --json',
+  ];
 
   static override flags = {
     host: Flags.string({ description: 'Relay host (default: the pulled runtime config, else 127.0.0.1).' }),
-    port: Flags.integer({ description: 'Relay port (default: the pulled runtime config, else 8787).', min: 1, max: 65535 }),
+    port: Flags.integer({
+      description: 'Relay port (default: the pulled runtime config, else 8787).',
+      min: 1,
+      max: 65535,
+    }),
   };
 
   public async run(): Promise<RelayHealth> {

@@ -20,7 +20,11 @@ export default class InternalRelayStart extends BaseCommand<typeof InternalRelay
 
   static override flags = {
     host: Flags.string({ description: 'Bind host (default: the pulled runtime config, else 127.0.0.1).' }),
-    port: Flags.integer({ description: 'Port (default: the pulled runtime config, else 8787).', min: 1, max: 65535 }),
+    port: Flags.integer({
+      description: 'Port (default: the pulled runtime config, else 8787).',
+      min: 1,
+      max: 65535,
+    }),
     daemon: Flags.boolean({ description: 'Run detached and return once it answers /healthz.' }),
   };
 
@@ -33,7 +37,8 @@ export default class InternalRelayStart extends BaseCommand<typeof InternalRelay
       env: process.env,
       progress: (label, work) => this.progress(label, work),
     });
-    if (result.mode === 'daemon') this.log(`relay running: pid ${result.pid}, ${result.url}, log ${result.log_file}`);
+    if (result.mode === 'daemon')
+      this.log(`relay running: pid ${result.pid}, ${result.url}, log ${result.log_file}`);
     return result;
   }
 }

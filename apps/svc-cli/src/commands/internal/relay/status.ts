@@ -5,20 +5,38 @@ import { readRelayStatus } from '../../../use-cases/runtime/read-relay-status';
 import type { RelayStatusReport } from '../../../use-cases/runtime/read-relay-status';
 
 export default class InternalRelayStatus extends BaseCommand<typeof InternalRelayStatus> {
-  static override summary = 'Show the relay’s status and its daemon pid file; exit 1 when it does not answer.';
+  static override summary =
+    'Show the relay’s status and its daemon pid file; exit 1 when it does not answer.';
 
-  static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json'];
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --json',
+  ];
 
   static override flags = {
     host: Flags.string({ description: 'Relay host (default: the pulled runtime config, else 127.0.0.1).' }),
-    port: Flags.integer({ description: 'Relay port (default: the pulled runtime config, else 8787).', min: 1, max: 65535 }),
+    port: Flags.integer({
+      description: 'Relay port (default: the pulled runtime config, else 8787).',
+      min: 1,
+      max: 65535,
+    }),
   };
 
   public async run(): Promise<RelayStatusReport> {
     const profile = await this.readProfile();
-    const report = await readRelayStatus(this.store().paths.state_dir, relayAddress(this.flags, profile.runtime));
-    const s = report.status as { pid?: number; ready?: boolean; runtime_version?: string; uptime_seconds?: number };
-    this.log(`relay           ${report.url}: pid ${s.pid ?? '-'}, ${s.ready ? 'ready' : 'NOT READY'}, version ${s.runtime_version ?? '-'}, up ${Math.round(s.uptime_seconds ?? 0)} s`);
+    const report = await readRelayStatus(
+      this.store().paths.state_dir,
+      relayAddress(this.flags, profile.runtime),
+    );
+    const s = report.status as {
+      pid?: number;
+      ready?: boolean;
+      runtime_version?: string;
+      uptime_seconds?: number;
+    };
+    this.log(
+      `relay           ${report.url}: pid ${s.pid ?? '-'}, ${s.ready ? 'ready' : 'NOT READY'}, version ${s.runtime_version ?? '-'}, up ${Math.round(s.uptime_seconds ?? 0)} s`,
+    );
     this.log(`daemon pid file ${report.daemon.pid_file}: ${report.daemon.pid ?? 'no live daemon'}`);
     return report;
   }
