@@ -277,7 +277,7 @@ describe('in process', () => {
     await mkdir(home, { mode: 0o700 });
     await writeFile(
       path.join(home, 'runtime-state.json'),
-      JSON.stringify({ model: 'local/echo-steady', updated_at: '2026-01-01T00:00:00.000Z' }),
+      JSON.stringify({ model: 'local/echo-steady', updated_at: '2000-01-01T00:00:00.000Z' }),
       { mode: 0o600 },
     );
     await start({
@@ -297,7 +297,7 @@ describe('in process', () => {
       updated_at: string;
     };
     expect(state.model).toBe('local/echo-steady');
-    expect(Date.parse(state.updated_at)).toBeGreaterThan(Date.parse('2026-01-01T00:00:00.000Z'));
+    expect(Date.parse(state.updated_at)).toBeGreaterThan(Date.parse('2000-01-01T00:00:00.000Z'));
     expect(logged('provider runtime ready')[0]).toMatchObject({
       model: 'local/echo-steady',
       hub_model: 'local/echo',
@@ -335,7 +335,7 @@ describe('the built entry point', () => {
     const home = path.join(scratch, 'stale-home');
     const other = path.join(scratch, 'other-home');
     for (const dir of [home, other]) await mkdir(dir, { mode: 0o700 });
-    const stale = JSON.stringify({ model: 'local/echo-retired', updated_at: '2026-01-01T00:00:00.000Z' });
+    const stale = JSON.stringify({ model: 'local/echo-retired', updated_at: '2000-01-01T00:00:00.000Z' });
     await writeFile(path.join(home, 'runtime-state.json'), stale, { mode: 0o600 });
     await writeFile(path.join(other, 'runtime-state.json'), stale, { mode: 0o600 });
     const env = {
