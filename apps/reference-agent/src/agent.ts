@@ -4,6 +4,7 @@ import type { Logger, RunningServer } from '@svc/service-kit';
 import { HubPresence } from './agent/hub-presence';
 import { AgentLifecycle } from './agent/lifecycle';
 import { runPollLoop } from './agent/poll-loop';
+import { InboxResponder } from './agent/inbox-responder';
 import { ProviderRuntime } from './agent/provider-runtime';
 import type { HeldRuntimeCredential } from './agent/provider-runtime';
 import { RuntimeHome } from './agent/runtime-home';
@@ -43,6 +44,8 @@ export interface ReferenceAgentOptions {
   retry?: Partial<RetryPolicy>;
   /** A fetch implementation for both clients (defaults to the global one). */
   fetch?: (input: Request) => Promise<Response>;
+  /** Answer `ask` messages of the agent's inbox (`InboxResponder`) while running (default false). */
+  answerAsks?: boolean;
   /** Serve the agent's console (health, chat, terminal) while running; omitted, nothing listens. */
   console?: ReferenceAgentConsoleOptions;
   /** The provider runtime: a runtime credential to keep fresh and a runtime home to keep the model in. */
@@ -209,6 +212,15 @@ export function createReferenceAgent(options: ReferenceAgentOptions): ReferenceA
     concurrency,
     pollWaitSeconds,
   });
+  const inbox = options.answerAsks
+    ? new InboxResponder({
+        token: options.token,
+        hubUrl: options.hubUrl,
+        agentId: agentIdentityFromToken(options.token).agentId,
+        logger: logger.child({ component: 'inbox' }),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      })
+    : undefined;
   let starting: Promise<void> | undefined;
   async function start(): Promise<void> {
     if (agentConsole && options.console) {
@@ -220,6 +232,7 @@ export function createReferenceAgent(options: ReferenceAgentOptions): ReferenceA
     }
     try {
       await lifecycle.start();
+      inbox?.start();
     } catch (error) {
       await consoleServer?.close(1_000);
       throw error;
@@ -231,7 +244,7 @@ export function createReferenceAgent(options: ReferenceAgentOptions): ReferenceA
     // Stopping the lifecycle aborts a start still under way; the console is closed once it has settled.
     await starting?.catch(() => undefined);
     // Open terminals and streams end at once; stages get their own bound.
-    await Promise.all([stopped, consoleServer?.close(5_000)]);
+    await Promise.all([stopped, consoleServer?.close(5_000), inbox?.stop()]);
   }
   const stopOnce = () => (stopping ??= stop());
   // A plain object, so `start` and `stop` may be passed around unbound.

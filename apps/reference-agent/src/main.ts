@@ -48,6 +48,7 @@ runMain('reference-agent', async () => {
     stopTimeoutMs: STOP_TIMEOUT_MS,
     runtime: config.runtime,
     onProviderModelNotFound: exitForStaleModel,
+    answerAsks: true,
     ...(config.serve
       ? {
           console: {

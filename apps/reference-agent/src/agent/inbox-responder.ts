@@ -68,6 +68,7 @@ export class InboxResponder {
     if (this.stopped || this.timer) return;
     const tick = () => {
       this.running = this.pollOnce()
+        .then(() => undefined)
         .catch((error: unknown) => {
           if (!this.stopped) {
             this.options.logger.warn(
