@@ -9,6 +9,14 @@ import type { AccountsHost, CliResult } from './accounts-support';
 
 jest.setTimeout(120_000);
 
+/** What `config show` / `config redact` print, as far as these tests read it. */
+interface ConfigDocument {
+  profile: { participant: Record<string, unknown>; runtime: Record<string, unknown> };
+  runtime_env: Record<string, string> | null;
+  environment: Record<string, string | null>;
+  agents: Array<Record<string, unknown>>;
+}
+
 let stack: AccountsStack;
 let host: AccountsHost;
 let home: string;
@@ -308,7 +316,7 @@ describe('svc profile, config show, config reset', () => {
     const human = await svc(['config', 'show']);
 
     expect(result.code).toBe(0);
-    const doc = jsonOf(result).result as Record<string, any>;
+    const doc = jsonOf(result).result as unknown as ConfigDocument;
     expect(doc.profile.participant.token).toBe('present');
     expect(doc.runtime_env).toEqual({ SVC_RELAY_TOKEN: 'present', SVC_WORKSPACE_API_KEY: 'present' });
     expect(doc.environment).toMatchObject({
@@ -413,7 +421,7 @@ describe('svc config redact and svc token', () => {
     const result = await svc(['config', 'redact', '--json'], { env: { SVC_WORKSPACE_API_KEY: extraKey } });
 
     expect(result.code).toBe(0);
-    const doc = jsonOf(result).result as Record<string, any>;
+    const doc = jsonOf(result).result as unknown as ConfigDocument;
     for (const secret of secrets) {
       expect(secret.length).toBeGreaterThan(16);
       expect(result.stdout).not.toContain(secret);

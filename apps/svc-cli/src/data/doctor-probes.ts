@@ -61,3 +61,13 @@ export async function listDir(dir: string): Promise<string[]> {
     throw error;
   }
 }
+
+/** A file's text, or undefined when it does not exist. Unlike the profile store, it never changes the mode. */
+export async function readTextIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { createHubClient } from '@svc/contracts';
 import type { HubApi } from '@svc/contracts';
 import { agentDir } from '../../data/agent-state';
-import { ProfileFileError } from '../../data/profile-store';
-import type { Profile, ProfileStore } from '../../data/profile-store';
-import { listDir, permissionBits, probeHttp } from '../../data/doctor-probes';
+import { parseEnvFile } from '../../data/profile-store';
+import type { Profile, ProfileStore, RuntimeSecrets } from '../../data/profile-store';
+import { listDir, permissionBits, probeHttp, readTextIfExists } from '../../data/doctor-probes';
 import type { ProbeAnswer } from '../../data/doctor-probes';
 import {
   clockSkewCheck,
@@ -106,19 +106,23 @@ export async function runDoctor(input: {
   const modes = fileModesCheck(await fileModeFacts(store));
   const now = Date.now();
 
+  // Read without the profile store: it re-applies file modes, and doctor only reports.
   let profile: Profile = {};
   let profileProblem: string | null = null;
-  try {
-    profile = await store.read();
-  } catch (error) {
-    if (!(error instanceof ProfileFileError)) throw error;
-    profileProblem = error.message;
+  const profileText = await readTextIfExists(store.paths.profile_path);
+  if (profileText !== undefined) {
+    try {
+      const parsed = JSON.parse(profileText) as unknown;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error('not a JSON object');
+      profile = parsed as Profile;
+    } catch (error) {
+      profileProblem = `${store.paths.profile_path} is not a valid svc file (${(error as Error).message})`;
+    }
   }
-  const secrets = profileProblem
-    ? {}
-    : await store.readRuntimeSecrets().catch(() => ({}) as Record<string, string>);
-  const apiKey =
-    env.SVC_WORKSPACE_API_KEY || (secrets as { SVC_WORKSPACE_API_KEY?: string }).SVC_WORKSPACE_API_KEY;
+  const envText = await readTextIfExists(store.paths.runtime_env_path);
+  const secrets: RuntimeSecrets = envText === undefined ? {} : parseEnvFile(envText);
+  const apiKey = env.SVC_WORKSPACE_API_KEY || secrets.SVC_WORKSPACE_API_KEY;
   const runtime = profile.runtime;
   const hubUrl = profile.hub_url;
   const workspace = profile.workspace;
@@ -183,7 +187,7 @@ export async function runDoctor(input: {
     runtimeConfigFreshnessCheck(
       runtime?.pulled_at,
       {
-        relayToken: Boolean((secrets as { SVC_RELAY_TOKEN?: string }).SVC_RELAY_TOKEN),
+        relayToken: Boolean(secrets.SVC_RELAY_TOKEN),
         workspaceApiKey: Boolean(apiKey),
       },
       now,
