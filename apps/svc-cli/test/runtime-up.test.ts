@@ -342,6 +342,56 @@ describe('svc runtime up', () => {
     await control.DELETE('/agents/{name}', { params: { path: { name: 'stale' } } });
   });
 
+  it('when an agent keeps failing, then the back-off grows and five failures within 60 s mark it failed', async () => {
+    const handed = await control.POST('/agents', {
+      body: {
+        agent_id: 'agt_crash',
+        name: 'crasher',
+        argv: [process.execPath, '-e', 'process.exit(3)'],
+        cwd: workdir,
+        env: {},
+      },
+    });
+    expect(handed.response.status).toBe(201);
+
+    const failed = await until(
+      'the crashing agent is marked failed',
+      async () => {
+        const a = (await control.GET('/agents/{name}', { params: { path: { name: 'crasher' } } })).data?.data;
+        return a?.state === 'failed' ? a : undefined;
+      },
+      describeRuntime,
+      90_000,
+    );
+    expect(failed).toMatchObject({ restarts: 4, pid: null, last_exit: { code: 3 } });
+    await control.DELETE('/agents/{name}', { params: { path: { name: 'crasher' } } });
+  });
+
+  it('when the relay crashes, then the runtime reports it not ready (as its heartbeats do) and starts it again', async () => {
+    const before = (await control.GET('/status')).data!;
+    const relayPid = before.relay.pid!;
+
+    process.kill(relayPid, 'SIGKILL');
+    await until(
+      'the runtime reports the crashed relay not ready',
+      async () => {
+        const s = (await control.GET('/status')).data!;
+        return s.relay.ready ? undefined : s;
+      },
+      describeRuntime,
+    );
+    const after = await until(
+      'the relay is started again and ready',
+      async () => {
+        const s = (await control.GET('/status')).data!;
+        return s.relay.ready && s.relay.pid !== relayPid ? s : undefined;
+      },
+      describeRuntime,
+    );
+    expect(after.relay.pid).not.toBeNull();
+    expect(runtime!.output()).toMatch(/relay: exited \(SIGKILL\); starting it again in 1 s/);
+  });
+
   it('when runtime up gets SIGTERM, then agents stop (and are stopped at the hub), router and relay stop, the socket goes', async () => {
     const handed = await control.POST('/agents', { body: agentSpec() });
     expect(handed.response.status).toBe(201);
