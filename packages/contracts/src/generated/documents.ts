@@ -15972,8 +15972,7 @@ export const runtimeControlDocument: OpenApiDocument = {
               "string",
               "null"
             ],
-            "description": "Why it is not ready",
-            "in one line.": null
+            "description": "Why it is not ready, in one line."
           }
         }
       },
