@@ -144,6 +144,18 @@ export function heartbeatCheck(lastHeartbeatAt: string | null | undefined, now: 
   return pass(id, `last heartbeat ${ageText(Math.max(0, age))} ago`);
 }
 
+/**
+ * Hub clock minus local clock (ms) from an answer's HTTP `Date` header and when the request was sent and the
+ * answer received (local ms). The header has one-second resolution, so the middle of its second is used, against
+ * the middle of the round trip. Null when the header is missing or unreadable.
+ */
+export function skewFromDateHeader(date: string | null, sentAt: number, receivedAt: number): number | null {
+  if (!date) return null;
+  const hubTime = Date.parse(date);
+  if (Number.isNaN(hubTime)) return null;
+  return hubTime + 500 - (sentAt + receivedAt) / 2;
+}
+
 /** `skewMs` = hub clock minus local clock. The HTTP Date header has one-second resolution. */
 export function clockSkewCheck(skewMs: number): DoctorCheck {
   const id = 'clock_skew';

@@ -16,6 +16,7 @@ import {
   pass,
   runtimeConfigFreshnessCheck,
   runtimeInstanceIdCheck,
+  skewFromDateHeader,
   summarizeChecks,
   workdirRootCheck,
 } from '../../domain/doctor-checks';
@@ -67,14 +68,6 @@ function readinessCheck(id: string, name: string, answer: ProbeAnswer): DoctorCh
         .join(', ')})`
     : '';
   return fail(id, `${name} not ready: ${unreachable(answer)}${why}`, RUNTIME_UP_FIX);
-}
-
-/** Hub clock minus local clock, from the `Date` header (one-second resolution, so its middle is used). */
-function skewFrom(answer: ProbeAnswer): number | null {
-  if (!answer.date) return null;
-  const hubTime = Date.parse(answer.date);
-  if (Number.isNaN(hubTime)) return null;
-  return hubTime + 500 - (answer.sentAt + answer.receivedAt) / 2;
 }
 
 async function hubGet<T>(
@@ -150,7 +143,7 @@ export async function runDoctor(input: {
       probeHttp(`${hubUrl}/openapi.json`, { timeoutMs: 10_000 }),
     ]);
     hubVersion = (openapi.body as { info?: { version?: unknown } } | null)?.info?.version?.toString() ?? null;
-    skew = skewFrom(ready);
+    skew = skewFromDateHeader(ready.date, ready.sentAt, ready.receivedAt);
     if (ready.status === 200) {
       checks.push(pass('hub_reachable', `${hubUrl} is ready (hub API ${hubVersion ?? 'version unknown'})`));
     } else {
