@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command';
+import { usageError } from '../../domain/cli-error';
 import type { RuntimePlan } from '../../domain/runtime-plan';
 import { planLines } from '../../presenters/runtime';
 import { planRuntimeHost } from '../../use-cases/runtime/plan-runtime-host';
@@ -36,6 +37,13 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
   };
 
   public async run(): Promise<RuntimePlan | RuntimeRunSummary> {
+    if (this.flags['expected-workspace']?.trim() === '') {
+      throw usageError(
+        'expected_workspace_empty',
+        '--expected-workspace is empty',
+        'pass the workspace slug (under systemd: set SVC_WORKSPACE in /etc/svc/runtime.env)',
+      );
+    }
     const { identity, plan } = await planRuntimeHost({
       store: this.store(),
       profile: this.flags.profile,
