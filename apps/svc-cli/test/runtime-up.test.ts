@@ -272,6 +272,21 @@ describe('svc runtime up', () => {
     expect(answer.agent_id).toBe(agent.id);
     expect(modeOf(agentLogFile(paths.state_dir, 'reviewer'))).toBe(0o600);
 
+    // A member's call goes through (the agent got its console proxy key from the runtime), and the router's
+    // activity for the route reaches the hub with the next heartbeats.
+    const authorized = await fetch(health, { headers: { authorization: `Bearer ${stack.owner.token}` } });
+    expect(authorized.status).toBe(200);
+    await until(
+      'the hub records the console activity the heartbeat carried',
+      async () => {
+        const a = (
+          await stack.owner.hub.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: agent.id } } })
+        ).data?.data as { console_last_activity_at?: string | null } | undefined;
+        return a?.console_last_activity_at ?? undefined;
+      },
+      describeRuntime,
+    );
+
     process.kill(firstPid, 'SIGKILL');
     const restarted = await until(
       'the supervisor restarts the killed agent',

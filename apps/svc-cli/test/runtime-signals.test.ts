@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeAgentState } from '../src/data/agent-state';
+import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
+import type { ConfigPaths } from '../src/domain/config-paths';
+import { RuntimeStack, startSvc, tempHome, until } from './runtime-support';
+import type { SvcProcess } from './runtime-support';
+
+/**
+ * How `svc runtime up` starts over stale files and ends: SIGINT (Ctrl-C) with `--json` prints one summary
+ * document, SIGHUP (the terminal went away) stops it cleanly too.
+ */
+describe('svc runtime up start and stop', () => {
+  jest.setTimeout(180_000);
+
+  let stack: RuntimeStack;
+  let home: string;
+  let paths: ConfigPaths;
+  let runtime: SvcProcess | undefined;
+
+  beforeAll(async () => {
+    stack = await RuntimeStack.start('rt-signals');
+    const host = await stack.registerHost('runtime-2');
+    ({ home, paths } = tempHome('svc-runtime-signals-'));
+    await stack.writeProfile(paths, host.id);
+  });
+
+  afterAll(async () => {
+    if (runtime?.running()) {
+      runtime.child.kill('SIGKILL');
+      await runtime.exited;
+    }
+    await stack?.close();
+  });
+
+  const ready = async (proc: SvcProcess) => {
+    const control = createRuntimeControlClient(controlSocketPath(paths.state_dir), 3_000);
+    return until(
+      'runtime up is ready',
+      async () => {
+        const { data } = await control.GET('/status');
+        return data &&
+          data.pid === proc.child.pid &&
+          data.relay.ready &&
+          data.console_router.ready &&
+          data.heartbeat.last_ok_at
+          ? data
+          : undefined;
+      },
+      proc.output,
+      90_000,
+    );
+  };
+
+  it('when a dead runtime left its pid file and socket, and an agent left local state, then runtime up starts and names the agent', async () => {
+    fs.mkdirSync(paths.state_dir, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(paths.state_dir, 'runtime.pid'), '999999\n', { mode: 0o600 });
+    fs.writeFileSync(controlSocketPath(paths.state_dir), 'stale');
+    await writeAgentState(paths.state_dir, {
+      agent_id: 'agt_left',
+      name: 'left-behind',
+      workspace: stack.slug,
+      runtime_instance_id: 'rti_x',
+      argv: ['true'],
+      workdir: paths.state_dir,
+      serve_port: null,
+      serve_public_base_url: null,
+      model: null,
+      capabilities: [],
+      project: null,
+      team_id: null,
+      started_at: new Date().toISOString(),
+      agent_token: 'a-token-that-must-never-be-printed-0123456789',
+      agent_token_expires_at: new Date().toISOString(),
+      runtime_credential: null,
+    });
+
+    runtime = startSvc(['runtime', 'up', '--json'], home);
+    await ready(runtime);
+    await until('the left-behind agent is named', async () =>
+      runtime!.output().includes('svc start --name left-behind') ? true : undefined,
+    );
+
+    runtime.child.kill('SIGINT');
+    expect(await runtime.exited).toBe(0);
+    expect(runtime.output()).not.toContain('a-token-that-must-never-be-printed');
+  });
+
+  it('when --json and SIGINT, then stdout is one JSON summary naming the signal and the logs went to stderr', async () => {
+    let stdout = '';
+    runtime = startSvc(['runtime', 'up', '--json'], home);
+    runtime.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    await ready(runtime);
+
+    runtime.child.kill('SIGINT');
+
+    expect(await runtime.exited).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true, result: { signal: 'SIGINT', stopped_agents: [] } });
+    expect(runtime.output()).toContain('SIGINT: stopping the runtime');
+  });
+
+  it('when the terminal goes away (SIGHUP), then it stops cleanly and removes its socket and pid file', async () => {
+    runtime = startSvc(['runtime', 'up'], home);
+    await ready(runtime);
+
+    runtime.child.kill('SIGHUP');
+
+    expect(await runtime.exited).toBe(0);
+    expect(runtime.output()).toContain('runtime stopped');
+    expect(fs.existsSync(controlSocketPath(paths.state_dir))).toBe(false);
+    expect(fs.existsSync(path.join(paths.state_dir, 'runtime.pid'))).toBe(false);
+  });
+});
