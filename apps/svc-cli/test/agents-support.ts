@@ -101,7 +101,7 @@ export function startSvc(
 /** The one JSON document a `--json` run printed (the test fails when stdout is anything else). */
 export function jsonOf(result: CliResult): {
   ok: boolean;
-  result?: Record<string, any>;
+  result?: unknown;
   error?: Record<string, unknown> & { code: string; exit_code: number; fix: string | null; message: string };
 } {
   try {

@@ -4,6 +4,11 @@ import { agentRuntimeHome } from '../src/data/agent-state';
 import { resolveConfigPaths } from '../src/domain/config-paths';
 import { AgentsStack, isAlive, jsonOf, modeOf, runSvc, startSvc, tempHome, until } from './agents-support';
 import type { AgentsHost, CliResult, SvcProcess } from './agents-support';
+import type { AskAgentResult } from '../src/use-cases/agents/ask-agent';
+import type { ListAgentInboxResult } from '../src/use-cases/agents/list-agent-inbox';
+import type { ListAgentsResult } from '../src/use-cases/agents/list-agents';
+import type { StartAgentResult } from '../src/use-cases/agents/start-agent';
+import type { StopAgentResult } from '../src/use-cases/agents/stop-agent';
 
 /**
  * End to end on a real hub: `svc login --pull-runtime`, `svc runtime up` in the foreground, then direct starts
@@ -26,10 +31,10 @@ const svc = (args: string[], env: Record<string, string | undefined> = {}) =>
   runSvc(args, home, { SVC_CONFIG_DIR: configDir, ...hostEnv, ...env });
 
 /** `svc <args> --json` that must succeed; its result. */
-async function ok(
+async function ok<T = Record<string, unknown>>(
   args: string[],
   env: Record<string, string | undefined> = {},
-): Promise<Record<string, any>> {
+): Promise<T> {
   const result = await svc([...args, '--json'], env);
   const doc = jsonOf(result);
   if (!doc.ok || result.code !== 0) {
@@ -37,7 +42,7 @@ async function ok(
       `svc ${args.join(' ')} failed (exit ${result.code}): ${result.stdout}\n${result.stderr}\n--- runtime\n${runtime?.output().slice(-4000) ?? ''}`,
     );
   }
-  return doc.result!;
+  return doc.result as T;
 }
 
 function expectClean(result: CliResult): void {
@@ -259,9 +264,9 @@ describe('with svc runtime up', () => {
     expectClean(result);
     const doc = jsonOf(result);
     if (!doc.ok) throw new Error(`${result.stdout}\n${runtimeOutput()}`);
-    const r = doc.result!;
+    const r = doc.result as StartAgentResult;
     alphaId = r.agent_id;
-    alphaPort = r.serve_port;
+    alphaPort = r.serve_port!;
     expect(r).toMatchObject({
       name: 'alpha',
       registered: true,
@@ -339,8 +344,8 @@ describe('with svc runtime up', () => {
   });
 
   it('when svc list runs, then it shows the agent with its process, serve port and console URL', async () => {
-    const r = await ok(['list']);
-    const alpha = (r.agents as Array<Record<string, any>>).find((a) => a.name === 'alpha');
+    const r = await ok<ListAgentsResult>(['list']);
+    const alpha = r.agents.find((a) => a.name === 'alpha');
     expect(r.runtime_running).toBe(true);
     expect(alpha).toMatchObject({
       agent_id: alphaId,
@@ -349,14 +354,14 @@ describe('with svc runtime up', () => {
       process: { state: 'running' },
       local_state: true,
     });
-    expect(isAlive(alpha!.process.pid)).toBe(true);
+    expect(isAlive(alpha!.process!.pid!)).toBe(true);
     const human = await svc(['list']);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/alpha\s+(online|idle|busy)\s+running/);
   });
 
   it('when agents share a team, then svc ask --from gets the reply with the same correlation id; a participant ask is answered too', async () => {
-    const beta = await ok([
+    const beta = await ok<StartAgentResult>([
       'start',
       '--name',
       'beta',
@@ -368,14 +373,28 @@ describe('with svc runtime up', () => {
       'local/echo',
     ]);
     expect(beta.serve_port).toBeNull();
-    const asked = await ok(['ask', 'alpha', 'hello from beta', '--from', 'beta', '--timeout-seconds', '60']);
+    const asked = await ok<AskAgentResult>([
+      'ask',
+      'alpha',
+      'hello from beta',
+      '--from',
+      'beta',
+      '--timeout-seconds',
+      '60',
+    ]);
     expect(asked).toMatchObject({
       to: { agent_id: alphaId, name: 'alpha' },
       from: { kind: 'agent', name: 'beta', agent_id: beta.agent_id },
       reply: { body: 'ack: hello from beta' },
     });
     expect(asked.correlation_id).toMatch(/^ask-/);
-    const byParticipant = await ok(['ask', 'alpha', 'hello from the operator', '--timeout-seconds', '60']);
+    const byParticipant = await ok<AskAgentResult>([
+      'ask',
+      'alpha',
+      'hello from the operator',
+      '--timeout-seconds',
+      '60',
+    ]);
     expect(byParticipant).toMatchObject({
       from: { kind: 'participant' },
       reply: { body: 'ack: hello from the operator' },
@@ -386,7 +405,7 @@ describe('with svc runtime up', () => {
     expect(human.code).toBe(0);
     expect(human.stdout.trim()).toBe('alpha: ack: plain text please');
 
-    const inbox = await ok(['internal', 'inbox', '--name', 'alpha']);
+    const inbox = await ok<ListAgentInboxResult>(['internal', 'inbox', '--name', 'alpha']);
     const bodies = (inbox.messages as Array<{ body: string; correlation_id: string }>).map((m) => m.body);
     expect(bodies).toEqual(expect.arrayContaining(['hello from beta', 'hello from the operator']));
     expect(inbox.agent_id).toBe(alphaId);
@@ -394,7 +413,7 @@ describe('with svc runtime up', () => {
 
   it('when an unrelated agent asks, then the hub refuses (peer_message_forbidden, exit 1); when nobody answers, then ask exits 5', async () => {
     // A silent agent: no project, no team, a command that never reads its inbox.
-    const silent = await ok([
+    const silent = await ok<StartAgentResult>([
       'start',
       '--name',
       'silent',
@@ -429,10 +448,9 @@ describe('with svc runtime up', () => {
   });
 
   it('when svc stop runs, then the process is gone, the hub shows offline, local state is cleared and the id is kept; a new start reuses the id', async () => {
-    const listed = await ok(['list']);
-    const pid = (listed.agents as Array<Record<string, any>>).find((a) => a.name === 'alpha')!.process
-      .pid as number;
-    const stopped = await ok(['stop', 'alpha']);
+    const listed = await ok<ListAgentsResult>(['list']);
+    const pid = listed.agents.find((a) => a.name === 'alpha')!.process!.pid!;
+    const stopped = await ok<StopAgentResult>(['stop', 'alpha']);
     expect(stopped).toMatchObject({
       agent_id: alphaId,
       agent_id_kept: true,
@@ -449,14 +467,14 @@ describe('with svc runtime up', () => {
     );
     expect((await stack.agent(alphaId)).status).toBe('offline');
     expect(fs.existsSync(path.join(paths().state_dir, 'agents', 'alpha', 'state.json'))).toBe(false);
-    const after = await ok(['list']);
-    expect((after.agents as Array<Record<string, any>>).find((a) => a.name === 'alpha')).toMatchObject({
+    const after = await ok<ListAgentsResult>(['list']);
+    expect(after.agents.find((a) => a.name === 'alpha')).toMatchObject({
       status: 'offline',
       process: null,
       local_state: false,
     });
 
-    const again = await ok(['start', '--name', 'alpha', '--serve']);
+    const again = await ok<StartAgentResult>(['start', '--name', 'alpha', '--serve']);
     expect(again).toMatchObject({ agent_id: alphaId, registered: false, verification: { listener: true } });
     expect(await stack.audit({ action: 'credential.runtime.issued', target_id: alphaId })).toHaveLength(2);
 
@@ -483,7 +501,7 @@ describe('with svc runtime up', () => {
         'setInterval(() => {}, 1000);',
       ].join('\n'),
     );
-    const first = await ok([
+    const first = await ok<StartAgentResult>([
       'start',
       '--name',
       'stale',
@@ -495,23 +513,22 @@ describe('with svc runtime up', () => {
       `${process.execPath} ${script}`,
     ]);
     const home = agentRuntimeHome(paths().state_dir, 'stale');
-    const keep = path.join(first.workdir as string, 'work-in-progress.txt');
+    const keep = path.join(first.workdir, 'work-in-progress.txt');
     fs.writeFileSync(keep, 'kept');
 
     // Twice stale: the runtime recovers once by itself; the second time the process keeps exiting 78.
     for (let round = 0; round < 2; round += 1) {
       fs.writeFileSync(path.join(home, 'remembered-model'), 'local/gone');
-      const listed = await ok(['list']);
-      const pid = (listed.agents as Array<Record<string, any>>).find((a) => a.name === 'stale')!.process
-        .pid as number;
+      const listed = await ok<ListAgentsResult>(['list']);
+      const pid = listed.agents.find((a) => a.name === 'stale')!.process!.pid!;
       process.kill(pid, 'SIGKILL');
       if (round === 0) {
         await until(
           'the runtime recovered the agent once',
           async () => {
-            const l = await ok(['list']);
-            const p = (l.agents as Array<Record<string, any>>).find((a) => a.name === 'stale')!.process;
-            return p.state === 'running' &&
+            const l = await ok<ListAgentsResult>(['list']);
+            const p = l.agents.find((a) => a.name === 'stale')!.process;
+            return p?.state === 'running' &&
               p.pid !== pid &&
               !fs.existsSync(path.join(home, 'remembered-model'))
               ? true
@@ -525,8 +542,8 @@ describe('with svc runtime up', () => {
     await until(
       'the process exits 78 again',
       async () => {
-        const l = await ok(['list']);
-        const p = (l.agents as Array<Record<string, any>>).find((a) => a.name === 'stale')!.process;
+        const l = await ok<ListAgentsResult>(['list']);
+        const p = l.agents.find((a) => a.name === 'stale')!.process;
         return p?.last_exit?.code === 78 && fs.existsSync(path.join(home, 'remembered-model'))
           ? true
           : undefined;
@@ -535,7 +552,7 @@ describe('with svc runtime up', () => {
       60_000,
     );
 
-    const recovered = await ok(['start', '--name', 'stale']);
+    const recovered = await ok<StartAgentResult>(['start', '--name', 'stale']);
     expect(recovered).toMatchObject({
       agent_id: first.agent_id,
       registered: false,
@@ -543,10 +560,8 @@ describe('with svc runtime up', () => {
     });
     expect(fs.existsSync(path.join(home, 'remembered-model'))).toBe(false);
     expect(fs.readFileSync(keep, 'utf8')).toBe('kept');
-    const listed = await ok(['list']);
-    expect((listed.agents as Array<Record<string, any>>).find((a) => a.name === 'stale')!.process.state).toBe(
-      'running',
-    );
-    await ok(['stop', 'stale']);
+    const listed = await ok<ListAgentsResult>(['list']);
+    expect(listed.agents.find((a) => a.name === 'stale')!.process!.state).toBe('running');
+    await ok<StopAgentResult>(['stop', 'stale']);
   });
 });
