@@ -354,6 +354,21 @@ describe('svc runtime up', () => {
     expect(log).toMatch(/exit 78 \(ProviderModelNotFoundError\): cleared its runtime home/);
     expect(log).toContain('started with a clean runtime home');
     expect(isAlive(recovered.pid!)).toBe(true);
+
+    // A restart with a replaced environment (as after a fresh hub start) starts a new process.
+    const restarted = await control.POST('/agents/{name}/restart', {
+      params: { path: { name: 'stale' } },
+      body: { env: { AGENT_RUNTIME_HOME: home78, FRESH: '1' } },
+    });
+    expect(restarted.response.status).toBe(200);
+    expect(restarted.data!.data).toMatchObject({ state: 'running', restarts: 2 });
+    expect(restarted.data!.data.pid).not.toBe(recovered.pid);
+    expect(isAlive(recovered.pid!)).toBe(false);
+    const invalid = await control.POST('/agents/{name}/restart', {
+      params: { path: { name: 'stale' } },
+      body: { env: { A: 1 } } as never,
+    });
+    expect([invalid.response.status, invalid.error?.code]).toEqual([400, 'validation_failed']);
     await control.DELETE('/agents/{name}', { params: { path: { name: 'stale' } } });
   });
 
