@@ -80,7 +80,9 @@ describe('svc', () => {
     const result = await svc(['config', '--help']);
 
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/COMMANDS\n(?:.*\n)*?\s+config path\s+Print where svc keeps its configuration\./);
+    expect(result.stdout).toMatch(
+      /COMMANDS\n(?:.*\n)*?\s+config path\s+Print where svc keeps its configuration\./,
+    );
   });
 
   it('when "config path --json" runs without flags, then it prints the default directory and profile as JSON', async () => {
