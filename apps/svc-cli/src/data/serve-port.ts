@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
+import { CliError } from '../domain/cli-error';
 
 /** Serve ports live in the registered range (the hub accepts 1024–65535). */
 export const MIN_SERVE_PORT = 1024;
@@ -66,4 +67,32 @@ export function httpListenerAnswers(port: number, timeoutMs = 2_000): Promise<bo
     req.on('error', () => resolve(false));
     req.end();
   });
+}
+
+/**
+ * The serve port of a start: `requested` (`--serve-port`) when no other agent of the host holds it and it binds
+ * here, else an allocated one (the agent's previous port first).
+ */
+export async function chooseServePort(input: {
+  requested: number | undefined;
+  taken: ReadonlySet<number>;
+  preferred: number | null | undefined;
+}): Promise<number> {
+  const fix = 'pick another --serve-port, or leave it out to have one allocated';
+  if (input.requested === undefined) return allocateServePort(input.taken, input.preferred);
+  if (input.taken.has(input.requested)) {
+    throw new CliError({
+      code: 'serve_port_taken',
+      message: `serve port ${input.requested} belongs to another agent of this host (one serve port per agent)`,
+      fix,
+    });
+  }
+  if (!(await isPortBindable(input.requested))) {
+    throw new CliError({
+      code: 'serve_port_in_use',
+      message: `serve port ${input.requested} is in use on 127.0.0.1`,
+      fix,
+    });
+  }
+  return input.requested;
 }

@@ -143,6 +143,60 @@ export function checkServePublicBaseUrl(
   }
 }
 
+/** The flags of `svc start` the local checks read. */
+export interface StartCommandLine {
+  name: string;
+  capabilities?: string | undefined;
+  model?: string | undefined;
+  project?: string | undefined;
+  teamId?: string | undefined;
+  workdir?: string | undefined;
+  worker: boolean;
+  serve: boolean;
+  servePort?: number | undefined;
+  serverLocalProviderAuth: boolean;
+}
+
+/**
+ * The checks of the command line alone (nothing read or written): name, capabilities, model and project forms,
+ * `--project` with `--workdir`, and server-local provider auth only when the host allows it and names its file.
+ * `--serve-port` implies `--serve`.
+ */
+export function checkStartCommandLine(
+  flags: StartCommandLine,
+  host: { serverLocalAllowed: boolean; serverLocalSource: string | undefined },
+): { name: string; capabilities: string[]; serving: boolean } {
+  const name = checkAgentName(flags.name);
+  const capabilities = parseCapabilities(flags.capabilities);
+  checkModel(flags.model);
+  checkProjectCode(flags.project);
+  if (flags.project !== undefined && flags.workdir !== undefined) {
+    checkPlacement({
+      ...flags,
+      project: flags.project,
+      workdir: flags.workdir,
+      teamId: flags.teamId,
+      isNew: false,
+      workdirRoot: '/',
+    });
+  }
+  if (flags.serverLocalProviderAuth && !host.serverLocalAllowed) {
+    throw new CliError({
+      code: 'server_local_provider_auth_not_allowed',
+      message: 'server-local provider auth is for development and break-glass only and is not allowed here',
+      fix: 'set SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH=1 on this host if you really mean it, or leave the flag out',
+    });
+  }
+  if (flags.serverLocalProviderAuth && !host.serverLocalSource) {
+    throw usageError(
+      'server_local_provider_auth_source_missing',
+      '--server-local-provider-auth needs the provider auth file of this host',
+      'set SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE=<path of the provider auth file>',
+    );
+  }
+  return { name, capabilities, serving: flags.serve || flags.servePort !== undefined };
+}
+
 export interface PlacementInput {
   project: string | undefined;
   workdir: string | undefined;
@@ -231,4 +285,16 @@ function normalizeDir(dir: string): string {
 
 function normalizeUrl(url: string): string {
   return url.trim().replace(/\/+$/, '');
+}
+
+/** Exit code a runtime uses when its remembered provider/model left the catalog (`ProviderModelNotFoundError`). */
+export const PROVIDER_MODEL_NOT_FOUND_EXIT = 78;
+
+/** Starting an agent that runs: refused, with `svc stop` as the fix. */
+export function agentAlreadyRunning(name: string, where: string): CliError {
+  return new CliError({
+    code: 'agent_already_running',
+    message: `agent "${name}" is already running (${where})`,
+    fix: `svc stop ${name}, then start it again`,
+  });
 }

@@ -10,19 +10,18 @@ import type { SupervisedAgent } from '../../data/local-runtime';
 import { materializeProviderAuth } from '../../data/provider-auth-materializer';
 import type { MaterializedProviderAuth } from '../../data/provider-auth-materializer';
 import { defaultAgentArgv } from '../../data/reference-agent-command';
-import { allocateServePort, isPortBindable } from '../../data/serve-port';
+import { chooseServePort } from '../../data/serve-port';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { CliError, usageError } from '../../domain/cli-error';
 import {
-  checkAgentName,
-  checkModel,
   checkPlacement,
-  checkProjectCode,
   checkRuntimeInstanceId,
+  checkStartCommandLine,
+  agentAlreadyRunning,
+  PROVIDER_MODEL_NOT_FOUND_EXIT,
   checkServePublicBaseUrl,
   checkSpawnReady,
   checkWorkdirRoot,
-  parseCapabilities,
   runtimeNotRunning,
 } from '../../domain/direct-start-rules';
 import { splitCommand } from '../../domain/split-command';
@@ -30,9 +29,6 @@ import { requirePulledRuntime } from './host-context';
 import type { HostContext } from './host-context';
 import { verifyStartedAgent } from './verify-started-agent';
 import type { StartVerification } from './verify-started-agent';
-
-/** Exit code a runtime uses when its remembered provider/model left the catalog (`ProviderModelNotFoundError`). */
-export const PROVIDER_MODEL_NOT_FOUND_EXIT = 78;
 
 export interface StartAgentFlags {
   name: string;
@@ -93,14 +89,6 @@ export interface StartAgentResult {
 
 const ACTIVE_SUPERVISOR_STATES = new Set(['starting', 'running', 'backoff', 'stopping']);
 
-function alreadyRunning(name: string, where: string): CliError {
-  return new CliError({
-    code: 'agent_already_running',
-    message: `agent "${name}" is already running (${where})`,
-    fix: `svc stop ${name}, then start it again`,
-  });
-}
-
 /**
  * A direct CLI start on this runtime host (spec: Direct start rules 1–8). Every rule is checked before the
  * first hub write; then the agent is found by name or registered, started at the hub with launch path
@@ -113,35 +101,10 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
   const { flags, env, hub, workspace, stateDir } = input;
 
   // Local checks of the command line: nothing is read or written yet.
-  const name = checkAgentName(flags.name);
-  const capabilities = parseCapabilities(flags.capabilities);
-  checkModel(flags.model);
-  checkProjectCode(flags.project);
-  if (flags.project !== undefined && flags.workdir !== undefined) {
-    checkPlacement({
-      project: flags.project,
-      workdir: flags.workdir,
-      teamId: flags.teamId,
-      worker: flags.worker,
-      isNew: false,
-      workdirRoot: '/',
-    });
-  }
-  const serving = flags.serve || flags.servePort !== undefined;
-  if (flags.serverLocalProviderAuth && env.SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH !== '1') {
-    throw new CliError({
-      code: 'server_local_provider_auth_not_allowed',
-      message: 'server-local provider auth is for development and break-glass only and is not allowed here',
-      fix: 'set SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH=1 on this host if you really mean it, or leave the flag out',
-    });
-  }
-  if (flags.serverLocalProviderAuth && !env.SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE) {
-    throw usageError(
-      'server_local_provider_auth_source_missing',
-      '--server-local-provider-auth needs the provider auth file of this host',
-      'set SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE=<path of the provider auth file>',
-    );
-  }
+  const { name, capabilities, serving } = checkStartCommandLine(flags, {
+    serverLocalAllowed: env.SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH === '1',
+    serverLocalSource: env.SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE,
+  });
   const argv = flags.command !== undefined ? splitCommand(flags.command) : defaultAgentArgv();
   if (!argv) {
     throw usageError(
@@ -215,7 +178,7 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
   const supervised = await getSupervisedAgent(local.client, name);
   const recovering = supervised?.last_exit?.code === PROVIDER_MODEL_NOT_FOUND_EXIT;
   if (supervised && ACTIVE_SUPERVISOR_STATES.has(supervised.state) && !recovering) {
-    throw alreadyRunning(
+    throw agentAlreadyRunning(
       name,
       `supervised by this runtime, pid ${supervised.pid ?? '-'}, ${supervised.state}`,
     );
@@ -224,34 +187,16 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
   // One serve port per agent: not another agent's at the hub or in the supervisor, and bindable here.
   let servePort: number | null = null;
   if (serving) {
-    const hostAgents = await listHostAgents(hub, workspace, hostId);
     const taken = new Set<number>();
-    for (const other of hostAgents) {
-      if (other.name !== name && other.status !== 'evicted' && other.serve_port !== null)
+    for (const other of await listHostAgents(hub, workspace, hostId)) {
+      if (other.name !== name && other.status !== 'evicted' && other.serve_port !== null) {
         taken.add(other.serve_port);
+      }
     }
     for (const other of local.status.agents) {
       if (other.name !== name && other.serve_port !== null) taken.add(other.serve_port);
     }
-    if (flags.servePort !== undefined) {
-      if (taken.has(flags.servePort)) {
-        throw new CliError({
-          code: 'serve_port_taken',
-          message: `serve port ${flags.servePort} belongs to another agent of this host (one serve port per agent)`,
-          fix: 'pick another --serve-port, or leave it out to have one allocated',
-        });
-      }
-      if (!(await isPortBindable(flags.servePort))) {
-        throw new CliError({
-          code: 'serve_port_in_use',
-          message: `serve port ${flags.servePort} is in use on 127.0.0.1`,
-          fix: 'pick another --serve-port, or leave it out to have one allocated',
-        });
-      }
-      servePort = flags.servePort;
-    } else {
-      servePort = await allocateServePort(taken, existing?.serve_port ?? null);
-    }
+    servePort = await chooseServePort({ requested: flags.servePort, taken, preferred: existing?.serve_port });
   }
 
   // (The runtime adds AGENT_CONSOLE_PROXY_KEY, derived from the host's console secret, for a serving agent.)
@@ -335,7 +280,7 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
     );
   } catch (error) {
     if (error instanceof ApiError && error.code === 'agent_already_running') {
-      throw alreadyRunning(name, 'online at the hub with a fresh heartbeat');
+      throw agentAlreadyRunning(name, 'online at the hub with a fresh heartbeat');
     }
     throw error;
   }
