@@ -283,6 +283,35 @@ describe('svc config doctor', () => {
     });
   });
 
+  it('when the host never sent a heartbeat, then heartbeat_fresh fails; an old pull only warns', async () => {
+    const silent = await stack.registerHost('doctor-silent-host', '/srv/silent');
+    const silentDir = path.join(home, 'silent-config');
+    fs.cpSync(configDir, silentDir, { recursive: true });
+    const env = {
+      SVC_CONFIG_DIR: silentDir,
+      SVC_RUNTIME_INSTANCE_ID: silent.id,
+      SVC_AGENT_WORKDIR_ROOT: '/srv/silent',
+    };
+    expect((await svc(['config', 'pull-runtime'], env)).code).toBe(0);
+    const profileFile = resolveConfigPaths({ configDir: silentDir, profile: 'default' }).profile_path;
+    const profile = JSON.parse(fs.readFileSync(profileFile, 'utf8'));
+    profile.runtime.pulled_at = new Date(Date.now() - 25 * 3600_000).toISOString();
+    fs.writeFileSync(profileFile, JSON.stringify(profile));
+
+    const result = await svc(['config', 'doctor', '--json'], env);
+
+    expect(result.code).toBe(3);
+    const checks = checksOf(result);
+    expect(checks.heartbeat_fresh).toMatchObject({
+      status: 'fail',
+      detail: 'the hub has no heartbeat from this host',
+      fix: 'start the runtime on this host: svc runtime up',
+    });
+    expect(checks.runtime_config).toMatchObject({ status: 'warn', fix: 'svc config pull-runtime' });
+    expect(checks.runtime_instance_id.status).toBe('pass');
+    expect(checks.agent_workdir_root.status).toBe('pass');
+  });
+
   it('when the profile is not logged in, then the hub checks fail with the login fix and it exits 3', async () => {
     const result = await svc(['config', 'doctor', '--json'], { SVC_CONFIG_DIR: path.join(home, 'empty') });
 
