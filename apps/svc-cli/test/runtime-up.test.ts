@@ -19,6 +19,9 @@ import {
 import type { RuntimeConfig, SvcProcess } from './runtime-support';
 
 /**
+ * One file because every test here works on the same running `svc runtime up` (started once; a start costs
+ * the relay, the console router and the first heartbeat), in order.
+ *
  * `svc runtime up` end to end: the built CLI against the real hub (its build, on a fresh database), running the
  * real relay and console router, supervising real agent processes, and stopped with real signals.
  */
@@ -195,6 +198,22 @@ describe('svc runtime up', () => {
     expect(report.local).toMatchObject({ running: true, status: { runtime_instance_id: host.id } });
     expect(report.hub).toMatchObject({ reachable: true, host_id: host.id, readiness: { spawn_ready: true } });
     expect(report.hub.heartbeat_age_seconds).toBeLessThan(45);
+
+    const bundle = path.join(home, 'status-runtime.env');
+    const bundleKey = `svc_${'k'.repeat(40)}`;
+    fs.writeFileSync(
+      bundle,
+      `RUNTIME_BUNDLE_ID=wrt_status1\nSVC_WORKSPACE=${stack.slug}\nSVC_WORKSPACE_API_KEY=${bundleKey}\n`,
+    );
+    const withBundle = await runSvc(['runtime', 'status', '--bundle', bundle, '--json'], home);
+    expect(withBundle.code).toBe(0);
+    expect(JSON.parse(withBundle.stdout).result.bundle).toMatchObject({
+      bundle_id: 'wrt_status1',
+      workspace: stack.slug,
+      has_workspace_api_key: true,
+      has_relay_token: false,
+    });
+    expect(withBundle.stdout).not.toContain(bundleKey);
 
     const internal = await runSvc(['internal', 'status', '--json'], home);
     expect(internal.code).toBe(0);

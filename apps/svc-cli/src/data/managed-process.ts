@@ -106,6 +106,8 @@ export class ManagedProcess {
         }
       });
     });
+    // Later errors (a signal that could not be delivered) are not fatal to the runtime; the exit decides.
+    child.on('error', () => undefined);
     this.pid = child.pid ?? null;
     this.spawnedAt = Date.now();
     this.startedAt = new Date(this.spawnedAt).toISOString();
