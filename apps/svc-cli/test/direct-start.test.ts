@@ -483,6 +483,43 @@ describe('with svc runtime up', () => {
     expect(human.stdout).toContain(`agent id ${alphaId} is kept`);
   });
 
+  it('when server-local provider auth is allowed and asked for, then the agent auth path links to the one runtime auth file (0600)', async () => {
+    const source = path.join(home, 'host-provider-auth.json');
+    fs.writeFileSync(source, '{"api_key":"sk-local-development-0123"}', { mode: 0o600 });
+    const workdir = path.join(host.workdirRoot, 'local-auth');
+    const r = await ok<StartAgentResult>(
+      [
+        'start',
+        '--name',
+        'local-auth',
+        '--workdir',
+        workdir,
+        '--model',
+        'local/echo',
+        '--server-local-provider-auth',
+        '--command',
+        `${process.execPath} -e "require('fs').writeFileSync('seen', process.env.AGENT_PROVIDER_AUTH_FILE); setInterval(() => {}, 1000)"`,
+      ],
+      { SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH: '1', SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE: source },
+    );
+    const canonical = path.join(paths().state_dir, 'provider-auth', 'workspace-runtime-auth');
+    const link = path.join(agentRuntimeHome(paths().state_dir, 'local-auth'), 'provider-auth');
+    expect(r.server_local_provider_auth).toMatchObject({ canonical_file: canonical, agent_auth_path: link });
+    expect(JSON.stringify(r)).not.toContain('sk-local');
+    expect(modeOf(canonical)).toBe(0o600);
+    expect(modeOf(path.dirname(canonical))).toBe(0o700);
+    expect(fs.readlinkSync(link)).toBe(canonical);
+    const seen = path.join(workdir, 'seen');
+    await until(
+      'the agent saw its auth path',
+      async () => (fs.existsSync(seen) ? true : undefined),
+      runtimeOutput,
+      30_000,
+    );
+    expect(fs.readFileSync(seen, 'utf8')).toBe(link);
+    await ok<StopAgentResult>(['stop', 'local-auth']);
+  });
+
   it('when an unknown agent is stopped, then it is a named error', async () => {
     const result = await svc(['stop', 'nobody', '--json']);
     expect(result.code).toBe(1);
