@@ -1,6 +1,7 @@
 import { CliError } from '../src/domain/cli-error';
 import {
   checkPlacement,
+  checkRegisteredWorkdir,
   checkRuntimeInstanceId,
   checkServePublicBaseUrl,
   checkSpawnReady,
@@ -126,6 +127,15 @@ describe('direct start rules', () => {
     expect(() =>
       checkPlacement({ ...worker, isNew: false, project: undefined, workdir: undefined }),
     ).not.toThrow();
+  });
+
+  it('an existing agent keeps its registered workdir: a different --workdir is refused', () => {
+    expect(() => checkRegisteredWorkdir('a', undefined, '/srv/agents/a')).not.toThrow();
+    expect(() => checkRegisteredWorkdir('a', '/srv/agents/a/', '/srv/agents/a')).not.toThrow();
+    expect(() => checkRegisteredWorkdir('a', '/srv/agents/b', null)).not.toThrow();
+    expect(refusal(() => checkRegisteredWorkdir('a', '/srv/agents/b', '/srv/agents/a')).code).toBe(
+      'agent_workdir_registered',
+    );
   });
 
   it('rule 6: a host that is not spawn ready (stale heartbeat or relay not ready) is refused with the reasons', () => {

@@ -249,6 +249,20 @@ export function checkPlacement(input: PlacementInput): void {
   }
 }
 
+/** An existing agent keeps the workdir it was registered with; a different `--workdir` is refused. */
+export function checkRegisteredWorkdir(
+  name: string,
+  flag: string | undefined,
+  registered: string | null | undefined,
+): void {
+  if (flag === undefined || !registered || path.resolve(flag) === path.resolve(registered)) return;
+  throw new CliError({
+    code: 'agent_workdir_registered',
+    message: `agent "${name}" is registered with workdir ${registered}, not ${flag}`,
+    fix: `leave out --workdir (the agent starts in ${registered}), or register a new agent under another --name`,
+  });
+}
+
 export interface HostReadiness {
   spawn_ready: boolean;
   reasons: string[];

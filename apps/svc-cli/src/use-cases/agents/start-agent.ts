@@ -15,6 +15,7 @@ import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { CliError, usageError } from '../../domain/cli-error';
 import {
   checkPlacement,
+  checkRegisteredWorkdir,
   checkRuntimeInstanceId,
   checkStartCommandLine,
   agentAlreadyRunning,
@@ -171,6 +172,7 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
     isNew: existing === undefined,
     workdirRoot,
   });
+  checkRegisteredWorkdir(name, flags.workdir, existing?.workdir);
   // Rule 6 (hub half): fresh heartbeat and a ready relay.
   checkSpawnReady(hostId, host.readiness);
 
@@ -201,7 +203,7 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
 
   // (The runtime adds AGENT_CONSOLE_PROXY_KEY, derived from the host's console secret, for a serving agent.)
   // The agent's working directory exists and is owner-only before anything is written at the hub.
-  const workdir = flags.workdir ?? existing?.workdir ?? path.join(workdirRoot, name);
+  const workdir = existing?.workdir ?? flags.workdir ?? path.join(workdirRoot, name);
   try {
     await ensureOwnerOnlyDir(workdir);
   } catch (error) {
