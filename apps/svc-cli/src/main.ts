@@ -1,6 +1,13 @@
 import { execute, settings } from '@oclif/core';
-import { BaseCommand } from './base-command';
 import { hoistGlobalFlags } from './domain/hoist-global-flags';
+
+/**
+ * The global option flags of every command (`BaseCommand.baseFlags`), by name. Kept here as plain strings so
+ * that starting the CLI loads neither the base command nor what it imports (hub clients, contracts): `svc
+ * --version` and `svc --help` read only oclif and the manifest. test/package.test.ts checks that this list
+ * equals the base command's option flags.
+ */
+export const GLOBAL_OPTION_FLAGS: readonly string[] = ['profile', 'config-dir'];
 
 /**
  * Runs the `svc` command line: `bin/run.js` calls this with the process arguments.
@@ -10,5 +17,5 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   // Always run the compiled commands in dist/, even when NODE_ENV is "development" or "test":
   // otherwise oclif looks for ts-node/tsx to load src/ and warns when they are absent.
   settings.enableAutoTranspile = false;
-  await execute({ dir: __dirname, args: hoistGlobalFlags(argv, Object.keys(BaseCommand.baseFlags)) });
+  await execute({ dir: __dirname, args: hoistGlobalFlags(argv, GLOBAL_OPTION_FLAGS) });
 }
