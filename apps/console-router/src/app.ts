@@ -4,14 +4,15 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { createRemoteJwks, createTokenVerifier, deriveConsoleProxyKey } from '@svc/auth';
 import { consoleRouterDocument } from '@svc/contracts';
 import type { ConsoleRouterApi } from '@svc/contracts';
-import { createHttpApp, mountOperations, newRequestId } from '@svc/service-kit';
-import type { Logger } from '@svc/service-kit';
+import { createHttpApp, mountOperations } from '@svc/service-kit/http';
+import type { Logger } from '@svc/service-kit/http';
 import { createCredentialReader } from './auth/console-credentials';
 import { RouteTableSource } from './data/route-table.source';
 import { createOperationRules } from './domain/agent-operations';
 import { isListening } from './domain/agent-probe';
 import { problemAnswer } from './domain/problem-answer';
-import { isAllowedHost, originRules } from './domain/request-origin';
+import { createRequestIds } from './domain/request-ids';
+import { hostCheck, originRules } from './domain/request-origin';
 import { RouteActivity } from './domain/route-activity';
 import { createUpstreamProxy } from './domain/upstream-proxy';
 import type { ConsoleRouterConfig } from './env';
@@ -48,7 +49,11 @@ export interface ConsoleRouterAppOptions {
 export interface ConsoleRouter {
   /** The request listener: agent routes go to the proxy, the rest to the router's own operations. */
   app: Express;
-  /** Adds the `upgrade` listener (WebSockets to agents) to the server serving {@link app}. */
+  /**
+   * Readies the server serving {@link app}: agent routes are answered by the server's own `request` listener,
+   * ahead of express (which then serves only the router's own operations), and WebSocket upgrades to agents
+   * get their `upgrade` listener.
+   */
   attach(server: Server): void;
   /** Loads the route table and keeps polling it. */
   start(): void;
@@ -64,6 +69,8 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
   const hubTimeoutMs = options.hubTimeoutMs ?? 2000;
   const now = options.now ?? (() => new Date());
   const origins = originRules(config.publicBaseUrl);
+  const isAllowedHost = hostCheck(origins);
+  const requestIds = createRequestIds();
   const activity = new RouteActivity();
   const routes = new RouteTableSource({
     hubUrl: config.hubUrl,
@@ -85,10 +92,7 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
       if (error.code !== 'ECONNREFUSED') {
         logger.warn({ err: error, agent_id: target.agentId }, 'agent connection failed');
       }
-      return problemAnswer(
-        agentUnavailable(target.agentId),
-        target.headers['x-request-id'] ?? newRequestId(),
-      );
+      return problemAnswer(agentUnavailable(target.agentId), target.requestId);
     },
   });
   const proxyKeys = new Map<string, string>();
@@ -100,6 +104,8 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     isListening: (port) => isListening(port, options.probeTimeoutMs ?? 500),
     proxy,
     origins,
+    isAllowedHost,
+    requestIds,
     logger,
     proxyKeyFor: (agentId) => {
       if (!secret) return undefined;
@@ -146,14 +152,15 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
       }),
   });
 
-  // The outer listener: Host first (DNS rebinding), then agent routes to the proxy before any body parsing.
+  // The outer express app: Host first (DNS rebinding), then agent routes to the proxy before any body parsing,
+  // then the router's own operations. Once attached, agent routes never reach it (see `handleRequest` below).
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use((req: Request, res: Response, next: NextFunction) => {
     const raw = req as IncomingMessage;
-    if (!isAllowedHost(raw.headers.host, origins)) {
-      const answer = problemAnswer(hostNotAllowed(), newRequestId());
+    if (!isAllowedHost(raw.headers.host)) {
+      const answer = problemAnswer(hostNotAllowed(), requestIds.next());
       res.writeHead(answer.status, { ...answer.headers, Connection: 'close' }).end(answer.body);
       return;
     }
@@ -161,9 +168,19 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     own(req, res, next);
   });
 
+  /** The server's `request` listener: agent routes straight to the proxy, anything else to express. */
+  const handleRequest = (req: IncomingMessage, res: ServerResponse) => {
+    if (!agentProxy.handleRequest(req, res)) app(req as Request, res as Response);
+  };
+
   return {
     app,
     attach(server) {
+      // `app.listen` made express the server's listener; the agent routes go first, without express.
+      if (server.listeners('request').includes(app)) {
+        server.removeListener('request', app);
+        server.on('request', handleRequest);
+      }
       server.on('upgrade', agentProxy.handleUpgrade);
       server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
         logger.debug({ err: error }, 'client connection error');

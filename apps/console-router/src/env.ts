@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envFields, loadConfig } from '@svc/service-kit';
+import { envFields, loadConfig } from '@svc/service-kit/http';
 
 /** An optional setting; an empty value (`NAME=` in an env file) counts as not set. */
 function optional<T extends z.ZodType>(schema: T) {

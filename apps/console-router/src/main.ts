@@ -1,4 +1,4 @@
-import { createLogger, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
+import { createLogger, installShutdown, runMain, startHttpServer } from '@svc/service-kit/http';
 import { buildApp } from './app';
 import { loadConsoleRouterConfig } from './env';
 

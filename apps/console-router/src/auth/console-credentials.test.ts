@@ -45,3 +45,24 @@ describe('verified credentials are remembered until they expire', () => {
     expect(calls()).toBe(4);
   });
 });
+
+describe('the remembered credential of a request (no signature check)', () => {
+  test('when a verified bearer token comes again alone, then it is remembered; with a ticket or another credential, or expired, it is not', async () => {
+    let now = 1_000_000;
+    const { verifier } = countingVerifier(now / 1000 + 60);
+    const read = createCredentialReader(verifier, { now: () => now });
+    const headers = { authorization: 'Bearer good-prt_1' };
+    expect(read.remembered(headers, '')).toBeUndefined();
+    await read(headers, '');
+    expect(read.remembered(headers, '')).toEqual({ kind: 'participant', participantId: 'prt_1' });
+    expect(read.remembered(headers, '?x=1')).toEqual({ kind: 'participant', participantId: 'prt_1' });
+    expect(read.remembered(headers, '?ticket=t')).toBeUndefined();
+    expect(read.remembered(headers, '?%74icket=t')).toBeUndefined();
+    expect(read.remembered({ ...headers, 'x-api-key': 'k' }, '')).toBeUndefined();
+    expect(read.remembered({ authorization: 'Bearer good-prt_2' }, '')).toBeUndefined();
+    await read({ authorization: 'Bearer nope' }, '');
+    expect(read.remembered({ authorization: 'Bearer nope' }, '')).toBeUndefined();
+    now += 61_000;
+    expect(read.remembered(headers, '')).toBeUndefined();
+  });
+});

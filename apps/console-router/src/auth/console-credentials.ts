@@ -1,6 +1,6 @@
 import { JwksUnavailableError, TokenError } from '@svc/auth';
 import type { TokenVerifier } from '@svc/auth';
-import { AppError } from '@svc/service-kit';
+import { AppError } from '@svc/service-kit/http';
 import type { VerifiedCredential } from '../domain/console-access';
 
 /** What the credentials of a request come to, before the route's rules are applied. */
@@ -18,44 +18,89 @@ const UNREAD_HEADERS: Record<string, string> = {
   'x-svc-service-token': 'a service token',
   'x-svc-relay-token': 'a relay token',
 };
+const UNREAD_NAMES = Object.keys(UNREAD_HEADERS);
 
 /** The `ticket` values of a query string (raw, undecoded pairs). */
 export function ticketsOf(query: string): string[] {
   return new URLSearchParams(query).getAll('ticket');
 }
 
-/** Most verified tokens kept at once; the oldest entry goes first when full. */
+/** Most verified tokens kept at once (bearer tokens and tickets each); the oldest entry goes first when full. */
 export const VERIFIED_CACHE_SIZE = 10_000;
+
+type Audience = 'participant' | 'agent' | 'console';
+const BEARER_AUDIENCES: Audience[] = ['participant', 'agent', 'console'];
+const TICKET_AUDIENCES: Audience[] = ['console'];
+
+interface Remembered {
+  credential: VerifiedCredential;
+  expiresAtMs: number;
+}
+
+/** A bounded map of verified credentials, oldest out first, each until its token expires. */
+class VerifiedCache {
+  private readonly entries = new Map<string, Remembered>();
+
+  constructor(
+    private readonly size: number,
+    private readonly now: () => number,
+  ) {}
+
+  get(key: string): VerifiedCredential | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAtMs > this.now()) return entry.credential;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, credential: VerifiedCredential, expiresAtMs: number): void {
+    if (this.entries.size >= this.size) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { credential, expiresAtMs });
+  }
+}
+
+export interface CredentialReader {
+  /**
+   * Reads and verifies the one credential a request carries; `query` is the query string (`?…`, or empty).
+   * Rejects only when the hub's keys cannot be read (a 503, never a verdict on the credential).
+   */
+  (headers: HeaderBag, query: string): Promise<CredentialVerdict>;
+  /**
+   * The verified credential of a request whose one credential is a bearer token verified before and not yet
+   * expired; undefined in every other case (ask the reader itself). No signature is checked here.
+   */
+  remembered(headers: HeaderBag, query: string): VerifiedCredential | undefined;
+}
 
 /**
  * Reads and verifies the one credential a request carries, through the hub's JWKS: `Authorization: Bearer`
  * with a participant JWT, an `AGENT_TOKEN` or a console ticket, or `?ticket=` with a console ticket (an
  * agent's token never travels in a URL). Two credentials at once, or a credential this router does not
  * read, are invalid. An unreachable JWKS is a 503 `jwks_unavailable`, never a verdict on the credential.
+ *
+ * Verified credentials are remembered until they expire: a signature check costs more CPU than forwarding the
+ * request, and a console session sends the same token many times. Bearer tokens are remembered by the whole
+ * `Authorization` value (so a request that sends it again is decided without parsing it), tickets by the
+ * ticket. Only successes are kept, so a bad token is checked (and refused) every time; the size is bounded.
  */
 export function createCredentialReader(
   tokens: TokenVerifier,
   options: { now?: () => number; cacheSize?: number } = {},
-) {
+): CredentialReader {
   const now = options.now ?? Date.now;
   const cacheSize = options.cacheSize ?? VERIFIED_CACHE_SIZE;
-  /**
-   * Verified credentials by token and accepted audiences, until the token expires: a signature check costs more
-   * CPU than forwarding the request, and a console session sends the same token many times. Only successes are
-   * kept, so a bad token is checked (and refused) every time; the size is bounded.
-   */
-  const verifiedCache = new Map<string, { credential: VerifiedCredential; expiresAtMs: number }>();
+  const bearers = new VerifiedCache(cacheSize, now);
+  const tickets = new VerifiedCache(cacheSize, now);
 
   async function verify(
     token: string,
-    audience: ('participant' | 'agent' | 'console')[],
+    audience: Audience[],
+    cache: VerifiedCache,
+    key: string,
   ): Promise<CredentialVerdict> {
-    const key = `${audience.join(',')} ${token}`;
-    const cached = verifiedCache.get(key);
-    if (cached) {
-      if (cached.expiresAtMs > now()) return { state: 'verified', credential: cached.credential };
-      verifiedCache.delete(key);
-    }
+    const cached = cache.get(key);
+    if (cached) return { state: 'verified', credential: cached };
     let verified;
     try {
       verified = await tokens.verify(token, { audience });
@@ -84,29 +129,52 @@ export function createCredentialReader(
               workspaceId: verified.claims.ws,
               agentId: verified.claims.agent,
             };
-    if (verifiedCache.size >= cacheSize) verifiedCache.delete(verifiedCache.keys().next().value!);
-    verifiedCache.set(key, { credential, expiresAtMs: verified.exp * 1000 });
+    cache.set(key, credential, verified.exp * 1000);
     return { state: 'verified', credential };
   }
 
-  return async function readCredential(headers: HeaderBag, query: string): Promise<CredentialVerdict> {
-    const tickets = ticketsOf(query);
+  function hasUnreadHeader(headers: HeaderBag): boolean {
+    for (const name of UNREAD_NAMES) if (headers[name] !== undefined) return true;
+    return false;
+  }
+
+  const readCredential = async function readCredential(
+    headers: HeaderBag,
+    query: string,
+  ): Promise<CredentialVerdict> {
+    const ticketValues = query === '' ? [] : ticketsOf(query);
     const authorization = headers.authorization;
-    const unread = Object.keys(UNREAD_HEADERS).filter((name) => headers[name] !== undefined);
-    const presented = (tickets.length > 0 ? 1 : 0) + (authorization !== undefined ? 1 : 0) + unread.length;
+    const unread = hasUnreadHeader(headers) ? UNREAD_NAMES.filter((name) => headers[name] !== undefined) : [];
+    const presented =
+      (ticketValues.length > 0 ? 1 : 0) + (authorization !== undefined ? 1 : 0) + unread.length;
     if (presented === 0) return { state: 'missing' };
-    if (presented > 1 || tickets.length > 1) {
+    if (presented > 1 || ticketValues.length > 1) {
       return { state: 'invalid', detail: 'send exactly one credential per request' };
     }
     const [other] = unread;
     if (other !== undefined) {
       return { state: 'invalid', detail: `the console router does not accept ${UNREAD_HEADERS[other]}` };
     }
-    if (tickets.length === 1) return verify(tickets[0]!, ['console']);
+    if (ticketValues.length === 1) {
+      const ticket = ticketValues[0]!;
+      return verify(ticket, TICKET_AUDIENCES, tickets, ticket);
+    }
     const token = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined;
-    if (!token) return { state: 'invalid', detail: 'the bearer token header is malformed' };
-    return verify(token, ['participant', 'agent', 'console']);
-  };
-}
+    if (!token || typeof authorization !== 'string') {
+      return { state: 'invalid', detail: 'the bearer token header is malformed' };
+    }
+    return verify(token, BEARER_AUDIENCES, bearers, authorization);
+  } as CredentialReader;
 
-export type CredentialReader = ReturnType<typeof createCredentialReader>;
+  readCredential.remembered = (headers, query) => {
+    const authorization = headers.authorization;
+    if (typeof authorization !== 'string') return undefined;
+    // A query that may carry a ticket (also percent-encoded), or another credential beside the token: the
+    // full reader decides.
+    if (query.length > 0 && (query.includes('ticket') || query.includes('%'))) return undefined;
+    if (hasUnreadHeader(headers)) return undefined;
+    return bearers.get(authorization);
+  };
+
+  return readCredential;
+}

@@ -1,4 +1,4 @@
-import type { Logger } from '@svc/service-kit';
+import type { Logger } from '@svc/service-kit/http';
 import { RouteTable } from '../domain/route-table';
 import type { HubRouteTable } from '../domain/route-table';
 

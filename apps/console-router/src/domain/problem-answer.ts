@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { toProblem } from '@svc/service-kit';
+import { toProblem } from '@svc/service-kit/http';
 
 /** A problem+json answer ready to be written on a response or a raw socket. */
 export interface ProblemAnswer {

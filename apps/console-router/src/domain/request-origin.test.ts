@@ -1,4 +1,5 @@
 import {
+  hostCheck,
   isAllowedHost,
   isAllowedOrigin,
   isLoopbackAddress,
@@ -60,5 +61,18 @@ describe('Host and Origin rules', () => {
     expect(isLoopbackAddress('::1')).toBe(true);
     expect(isLoopbackAddress('10.0.0.2')).toBe(false);
     expect(isLoopbackAddress(undefined)).toBe(false);
+  });
+});
+
+describe('the remembered Host check', () => {
+  test('when the same and then many distinct Host values come, then each verdict matches isAllowedHost', () => {
+    const check = hostCheck(rules);
+    for (let round = 0; round < 2; round++) {
+      for (const host of ['127.0.0.1:8790', 'console.example.test', 'evil.example', '', undefined]) {
+        expect(check(host)).toBe(isAllowedHost(host, rules));
+      }
+    }
+    for (let i = 0; i < 600; i++) expect(check(`10.0.${i % 250}.${i}:1`)).toBe(false);
+    expect(check('localhost:1')).toBe(true);
   });
 });

@@ -47,6 +47,27 @@ export function isAllowedHost(host: string | undefined, rules: OriginRules): boo
   return rules.publicHost !== undefined && host.toLowerCase() === rules.publicHost;
 }
 
+/** Most distinct `Host` values {@link hostCheck} remembers before it starts over. */
+const HOST_MEMO_SIZE = 256;
+
+/**
+ * {@link isAllowedHost} for every request: the verdict per `Host` value is remembered (a client sends the same
+ * one on every request), so the header is parsed once rather than per request. Bounded: a flood of distinct
+ * values only empties the memo.
+ */
+export function hostCheck(rules: OriginRules): (host: string | undefined) => boolean {
+  const memo = new Map<string, boolean>();
+  return (host) => {
+    if (!host) return false;
+    const known = memo.get(host);
+    if (known !== undefined) return known;
+    const allowed = isAllowedHost(host, rules);
+    if (memo.size >= HOST_MEMO_SIZE) memo.clear();
+    memo.set(host, allowed);
+    return allowed;
+  };
+}
+
 /** The remote address is the loopback interface (IPv4, IPv6 or IPv4-mapped). */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (!address) return false;

@@ -3,17 +3,20 @@ import type { HubApi } from '@svc/contracts';
 export type HubRouteTable = HubApi.components['schemas']['ConsoleRouteTable'];
 export type HubRoute = HubApi.components['schemas']['ConsoleRoute'];
 
-/** One agent route of this host, with who may reach it. */
+/**
+ * One agent route of this host, with who may reach it. Kept small: a host may carry 10 000 routes, so a route
+ * holds only what a request or `/status` reads (no name or status), and routes without peers share one empty set.
+ */
 export interface AgentRoute {
   agentId: string;
-  agentName: string;
   /** `/<workspace-slug>/agents/<agent-id>`. */
   route: string;
   servePort: number;
-  status: HubRoute['status'];
   /** Agents (besides the agent itself) whose own token may reach this console. */
   peers: ReadonlySet<string>;
 }
+
+const NO_PEERS: ReadonlySet<string> = new Set<string>();
 
 /** A request path split on an agent route: `/<workspace>/agents/<agent-id>/<rest>`. */
 export interface AgentPath {
@@ -23,32 +26,42 @@ export interface AgentPath {
   rest: string;
 }
 
-const SEGMENT = /^[^/]+$/;
-
+/** A whole path segment as the route names it: percent-decoded, never `.`, `..` or holding a `/`. */
 function decodeSegment(segment: string): string | undefined {
+  if (segment.indexOf('%') === -1) return segment === '.' || segment === '..' ? undefined : segment;
   try {
     const decoded = decodeURIComponent(segment);
-    return SEGMENT.test(decoded) && decoded !== '.' && decoded !== '..' ? decoded : undefined;
+    return decoded.length > 0 && decoded.indexOf('/') === -1 && decoded !== '.' && decoded !== '..'
+      ? decoded
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
+const AGENTS = '/agents/';
+
 /**
  * Splits a request target on whole path segments: `/<workspace>/agents/<agent-id>` followed by nothing, `/…`
  * or `?…`. Anything else (another shape, `/acme/agents/a1x` being agent `a1x`, never `a1`) is not an agent
- * path or names another agent. Returns undefined for paths that are not agent routes at all.
+ * path or names another agent. Returns undefined for paths that are not agent routes at all. Runs on every
+ * request, so it scans with `indexOf` rather than a regular expression.
  */
 export function parseAgentPath(url: string): AgentPath | undefined {
   const queryAt = url.indexOf('?');
-  const path = queryAt === -1 ? url : url.slice(0, queryAt);
-  const query = queryAt === -1 ? '' : url.slice(queryAt);
-  const match = /^\/([^/]+)\/agents\/([^/]+)(\/.*)?$/.exec(path);
-  if (!match) return undefined;
-  const workspace = decodeSegment(match[1]!);
-  const agentId = decodeSegment(match[2]!);
+  const end = queryAt === -1 ? url.length : queryAt;
+  if (url.charCodeAt(0) !== 47 /* / */) return undefined;
+  const workspaceEnd = url.indexOf('/', 1);
+  if (workspaceEnd <= 1 || workspaceEnd >= end || !url.startsWith(AGENTS, workspaceEnd)) return undefined;
+  const agentStart = workspaceEnd + AGENTS.length;
+  let agentEnd = url.indexOf('/', agentStart);
+  if (agentEnd === -1 || agentEnd > end) agentEnd = end;
+  if (agentEnd === agentStart) return undefined;
+  const workspace = decodeSegment(url.slice(1, workspaceEnd));
+  const agentId = decodeSegment(url.slice(agentStart, agentEnd));
   if (workspace === undefined || agentId === undefined) return undefined;
-  return { workspace, agentId, rest: `${match[3] ?? '/'}${query}` };
+  const rest = agentEnd === end ? `/${url.slice(end)}` : url.slice(agentEnd);
+  return { workspace, agentId, rest };
 }
 
 /**
@@ -68,11 +81,9 @@ export class RouteTable {
     this.members = new Set(table.members);
     this.routes = table.routes.map((r) => ({
       agentId: r.agent_id,
-      agentName: r.agent_name,
       route: r.route,
       servePort: r.serve_port,
-      status: r.status,
-      peers: new Set(r.peers),
+      peers: r.peers.length === 0 ? NO_PEERS : new Set(r.peers),
     }));
     this.byAgent = new Map(this.routes.map((r) => [r.agentId, r]));
   }

@@ -3,9 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
-import type { Logger } from '@svc/service-kit';
+import type { Logger } from '@svc/service-kit/http';
 import { rawHttpAnswer } from './problem-answer';
 import type { ProblemAnswer } from './problem-answer';
+import { ACTIVITY_THROTTLE_MS } from './route-activity';
 import type { RouteActivity } from './route-activity';
 
 /** Where one admitted request goes and what it carries. */
@@ -14,8 +15,12 @@ export interface UpstreamTarget {
   servePort: number;
   /** Path and query the agent receives. */
   path: string;
-  /** Headers set on the forwarded request (the caller and the agent's proxy key). */
-  headers: Record<string, string>;
+  /** `x-svc-console-caller`: `<kind>:<id>` of the verified caller. */
+  caller: string;
+  /** `x-svc-console-proxy-key`: the agent's key. */
+  proxyKey: string;
+  /** `x-request-id` sent to the agent. */
+  requestId: string;
 }
 
 export interface UpstreamProxyOptions {
@@ -28,90 +33,145 @@ export interface UpstreamProxyOptions {
 }
 
 /** Request headers never forwarded: hub credentials, cookies and anything claiming to speak for the router. */
-const STRIPPED_HEADERS = ['authorization', 'cookie', 'x-svc-console-caller', 'x-svc-console-proxy-key'];
+const STRIPPED_HEADERS = [
+  'authorization',
+  'cookie',
+  'x-svc-console-caller',
+  'x-svc-console-proxy-key',
+] as const;
 
 interface Tunnel {
   agentId: string;
-  client: Duplex;
+  client: Socket;
   upstream: Socket;
+  /** Bytes read on both sides when the sweeper last looked. */
+  bytes: number;
+  /** When the sweeper last saw the byte count move (or the tunnel opened). */
   lastActivity: number;
 }
+
+/** What the proxy needs to know about a request it forwards, kept on the request itself (no side table). */
+const FORWARDED = Symbol('console-router.forwarded');
+/** The client response of an agent's answer, for the shared `close` listener. */
+const CLIENT_RESPONSE = Symbol('console-router.client-response');
+
+type ForwardedRequest = IncomingMessage & { [FORWARDED]?: UpstreamTarget };
+type AgentResponse = IncomingMessage & { [CLIENT_RESPONSE]?: ServerResponse };
+
+const ignore = () => undefined;
 
 /**
  * The reverse proxy to agents' serve ports, on `http-proxy-3`:
  *
  * - HTTP goes through one keep-alive `http.Agent` of the router's own (the process-global agent is never
- *   touched); WebSocket upgrades get a connection each.
+ *   touched), its pool sized for a busy console; WebSocket upgrades get a connection each.
+ * - The per-request work is kept to what the forwarding needs: the call options per serve port are built once
+ *   (a parsed target URL, so the library parses nothing per request; `toProxy` passes the path the router
+ *   already computed), the request's target rides on the request object, and the listeners added per request
+ *   are shared functions rather than closures.
  * - Every failure is caught: an `error` listener on the proxy, a callback per call, an `error` handler on each
  *   client and upgrade socket. An agent that cannot be reached before an answer started gets the caller's
  *   JSON answer; a failure midway ends the client connection.
  * - An upgrade the agent answers with anything but 101 is relayed and then both sides are closed.
  * - Idle policy: a WebSocket with no bytes either way for `wsIdleMs` is closed. The agent console pings its
  *   clients every 30 s, so a live terminal never idles out; a client that vanished is closed by the agent's
- *   missed pong or, failing that, here.
+ *   missed pong or, failing that, here. The sweeper reads the sockets' byte counters, so WebSocket traffic
+ *   costs nothing per chunk.
  * - Activity: a 2xx answer or bytes on an open WebSocket mark the route active (throttled per route).
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions) {
   const { logger, activity } = options;
-  const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 32, scheduling: 'lifo', timeout: 60_000 });
-  const proxy = createProxyServer({ changeOrigin: true, xfwd: false, ws: true });
-  const targets = new WeakMap<IncomingMessage, UpstreamTarget>();
+  const agent = new http.Agent({
+    keepAlive: true,
+    // Enough idle connections for a burst of requests to reuse them rather than connect again.
+    maxFreeSockets: 256,
+    scheduling: 'lifo',
+    timeout: 60_000,
+  });
+  const proxy = createProxyServer({
+    changeOrigin: true,
+    xfwd: false,
+    ws: true,
+    // The router sets `req.url` to the agent's path itself: no target path to prepend, nothing to re-parse.
+    prependPath: false,
+    toProxy: true,
+  });
   const tunnels = new Set<Tunnel>();
+  /** Call options per serve port: `{ target, agent }` with the target parsed once. */
+  const httpOptions = new Map<number, { target: URL; agent: http.Agent }>();
+  const wsOptions = new Map<number, { target: URL; agent: false }>();
+  const targetOf = (port: number) => new URL(`http://127.0.0.1:${port}`);
+  const optionsFor = (port: number) => {
+    let call = httpOptions.get(port);
+    if (call === undefined) {
+      if (httpOptions.size >= 65_536) httpOptions.clear();
+      call = { target: targetOf(port), agent };
+      httpOptions.set(port, call);
+    }
+    return call;
+  };
 
   proxy.on('error', (error, req) => {
     // Per-call callbacks answer the client; this listener only keeps an unexpected emit from crashing us. A
     // peer that went away (reset, broken pipe) is routine.
     const code = (error as NodeJS.ErrnoException).code;
     const level = code === 'ECONNRESET' || code === 'EPIPE' ? 'debug' : 'warn';
-    logger[level]({ err: error, agent_id: targets.get(req)?.agentId }, 'proxy error');
+    logger[level]({ err: error, agent_id: (req as ForwardedRequest)[FORWARDED]?.agentId }, 'proxy error');
   });
 
-  proxy.on('proxyRes', (proxyRes, req, res) => {
-    const target = targets.get(req);
+  /** An agent that dies mid-response: the client's response is cut too, never left hanging open. */
+  function cutIfIncomplete(this: AgentResponse) {
+    if (this.complete) return;
+    const res = this[CLIENT_RESPONSE];
+    const target = (res?.req as ForwardedRequest | undefined)?.[FORWARDED];
+    logger.info({ agent_id: target?.agentId }, 'agent connection lost mid-response');
+    res?.destroy();
+  }
+
+  proxy.on('proxyRes', (proxyRes: AgentResponse, req, res) => {
     const status = proxyRes.statusCode ?? 0;
-    if (target && status >= 200 && status < 300) activity.touch(target.agentId);
-    // An agent that dies mid-response: the client's response is cut too, never left hanging open.
-    proxyRes.once('error', () => undefined);
-    proxyRes.once('close', () => {
-      if (!proxyRes.complete) {
-        logger.info({ agent_id: target?.agentId }, 'agent connection lost mid-response');
-        res.destroy();
-      }
-    });
+    if (status >= 200 && status < 300) {
+      const target = (req as ForwardedRequest)[FORWARDED];
+      if (target) activity.touch(target.agentId);
+    }
+    proxyRes[CLIENT_RESPONSE] = res as ServerResponse;
+    proxyRes.on('error', ignore);
+    proxyRes.on('close', cutIfIncomplete);
   });
 
   proxy.on('proxyReqWs', (proxyReq, req, socket) => {
-    const target = targets.get(req);
+    const target = (req as ForwardedRequest)[FORWARDED];
     if (!target) return;
     proxyReq.on('upgrade', (_res, upstream: Socket) => {
-      const tunnel: Tunnel = { agentId: target.agentId, client: socket, upstream, lastActivity: Date.now() };
+      const client = socket as Socket;
+      const tunnel: Tunnel = {
+        agentId: target.agentId,
+        client,
+        upstream,
+        bytes: client.bytesRead + upstream.bytesRead,
+        lastActivity: Date.now(),
+      };
       const release = activity.opened(target.agentId);
       tunnels.add(tunnel);
       activity.touch(target.agentId);
-      const seen = () => {
-        tunnel.lastActivity = Date.now();
-        activity.touch(target.agentId);
-      };
-      socket.on('data', seen);
-      upstream.on('data', seen);
       upstream.on('error', (error) =>
         logger.debug({ err: error, agent_id: target.agentId }, 'upstream socket error'),
       );
       const closed = () => {
         tunnels.delete(tunnel);
         release();
-        socket.destroy();
+        client.destroy();
         upstream.destroy();
       };
-      socket.once('close', closed);
+      client.once('close', closed);
       upstream.once('close', closed);
       // A client that reset while the agent was answering the upgrade has closed already, and its `close` will
       // not come again: end the tunnel now, or the agent's side (a terminal) would stay open.
-      if (socket.destroyed || upstream.destroyed) closed();
+      if (client.destroyed || upstream.destroyed) closed();
     });
-    // Anything but 101: http-proxy-3 relays the answer and ends the client; make sure both sides go.
-    // http-proxy-3 relays the answer and then ends the client socket; the upstream connection is closed here,
-    // and the client socket is destroyed shortly after even if its peer never reads the end.
+    // Anything but 101: http-proxy-3 relays the answer and then ends the client socket; the upstream
+    // connection is closed here, and the client socket is destroyed shortly after even if its peer never reads
+    // the end.
     proxyReq.on('response', (res: IncomingMessage) => {
       const closeUpstream = () => proxyReq.destroy();
       const closeClient = () => setTimeout(() => socket.destroy(), 1_000).unref();
@@ -130,10 +190,19 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     });
   });
 
-  const sweepMs = Math.max(250, Math.min(30_000, Math.floor(options.wsIdleMs / 4)));
+  // One timer for the idle policy and WebSocket activity: often enough for both the idle limit and the
+  // activity throttle, never per chunk.
+  const sweepMs = Math.max(250, Math.min(30_000, Math.floor(options.wsIdleMs / 4), ACTIVITY_THROTTLE_MS));
   const sweeper = setInterval(() => {
     const now = Date.now();
     for (const tunnel of tunnels) {
+      const bytes = tunnel.client.bytesRead + tunnel.upstream.bytesRead;
+      if (bytes !== tunnel.bytes) {
+        tunnel.bytes = bytes;
+        tunnel.lastActivity = now;
+        activity.touch(tunnel.agentId);
+        continue;
+      }
       if (now - tunnel.lastActivity < options.wsIdleMs) continue;
       logger.info({ agent_id: tunnel.agentId, idle_ms: now - tunnel.lastActivity }, 'idle WebSocket closed');
       tunnels.delete(tunnel);
@@ -143,35 +212,49 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
   }, sweepMs);
   sweeper.unref();
 
-  function prepare(req: IncomingMessage, target: UpstreamTarget) {
-    for (const name of STRIPPED_HEADERS) delete req.headers[name];
-    Object.assign(req.headers, target.headers);
+  /** Headers for the agent: no hub credential or cookie, the router's caller, key and request id. */
+  function prepare(req: ForwardedRequest, target: UpstreamTarget): void {
+    const headers = req.headers;
+    for (const name of STRIPPED_HEADERS) if (headers[name] !== undefined) delete headers[name];
+    headers['x-svc-console-caller'] = target.caller;
+    headers['x-svc-console-proxy-key'] = target.proxyKey;
+    headers['x-request-id'] = target.requestId;
     req.url = target.path;
-    targets.set(req, target);
-    return `http://127.0.0.1:${target.servePort}`;
+    req[FORWARDED] = target;
+  }
+
+  /** The per-call callback of `proxy.web`: one function for every request, the target read off the request. */
+  function webFailed(error: Error, req: IncomingMessage, res: ServerResponse | Socket) {
+    const target = (req as ForwardedRequest)[FORWARDED]!;
+    const response = res as ServerResponse;
+    const err = error as NodeJS.ErrnoException;
+    if (!response.headersSent && !response.writableEnded) {
+      const answer = options.onUnreachable(err, target);
+      response.writeHead(answer.status, answer.headers).end(answer.body);
+    } else {
+      logger.info({ err, agent_id: target.agentId }, 'agent connection failed mid-response');
+      response.destroy();
+    }
   }
 
   return {
     /** Forwards an admitted HTTP request. */
     web(req: IncomingMessage, res: ServerResponse, target: UpstreamTarget): void {
-      const url = prepare(req, target);
-      proxy.web(req, res, { target: url, agent }, (error) => {
-        const err = error as NodeJS.ErrnoException;
-        if (!res.headersSent && !res.writableEnded) {
-          const answer = options.onUnreachable(err, target);
-          res.writeHead(answer.status, answer.headers).end(answer.body);
-        } else {
-          logger.info({ err, agent_id: target.agentId }, 'agent connection failed mid-response');
-          res.destroy();
-        }
-      });
+      prepare(req, target);
+      proxy.web(req, res, optionsFor(target.servePort), webFailed);
     },
 
     /** Forwards an admitted WebSocket upgrade (the client socket already has its `error` handler). */
     ws(req: IncomingMessage, socket: Duplex, head: Buffer, target: UpstreamTarget): void {
-      const url = prepare(req, target);
+      prepare(req, target);
+      let call = wsOptions.get(target.servePort);
+      if (call === undefined) {
+        if (wsOptions.size >= 65_536) wsOptions.clear();
+        call = { target: targetOf(target.servePort), agent: false };
+        wsOptions.set(target.servePort, call);
+      }
       let answered = false;
-      proxy.ws(req, socket, head, { target: url, agent: false }, (error) => {
+      proxy.ws(req, socket, head, call, (error) => {
         const err = error as NodeJS.ErrnoException;
         if (answered) return;
         answered = true;

@@ -1,28 +1,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, newRequestId } from '@svc/service-kit';
-import type { Logger } from '@svc/service-kit';
-import { isAllowedHost, isAllowedOrigin } from '../domain/request-origin';
+import { AppError } from '@svc/service-kit/http';
+import type { Logger } from '@svc/service-kit/http';
+import { isAllowedOrigin } from '../domain/request-origin';
 import type { OriginRules } from '../domain/request-origin';
+import type { RequestIds } from '../domain/request-ids';
 import { problemAnswer, rawHttpAnswer } from '../domain/problem-answer';
 import { parseAgentPath } from '../domain/route-table';
 import type { UpstreamProxy, UpstreamTarget } from '../domain/upstream-proxy';
-import { admitConsoleRequest } from '../use-cases/proxy/admit-console-request';
+import { admitConsoleRequest, admitRemembered } from '../use-cases/proxy/admit-console-request';
 import type { AdmitDeps, Admission } from '../use-cases/proxy/admit-console-request';
 
 export interface AgentProxyDeps extends AdmitDeps {
   proxy: UpstreamProxy;
   origins: OriginRules;
+  /** Whether a `Host` is loopback or the public host (see `hostCheck`). */
+  isAllowedHost: (host: string | undefined) => boolean;
+  requestIds: RequestIds;
   /** The agent's proxy key, or undefined when the router has no console secret. */
   proxyKeyFor: (agentId: string) => string | undefined;
   logger: Logger;
-}
-
-const ACCEPTED_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
-
-function requestIdOf(req: IncomingMessage): string {
-  const incoming = req.headers['x-request-id'];
-  return typeof incoming === 'string' && ACCEPTED_REQUEST_ID.test(incoming) ? incoming : newRequestId();
 }
 
 export const hostNotAllowed = () =>
@@ -51,9 +48,13 @@ const notConfigured = () =>
  * admitted (Host, then for upgrades Origin, then route, liveness and credential, see the use case) and
  * forwarded to `127.0.0.1:<serve_port>/<rest>` without hub credentials, with the verified caller and the
  * agent's proxy key; every refusal is problem+json.
+ *
+ * A request whose credential was verified before is admitted and forwarded in the same turn (no promise, no
+ * closure); anything else takes the full, asynchronous decision. Each request is logged at `debug` only, so
+ * the default level writes nothing per forwarded request; refusals are logged at `info`.
  */
 export function agentProxyRoutes(deps: AgentProxyDeps) {
-  const { logger, proxy } = deps;
+  const { logger, proxy, requestIds } = deps;
 
   function upstreamTarget(admission: Admission, requestId: string): UpstreamTarget {
     const key = deps.proxyKeyFor(admission.route.agentId);
@@ -62,11 +63,9 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
       agentId: admission.route.agentId,
       servePort: admission.route.servePort,
       path: admission.upstreamPath,
-      headers: {
-        'x-svc-console-caller': `${admission.caller.kind}:${admission.caller.id}`,
-        'x-svc-console-proxy-key': key,
-        'x-request-id': requestId,
-      },
+      caller: `${admission.caller.kind}:${admission.caller.id}`,
+      proxyKey: key,
+      requestId,
     };
   }
 
@@ -76,47 +75,71 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     else logger.info(fields, 'console request refused');
   }
 
-  /** Handles an HTTP request when its path is an agent route; returns false to leave it to the app. */
-  function handleRequest(req: IncomingMessage, res: ServerResponse): boolean {
-    const path = parseAgentPath(req.url ?? '/');
-    if (!path) return false;
-    const requestId = requestIdOf(req);
-    res.setHeader('X-Request-Id', requestId);
+  /** Answers a request that will not be forwarded (or could not be) with problem+json. */
+  function refuse(error: unknown, requestId: string, req: IncomingMessage, res: ServerResponse) {
+    const answer = problemAnswer(error, requestId);
+    if (answer.internal) logRefusal(error, requestId, req, answer.status);
+    if (res.headersSent || res.writableEnded) {
+      res.destroy();
+      return;
+    }
+    // The body of a refused request is not read: close the connection rather than drain it.
+    res.writeHead(answer.status, { ...answer.headers, Connection: 'close' }).end(answer.body);
+  }
+
+  function forward(req: IncomingMessage, res: ServerResponse, admission: Admission, requestId: string) {
+    try {
+      proxy.web(req, res, upstreamTarget(admission, requestId));
+    } catch (error) {
+      refuse(error, requestId, req, res);
+    }
+  }
+
+  /** The per-request log line, written only when `debug` is enabled. */
+  function logWhenFinished(req: IncomingMessage, res: ServerResponse, agentId: string, requestId: string) {
     const started = process.hrtime.bigint();
-    res.on('finish', () =>
-      logger.info(
+    res.once('finish', () =>
+      logger.debug(
         {
           request_id: requestId,
           method: req.method,
-          agent_id: path.agentId,
+          agent_id: agentId,
           status: res.statusCode,
           duration_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
         },
         'console request',
       ),
     );
-    const admitted = isAllowedHost(req.headers.host, deps.origins)
-      ? admitConsoleRequest(deps, { method: req.method ?? 'GET', path, headers: req.headers })
-      : Promise.reject(hostNotAllowed());
-    admitted
-      .then((admission) => proxy.web(req, res, upstreamTarget(admission, requestId)))
-      .catch((error: unknown) => {
-        const answer = problemAnswer(error, requestId);
-        if (answer.internal) logRefusal(error, requestId, req, answer.status);
-        if (res.headersSent || res.writableEnded) {
-          res.destroy();
-          return;
-        }
-        // The body of a refused request is not read: close the connection rather than drain it.
-        res.writeHead(answer.status, { ...answer.headers, Connection: 'close' }).end(answer.body);
-      });
+  }
+
+  /** Handles an HTTP request when its path is an agent route; returns false to leave it to the app. */
+  function handleRequest(req: IncomingMessage, res: ServerResponse): boolean {
+    const path = parseAgentPath(req.url ?? '/');
+    if (!path) return false;
+    const requestId = requestIds.of(req.headers['x-request-id']);
+    res.setHeader('X-Request-Id', requestId);
+    if (logger.isLevelEnabled('debug')) logWhenFinished(req, res, path.agentId, requestId);
+    if (!deps.isAllowedHost(req.headers.host)) {
+      refuse(hostNotAllowed(), requestId, req, res);
+      return true;
+    }
+    const request = { method: req.method ?? 'GET', path, headers: req.headers };
+    const remembered = admitRemembered(deps, request);
+    if (remembered) {
+      forward(req, res, remembered, requestId);
+      return true;
+    }
+    admitConsoleRequest(deps, request).then(
+      (admission) => forward(req, res, admission, requestId),
+      (error: unknown) => refuse(error, requestId, req, res),
+    );
     return true;
   }
 
   /** The server's `upgrade` listener: agent routes are proxied, everything else refused as JSON. */
   function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', (error) => logger.debug({ err: error }, 'client upgrade socket error'));
-    const requestId = requestIdOf(req);
+    const requestId = requestIds.of(req.headers['x-request-id']);
     const refuse = (error: unknown) => {
       const answer = problemAnswer(error, requestId);
       logRefusal(error, requestId, req, answer.status);
@@ -125,7 +148,7 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     };
     const path = parseAgentPath(req.url ?? '/');
     try {
-      if (!isAllowedHost(req.headers.host, deps.origins)) throw hostNotAllowed();
+      if (!deps.isAllowedHost(req.headers.host)) throw hostNotAllowed();
       if (!isAllowedOrigin(req.headers.origin, deps.origins)) throw originNotAllowed();
       if (!path) {
         throw new AppError({ status: 404, code: 'route_not_found', detail: 'No WebSocket route here.' });

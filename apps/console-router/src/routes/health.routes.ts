@@ -1,6 +1,6 @@
 import type { ConsoleRouterApi } from '@svc/contracts';
-import { livenessHandler, readinessHandler } from '@svc/service-kit';
-import type { OperationHandlers, ReadinessCheck } from '@svc/service-kit';
+import { livenessHandler, readinessHandler } from '@svc/service-kit/http';
+import type { OperationHandlers, ReadinessCheck } from '@svc/service-kit/http';
 
 type HealthHandlers = Pick<
   OperationHandlers<ConsoleRouterApi.operations>,

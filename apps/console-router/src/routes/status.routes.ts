@@ -1,6 +1,6 @@
 import type { ConsoleRouterApi } from '@svc/contracts';
-import type { OperationContext, OperationHandlers } from '@svc/service-kit';
-import { AppError } from '@svc/service-kit';
+import type { OperationContext, OperationHandlers } from '@svc/service-kit/http';
+import { AppError } from '@svc/service-kit/http';
 import { isLoopbackAddress, isLoopbackHost } from '../domain/request-origin';
 import { presentStatus, presentTableSummary } from '../presenters/status';
 import { describeStatus } from '../use-cases/status/describe-status';

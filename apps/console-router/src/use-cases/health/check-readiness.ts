@@ -1,5 +1,5 @@
-import { httpCheck } from '@svc/service-kit';
-import type { ReadinessCheck } from '@svc/service-kit';
+import { httpCheck } from '@svc/service-kit/http';
+import type { ReadinessCheck } from '@svc/service-kit/http';
 import type { RouteTableSource } from '../../data/route-table.source';
 
 /**

@@ -1,7 +1,7 @@
-import { AppError } from '@svc/service-kit';
+import { AppError } from '@svc/service-kit/http';
 import type { CredentialReader } from '../../auth/console-credentials';
 import type { RouteTableSource } from '../../data/route-table.source';
-import { authorizeCaller } from '../../domain/console-access';
+import { authorizeCaller, decideCaller, isRefusal } from '../../domain/console-access';
 import type { Caller } from '../../domain/console-access';
 import type { OperationRules } from '../../domain/agent-operations';
 import type { AgentPath, AgentRoute } from '../../domain/route-table';
@@ -32,6 +32,8 @@ export interface Admission {
 export function withoutTicket(rest: string): string {
   const at = rest.indexOf('?');
   if (at === -1) return rest;
+  // No parameter named `ticket`, plainly or percent-encoded: nothing to remove.
+  if (rest.indexOf('ticket', at) === -1 && rest.indexOf('%', at) === -1) return rest;
   const kept = rest
     .slice(at + 1)
     .split('&')
@@ -54,6 +56,32 @@ export const agentUnavailable = (agentId: string) =>
     detail: `Agent ${agentId} is not listening on its serve port; start it and retry.`,
     headers: { 'Retry-After': '5' },
   });
+
+/**
+ * The admission of a request that needs nothing but memory: the table is loaded and knows the route, the one
+ * credential is a bearer token verified before (see `CredentialReader.remembered`), and the route's rules let
+ * its caller through. Undefined in every other case, which {@link admitConsoleRequest} then decides (and
+ * refuses in the contract's order). This is the path of nearly every proxied request, so it allocates little
+ * and never waits.
+ */
+export function admitRemembered(deps: AdmitDeps, request: ConsoleRequest): Admission | undefined {
+  const table = deps.routes.current();
+  if (!table) return undefined;
+  const { path } = request;
+  const route = table.find(path.workspace, path.agentId);
+  if (!route) return undefined;
+  const queryAt = path.rest.indexOf('?');
+  const credential = deps.readCredential.remembered(
+    request.headers,
+    queryAt === -1 ? '' : path.rest.slice(queryAt),
+  );
+  if (!credential) return undefined;
+  const restPath = queryAt === -1 ? path.rest : path.rest.slice(0, queryAt);
+  const caller = decideCaller(credential, route, table, deps.operationRules(request.method, restPath));
+  if (isRefusal(caller)) return undefined;
+  // `remembered` only answers when the query names no ticket: the path goes to the agent as it came.
+  return { route, upstreamPath: path.rest, caller };
+}
 
 /**
  * Decides a request on an agent route in the contract's order: unknown workspace or agent → 404; the agent

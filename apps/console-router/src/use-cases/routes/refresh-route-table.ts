@@ -1,4 +1,4 @@
-import { AppError } from '@svc/service-kit';
+import { AppError } from '@svc/service-kit/http';
 import { RouteTableUnavailableError } from '../../data/route-table.source';
 import type { RouteTableSource, RouteTableState } from '../../data/route-table.source';
 
