@@ -1,7 +1,13 @@
 import { createHubClient, unwrap } from '@svc/contracts';
+import type { RuntimeControlApi } from '@svc/contracts';
 import { writeAgentState } from '../../data/agent-state';
+import { readProcessEnvironment } from '../../data/process-environment';
 import { controlSocketPath, createRuntimeControlClient } from '../../data/runtime-control-client';
+import type { RuntimeControlClient } from '../../data/runtime-control-client';
+import { CliError } from '../../domain/cli-error';
 import { requireAgentState } from './require-agent-state';
+
+type SupervisedAgent = RuntimeControlApi.components['schemas']['SupervisedAgent'];
 
 export interface AgentTokenRefreshResult {
   name: string;
@@ -10,27 +16,33 @@ export interface AgentTokenRefreshResult {
   expires_at: string;
   /** Whether `svc runtime up` on this host supervises the agent's process. */
   supervised: boolean;
-  /** Whether the process was restarted with the new token (see `note`). */
+  /** Whether the supervised process was restarted with the new token. */
   restarted: boolean;
+  /** The process id after the restart (null when not restarted). */
+  pid: number | null;
   note: string;
 }
 
-async function isSupervised(stateDir: string, name: string): Promise<boolean> {
+async function supervisedAgent(
+  control: RuntimeControlClient,
+  name: string,
+): Promise<SupervisedAgent | undefined> {
   try {
-    const control = createRuntimeControlClient(controlSocketPath(stateDir), 5_000);
     const res = await control.GET('/agents/{name}', { params: { path: { name } } });
-    return res.response.ok;
+    return res.response.ok && res.data ? res.data.data : undefined;
   } catch {
-    return false; // no runtime listening on this profile's control socket
+    return undefined; // no runtime listening on this profile's control socket
   }
 }
 
 /**
  * `svc token refresh`: exchanges the agent's current AGENT_TOKEN for a new one at the hub and stores it in the
- * agent's local state (0600). The previous token stays valid until it expires (the hub's rule), so a running
- * process is not interrupted. A supervised process is not restarted here: the control API's restart replaces
- * the agent's whole environment, which only `svc start` composes (console proxy key, provider auth file,
- * runtime credential); restarting with a partial environment would break the agent.
+ * agent's local state (0600). When this host's runtime supervises the agent, its process is restarted through
+ * the control API with the same environment except AGENT_TOKEN. The control API never echoes an agent's
+ * environment back (it holds secrets), so the environment is the one the running process was started with, read
+ * from `/proc/<pid>/environ` (the runtime account owns the process); it is used only when it is that agent's
+ * (its AGENT_ID). Without it (no process right now, not Linux) the process is left running: the previous token
+ * stays valid until it expires, and the result says so.
  */
 export async function refreshAgentToken(input: {
   stateDir: string;
@@ -50,17 +62,54 @@ export async function refreshAgentToken(input: {
     agent_token: refreshed.agent_token,
     agent_token_expires_at: refreshed.agent_token_expires_at,
   });
-  const supervised = await isSupervised(input.stateDir, input.name);
-  return {
+  const base = {
     name: state.name,
     agent_id: state.agent_id,
     previous_expires_at: state.agent_token_expires_at,
     expires_at: refreshed.agent_token_expires_at,
-    supervised,
-    restarted: false,
-    note: supervised
-      ? `the running process keeps its current token, valid until ${state.agent_token_expires_at}; ` +
-        `svc commands on this host use the new one`
-      : 'no runtime on this host supervises the agent; svc commands on this host use the new token',
+  };
+  const control = createRuntimeControlClient(controlSocketPath(input.stateDir), 60_000);
+  const supervised = await supervisedAgent(control, input.name);
+  if (!supervised) {
+    return {
+      ...base,
+      supervised: false,
+      restarted: false,
+      pid: null,
+      note: 'no runtime on this host supervises the agent; the new token is in its local state',
+    };
+  }
+  const env = supervised.pid === null ? undefined : await readProcessEnvironment(supervised.pid);
+  if (!env || env.AGENT_ID !== state.agent_id || env.AGENT_TOKEN === undefined) {
+    return {
+      ...base,
+      supervised: true,
+      restarted: false,
+      pid: supervised.pid,
+      note:
+        `the running process keeps its previous token (valid until ${state.agent_token_expires_at}): its ` +
+        `environment could not be read to restart it (state ${supervised.state})`,
+    };
+  }
+  const restart = await control.POST('/agents/{name}/restart', {
+    params: { path: { name: input.name } },
+    body: { env: { ...env, AGENT_TOKEN: refreshed.agent_token } },
+  });
+  if (!restart.response.ok || !restart.data) {
+    const problem = restart.error as { code?: string; detail?: string } | undefined;
+    throw new CliError({
+      code: 'agent_restart_failed',
+      message:
+        `the new token is stored, but the runtime did not restart ${input.name}: ` +
+        `${problem?.code ?? `HTTP ${restart.response.status}`}${problem?.detail ? ` ${problem.detail}` : ''}`,
+      fix: `check the agent with svc internal status; the previous token stays valid until ${state.agent_token_expires_at}`,
+    });
+  }
+  return {
+    ...base,
+    supervised: true,
+    restarted: true,
+    pid: restart.data.data.pid,
+    note: 'the runtime restarted the agent with the new token',
   };
 }

@@ -1,0 +1,196 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHubClient, unwrap } from '@svc/contracts';
+import { readAgentState } from '../src/data/agent-state';
+import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
+import { resolveConfigPaths } from '../src/domain/config-paths';
+import { AccountsStack, appDir, assertBuilt, jsonOf, runSvc, tempHome } from './accounts-support';
+import type { AccountsHost, CliResult } from './accounts-support';
+
+/**
+ * The accounts commands against a host run by the real `svc runtime up`: doctor is green, and `token refresh`
+ * restarts the supervised agent with its new AGENT_TOKEN.
+ */
+jest.setTimeout(240_000);
+
+let stack: AccountsStack;
+let host: AccountsHost;
+let home: string;
+let configDir: string;
+let workdirRoot: string;
+let runtime: ChildProcess | undefined;
+let runtimeOutput = '';
+
+const paths = () => resolveConfigPaths({ configDir, profile: 'default' });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function svc(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  return runSvc(args, {
+    home,
+    env: {
+      SVC_CONFIG_DIR: configDir,
+      SVC_RUNTIME_INSTANCE_ID: host.id,
+      SVC_AGENT_WORKDIR_ROOT: workdirRoot,
+      ...env,
+    },
+  });
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ceilingMs = 90_000): Promise<T> {
+  const deadline = Date.now() + ceilingMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${what}: not within ${ceilingMs / 1000} s\n--- runtime\n${runtimeOutput.slice(-4000)}`,
+      );
+    }
+    await sleep(250);
+  }
+}
+
+function processEnv(pid: number): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+beforeAll(async () => {
+  assertBuilt();
+  stack = await AccountsStack.start('tokenrt');
+  workdirRoot = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-accounts-root-')));
+  host = await stack.registerHost('tokenrt-host', workdirRoot);
+  home = tempHome('svc-accounts-rt-');
+  configDir = path.join(home, 'cfg');
+  const login = await runSvc(
+    [
+      'login',
+      '--hub-url',
+      stack.hubUrl,
+      '--workspace',
+      stack.slug,
+      '--email',
+      stack.email,
+      '--password-stdin',
+      '--pull-runtime',
+    ],
+    { home, stdin: stack.password, env: { SVC_CONFIG_DIR: configDir, SVC_RUNTIME_INSTANCE_ID: host.id } },
+  );
+  if (login.code !== 0) throw new Error(`login failed: ${login.stdout}${login.stderr}`);
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: '1' };
+  for (const key of Object.keys(env)) if (key.startsWith('SVC_')) delete env[key];
+  Object.assign(env, { SVC_CONFIG_DIR: configDir, SVC_RUNTIME_INSTANCE_ID: host.id });
+  runtime = spawn(process.execPath, [path.join(appDir, 'bin', 'run.js'), 'runtime', 'up'], {
+    cwd: appDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  runtime.stdout!.on('data', (chunk: Buffer) => (runtimeOutput += chunk.toString('utf8')));
+  runtime.stderr!.on('data', (chunk: Buffer) => (runtimeOutput += chunk.toString('utf8')));
+  await until('the control socket', async () =>
+    fs.existsSync(controlSocketPath(paths().state_dir)) ? true : undefined,
+  );
+  await until('the host spawn ready at the hub', async () => {
+    const h = unwrap(
+      await stack
+        .participantHub()
+        .GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: host.id } } }),
+    );
+    return h.readiness.spawn_ready ? true : undefined;
+  });
+}, 240_000);
+
+afterAll(async () => {
+  if (runtime && runtime.exitCode === null) {
+    const exited = new Promise((resolve) => runtime!.once('close', resolve));
+    runtime.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
+    if (runtime.exitCode === null) runtime.kill('SIGKILL');
+  }
+  await stack?.close();
+  if (home) fs.rmSync(home, { recursive: true, force: true });
+  if (workdirRoot) fs.rmSync(workdirRoot, { recursive: true, force: true });
+});
+
+describe('accounts commands with svc runtime up', () => {
+  it('when the runtime runs the host, then config doctor passes every check and exits 0', async () => {
+    const result = await until('a green doctor', async () => {
+      const r = await svc(['config', 'doctor', '--json']);
+      return r.code === 0 ? r : undefined;
+    });
+
+    const doc = jsonOf(result);
+    expect(doc).toMatchObject({ ok: true, result: { summary: { passed: 11, warned: 0, failed: 0 } } });
+    const human = await svc(['config', 'doctor']);
+    expect(human.code).toBe(0);
+    expect(
+      human.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(0, -1)
+        .every((line) => line.startsWith('✓ ')),
+    ).toBe(true);
+  });
+
+  it('when the token of a supervised agent is refreshed, then the runtime restarts it with the new AGENT_TOKEN and it keeps working', async () => {
+    const started = await svc([
+      'start',
+      '--name',
+      'tok-agent',
+      '--project',
+      stack.projectCode,
+      '--model',
+      'local/echo',
+      '--json',
+    ]);
+    expect({ code: started.code, out: started.code === 0 ? '' : started.stdout + started.stderr }).toEqual({
+      code: 0,
+      out: '',
+    });
+    const before = (await readAgentState(paths().state_dir, 'tok-agent'))!;
+    const control = createRuntimeControlClient(controlSocketPath(paths().state_dir));
+    const supervisedBefore = unwrap(
+      await control.GET('/agents/{name}', { params: { path: { name: 'tok-agent' } } }),
+    );
+    expect(supervisedBefore.pid).toEqual(expect.any(Number));
+    const envBefore = processEnv(supervisedBefore.pid!);
+    expect(envBefore.AGENT_TOKEN).toBe(before.agent_token);
+    const refreshedAt = Date.now();
+
+    const result = await svc(['token', 'refresh', '--name', 'tok-agent', '--json']);
+
+    expect(result.code).toBe(0);
+    const after = (await readAgentState(paths().state_dir, 'tok-agent'))!;
+    expect(after.agent_token).not.toBe(before.agent_token);
+    const doc = jsonOf(result);
+    expect(doc).toMatchObject({
+      ok: true,
+      result: { name: 'tok-agent', agent_id: before.agent_id, supervised: true, restarted: true },
+    });
+    const pid = (doc.result as { pid: number }).pid;
+    expect(pid).not.toBe(supervisedBefore.pid);
+    expect(result.stdout).not.toContain(after.agent_token);
+    // Same environment as before, but the new token.
+    const envAfter = processEnv(pid);
+    expect(envAfter.AGENT_TOKEN).toBe(after.agent_token);
+    const { AGENT_TOKEN: _old, ...restBefore } = envBefore;
+    const { AGENT_TOKEN: _new, ...restAfter } = envAfter;
+    expect(restAfter).toEqual(restBefore);
+    // The restarted process heartbeats with the new token.
+    const asOwner = createHubClient({ baseUrl: stack.hubUrl, token: stack.owner.token });
+    await until('a heartbeat after the restart', async () => {
+      const agent = unwrap(
+        await asOwner.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: before.agent_id } } }),
+      );
+      return agent.last_heartbeat_at && Date.parse(agent.last_heartbeat_at) > refreshedAt ? true : undefined;
+    });
+    expect((await svc(['token', 'health', '--name', 'tok-agent'])).code).toBe(0);
+  });
+});
