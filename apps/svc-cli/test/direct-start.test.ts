@@ -159,6 +159,12 @@ describe('before the runtime is up', () => {
       2,
     );
     await expectRefused(['--name', 'alpha', '--project', 'DS', '--model', 'claude'], 'model_invalid', {}, 2);
+    await expectRefused(
+      ['--name', 'alpha', '--project', 'DS', '--serve-port', '80'],
+      'serve_port_invalid',
+      {},
+      2,
+    );
   });
 
   it('when server-local provider auth is asked for without SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH=1, then start is refused', async () => {
@@ -445,6 +451,9 @@ describe('with svc runtime up', () => {
     const timedOut = await svc(['ask', 'silent', 'anyone there?', '--timeout-seconds', '3', '--json']);
     expect(timedOut.code).toBe(5);
     expect(jsonOf(timedOut).error).toMatchObject({ code: 'ask_timeout', exit_code: 5 });
+    const badTimeout = await svc(['ask', 'silent', 'hi', '--timeout-seconds', '0', '--json']);
+    expect(badTimeout.code).toBe(2);
+    expect(jsonOf(badTimeout).error).toMatchObject({ code: 'timeout_invalid', exit_code: 2 });
   });
 
   it('when svc stop runs, then the process is gone, the hub shows offline, local state is cleared and the id is kept; a new start reuses the id', async () => {

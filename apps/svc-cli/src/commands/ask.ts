@@ -25,10 +25,8 @@ export default class Ask extends AgentHostCommand<typeof Ask> {
 
   static override flags = {
     'timeout-seconds': Flags.integer({
-      description: 'How long to wait for the answer.',
+      description: 'How long to wait for the answer (1-3600 s).',
       default: 60,
-      min: 1,
-      max: 3600,
     }),
     from: Flags.string({
       description: 'Ask as this agent (started on this host) instead of as the participant.',

@@ -34,9 +34,7 @@ export default class Start extends AgentHostCommand<typeof Start> {
       description: 'Serve the agent console on a local port the console router routes to.',
     }),
     'serve-port': Flags.integer({
-      description: 'Serve port (implies --serve); allocated when omitted. One port per agent.',
-      min: 1024,
-      max: 65535,
+      description: 'Serve port 1024-65535 (implies --serve); allocated when omitted. One port per agent.',
     }),
     'serve-public-base-url': Flags.string({
       description: "Must equal this server's console_public_base_url (consoleRouter.publicBaseUrl).",

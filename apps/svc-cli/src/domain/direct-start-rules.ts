@@ -194,6 +194,13 @@ export function checkStartCommandLine(
       'set SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE=<path of the provider auth file>',
     );
   }
+  if (flags.servePort !== undefined && (flags.servePort < 1024 || flags.servePort > 65535)) {
+    throw usageError(
+      'serve_port_invalid',
+      `--serve-port ${flags.servePort} is outside 1024-65535`,
+      'pass a port from 1024 to 65535, or leave it out to have one allocated',
+    );
+  }
   return { name, capabilities, serving: flags.serve || flags.servePort !== undefined };
 }
 

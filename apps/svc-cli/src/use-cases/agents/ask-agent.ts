@@ -47,8 +47,12 @@ export interface AskAgentResult {
  */
 export async function askAgent(input: AskAgentInput): Promise<AskAgentResult> {
   const targetName = checkAgentName(input.target);
-  if (input.timeoutSeconds <= 0) {
-    throw usageError('timeout_invalid', '--timeout-seconds must be at least 1', 'pass --timeout-seconds <n>');
+  if (input.timeoutSeconds < 1 || input.timeoutSeconds > 3600) {
+    throw usageError(
+      'timeout_invalid',
+      '--timeout-seconds must be from 1 to 3600',
+      'pass --timeout-seconds <n>',
+    );
   }
   const target = await findAgentByName(input.hub, input.workspace, targetName);
   if (!target) {

@@ -1,7 +1,7 @@
 import { readInboxFrom } from '../../data/agent-inbox';
 import type { PeerMessage } from '../../data/agent-inbox';
 import { findAgentByName } from '../../data/host-agents';
-import { CliError } from '../../domain/cli-error';
+import { CliError, usageError } from '../../domain/cli-error';
 import { checkAgentName } from '../../domain/direct-start-rules';
 import type { HostContext } from './host-context';
 
@@ -22,6 +22,7 @@ export async function listAgentInbox(
   input: Omit<HostContext, 'profile' | 'stateDir'> & { name: string; unreadOnly: boolean; limit: number },
 ): Promise<ListAgentInboxResult> {
   const name = checkAgentName(input.name);
+  if (input.limit < 1) throw usageError('limit_invalid', '--limit must be at least 1', 'pass --limit <n>');
   const agent = await findAgentByName(input.hub, input.workspace, name);
   if (!agent) {
     throw new CliError({
