@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   ApiError,
   canonicalJson,
+  createWorkflowClient,
   getWorkflowInvocation,
   invocationFingerprint,
   invoke,
@@ -32,6 +33,7 @@ afterAll(async () => {
 });
 
 const newKey = () => `key-${randomBytes(8).toString('hex')}`;
+const createClientFor = (apiKey: string) => createWorkflowClient({ baseUrl: s.url, apiKey });
 
 function post(
   projectId: string,
@@ -112,6 +114,10 @@ describe('POST /workflow/invocations', () => {
     expect(data).toEqual({
       invocation_id: expect.stringMatching(/^inv_/),
       project_id: project.id,
+      intent: '  Please send the  WEEKLY Report ',
+      intent_normalized: 'please send the weekly report',
+      failure: null,
+      cancellation: null,
       state: 'received',
       attention: 'none',
       route: {
@@ -144,6 +150,7 @@ describe('POST /workflow/invocations', () => {
       attention: 'none',
       createdByKind: 'api_key',
       request: { intent: 'please send the weekly report', metadata: { source: 'crm' } },
+      intent: '  Please send the  WEEKLY Report ',
     });
     expect(row.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     const days = (row.keyExpiresAt.getTime() - row.createdAt.getTime()) / 86_400_000;
@@ -184,7 +191,33 @@ describe('POST /workflow/invocations', () => {
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       expect((await json(again)).data).toEqual(original);
     }
+    // The replay returns the intent first sent, not the retry's spelling.
+    expect(original.intent).toBe('Weekly report');
     expect(await s.database.prisma.invocation.count({ where: { idempotencyKey: key } })).toBe(1);
+  });
+
+  test('when an intent has capitals, punctuation, spacing and non-ASCII text, then it is read back exactly as sent and matched in normalized form', async () => {
+    const intent = 'Weekly REPORT for INC-4711: «Ärger» — déjà vu!\tTabs  and  ＦＵＬＬＷＩＤＴＨ?';
+    const res = await post(project.id, { intent }, { 'Idempotency-Key': newKey() });
+    expect(res.status).toBe(201);
+    const created = (await json(res)).data;
+    expect(created.intent).toBe(intent);
+    expect(created.intent_normalized).toBe(
+      'weekly report for inc-4711: «ärger» — déjà vu! tabs and fullwidth?',
+    );
+    // Matching used the normalized form: 'weekly report' is the classifier phrase.
+    expect(created.route).toMatchObject({ matched: true, contract_id: contractId });
+    const read = await getWorkflowInvocation(createClientFor(readKey), {
+      projectId: project.id,
+      invocationId: created.invocation_id,
+    });
+    expect(read.intent).toBe(intent);
+    const row = await s.database.prisma.invocation.findUniqueOrThrow({
+      where: { id: created.invocation_id },
+    });
+    expect(row.intent).toBe(intent);
+    expect(row.fingerprint).toBe(invocationFingerprint({ intent }));
+    expect(row.fingerprint).toBe(invocationFingerprint({ intent: intent.toLowerCase() }));
   });
 
   test('when the same key comes with changed content, then 409 idempotency_conflict naming the original invocation', async () => {

@@ -1,12 +1,12 @@
 /**
  * Thin typed helpers over the generated Workflow API client: the idempotency and correlation headers become
  * named options, results are unwrapped from `{ data }`, and any non-success answer throws `ApiError`
- * (clients must treat every non-success status as failure). This file: invoke, read, preflight, launch and
- * approval; consuming a result is in `workflow-artifacts.ts`, envelope checks in `workflow-envelope.ts`.
+ * (clients must treat every non-success status as failure). This file: invoke, read, list, preflight, launch,
+ * cancel and approval; consuming a result is in `workflow-artifacts.ts`, envelope checks in `workflow-envelope.ts`.
  */
 import { unwrap } from './api-error';
 import type { WorkflowClient } from './clients';
-import type { components } from './generated/workflow';
+import type { components, operations } from './generated/workflow';
 import { invocationPath } from './workflow-target';
 import type { InvocationTarget } from './workflow-target';
 
@@ -16,6 +16,11 @@ export type WorkflowPreflightBody = components['schemas']['InvocationsPreflightR
 export type WorkflowPreflight = components['schemas']['InvocationsPreflight'];
 export type WorkflowInvocationState = components['schemas']['InvocationsState'];
 export type WorkflowBlocker = components['schemas']['InvocationsBlocker'];
+export type WorkflowInvocationSummary = components['schemas']['InvocationsInvocationSummary'];
+export type WorkflowLaunchReport = components['schemas']['RunsLaunchResponse']['launch'];
+export type WorkflowInvocationFilter = NonNullable<
+  NonNullable<operations['listInvocations']['parameters']['query']>
+>;
 export type WorkflowApprovalDecision = components['schemas']['RunsApprovalRequest']['decision'];
 export type WorkflowArtifactEnvelope = components['schemas']['ArtifactEnvelope'];
 export type WorkflowArtifactPublishBody = components['schemas']['ArtifactPublishRequest'];
@@ -118,6 +123,55 @@ export async function decideApproval(
         decision: options.decision,
         ...(options.comment !== undefined ? { comment: options.comment } : {}),
       },
+      ...(options.signal ? { signal: options.signal } : {}),
+    }),
+  );
+}
+
+/**
+ * Launch, with what the launch did: `launch.outcome` is `accepted`, `accepted_waiting_for_owner` (with the
+ * `waits_for_owner` blockers), `reconciling` or `terminal`. A refused launch throws `ApiError` `launch_blocked`.
+ */
+export async function launchWorkflow(
+  client: WorkflowClient,
+  options: InvocationTarget,
+): Promise<{ invocation: WorkflowInvocation; launch: WorkflowLaunchReport }> {
+  const result = await client.POST(
+    '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch',
+    {
+      params: invocationPath(options),
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
+  );
+  const invocation = unwrap(result);
+  return { invocation, launch: result.data!.launch };
+}
+
+/** One page of the project's invocations, newest first; pass `next_cursor` back as `cursor` for the next. */
+export async function listWorkflowInvocations(
+  client: WorkflowClient,
+  options: { projectId: string; filter?: WorkflowInvocationFilter; signal?: AbortSignal },
+): Promise<{ invocations: WorkflowInvocationSummary[]; nextCursor: string | null }> {
+  const result = await client.GET('/api/v1/projects/{projectId}/workflow/invocations', {
+    params: { path: { projectId: options.projectId }, query: options.filter ?? {} },
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const invocations = unwrap(result);
+  return { invocations, nextCursor: result.data!.next_cursor };
+}
+
+/**
+ * Cancels an invocation that is not terminal (a cancelled one comes back unchanged); a completed or failed one
+ * throws `ApiError` `invocation_terminal`.
+ */
+export async function cancelWorkflowInvocation(
+  client: WorkflowClient,
+  options: InvocationTarget & { reason?: string },
+): Promise<WorkflowInvocation> {
+  return unwrap(
+    await client.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/cancel', {
+      params: invocationPath(options),
+      body: options.reason !== undefined ? { reason: options.reason } : {},
       ...(options.signal ? { signal: options.signal } : {}),
     }),
   );

@@ -1,5 +1,5 @@
 import type { Db } from '../db';
-import type { Blocker } from '../domain/blockers';
+import type { BlockerDraft } from '../domain/blockers';
 import { templateProblems } from '../domain/template-definition';
 import type { RouteTemplate } from '../domain/template-definition';
 import type { ArtifactSchema } from '../generated/prisma/client';
@@ -15,8 +15,8 @@ export async function templateReadiness(
   projectId: string,
   template: RouteTemplate | null,
   contractId: string,
-): Promise<{ routeReady: boolean; blockers: Blocker[]; schema: ArtifactSchema | null }> {
-  const blocked = (blocker: Omit<Blocker, 'category'>) => ({
+): Promise<{ routeReady: boolean; blockers: BlockerDraft[]; schema: ArtifactSchema | null }> {
+  const blocked = (blocker: Omit<BlockerDraft, 'category'>) => ({
     routeReady: false,
     schema: null,
     blockers: [{ category: 'classifier_template_configuration' as const, ...blocker }],

@@ -23,6 +23,9 @@ export function deliveryBody(
       attention: invocation.attention as DeliveryEventBody['data']['attention'],
       attention_reason: invocation.attentionReason,
       correlation_id: invocation.correlationId,
+      ...(event === 'invocation.failed' && invocation.failure
+        ? { failure: invocation.failure as DeliveryEventBody['data']['failure'] }
+        : {}),
       artifact: artifact
         ? {
             artifact_id: artifact.id,

@@ -3,10 +3,39 @@ import type { WorkflowApi } from '@svc/contracts';
 
 export type TemplateStage = WorkflowApi.components['schemas']['ContractsTemplateStage'];
 
+/** Guardrails; the failure limits are stored only when the template sets them. */
+export interface TemplateGuardrails {
+  human_approval_required: boolean;
+  /** Failure reports a stage may get before the invocation fails (absent: 0). */
+  stage_failure_retries?: number;
+  /** Seconds from launch before a run that is not completed fails (absent: none). */
+  run_deadline_seconds?: number;
+  /** Rejected payloads allowed; one more fails the invocation (absent: no limit). */
+  artifact_rejections_allowed?: number;
+}
+
+const GUARDRAIL_LIMITS = [
+  'stage_failure_retries',
+  'run_deadline_seconds',
+  'artifact_rejections_allowed',
+] as const;
+
+/** The guardrails to store: the approval flag and each limit that is set, in a fixed order. */
+function guardrailsOf(
+  raw: Partial<Record<keyof TemplateGuardrails, unknown>> | undefined,
+): TemplateGuardrails {
+  const out: TemplateGuardrails = { human_approval_required: raw?.human_approval_required === true };
+  for (const key of GUARDRAIL_LIMITS) {
+    const value = raw?.[key];
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 0) out[key] = value;
+  }
+  return out;
+}
+
 export interface TemplateDefinition {
   required_capabilities: string[];
   artifact_schema: { name: string; version: string };
-  guardrails: { human_approval_required: boolean };
+  guardrails: TemplateGuardrails;
   /** Absent when the caller gave no stages: the template then runs one implicit stage. */
   stages?: TemplateStage[];
 }
@@ -26,7 +55,7 @@ export function templateDefinitionOf(template: TemplateWire): TemplateDefinition
   const definition: TemplateDefinition = {
     required_capabilities: [...template.required_capabilities],
     artifact_schema: { name: template.artifact_schema.name, version: template.artifact_schema.version },
-    guardrails: { human_approval_required: template.guardrails.human_approval_required },
+    guardrails: guardrailsOf(template.guardrails),
   };
   if (template.stages && template.stages.length > 0) {
     definition.stages = template.stages.map((stage) => ({
@@ -49,7 +78,7 @@ export function parseTemplateDefinition(value: unknown): TemplateDefinition {
       name: String(raw.artifact_schema?.name ?? ''),
       version: String(raw.artifact_schema?.version ?? ''),
     },
-    guardrails: { human_approval_required: raw.guardrails?.human_approval_required === true },
+    guardrails: guardrailsOf(raw.guardrails),
   };
   if (Array.isArray(raw.stages) && raw.stages.length > 0) {
     definition.stages = raw.stages.map((stage) => ({

@@ -1,11 +1,15 @@
 import type { WorkflowApi } from '@svc/contracts';
 import type { RunDetails } from '../data/run-details.lookups';
+import { withEffect } from '../domain/blockers';
 import type { Blocker } from '../domain/blockers';
 import type { InvocationRoute } from '../domain/invocation-request';
 import type { Invocation, RunStage } from '../generated/prisma/client';
 
 type InvocationBody = WorkflowApi.components['schemas']['InvocationsInvocation'];
 type StageBody = WorkflowApi.components['schemas']['InvocationsStage'];
+type SummaryBody = WorkflowApi.components['schemas']['InvocationsInvocationSummary'];
+type FailureBody = WorkflowApi.components['schemas']['InvocationsFailure'];
+type CancellationBody = WorkflowApi.components['schemas']['InvocationsCancellation'];
 
 const EMPTY_ROUTE: InvocationRoute = {
   matched: false,
@@ -44,27 +48,46 @@ export function presentStage(stage: RunStage): StageBody {
   };
 }
 
+function normalizedIntentOf(invocation: Invocation): string {
+  return String((invocation.request as { intent?: unknown } | null)?.intent ?? '');
+}
+
+/** The fields a listed invocation and a read one share. */
+function presentCommon(invocation: Invocation) {
+  return {
+    invocation_id: invocation.id,
+    project_id: invocation.projectId,
+    intent: invocation.intent,
+    state: invocation.state as SummaryBody['state'],
+    attention: invocation.attention as SummaryBody['attention'],
+    attention_reason: invocation.attentionReason,
+    route: { ...EMPTY_ROUTE, ...((invocation.route as Partial<InvocationRoute> | null) ?? {}) },
+    correlation_id: invocation.correlationId,
+    failure: (invocation.failure as FailureBody | null) ?? null,
+    cancellation: (invocation.cancellation as CancellationBody | null) ?? null,
+    created_at: invocation.createdAt.toISOString(),
+    updated_at: invocation.updatedAt.toISOString(),
+  };
+}
+
+/** An invocation as a list shows it (no stages). */
+export function presentInvocationSummary(invocation: Invocation): SummaryBody {
+  return presentCommon(invocation);
+}
+
 /** The wire shape of an invocation with its run's progress. */
 export function presentInvocation(invocation: Invocation, details: RunDetails = NO_RUN): InvocationBody {
-  const route = { ...EMPTY_ROUTE, ...((invocation.route as Partial<InvocationRoute> | null) ?? {}) };
   const stages = details.stages.map(presentStage);
   const current =
-    invocation.state === 'completed'
+    invocation.state === 'completed' || invocation.state === 'cancelled' || invocation.state === 'failed'
       ? null
       : (stages.find((s) => s.state !== 'completed' && s.state !== 'skipped') ?? null);
   const handedOff = details.stages
     .filter((s) => s.handoffId && s.assignedAt)
     .sort((a, b) => b.assignedAt!.getTime() - a.assignedAt!.getTime())[0];
   return {
-    invocation_id: invocation.id,
-    project_id: invocation.projectId,
-    state: invocation.state as InvocationBody['state'],
-    attention: invocation.attention as InvocationBody['attention'],
-    attention_reason: invocation.attentionReason,
-    route,
-    correlation_id: invocation.correlationId,
-    created_at: invocation.createdAt.toISOString(),
-    updated_at: invocation.updatedAt.toISOString(),
+    ...presentCommon(invocation),
+    intent_normalized: normalizedIntentOf(invocation),
     run_id: details.run?.id ?? null,
     stages,
     current_stage: current,
@@ -85,7 +108,7 @@ export function presentInvocation(invocation: Invocation, details: RunDetails = 
           created_at: details.artifact.createdAt.toISOString(),
         }
       : null,
-    blockers: (invocation.blockers as unknown as Blocker[]) ?? [],
+    blockers: ((invocation.blockers as unknown as Blocker[]) ?? []).map(withEffect),
     approval: invocation.approvalRequired
       ? {
           required: true,

@@ -25,7 +25,7 @@ export function presentAssignment(
     is_final: stage.position === stageCount,
     state: stage.state as AgentStageAssignment['state'],
     handoff_id: stage.handoffId,
-    intent: String((invocation.request as { intent?: unknown } | null)?.intent ?? ''),
+    intent: invocation.intent,
     required_capabilities: (stage.requiredCapabilities as string[]) ?? [],
     artifact_schema: {
       name: record.artifactSchema.name,

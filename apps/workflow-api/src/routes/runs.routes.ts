@@ -8,10 +8,12 @@ import type { AssignmentWaiter } from '../domain/assignment-waiter';
 import { presentEnvelope } from '../presenters/artifacts';
 import { presentInvocation } from '../presenters/invocations';
 import { presentAssignment, presentEvidence } from '../presenters/stages';
+import { cancelInvocation } from '../use-cases/runs/cancel-invocation';
 import { claimStage } from '../use-cases/runs/claim-stage';
 import { clearStageBlocker } from '../use-cases/runs/clear-stage-blocker';
 import { completeStage } from '../use-cases/runs/complete-stage';
 import { decideApproval } from '../use-cases/runs/decide-approval';
+import { failStage } from '../use-cases/runs/fail-stage';
 import { getArtifact } from '../use-cases/runs/get-artifact';
 import { heartbeatStage } from '../use-cases/runs/heartbeat-stage';
 import { launchInvocation } from '../use-cases/runs/launch-invocation';
@@ -33,6 +35,8 @@ export function runHandlers(
   extra: { validators: ArtifactValidatorCache; waiter: AssignmentWaiter; members: MemberDirectory },
 ): WorkflowHandlers<
   | 'launchInvocation'
+  | 'cancelInvocation'
+  | 'failWorkflowStage'
   | 'decideInvocationApproval'
   | 'getInvocationArtifact'
   | 'publishInvocationArtifact'
@@ -50,15 +54,32 @@ export function runHandlers(
   });
   return {
     async launchInvocation(ctx) {
-      const { invocation, details, accepted } = await launchInvocation(
+      const { invocation, details, accepted, launch } = await launchInvocation(
         deps,
         actorOf(ctx.actor),
         projectOf(ctx),
         ctx.params.invocationId,
         ctx.requestId,
       );
-      const body = { data: presentInvocation(invocation, details) };
+      const body = { data: presentInvocation(invocation, details), launch };
       return accepted ? { status: 202, body } : { status: 200, body };
+    },
+    async cancelInvocation(ctx) {
+      const body = (ctx.body ?? {}) as { reason?: string };
+      const { invocation, details } = await cancelInvocation(
+        deps,
+        actorOf(ctx.actor),
+        projectOf(ctx),
+        ctx.params.invocationId,
+        body.reason,
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: presentInvocation(invocation, details) } };
+    },
+    async failWorkflowStage(ctx) {
+      return stageResponse(
+        await failStage(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId, ctx.body.reason),
+      );
     },
     async decideInvocationApproval(ctx) {
       const { invocation, details } = await decideApproval(

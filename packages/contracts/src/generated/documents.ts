@@ -10150,13 +10150,169 @@ export const workflowDocument: OpenApiDocument = {
           "$ref": "#/components/parameters/InvocationsProjectId"
         }
       ],
+      "get": {
+        "operationId": "listInvocations",
+        "tags": [
+          "invocations"
+        ],
+        "summary": "The project's invocations, newest first, with filters and a cursor.",
+        "description": "Ordered by creation time, newest first (then by id). Filters combine (all must hold): `state` and `attention` (each repeatable: any of the values), `contract_id`, `template_key` (with optional `template_version`), `created_since` (created at or after) and `created_until` (created before). Pass `next_cursor` as `cursor` for the next page with the same filters; it is null on the last page. A cursor that cannot be read is 400 `cursor_invalid`. Each item is the invocation without its stages (read one invocation for its stages, current stage and latest handoff).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflows:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "state",
+            "in": "query",
+            "style": "form",
+            "explode": true,
+            "schema": {
+              "type": "array",
+              "maxItems": 9,
+              "items": {
+                "$ref": "#/components/schemas/InvocationsState"
+              }
+            }
+          },
+          {
+            "name": "attention",
+            "in": "query",
+            "style": "form",
+            "explode": true,
+            "schema": {
+              "type": "array",
+              "maxItems": 6,
+              "items": {
+                "$ref": "#/components/schemas/InvocationsAttention"
+              }
+            }
+          },
+          {
+            "name": "contract_id",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64,
+              "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+            }
+          },
+          {
+            "name": "template_key",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "template_version",
+            "in": "query",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "created_since",
+            "in": "query",
+            "description": "Created at or after.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "created_until",
+            "in": "query",
+            "description": "Created before.",
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          },
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "The `next_cursor` of the previous page.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of invocations.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data",
+                    "next_cursor"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/InvocationsInvocationSummary"
+                      }
+                    },
+                    "next_cursor": {
+                      "type": [
+                        "string",
+                        "null"
+                      ],
+                      "description": "Pass as `cursor` for the next page; null when this is the last page."
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
       "post": {
         "operationId": "createInvocation",
         "tags": [
           "invocations"
         ],
         "summary": "Invoke — persist one request under an idempotency key (or replay the original).",
-        "description": "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.",
+        "description": "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The intent is stored exactly as sent (returned as `intent` and given to the stages' owners as sent); for matching and the fingerprint the request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). Two requests that differ only in the intent's case or spacing are the same request for a key (the replay returns the intent first sent). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.",
         "x-svc-actors": [
           "api_key"
         ],
@@ -10317,7 +10473,7 @@ export const workflowDocument: OpenApiDocument = {
           "preflight"
         ],
         "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
-        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, holding every capability the stage requires), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
+        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
         "x-svc-actors": [
           "api_key"
         ],
@@ -10391,7 +10547,7 @@ export const workflowDocument: OpenApiDocument = {
           "runs"
         ],
         "summary": "Launch — start or reconcile the governed run of an invocation.",
-        "description": "Checks the route (a contract and template matched, the template complete, its artifact schema version registered and not deprecated); when it is not ready the launch is refused with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once; the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state; on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200. A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.",
+        "description": "Runs the same readiness check as preflight (route, template, artifact schema, roster of running agents, runtime readiness, infrastructure). A `refuses_launch` blocker refuses the launch with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once with `launch.outcome` `accepted`, or `accepted_waiting_for_owner` with the `waits_for_owner` blockers (also shown on the invocation until an owner is found); the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state (`launch.outcome` `reconciling`); on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200 (`launch.outcome` `terminal`). A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.",
         "x-svc-actors": [
           "api_key"
         ],
@@ -10409,7 +10565,7 @@ export const workflowDocument: OpenApiDocument = {
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                  "$ref": "#/components/schemas/RunsLaunchResponse"
                 }
               }
             }
@@ -10419,7 +10575,7 @@ export const workflowDocument: OpenApiDocument = {
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                  "$ref": "#/components/schemas/RunsLaunchResponse"
                 }
               }
             }
@@ -10491,6 +10647,80 @@ export const workflowDocument: OpenApiDocument = {
         "responses": {
           "200": {
             "description": "The invocation after the decision.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/cancel": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "post": {
+        "operationId": "cancelInvocation",
+        "tags": [
+          "runs"
+        ],
+        "summary": "Cancel an invocation that is not terminal; its stages are closed and their owners released.",
+        "description": "Any non-terminal state (`received`, `blocked`, `launching`, `awaiting_approval`, `running`, `waiting_for_artifact`) becomes `cancelled` (attention `none`): open stages become `cancelled`, stages not reached `skipped`, their owners are released (the stage leaves their stage list and any action on it is 409 `stage_not_open`), the run ends, and the `invocation.cancelled` delivery event is recorded in the same transaction. The stages' hub handoffs are not closed: the hub has no service route to cancel a handoff yet (the handoff's reference names the cancelled stage). Cancelling a `cancelled` invocation again answers 200 with it unchanged; a `completed` or `failed` one is 409 `invocation_terminal`. `reason` (at most 500 characters, redacted) is kept in `cancellation`. Audited as `invocation.cancelled`.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflows:run"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 500
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The cancelled invocation.",
             "content": {
               "application/json": {
                 "schema": {
@@ -10999,6 +11229,74 @@ export const workflowDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/agents/me/workflow-stages/{stageId}/fail": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RunsStageId"
+        }
+      ],
+      "post": {
+        "operationId": "failWorkflowStage",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Report that the stage failed; retried by another owner or the invocation fails.",
+        "description": "The owner gives up on the stage with a (redacted) reason. While the stage has failed no more than the template's `guardrails.stage_failure_retries` times (default 0), it is released and assigned again to another running agent that can own it (the reporting agent is never chosen again for it; any later action of it on the stage is 409 `stage_reassigned`) and the answer shows it `pending`. Beyond that the stage becomes `failed`, the invocation `failed` with `failure.reason` `stage_failed` and attention `failed`, and `invocation.failed` is delivered. Audited as `stage.failed`.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "reason"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 2000,
+                    "pattern": "\\S"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AgentStageResponse"
           },
           "400": {
             "$ref": "#/components/responses/Problem"
@@ -11585,6 +11883,24 @@ export const workflowDocument: OpenApiDocument = {
             "properties": {
               "human_approval_required": {
                 "type": "boolean"
+              },
+              "stage_failure_retries": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 10,
+                "description": "How often a stage its owner reported failed is assigned again before the invocation fails (`stage_failed`). Default 0: the first failure report fails the invocation."
+              },
+              "run_deadline_seconds": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 2592000,
+                "description": "The invocation fails (`run_deadline_exceeded`) when it is not completed this long after its launch. Absent: no deadline."
+              },
+              "artifact_rejections_allowed": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 1000,
+                "description": "How many published payloads may be rejected; one more fails the invocation (`artifact_rejections_exceeded`). Absent: no limit."
               }
             }
           },
@@ -11594,6 +11910,27 @@ export const workflowDocument: OpenApiDocument = {
             "items": {
               "$ref": "#/components/schemas/ContractsTemplateStage"
             }
+          }
+        }
+      },
+      "ContractsGuardrailsView": {
+        "type": "object",
+        "description": "The template's guardrails as stored; the failure limits appear only when set.",
+        "required": [
+          "human_approval_required"
+        ],
+        "properties": {
+          "human_approval_required": {
+            "type": "boolean"
+          },
+          "stage_failure_retries": {
+            "type": "integer"
+          },
+          "run_deadline_seconds": {
+            "type": "integer"
+          },
+          "artifact_rejections_allowed": {
+            "type": "integer"
           }
         }
       },
@@ -11637,15 +11974,7 @@ export const workflowDocument: OpenApiDocument = {
             }
           },
           "guardrails": {
-            "type": "object",
-            "required": [
-              "human_approval_required"
-            ],
-            "properties": {
-              "human_approval_required": {
-                "type": "boolean"
-              }
-            }
+            "$ref": "#/components/schemas/ContractsGuardrailsView"
           },
           "stages": {
             "type": "array",
@@ -11991,15 +12320,7 @@ export const workflowDocument: OpenApiDocument = {
                         }
                       },
                       "guardrails": {
-                        "type": "object",
-                        "required": [
-                          "human_approval_required"
-                        ],
-                        "properties": {
-                          "human_approval_required": {
-                            "type": "boolean"
-                          }
-                        }
+                        "$ref": "#/components/schemas/ContractsGuardrailsView"
                       },
                       "stages": {
                         "type": "array",
@@ -12378,7 +12699,7 @@ export const workflowDocument: OpenApiDocument = {
       },
       "DeliveryEventBody": {
         "type": "object",
-        "description": "The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published.",
+        "description": "The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published; `data.failure` is present in `invocation.failed` only.",
         "required": [
           "type",
           "timestamp",
@@ -12434,6 +12755,10 @@ export const workflowDocument: OpenApiDocument = {
                   "string",
                   "null"
                 ]
+              },
+              "failure": {
+                "description": "Only in `invocation.failed`: the typed reason (`stage_failed`, `run_deadline_exceeded`, `artifact_rejections_exceeded`).",
+                "$ref": "#/components/schemas/InvocationsFailure"
               },
               "artifact": {
                 "oneOf": [
@@ -12753,7 +13078,11 @@ export const workflowDocument: OpenApiDocument = {
           "run_id",
           "attention_reason",
           "blockers",
-          "approval"
+          "approval",
+          "intent",
+          "intent_normalized",
+          "failure",
+          "cancellation"
         ],
         "properties": {
           "invocation_id": {
@@ -12761,6 +13090,20 @@ export const workflowDocument: OpenApiDocument = {
           },
           "project_id": {
             "type": "string"
+          },
+          "intent": {
+            "type": "string",
+            "description": "The intent exactly as the caller sent it (case, punctuation and spacing kept)."
+          },
+          "intent_normalized": {
+            "type": "string",
+            "description": "The normalized intent used for matching and the fingerprint."
+          },
+          "failure": {
+            "$ref": "#/components/schemas/InvocationsFailure"
+          },
+          "cancellation": {
+            "$ref": "#/components/schemas/InvocationsCancellation"
           },
           "state": {
             "$ref": "#/components/schemas/InvocationsState"
@@ -12939,6 +13282,158 @@ export const workflowDocument: OpenApiDocument = {
           }
         }
       },
+      "InvocationsFailure": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "description": "Why the invocation failed (null unless it is `failed`).",
+        "required": [
+          "reason",
+          "message",
+          "stage_key",
+          "failed_at"
+        ],
+        "properties": {
+          "reason": {
+            "$ref": "#/components/schemas/InvocationsFailureReason"
+          },
+          "message": {
+            "type": "string"
+          },
+          "stage_key": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The stage that failed (`stage_failed`), or the stage in progress at the deadline."
+          },
+          "failed_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "InvocationsFailureReason": {
+        "type": "string",
+        "enum": [
+          "stage_failed",
+          "run_deadline_exceeded",
+          "artifact_rejections_exceeded"
+        ],
+        "description": "`stage_failed`: a stage's owner reported it failed more often than `guardrails.stage_failure_retries` allows; `run_deadline_exceeded`: not completed within `guardrails.run_deadline_seconds` of the launch; `artifact_rejections_exceeded`: more payloads were rejected than `guardrails.artifact_rejections_allowed`."
+      },
+      "InvocationsCancellation": {
+        "type": [
+          "object",
+          "null"
+        ],
+        "description": "Who cancelled the invocation, when and why (null unless it is `cancelled`).",
+        "required": [
+          "cancelled_by",
+          "reason",
+          "cancelled_at"
+        ],
+        "properties": {
+          "cancelled_by": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string",
+                "enum": [
+                  "api_key",
+                  "participant"
+                ]
+              },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "reason": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "cancelled_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "InvocationsInvocationSummary": {
+        "type": "object",
+        "description": "An invocation in a list (its stages are read with `getInvocation`).",
+        "required": [
+          "invocation_id",
+          "project_id",
+          "intent",
+          "state",
+          "attention",
+          "attention_reason",
+          "route",
+          "correlation_id",
+          "failure",
+          "cancellation",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "invocation_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "intent": {
+            "type": "string",
+            "description": "The intent exactly as sent."
+          },
+          "state": {
+            "$ref": "#/components/schemas/InvocationsState"
+          },
+          "attention": {
+            "$ref": "#/components/schemas/InvocationsAttention"
+          },
+          "attention_reason": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "route": {
+            "$ref": "#/components/schemas/InvocationsRoute"
+          },
+          "correlation_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "failure": {
+            "$ref": "#/components/schemas/InvocationsFailure"
+          },
+          "cancellation": {
+            "$ref": "#/components/schemas/InvocationsCancellation"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
       "InvocationsInvocationResponse": {
         "type": "object",
         "required": [
@@ -12956,9 +13451,13 @@ export const workflowDocument: OpenApiDocument = {
           "category",
           "code",
           "message",
-          "recommended_action"
+          "recommended_action",
+          "effect"
         ],
         "properties": {
+          "effect": {
+            "$ref": "#/components/schemas/InvocationsBlockerEffect"
+          },
           "category": {
             "type": "string",
             "enum": [
@@ -12990,6 +13489,23 @@ export const workflowDocument: OpenApiDocument = {
             }
           }
         }
+      },
+      "InvocationsBlockerEffect": {
+        "type": "string",
+        "enum": [
+          "refuses_launch",
+          "waits_for_owner"
+        ],
+        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers (none can occur yet) would refuse the launch."
+      },
+      "InvocationsLaunchOutcome": {
+        "type": "string",
+        "enum": [
+          "accepted",
+          "accepted_waiting_for_owner",
+          "refused"
+        ],
+        "description": "What launching this intent now does; preflight and launch compute it with the same readiness check. `accepted`: no blocker, the run starts; `accepted_waiting_for_owner`: only `waits_for_owner` blockers, the launch is accepted and the run waits for an owner; `refused`: at least one `refuses_launch` blocker, launch answers 409 `launch_blocked` with the same blockers."
       },
       "InvocationsPreflightContract": {
         "type": "object",
@@ -13067,6 +13583,7 @@ export const workflowDocument: OpenApiDocument = {
           "matched",
           "route_ready",
           "can_launch",
+          "launch_outcome",
           "contract",
           "template",
           "blockers",
@@ -13080,7 +13597,11 @@ export const workflowDocument: OpenApiDocument = {
             "type": "boolean"
           },
           "can_launch": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "True when there is no blocker at all (`launch_outcome` is `accepted`): the run would start and get its owners at once. A launch is also accepted when `launch_outcome` is `accepted_waiting_for_owner`."
+          },
+          "launch_outcome": {
+            "$ref": "#/components/schemas/InvocationsLaunchOutcome"
           },
           "contract": {
             "oneOf": [
@@ -13133,6 +13654,44 @@ export const workflowDocument: OpenApiDocument = {
           }
         }
       },
+      "RunsLaunchResponse": {
+        "type": "object",
+        "required": [
+          "data",
+          "launch"
+        ],
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/InvocationsInvocation"
+          },
+          "launch": {
+            "type": "object",
+            "required": [
+              "outcome",
+              "blockers"
+            ],
+            "properties": {
+              "outcome": {
+                "type": "string",
+                "enum": [
+                  "accepted",
+                  "accepted_waiting_for_owner",
+                  "reconciling",
+                  "terminal"
+                ],
+                "description": "`accepted` / `accepted_waiting_for_owner`: this call launched the invocation (see `InvocationsLaunchOutcome`); `reconciling`: it was already launched and a reconcile is queued; `terminal`: it is terminal and nothing changed."
+              },
+              "blockers": {
+                "type": "array",
+                "description": "The `waits_for_owner` blockers the launch was accepted with (empty otherwise).",
+                "items": {
+                  "$ref": "#/components/schemas/InvocationsBlocker"
+                }
+              }
+            }
+          }
+        }
+      },
       "RunsStageState": {
         "type": "string",
         "enum": [
@@ -13141,9 +13700,11 @@ export const workflowDocument: OpenApiDocument = {
           "claimed",
           "blocked",
           "completed",
-          "skipped"
+          "skipped",
+          "failed",
+          "cancelled"
         ],
-        "description": "`pending` (not reached yet, or waiting for an owner), `assigned` (an owner has the handoff), `claimed` (the owner is working), `blocked` (the owner reported a blocker), `completed`, `skipped` (the run ended before the stage was reached)."
+        "description": "`pending` (not reached yet, or waiting for an owner), `assigned` (an owner has the handoff), `claimed` (the owner is working), `blocked` (the owner reported a blocker), `completed`, `skipped` (the run ended before the stage was reached), `failed` (its owner reported it failed beyond the template's retries, or it was open when the invocation failed), `cancelled` (it was open when the invocation was cancelled)."
       },
       "AgentStageAssignment": {
         "type": "object",
@@ -13207,7 +13768,7 @@ export const workflowDocument: OpenApiDocument = {
           },
           "intent": {
             "type": "string",
-            "description": "The invocation's intent, normalized (Unicode NFKC, lower case, whitespace collapsed)."
+            "description": "The invocation's intent exactly as the caller sent it."
           },
           "required_capabilities": {
             "type": "array",
@@ -13619,7 +14180,7 @@ export const workflowDocument: OpenApiDocument = {
     },
     {
       "name": "invocations",
-      "description": "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`), `failed` (the run failed; terminal) and `cancelled` (terminal). The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept) or `failed`. A new invocation is `received` with attention `none`; `launchInvocation` starts its run."
+      "description": "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`; launching again re-checks it), `failed` and `cancelled`. Terminal states are `completed`, `failed` and `cancelled`: nothing changes an invocation after it reached one. `cancelled` is reached by `cancelInvocation` from any non-terminal state, or by an approval `reject`; `failed` is reached only from `launching`, `running` or `waiting_for_artifact`, with a typed `failure` reason: `stage_failed` (an owner reported its stage failed more often than the template's `guardrails.stage_failure_retries` allows), `run_deadline_exceeded` (the run was not completed within the template's `guardrails.run_deadline_seconds` from launch) or `artifact_rejections_exceeded` (more published payloads were rejected than the template's `guardrails.artifact_rejections_allowed`). On `cancelled` and `failed` every open stage is closed (`cancelled`, or `failed` for the stage that failed; stages not reached are `skipped`), their owners are released (they no longer see the stage), the run ends and the `invocation.cancelled` / `invocation.failed` delivery event is recorded. The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept) or `failed`. A new invocation is `received` with attention `none`; `launchInvocation` starts its run."
     },
     {
       "name": "preflight",

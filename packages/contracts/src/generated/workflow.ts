@@ -398,11 +398,15 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The project's invocations, newest first, with filters and a cursor.
+         * @description Ordered by creation time, newest first (then by id). Filters combine (all must hold): `state` and `attention` (each repeatable: any of the values), `contract_id`, `template_key` (with optional `template_version`), `created_since` (created at or after) and `created_until` (created before). Pass `next_cursor` as `cursor` for the next page with the same filters; it is null on the last page. A cursor that cannot be read is 400 `cursor_invalid`. Each item is the invocation without its stages (read one invocation for its stages, current stage and latest handoff).
+         */
+        get: operations["listInvocations"];
         put?: never;
         /**
          * Invoke — persist one request under an idempotency key (or replay the original).
-         * @description `Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.
+         * @description `Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The intent is stored exactly as sent (returned as `intent` and given to the stages' owners as sent); for matching and the fingerprint the request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). Two requests that differ only in the intent's case or spacing are the same request for a key (the replay returns the intent first sent). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.
          */
         post: operations["createInvocation"];
         delete?: never;
@@ -450,7 +454,7 @@ export interface paths {
         put?: never;
         /**
          * Preflight — read-only launch readiness with typed blockers; creates nothing.
-         * @description Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, holding every capability the stage requires), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.
+         * @description Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.
          */
         post: operations["preflightIntent"];
         delete?: never;
@@ -475,7 +479,7 @@ export interface paths {
         put?: never;
         /**
          * Launch — start or reconcile the governed run of an invocation.
-         * @description Checks the route (a contract and template matched, the template complete, its artifact schema version registered and not deprecated); when it is not ready the launch is refused with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once; the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state; on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200. A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.
+         * @description Runs the same readiness check as preflight (route, template, artifact schema, roster of running agents, runtime readiness, infrastructure). A `refuses_launch` blocker refuses the launch with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once with `launch.outcome` `accepted`, or `accepted_waiting_for_owner` with the `waits_for_owner` blockers (also shown on the invocation until an owner is found); the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state (`launch.outcome` `reconciling`); on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200 (`launch.outcome` `terminal`). A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.
          */
         post: operations["launchInvocation"];
         delete?: never;
@@ -503,6 +507,31 @@ export interface paths {
          * @description Participants only (a key cannot approve its own launch), with the workspace role owner or admin (403 `approval_role_required` otherwise). Allowed while the invocation is `awaiting_approval`, else 409 `approval_not_pending`. `approve` starts the run's stages; `reject` ends the invocation as `cancelled`. Audited as `invocation.approved` / `invocation.rejected` with the participant and the comment.
          */
         post: operations["decideInvocationApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an invocation that is not terminal; its stages are closed and their owners released.
+         * @description Any non-terminal state (`received`, `blocked`, `launching`, `awaiting_approval`, `running`, `waiting_for_artifact`) becomes `cancelled` (attention `none`): open stages become `cancelled`, stages not reached `skipped`, their owners are released (the stage leaves their stage list and any action on it is 409 `stage_not_open`), the run ends, and the `invocation.cancelled` delivery event is recorded in the same transaction. The stages' hub handoffs are not closed: the hub has no service route to cancel a handoff yet (the handoff's reference names the cancelled stage). Cancelling a `cancelled` invocation again answers 200 with it unchanged; a `completed` or `failed` one is 409 `invocation_terminal`. `reason` (at most 500 characters, redacted) is kept in `cancellation`. Audited as `invocation.cancelled`.
+         */
+        post: operations["cancelInvocation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -648,6 +677,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agents/me/workflow-stages/{stageId}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report that the stage failed; retried by another owner or the invocation fails.
+         * @description The owner gives up on the stage with a (redacted) reason. While the stage has failed no more than the template's `guardrails.stage_failure_retries` times (default 0), it is released and assigned again to another running agent that can own it (the reporting agent is never chosen again for it; any later action of it on the stage is 409 `stage_reassigned`) and the answer shows it `pending`. Beyond that the stage becomes `failed`, the invocation `failed` with `failure.reason` `stage_failed` and attention `failed`, and `invocation.failed` is delivered. Audited as `stage.failed`.
+         */
+        post: operations["failWorkflowStage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents/me/workflow-stages/{stageId}/complete": {
         parameters: {
             query?: never;
@@ -784,8 +836,21 @@ export interface components {
             };
             guardrails: {
                 human_approval_required: boolean;
+                /** @description How often a stage its owner reported failed is assigned again before the invocation fails (`stage_failed`). Default 0: the first failure report fails the invocation. */
+                stage_failure_retries?: number;
+                /** @description The invocation fails (`run_deadline_exceeded`) when it is not completed this long after its launch. Absent: no deadline. */
+                run_deadline_seconds?: number;
+                /** @description How many published payloads may be rejected; one more fails the invocation (`artifact_rejections_exceeded`). Absent: no limit. */
+                artifact_rejections_allowed?: number;
             };
             stages?: components["schemas"]["ContractsTemplateStage"][];
+        };
+        /** @description The template's guardrails as stored; the failure limits appear only when set. */
+        ContractsGuardrailsView: {
+            human_approval_required: boolean;
+            stage_failure_retries?: number;
+            run_deadline_seconds?: number;
+            artifact_rejections_allowed?: number;
         };
         /** @description The contract's template as stored; `stages` is empty when the template runs its implicit stage. */
         ContractsTemplateView: {
@@ -796,9 +861,7 @@ export interface components {
                 name: string;
                 version: string;
             };
-            guardrails: {
-                human_approval_required: boolean;
-            };
+            guardrails: components["schemas"]["ContractsGuardrailsView"];
             stages: components["schemas"]["ContractsTemplateStage"][];
         };
         ContractsContract: {
@@ -893,9 +956,7 @@ export interface components {
                         name: string;
                         version: string;
                     };
-                    guardrails: {
-                        human_approval_required: boolean;
-                    };
+                    guardrails: components["schemas"]["ContractsGuardrailsView"];
                     stages: components["schemas"]["ContractsTemplateStage"][];
                 };
             } | null;
@@ -986,7 +1047,7 @@ export interface components {
             body: components["schemas"]["DeliveryEventBody"];
             attempt_log: components["schemas"]["DeliveryAttempt"][];
         };
-        /** @description The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published. */
+        /** @description The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published; `data.failure` is present in `invocation.failed` only. */
         DeliveryEventBody: {
             type: components["schemas"]["DeliveryEventType"];
             /**
@@ -1002,6 +1063,8 @@ export interface components {
                 attention: components["schemas"]["InvocationsAttention"];
                 attention_reason: string | null;
                 correlation_id: string | null;
+                /** @description Only in `invocation.failed`: the typed reason (`stage_failed`, `run_deadline_exceeded`, `artifact_rejections_exceeded`). */
+                failure?: components["schemas"]["InvocationsFailure"];
                 artifact: null | {
                     artifact_id: string;
                     schema_id: string;
@@ -1080,6 +1143,12 @@ export interface components {
         InvocationsInvocation: {
             invocation_id: string;
             project_id: string;
+            /** @description The intent exactly as the caller sent it (case, punctuation and spacing kept). */
+            intent: string;
+            /** @description The normalized intent used for matching and the fingerprint. */
+            intent_normalized: string;
+            failure: components["schemas"]["InvocationsFailure"];
+            cancellation: components["schemas"]["InvocationsCancellation"];
             state: components["schemas"]["InvocationsState"];
             attention: components["schemas"]["InvocationsAttention"];
             route: components["schemas"]["InvocationsRoute"];
@@ -1127,10 +1196,54 @@ export interface components {
                 comment: string | null;
             } | null;
         };
+        /** @description Why the invocation failed (null unless it is `failed`). */
+        InvocationsFailure: {
+            reason: components["schemas"]["InvocationsFailureReason"];
+            message: string;
+            /** @description The stage that failed (`stage_failed`), or the stage in progress at the deadline. */
+            stage_key: string | null;
+            /** Format: date-time */
+            failed_at: string;
+        } | null;
+        /**
+         * @description `stage_failed`: a stage's owner reported it failed more often than `guardrails.stage_failure_retries` allows; `run_deadline_exceeded`: not completed within `guardrails.run_deadline_seconds` of the launch; `artifact_rejections_exceeded`: more payloads were rejected than `guardrails.artifact_rejections_allowed`.
+         * @enum {string}
+         */
+        InvocationsFailureReason: "stage_failed" | "run_deadline_exceeded" | "artifact_rejections_exceeded";
+        /** @description Who cancelled the invocation, when and why (null unless it is `cancelled`). */
+        InvocationsCancellation: {
+            cancelled_by: {
+                /** @enum {string} */
+                kind: "api_key" | "participant";
+                id: string | null;
+            };
+            reason: string | null;
+            /** Format: date-time */
+            cancelled_at: string;
+        } | null;
+        /** @description An invocation in a list (its stages are read with `getInvocation`). */
+        InvocationsInvocationSummary: {
+            invocation_id: string;
+            project_id: string;
+            /** @description The intent exactly as sent. */
+            intent: string;
+            state: components["schemas"]["InvocationsState"];
+            attention: components["schemas"]["InvocationsAttention"];
+            attention_reason: string | null;
+            route: components["schemas"]["InvocationsRoute"];
+            correlation_id: string | null;
+            failure: components["schemas"]["InvocationsFailure"];
+            cancellation: components["schemas"]["InvocationsCancellation"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
         InvocationsInvocationResponse: {
             data: components["schemas"]["InvocationsInvocation"];
         };
         InvocationsBlocker: {
+            effect: components["schemas"]["InvocationsBlockerEffect"];
             /** @enum {string} */
             category: "classifier_template_configuration" | "roster_ownership" | "runtime_endpoints" | "spawn_policy" | "infrastructure_health";
             code: string;
@@ -1141,6 +1254,16 @@ export interface components {
             /** @description The runtime hosts concerned (runtime blockers). */
             runtime_instance_ids?: string[];
         };
+        /**
+         * @description What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers (none can occur yet) would refuse the launch.
+         * @enum {string}
+         */
+        InvocationsBlockerEffect: "refuses_launch" | "waits_for_owner";
+        /**
+         * @description What launching this intent now does; preflight and launch compute it with the same readiness check. `accepted`: no blocker, the run starts; `accepted_waiting_for_owner`: only `waits_for_owner` blockers, the launch is accepted and the run waits for an owner; `refused`: at least one `refuses_launch` blocker, launch answers 409 `launch_blocked` with the same blockers.
+         * @enum {string}
+         */
+        InvocationsLaunchOutcome: "accepted" | "accepted_waiting_for_owner" | "refused";
         InvocationsPreflightContract: {
             contract_id: string;
             name: string;
@@ -1162,7 +1285,9 @@ export interface components {
         InvocationsPreflight: {
             matched: boolean;
             route_ready: boolean;
+            /** @description True when there is no blocker at all (`launch_outcome` is `accepted`): the run would start and get its owners at once. A launch is also accepted when `launch_outcome` is `accepted_waiting_for_owner`. */
             can_launch: boolean;
+            launch_outcome: components["schemas"]["InvocationsLaunchOutcome"];
             contract: null | components["schemas"]["InvocationsPreflightContract"];
             template: null | components["schemas"]["InvocationsPreflightTemplate"];
             blockers: components["schemas"]["InvocationsBlocker"][];
@@ -1174,11 +1299,23 @@ export interface components {
             decision: "approve" | "reject";
             comment?: string;
         };
+        RunsLaunchResponse: {
+            data: components["schemas"]["InvocationsInvocation"];
+            launch: {
+                /**
+                 * @description `accepted` / `accepted_waiting_for_owner`: this call launched the invocation (see `InvocationsLaunchOutcome`); `reconciling`: it was already launched and a reconcile is queued; `terminal`: it is terminal and nothing changed.
+                 * @enum {string}
+                 */
+                outcome: "accepted" | "accepted_waiting_for_owner" | "reconciling" | "terminal";
+                /** @description The `waits_for_owner` blockers the launch was accepted with (empty otherwise). */
+                blockers: components["schemas"]["InvocationsBlocker"][];
+            };
+        };
         /**
-         * @description `pending` (not reached yet, or waiting for an owner), `assigned` (an owner has the handoff), `claimed` (the owner is working), `blocked` (the owner reported a blocker), `completed`, `skipped` (the run ended before the stage was reached).
+         * @description `pending` (not reached yet, or waiting for an owner), `assigned` (an owner has the handoff), `claimed` (the owner is working), `blocked` (the owner reported a blocker), `completed`, `skipped` (the run ended before the stage was reached), `failed` (its owner reported it failed beyond the template's retries, or it was open when the invocation failed), `cancelled` (it was open when the invocation was cancelled).
          * @enum {string}
          */
-        RunsStageState: "pending" | "assigned" | "claimed" | "blocked" | "completed" | "skipped";
+        RunsStageState: "pending" | "assigned" | "claimed" | "blocked" | "completed" | "skipped" | "failed" | "cancelled";
         AgentStageAssignment: {
             stage_id: string;
             invocation_id: string;
@@ -1193,7 +1330,7 @@ export interface components {
             is_final: boolean;
             state: components["schemas"]["RunsStageState"];
             handoff_id: string | null;
-            /** @description The invocation's intent, normalized (Unicode NFKC, lower case, whitespace collapsed). */
+            /** @description The invocation's intent exactly as the caller sent it. */
             intent: string;
             required_capabilities: string[];
             artifact_schema: {
@@ -2064,6 +2201,50 @@ export interface operations {
             409: components["responses"]["Problem"];
         };
     };
+    listInvocations: {
+        parameters: {
+            query?: {
+                state?: components["schemas"]["InvocationsState"][];
+                attention?: components["schemas"]["InvocationsAttention"][];
+                contract_id?: string;
+                template_key?: string;
+                template_version?: string;
+                /** @description Created at or after. */
+                created_since?: string;
+                /** @description Created before. */
+                created_until?: string;
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of invocations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["InvocationsInvocationSummary"][];
+                        /** @description Pass as `cursor` for the next page; null when this is the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
     createInvocation: {
         parameters: {
             query?: never;
@@ -2203,7 +2384,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                    "application/json": components["schemas"]["RunsLaunchResponse"];
                 };
             };
             /** @description The launch is accepted (or the run is being reconciled); poll the invocation. */
@@ -2212,7 +2393,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                    "application/json": components["schemas"]["RunsLaunchResponse"];
                 };
             };
             400: components["responses"]["Problem"];
@@ -2249,6 +2430,42 @@ export interface operations {
         };
         responses: {
             /** @description The invocation after the decision. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    cancelInvocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The cancelled invocation. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2496,6 +2713,32 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    failWorkflowStage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stage id (`stg_…`). */
+                stageId: components["parameters"]["RunsStageId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["AgentStageResponse"];
             400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];

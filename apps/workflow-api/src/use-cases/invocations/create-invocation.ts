@@ -127,6 +127,8 @@ export async function createInvocation(
   input: CreateInvocationInput,
 ): Promise<CreateInvocationResult> {
   assertStorableText(input.body);
+  // The intent is kept exactly as sent (`intent`); matching, the stored request and the fingerprint use the
+  // normalized form, so a retry differing only in case or spacing replays.
   const request = normalizeInvocationRequest(input.body);
   // The SDK computes the same fingerprint from the same body (`invocationFingerprint` of @svc/contracts).
   const fingerprint = invocationFingerprint(input.body);
@@ -145,10 +147,11 @@ export async function createInvocation(
     const inserted = await deps.db.$queryRaw<{ id: string }[]>`
       WITH ins AS (
         INSERT INTO invocations (id, workspace_id, project_id, idempotency_key, fingerprint, correlation_id,
-          request, contract_id, template_key, template_version, route, state, attention, created_by_kind,
+          request, intent, contract_id, template_key, template_version, route, state, attention, created_by_kind,
           created_by_id, created_at, updated_at, key_expires_at)
         VALUES (${id}, ${project.workspace.id}, ${project.id}, ${input.idempotencyKey}, ${fingerprint},
-          ${input.correlationId}, ${JSON.stringify(request)}::jsonb, ${route.contract_id},
+          ${input.correlationId}, ${JSON.stringify(request)}::jsonb, ${input.body.intent},
+          ${route.contract_id},
           ${route.template_key}, ${route.template_version}, ${JSON.stringify(route)}::jsonb, 'received',
           'none', ${who.kind}, ${who.id}, ${nowIso}::timestamptz, ${nowIso}::timestamptz,
           ${keyExpiresAt.toISOString()}::timestamptz)
@@ -183,6 +186,7 @@ export async function createInvocation(
           fingerprint,
           correlationId: input.correlationId,
           request: request as never,
+          intent: input.body.intent,
           contractId: route.contract_id,
           templateKey: route.template_key,
           templateVersion: route.template_version,
@@ -203,6 +207,9 @@ export async function createInvocation(
           approvalComment: null,
           launchedAt: null,
           completedAt: null,
+          failure: null,
+          cancellation: null,
+          deadlineAt: null,
         },
       };
     }

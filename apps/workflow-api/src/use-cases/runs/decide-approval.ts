@@ -70,7 +70,16 @@ export async function decideApproval(
         state: approved ? 'launching' : 'cancelled',
         attention: 'none',
         attentionReason: approved ? null : `Rejected by participant ${actor.participantId}.`,
-        ...(approved ? {} : { completedAt: now }),
+        ...(approved
+          ? {}
+          : {
+              completedAt: now,
+              cancellation: {
+                cancelled_by: { kind: 'participant', id: actor.participantId },
+                reason: input.comment ?? 'Rejected at approval.',
+                cancelled_at: now.toISOString(),
+              },
+            }),
       },
     });
     if (approved) jobs.push(await writeOutbox(tx, invocationId, 'approval'));

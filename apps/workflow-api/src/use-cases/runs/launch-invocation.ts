@@ -1,10 +1,12 @@
 import type { Actor } from '@svc/auth';
+import type { WorkflowApi } from '@svc/contracts';
 import { AppError } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
 import { lockInvocation } from '../../data/invocations.locks';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import { assessLaunchReadiness } from '../../data/launch.readiness';
+import type { LaunchReadiness } from '../../data/launch.readiness';
 import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
-import { templateReadiness } from '../../data/route.readiness';
 import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
@@ -13,26 +15,36 @@ import { invocationNotFound } from '../../domain/errors';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import { isTerminal } from '../../domain/invocation-states';
 import type { ReconcileJob } from '../../domain/reconcile-queue';
+import type { Invocation } from '../../generated/prisma/client';
+
+export type LaunchReport = WorkflowApi.components['schemas']['RunsLaunchResponse']['launch'];
 
 export interface LaunchResult extends InvocationView {
   /** true: the launch was accepted or a reconcile queued (202); false: terminal, nothing changed (200). */
   accepted: boolean;
+  launch: LaunchReport;
 }
 
-const NO_MATCH: Blocker = {
-  category: 'classifier_template_configuration',
-  code: 'no_contract_matched',
-  message:
-    'No project contract matched this invocation, so it has no governed route; a project invocation launches only with an explicit contract and template match.',
-  recommended_action:
-    'Create or fix a contract whose classifier matches the intent (or pin one with workflow_contract_id), then invoke again with a new Idempotency-Key.',
-};
+const launchable = (state: string) => state === 'received' || state === 'blocked';
+
+/** The shared readiness check for an invocation's stored route (outside any transaction: it asks the hub). */
+async function readinessOf(deps: WorkflowDeps, invocation: Invocation): Promise<LaunchReadiness> {
+  const route = (invocation.route ?? {}) as Partial<InvocationRoute>;
+  const template = route.matched ? await loadInvocationTemplate(deps.db, invocation) : null;
+  return assessLaunchReadiness(deps, invocation.projectId, {
+    matched: route.matched === true,
+    contractId: invocation.contractId,
+    template,
+  });
+}
 
 /**
- * Launch: a `received` (or `blocked`) invocation whose route is ready becomes `launching` with an outbox row in
- * the same transaction; the job enqueued after the commit starts the run. A launched invocation gets a reconcile
- * (at most one pending at a time); a terminal one is left alone. A route that is not ready is refused with
- * typed blockers (409 `launch_blocked`) and the invocation shows them (`blocked`).
+ * Launch: runs the readiness check preflight reports ({@link assessLaunchReadiness}) and acts on its outcome.
+ * `refused` (a `refuses_launch` blocker): 409 `launch_blocked`, the invocation `blocked`. `accepted` or
+ * `accepted_waiting_for_owner`: a `received` (or `blocked`) invocation becomes `launching` with an outbox row in
+ * the same transaction; the job enqueued after the commit starts the run, which waits for an owner when none
+ * can take the stage yet (the blockers are shown on the invocation meanwhile). A launched invocation gets a
+ * reconcile (at most one pending at a time); a terminal one is left alone.
  */
 export async function launchInvocation(
   deps: WorkflowDeps,
@@ -41,31 +53,31 @@ export async function launchInvocation(
   invocationId: string,
   requestId?: string,
 ): Promise<LaunchResult> {
+  const peek = await deps.db.invocation.findFirst({ where: { id: invocationId, projectId: project.id } });
+  if (!peek) throw invocationNotFound(invocationId);
+  // The hub is asked before the transaction, so no row lock or pooled connection waits on it.
+  const readiness = launchable(peek.state) ? await readinessOf(deps, peek) : null;
+
   const jobs: ReconcileJob[] = [];
   const outcome = await deps.db.$transaction(
     async (tx) => {
       const invocation = await lockInvocation(tx, invocationId);
       if (!invocation || invocation.projectId !== project.id) throw invocationNotFound(invocationId);
-      if (isTerminal(invocation.state)) return { invocation, accepted: false, blockers: null };
-      if (invocation.state !== 'received' && invocation.state !== 'blocked') {
+      if (isTerminal(invocation.state)) {
+        return { invocation, accepted: false, refused: null, launch: { outcome: 'terminal', blockers: [] } };
+      }
+      if (!launchable(invocation.state) || !readiness) {
         const pending = await tx.outboxEntry.count({ where: { invocationId, processedAt: null } });
         if (pending === 0) jobs.push(await writeOutbox(tx, invocationId, 'launch'));
-        return { invocation, accepted: true, blockers: null };
+        return {
+          invocation,
+          accepted: true,
+          refused: null,
+          launch: { outcome: 'reconciling', blockers: [] },
+        };
       }
-      const route = (invocation.route ?? {}) as Partial<InvocationRoute>;
-      let blockers: Blocker[];
-      let approvalRequired = false;
-      if (!route.matched) {
-        blockers = [NO_MATCH];
-      } else {
-        const template = await loadInvocationTemplate(tx, invocation);
-        // Inside the transaction's own connection: a second pool connection per launch could exhaust the pool.
-        const readiness = await templateReadiness(tx, project.id, template, invocation.contractId ?? '');
-        blockers = readiness.blockers;
-        approvalRequired = template?.definition.guardrails.human_approval_required === true;
-      }
-      const now = deps.now();
-      if (blockers.length > 0) {
+      const { blockers } = readiness;
+      if (readiness.outcome === 'refused') {
         const updated = await tx.invocation.update({
           where: { id: invocationId },
           data: {
@@ -88,17 +100,24 @@ export async function launchInvocation(
           },
           tx,
         );
-        return { invocation: updated, accepted: false, blockers };
+        return { invocation: updated, accepted: false, refused: blockers, launch: null };
       }
+      const template = await loadInvocationTemplate(tx, invocation);
+      const approvalRequired = template?.definition.guardrails.human_approval_required === true;
+      const launchedAt = invocation.launchedAt ?? deps.now();
+      const deadlineSeconds = template?.definition.guardrails.run_deadline_seconds;
       const updated = await tx.invocation.update({
         where: { id: invocationId },
         data: {
           state: 'launching',
           attention: 'none',
           attentionReason: null,
-          blockers: [],
+          // Waiting for an owner: the blockers stay visible until the engine assigns the stage.
+          blockers: blockers as never,
           approvalRequired,
-          launchedAt: invocation.launchedAt ?? now,
+          launchedAt,
+          deadlineAt:
+            deadlineSeconds === undefined ? null : new Date(launchedAt.getTime() + deadlineSeconds * 1000),
         },
       });
       jobs.push(await writeOutbox(tx, invocationId, 'launch'));
@@ -110,27 +129,35 @@ export async function launchInvocation(
           action: 'invocation.launch_requested',
           targetType: 'invocation',
           targetId: invocationId,
-          data: { approval_required: approvalRequired },
+          data: {
+            approval_required: approvalRequired,
+            outcome: readiness.outcome,
+            codes: blockers.map((b) => b.code),
+          },
           requestId,
         },
         tx,
       );
-      return { invocation: updated, accepted: true, blockers: null };
+      const launch: LaunchReport = { outcome: readiness.outcome, blockers };
+      return { invocation: updated, accepted: true, refused: null, launch };
     },
     { timeout: 15_000, maxWait: 10_000 },
   );
-  if (outcome.blockers) {
-    throw new AppError({
-      status: 409,
-      code: 'launch_blocked',
-      detail: `The invocation cannot launch: ${outcome.blockers.map((b) => b.code).join(', ')}.`,
-      extra: { blockers: outcome.blockers, invocation_id: invocationId },
-    });
-  }
+  if (outcome.refused) throw launchBlocked(invocationId, outcome.refused);
   await dispatchOutbox(deps.db, deps.queue, jobs);
   return {
     invocation: outcome.invocation,
     details: await loadRunDetails(deps.db, outcome.invocation.id),
     accepted: outcome.accepted,
+    launch: outcome.launch as LaunchReport,
   };
+}
+
+function launchBlocked(invocationId: string, blockers: Blocker[]): AppError {
+  return new AppError({
+    status: 409,
+    code: 'launch_blocked',
+    detail: `The invocation cannot launch: ${blockers.map((b) => b.code).join(', ')}.`,
+    extra: { blockers, invocation_id: invocationId, launch_outcome: 'refused' },
+  });
 }

@@ -5,6 +5,7 @@ import { AppError, canonicalHash, conflict, newId, redactValue } from '@svc/serv
 import type { ProjectRef } from '../../auth/project-directory';
 import { findArtifactSchema } from '../../data/artifact-schemas.lookups';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
+import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import type { Tx } from '../../db';
@@ -13,6 +14,7 @@ import { checkPayload } from '../../domain/artifact-schema-rules';
 import type { ArtifactValidatorCache, PayloadError } from '../../domain/artifact-schema-rules';
 import type { DeliveryJob } from '../../domain/delivery-queue';
 import { invocationNotFound } from '../../domain/errors';
+import { failureOf, isFailable, rejectionsExceeded } from '../../domain/invocation-ending';
 import type { RouteTemplate } from '../../domain/template-definition';
 import type { Artifact, ArtifactSchema, Invocation, WorkflowRun } from '../../generated/prisma/client';
 
@@ -137,6 +139,22 @@ async function recordRejection(p: Publication, errors: PayloadError[]): Promise<
   p.deliveryJobs.push(
     ...(await recordDeliveryEvent(p.tx, flagged, 'invocation.artifact_rejected', null, p.now)),
   );
+  const allowed = p.template.definition.guardrails.artifact_rejections_allowed;
+  if (allowed !== undefined && isFailable(flagged.state)) {
+    const rejections = await p.tx.artifactRejection.count({ where: { invocationId: p.invocation.id } });
+    if (rejectionsExceeded(rejections, allowed)) {
+      const ended = await endInvocation(
+        p.deps,
+        p.tx,
+        flagged,
+        { state: 'failed', failure: failureOf('artifact_rejections_exceeded', p.now, { allowed }) },
+        { kind: 'service', service: 'workflow-engine' },
+        p.now,
+        p.requestId,
+      );
+      p.deliveryJobs.push(...ended.deliveryJobs);
+    }
+  }
   return { kind: 'rejected', evidenceId, errors, schema };
 }
 

@@ -1,12 +1,14 @@
 import { newId, withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
+import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
-import { noStageOwnerBlocker, runHubUnreachable } from '../../domain/blockers';
+import { eligibleOwners, noStageOwnerBlocker, runHubUnreachable, withEffect } from '../../domain/blockers';
 import type { Blocker } from '../../domain/blockers';
 import type { DeliveryJob } from '../../domain/delivery-queue';
+import { failureOf, isFailable } from '../../domain/invocation-ending';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
 import type { Invocation, RunStage } from '../../generated/prisma/client';
 
@@ -71,12 +73,12 @@ async function startRun(ctx: Ctx): Promise<boolean> {
       attention: 'blocked',
       attentionReason: 'The pinned template no longer exists.',
       blockers: [
-        {
+        withEffect({
           category: 'classifier_template_configuration',
           code: 'template_not_found',
           message: 'The template this invocation pinned could not be found.',
           recommended_action: 'Invoke again with a contract whose template exists.',
-        },
+        }),
       ],
     });
     return false;
@@ -127,13 +129,7 @@ async function candidates(ctx: Ctx, stage: RunStage, exclude: string[]): Promise
     ctx.deps.logger.warn({ err: error, invocation_id: ctx.invocation.id }, 'roster read failed');
   }
   if (!roster) return null;
-  const running = roster.filter(
-    (agent) =>
-      agent.running &&
-      agent.status !== 'offline' &&
-      !exclude.includes(agent.agent_id) &&
-      needed.every((c) => agent.capabilities.includes(c)),
-  );
+  const running = eligibleOwners(roster, needed, exclude);
   if (running.length === 0) return [];
   const load = await ctx.tx.runStage.groupBy({
     by: ['ownerAgentId'],
@@ -324,6 +320,35 @@ async function advanceRun(ctx: Ctx): Promise<void> {
   });
 }
 
+/** A launched run past the template's deadline ends `failed` (`run_deadline_exceeded`); true when it did. */
+async function failPastDeadline(ctx: Ctx): Promise<boolean> {
+  const { invocation } = ctx;
+  if (!invocation.deadlineAt || invocation.deadlineAt.getTime() > ctx.now.getTime()) return false;
+  if (!isFailable(invocation.state)) return false;
+  const inProgress = await ctx.tx.runStage.findFirst({
+    where: { invocationId: invocation.id, state: { notIn: ['completed', 'skipped'] } },
+    orderBy: { position: 'asc' },
+  });
+  const launchedAt = invocation.launchedAt ?? invocation.createdAt;
+  const ended = await endInvocation(
+    ctx.deps,
+    ctx.tx,
+    invocation,
+    {
+      state: 'failed',
+      failure: failureOf('run_deadline_exceeded', ctx.now, {
+        stageKey: inProgress?.key ?? null,
+        deadlineSeconds: Math.round((invocation.deadlineAt.getTime() - launchedAt.getTime()) / 1000),
+      }),
+    },
+    { kind: 'service', service: 'workflow-engine' },
+    ctx.now,
+  );
+  ctx.invocation = ended.invocation;
+  ctx.deliveryJobs.push(...ended.deliveryJobs);
+  return true;
+}
+
 /**
  * Brings one invocation's run up to date with what is stored: idempotent, so running it twice (a re-enqueued
  * job, two workers) changes nothing the second time. Holds the invocation row lock for its whole transaction,
@@ -358,7 +383,9 @@ async function reconcileInTransaction(deps: WorkflowDeps, invocationId: string):
       });
       const ctx: Ctx = { deps, tx, invocation, now: deps.now(), assignedAgents: [], deliveryJobs: [] };
       if (!TERMINAL_STATES.includes(invocation.state as never)) {
-        if (ctx.invocation.state === 'launching') {
+        if (await failPastDeadline(ctx)) {
+          // ended `failed`: nothing else to do
+        } else if (ctx.invocation.state === 'launching') {
           if (ctx.invocation.approvalRequired && ctx.invocation.approvalDecision === null) {
             await update(ctx, {
               state: 'awaiting_approval',

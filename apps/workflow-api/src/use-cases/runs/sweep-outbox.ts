@@ -12,7 +12,10 @@ const OUTBOX_RETENTION_MS = 24 * 60 * 60 * 1000;
 export interface SweepResult {
   /** Outbox rows whose job was lost (Redis flushed, enqueue failed, worker died) and were enqueued again. */
   requeued: number;
-  /** Launching or running invocations nobody touched for a while, reconciled again (owners, stalls). */
+  /**
+   * Launching or running invocations nobody touched for a while, reconciled again (owners, stalls), and
+   * launched ones past their run deadline (the reconcile fails them).
+   */
   rechecked: number;
   /** Pending deliveries whose next attempt was overdue (their job lost), enqueued again. */
   deliveries: number;
@@ -40,7 +43,8 @@ export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
   const cut = new Date(now - deps.engine.recheckMs);
   const idle = await deps.db.$queryRaw<{ id: string }[]>`
     SELECT i.id FROM invocations i
-    WHERE i.state IN ('launching', 'running') AND i.updated_at < ${cut}
+    WHERE ((i.state IN ('launching', 'running') AND i.updated_at < ${cut})
+        OR (i.deadline_at < ${new Date(now)} AND i.state IN ('launching', 'running', 'waiting_for_artifact')))
       AND NOT EXISTS (
         SELECT 1 FROM workflow_outbox o
         WHERE o.invocation_id = i.id AND (o.processed_at IS NULL OR o.created_at >= ${cut}))

@@ -1,0 +1,119 @@
+import type { WorkflowDeps } from '../deps';
+import { eligibleOwners, launchOutcomeOf, withEffect } from '../domain/blockers';
+import type { Blocker, LaunchOutcome } from '../domain/blockers';
+import type { RouteTemplate } from '../domain/template-definition';
+import { templateReadiness } from './route.readiness';
+
+const HUB_TIMEOUT_MS = 5_000;
+
+const hubUnreachable = (what: string): Blocker =>
+  withEffect({
+    category: 'infrastructure_health',
+    code: 'hub_unreachable',
+    message: `The hub could not be asked for the project's ${what}, so launch readiness is unknown.`,
+    recommended_action:
+      'Check that the hub is running and reachable from the Workflow API; a launch is accepted and its run waits until the hub answers.',
+  });
+
+const NO_MATCH: Blocker = withEffect({
+  category: 'classifier_template_configuration',
+  code: 'no_contract_matched',
+  message: 'No active workflow contract of the project matches this intent.',
+  recommended_action:
+    'Create a contract whose classifier matches the intent (or an explicit universal fallback), or pin one with workflow_contract_id, then invoke again with a new Idempotency-Key.',
+});
+
+async function rosterBlockers(deps: WorkflowDeps, projectId: string, template: RouteTemplate) {
+  let roster;
+  try {
+    const res = await deps.hub.GET('/internal/v1/projects/{projectId}/roster', {
+      params: { path: { projectId } },
+      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
+    });
+    roster = res.data?.data;
+  } catch {
+    roster = undefined;
+  }
+  if (!roster) return [hubUnreachable('roster')];
+  const blockers: Blocker[] = [];
+  for (const stage of template.definition.stages) {
+    const needed = [...new Set(stage.required_capabilities)].sort();
+    if (eligibleOwners(roster, needed).length > 0) continue;
+    const what = needed.length > 0 ? `capabilities ${needed.join(', ')}` : 'any capabilities';
+    blockers.push(
+      withEffect({
+        category: 'roster_ownership',
+        code: 'no_stage_owner',
+        stage_key: stage.key,
+        message: `No running agent on the project's roster can own stage '${stage.key}' (it needs ${what}).`,
+        recommended_action: `Start an agent with ${what} on a team assigned to the project (or registered for it); a launched run waits for it.`,
+      }),
+    );
+  }
+  return blockers;
+}
+
+async function runtimeBlockers(deps: WorkflowDeps, projectId: string): Promise<Blocker[]> {
+  let readiness;
+  try {
+    const res = await deps.hub.GET('/internal/v1/projects/{projectId}/runtime-readiness', {
+      params: { path: { projectId } },
+      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
+    });
+    readiness = res.data?.data;
+  } catch {
+    readiness = undefined;
+  }
+  if (!readiness) return [hubUnreachable('runtime readiness')];
+  if (readiness.ready) return [];
+  return readiness.blockers.map((b) =>
+    withEffect({
+      category: 'runtime_endpoints' as const,
+      code: b.code,
+      message: b.message,
+      recommended_action: b.recommended_action,
+      runtime_instance_ids: b.runtime_instance_ids,
+    }),
+  );
+}
+
+export interface LaunchReadiness {
+  /** A contract matched, its template is complete and its artifact schema version is usable. */
+  routeReady: boolean;
+  blockers: Blocker[];
+  outcome: LaunchOutcome;
+}
+
+/**
+ * THE launch readiness check: preflight reports it, launch acts on it. Configuration of the route (match,
+ * template, artifact schema) first; when a template is known, the roster (running agents only, the engine's
+ * own ownership rule) and the hub's runtime readiness. Spawn policy: none can be configured yet, so it never
+ * blocks. The outcome follows from the blockers' effects ({@link launchOutcomeOf}).
+ */
+export async function assessLaunchReadiness(
+  deps: WorkflowDeps,
+  projectId: string,
+  route: { matched: boolean; contractId: string | null; template: RouteTemplate | null },
+): Promise<LaunchReadiness> {
+  const blockers: Blocker[] = [];
+  let routeReady = false;
+  if (!route.matched) {
+    blockers.push(NO_MATCH);
+  } else {
+    const readiness = await templateReadiness(deps.db, projectId, route.template, route.contractId ?? '');
+    routeReady = readiness.routeReady;
+    blockers.push(...readiness.blockers.map(withEffect));
+  }
+  if (route.matched && route.template) {
+    const [roster, runtime] = await Promise.all([
+      rosterBlockers(deps, projectId, route.template),
+      runtimeBlockers(deps, projectId),
+    ]);
+    // Both reads failing is one infrastructure problem, reported once.
+    const runtimeOnly = roster.some((b) => b.code === 'hub_unreachable')
+      ? runtime.filter((b) => b.code !== 'hub_unreachable')
+      : runtime;
+    blockers.push(...roster, ...runtimeOnly);
+  }
+  return { routeReady, blockers, outcome: launchOutcomeOf(blockers) };
+}
