@@ -368,10 +368,12 @@ describe('svc runtime up', () => {
     );
     expect(fs.existsSync(path.join(home78, 'stale-model'))).toBe(false);
     expect(fs.existsSync(path.join(neighbour, 'auth.json'))).toBe(true);
-    const log = fs.readFileSync(agentLogFile(paths.state_dir, 'stale'), 'utf8');
+    const log = await until('the restarted agent writes its first line', async () => {
+      const text = fs.readFileSync(agentLogFile(paths.state_dir, 'stale'), 'utf8');
+      return text.includes('started with a clean runtime home') ? text : undefined;
+    });
     expect(log).toContain('ProviderModelNotFoundError');
     expect(log).toMatch(/exit 78 \(ProviderModelNotFoundError\): cleared its runtime home/);
-    expect(log).toContain('started with a clean runtime home');
     expect(isAlive(recovered.pid!)).toBe(true);
 
     // A restart with a replaced environment (as after a fresh hub start) starts a new process.

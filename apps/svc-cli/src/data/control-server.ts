@@ -154,10 +154,11 @@ export async function startControlServer(options: {
       const spec = check<SupervisedAgentSpec>(v.spec, await readJson(req, true), 'body');
       return send(res, 201, { data: await supervisor.supervise(spec) });
     }
-    const name = check<string>(v.name, parts[1], 'path/name');
+    const name = parts[1]!;
     if (parts.length === 3) {
       if (parts[2] !== 'restart') throw new Problem(404, 'not_found', `no route ${url.pathname}`);
       if (method !== 'POST') throw notAllowed();
+      check<string>(v.name, name, 'path/name');
       const body = check<{ env?: Record<string, string> } | undefined>(
         v.restart,
         (await readJson(req, false)) ?? {},
@@ -165,6 +166,7 @@ export async function startControlServer(options: {
       );
       return send(res, 200, { data: await supervisor.restart(name, body?.env) });
     }
+    // No supervised agent can have a name outside the contract's pattern: those are simply not found.
     if (method === 'GET') return send(res, 200, { data: supervisor.get(name) });
     if (method === 'DELETE') return send(res, 200, { data: await supervisor.stop(name) });
     throw notAllowed();

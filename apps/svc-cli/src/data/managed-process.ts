@@ -59,6 +59,8 @@ export class ManagedProcess {
   private timer: NodeJS.Timeout | undefined;
   private exitWaiters: Array<() => void> = [];
   private spawnedAt = 0;
+  /** Bumped by every stop(), so a start already under way does not spawn after it. */
+  private generation = 0;
 
   constructor(private options: ManagedProcessOptions) {}
 
@@ -78,8 +80,14 @@ export class ManagedProcess {
   /** Spawns the process; resolves once it runs, rejects when it cannot be spawned (e.g. no such command). */
   async start(): Promise<void> {
     this.clearTimer();
+    const generation = this.generation;
     this.state = 'starting';
     const fd = await openLog(this.options.logFile);
+    if (generation !== this.generation) {
+      // stop() was called while the log was being opened: stay stopped.
+      closeSync(fd);
+      return;
+    }
     const [command, ...args] = this.options.argv;
     let child: ChildProcess;
     try {
@@ -206,6 +214,7 @@ export class ManagedProcess {
   /** Stops the process (SIGTERM to its group, SIGKILL after `graceMs`) and keeps it stopped. */
   async stop(graceMs: number): Promise<void> {
     this.clearTimer();
+    this.generation += 1;
     if (!this.child) {
       this.state = 'stopped';
       return;
