@@ -211,6 +211,7 @@ describe('with svc runtime up', () => {
     );
     await expectRefused(['--name', 'alpha', '--workdir', '/var/tmp/outside'], 'workdir_outside_root');
     await expectRefused(['--name', 'alpha'], 'project_or_workdir_required', {}, 2);
+    await expectRefused(['--name', 'nomodel', '--project', 'DS'], 'model_required', {}, 2);
     await expectRefused(
       ['--name', 'alpha', '--worker', '--project', 'DS'],
       'worker_requires_project_and_team',
@@ -344,7 +345,7 @@ describe('with svc runtime up', () => {
 
   it('when --serve-port is the port of another agent, then start is refused with serve_port_taken', async () => {
     await expectRefused(
-      ['--name', 'beta', '--project', 'DS', '--serve-port', String(alphaPort)],
+      ['--name', 'beta', '--project', 'DS', '--model', 'local/echo', '--serve-port', String(alphaPort)],
       'serve_port_taken',
     );
   });

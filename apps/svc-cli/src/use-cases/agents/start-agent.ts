@@ -186,6 +186,16 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
     );
   }
 
+  // The hub starts an agent only with a catalog model: refuse here rather than after registering it.
+  const model = flags.model ?? existing?.model ?? undefined;
+  if (!model) {
+    throw usageError(
+      'model_required',
+      `agent "${name}" has no model`,
+      'pass --model <provider/model>, an exact identifier of the catalog',
+    );
+  }
+
   // One serve port per agent: not another agent's at the hub or in the supervisor, and bindable here.
   let servePort: number | null = null;
   if (serving) {
@@ -201,7 +211,6 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
     servePort = await chooseServePort({ requested: flags.servePort, taken, preferred: existing?.serve_port });
   }
 
-  // (The runtime adds AGENT_CONSOLE_PROXY_KEY, derived from the host's console secret, for a serving agent.)
   // The agent's working directory exists and is owner-only before anything is written at the hub.
   const workdir = existing?.workdir ?? flags.workdir ?? path.join(workdirRoot, name);
   try {
@@ -220,16 +229,8 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
   if (recovering) await fs.rm(runtimeHome, { recursive: true, force: true });
   await ensureOwnerOnlyDir(runtimeHome);
 
-  const model = flags.model ?? existing?.model ?? undefined;
   let materialized: MaterializedProviderAuth | undefined;
   if (flags.serverLocalProviderAuth) {
-    if (!model) {
-      throw usageError(
-        'model_required',
-        'server-local provider auth needs the agent model',
-        'pass --model <provider/model>',
-      );
-    }
     materialized = await materializeProviderAuth({
       stateDir,
       agentName: name,
@@ -240,12 +241,10 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
   }
 
   // First hub write: register a new agent.
-  let agent: HubAgent;
   const registered = existing === undefined;
-  if (existing) {
-    agent = existing;
-  } else {
-    agent = unwrap(
+  const agent: HubAgent =
+    existing ??
+    unwrap(
       await hub.POST('/api/v1/workspaces/{workspace}/agents', {
         params: { path: { workspace } },
         body: {
@@ -255,17 +254,15 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
           ...(flags.project !== undefined ? { project_code: flags.project } : { workdir }),
           ...(flags.teamId !== undefined ? { team_id: flags.teamId } : {}),
           ...(flags.worker ? { worker: true } : {}),
-          ...(model !== undefined ? { model } : {}),
+          model,
           ...(servePort !== null ? { serve_port: servePort } : {}),
         },
       }),
     );
-  }
   if (recovering && ['online', 'idle', 'busy'].includes(agent.status)) {
     unwrap(await hub.POST('/api/v1/agents/{agentId}/stop', { params: { path: { agentId: agent.id } } }));
   }
-  const countedBefore = countsOnNetworks(agent);
-  const runningBefore = host.running_agents - (countedBefore ? 1 : 0);
+  const runningBefore = host.running_agents - (countsOnNetworks(agent) ? 1 : 0);
 
   // The one runtime credential issuance of this start.
   let started;
