@@ -147,33 +147,76 @@ describe('svc CLI package: oclif manifest', () => {
 describe('svc CLI package: cold start', () => {
   jest.setTimeout(60_000);
 
-  it.each([['--version'], ['--help']])(
-    'when `svc %s` runs, then neither the base command nor the hub contracts are loaded',
-    async (flag) => {
-      const work = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-modules-'));
-      try {
-        const loaded = path.join(work, 'loaded.json');
-        const preload = path.join(work, 'record-modules.cjs');
-        fs.writeFileSync(
-          preload,
-          `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(loaded)}, ` +
-            'JSON.stringify(Object.keys(require.cache))));\n',
-        );
-        const env: NodeJS.ProcessEnv = { ...process.env, HOME: work, NO_COLOR: '1' };
-        delete env.SVC_CONFIG_DIR;
-        const result = await run(process.execPath, ['--require', preload, bin, flag], { env, cwd: work });
-        expect(result).toMatchObject({ code: 0 });
-        const modules = JSON.parse(fs.readFileSync(loaded, 'utf8')) as string[];
-        expect(modules.some((file) => file.endsWith(`${path.sep}dist${path.sep}main.js`))).toBe(true);
-        const heavy = modules.filter((file) =>
-          /base-command|[/\\]dist[/\\]commands[/\\]|[/\\]contracts[/\\]|openapi-fetch|ajv/.test(file),
-        );
-        expect(heavy).toEqual([]);
-      } finally {
-        fs.rmSync(work, { recursive: true, force: true });
-      }
-    },
-  );
+  /** Runs `node bin/run.js <args>` and returns its result with the files of every module it loaded. */
+  async function runRecordingModules(args: string[]): Promise<Run & { modules: string[] }> {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-modules-'));
+    try {
+      const loaded = path.join(work, 'loaded.json');
+      const preload = path.join(work, 'record-modules.cjs');
+      fs.writeFileSync(
+        preload,
+        `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(loaded)}, ` +
+          'JSON.stringify(Object.keys(require.cache))));\n',
+      );
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: work, NO_COLOR: '1' };
+      delete env.SVC_CONFIG_DIR;
+      const result = await run(process.execPath, ['--require', preload, bin, ...args], { env, cwd: work });
+      const modules = fs.existsSync(loaded) ? (JSON.parse(fs.readFileSync(loaded, 'utf8')) as string[]) : [];
+      return { ...result, modules };
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  }
+
+  it('when `svc --version` runs, then it prints what oclif would print without loading oclif', async () => {
+    const result = await runRecordingModules(['--version']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    // What oclif prints for --version: its Config#userAgent, read in a separate Node process.
+    const oclif = await run(
+      process.execPath,
+      [
+        '-e',
+        "require('@oclif/core').Config.load(process.cwd()).then((c) => process.stdout.write(c.userAgent))",
+      ],
+      { env: process.env, cwd: appDir },
+    );
+    expect(oclif).toMatchObject({ code: 0 });
+    expect(oclif.stdout).toMatch(/^@svc\/cli\/\S+ \S+-\S+ node-v\S+$/);
+    expect(result.stdout).toBe(`${oclif.stdout}\n`);
+    expect(result.modules.filter((file) => /@oclif|[/\\]dist[/\\]/.test(file))).toEqual([]);
+  });
+
+  it('when `svc --help` runs, then neither the base command, a command nor the hub contracts are loaded', async () => {
+    const result = await runRecordingModules(['--help']);
+    expect(result).toMatchObject({ code: 0 });
+    expect(result.stdout).toContain('USAGE');
+    expect(result.modules.some((file) => file.endsWith(`${path.sep}dist${path.sep}main.js`))).toBe(true);
+    const heavy = result.modules.filter((file) =>
+      /base-command|[/\\]dist[/\\]commands[/\\]|[/\\]contracts[/\\]|openapi-fetch|ajv/.test(file),
+    );
+    expect(heavy).toEqual([]);
+  });
+
+  it('when a command runs with global flags first, then oclif still gets them (the hoisting is wired in)', async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-hoist-'));
+    try {
+      const configDir = path.join(work, 'config');
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: work, NO_COLOR: '1' };
+      delete env.SVC_CONFIG_DIR;
+      const result = await run(
+        process.execPath,
+        [bin, '--config-dir', configDir, '--profile', 'prod', 'config', 'path', '--json'],
+        { env, cwd: work },
+      );
+      expect(result).toMatchObject({ code: 0 });
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        ok: true,
+        result: { config_dir: configDir, profile: 'prod' },
+      });
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('svc CLI package: packed tarball installed outside the monorepo', () => {
