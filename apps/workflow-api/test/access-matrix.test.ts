@@ -35,6 +35,7 @@ const DEVIATIONS: Record<string, KnownDeviation> = Object.fromEntries(
     // before the body).
     'reportWorkflowStageBlocker other_workspace agent',
     'submitWorkflowStageEvidence other_workspace agent',
+    'failWorkflowStage other_workspace agent',
   ].map((id) => [
     id,
     {

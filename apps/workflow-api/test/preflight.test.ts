@@ -31,6 +31,7 @@ type Preflight = {
   matched: boolean;
   route_ready: boolean;
   can_launch: boolean;
+  launch_outcome: string;
   contract: { contract_id: string } | null;
   template: { key: string; version: string } | null;
   blockers: {
@@ -38,6 +39,7 @@ type Preflight = {
     code: string;
     message: string;
     recommended_action: string;
+    effect: string;
     stage_key?: string;
   }[];
   explanation: unknown;
@@ -111,6 +113,30 @@ async function registerAgent(hostId: string, capabilities: string[], placement: 
   );
 }
 
+/** Starts a registered agent at the hub and heartbeats it `idle`: it is then running on the roster. */
+async function startAndHeartbeat(agentId: string) {
+  await fetch(`${s.hubUrl}/api/v1/workspaces/${s.workspace.slug}/provider-credentials/local`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${s.adminToken}` },
+    body: JSON.stringify({ secret: `local-${randomBytes(12).toString('hex')}` }),
+  });
+  const started = unwrap(
+    await s.hub.POST('/api/v1/agents/{agentId}/start', {
+      params: { path: { agentId } },
+      body: { launch_path: 'direct' },
+    }),
+  );
+  const res = await fetch(`${s.hubUrl}/api/v1/agents/me/heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${started.agent_token}` },
+    body: JSON.stringify({ status: 'idle' }),
+  });
+  expect(res.status).toBe(200);
+}
+
+const agentIdOf = (registered: unknown) =>
+  ((registered as { agent?: { id: string } }).agent?.id ?? (registered as { id: string }).id) as string;
+
 describe('POST /workflow/preflight', () => {
   test('when no contract matches, then matched and route_ready are false with a configuration blocker', async () => {
     const project = await newProject(s);
@@ -119,6 +145,7 @@ describe('POST /workflow/preflight', () => {
       matched: false,
       route_ready: false,
       can_launch: false,
+      launch_outcome: 'refused',
       contract: null,
       template: null,
     });
@@ -166,9 +193,8 @@ describe('POST /workflow/preflight', () => {
     expect(data).toMatchObject({ matched: true, route_ready: true, can_launch: false });
     const blocker = data.blockers.find((b) => b.category === 'roster_ownership');
     expect(blocker).toMatchObject({ code: 'no_stage_owner', stage_key: 'build' });
-    expect(blocker?.recommended_action).toMatch(
-      /assign a team with an agent that has capabilities pdf-render/i,
-    );
+    expect(blocker?.recommended_action).toMatch(/start an agent with capabilities pdf-render/i);
+    expect(blocker?.effect).toBe('waits_for_owner');
   });
 
   test('when the stage owner runs on a host without a fresh heartbeat, then a runtime_endpoints blocker', async () => {
@@ -178,10 +204,26 @@ describe('POST /workflow/preflight', () => {
     const hostId = await registerHost(false);
     await registerAgent(hostId, ['stale-cap'], { project_code: project.code });
     const data = await ready(project.id);
-    expect(data).toMatchObject({ route_ready: true, can_launch: false });
-    expect(data.blockers.find((b) => b.category === 'roster_ownership')).toBeUndefined();
+    expect(data).toMatchObject({
+      route_ready: true,
+      can_launch: false,
+      launch_outcome: 'accepted_waiting_for_owner',
+    });
     expect(data.blockers).toContainEqual(
-      expect.objectContaining({ category: 'runtime_endpoints', code: 'runtime_host_stale' }),
+      expect.objectContaining({
+        category: 'runtime_endpoints',
+        code: 'runtime_host_stale',
+        effect: 'waits_for_owner',
+      }),
+    );
+    // Registered but never started: the agent is on the roster but not running, so it cannot own the stage
+    // (the engine's own rule).
+    expect(data.blockers).toContainEqual(
+      expect.objectContaining({
+        category: 'roster_ownership',
+        code: 'no_stage_owner',
+        effect: 'waits_for_owner',
+      }),
     );
   });
 
@@ -196,19 +238,29 @@ describe('POST /workflow/preflight', () => {
         body: { name: `team-${randomBytes(4).toString('hex')}` },
       }),
     );
-    await registerAgent(hostId, ['ready-cap', 'extra'], { workdir: '/srv/agents/ready', team_id: team.id });
+    const agent = await registerAgent(hostId, ['ready-cap', 'extra'], {
+      workdir: '/srv/agents/ready',
+      team_id: team.id,
+      model: 'local/echo',
+    });
     unwrap(
       await s.hub.POST('/api/v1/projects/{projectId}/teams', {
         params: { path: { projectId: project.id } },
         body: { team_id: team.id },
       }),
     );
+    // On the roster but not started: not an owner yet.
+    const stopped = await ready(project.id);
+    expect(stopped).toMatchObject({ can_launch: false, launch_outcome: 'accepted_waiting_for_owner' });
+    expect(stopped.blockers.map((b) => b.code)).toEqual(['no_stage_owner']);
+    await startAndHeartbeat(agentIdOf(agent));
     const data = await ready(project.id);
     expect(data.blockers).toEqual([]);
     expect(data).toMatchObject({
       matched: true,
       route_ready: true,
       can_launch: true,
+      launch_outcome: 'accepted',
       contract: { contract_id: contract.id },
       template: { key: 'report-flow', version: '1.0.0' },
     });
@@ -226,9 +278,17 @@ describe('POST /workflow/preflight', () => {
       hub: createHubInternalClient({ baseUrl: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) }),
     });
     const data = await preflightIntent(deps, project.id, { intent: 'weekly report' });
-    expect(data).toMatchObject({ route_ready: true, can_launch: false });
+    expect(data).toMatchObject({
+      route_ready: true,
+      can_launch: false,
+      launch_outcome: 'accepted_waiting_for_owner',
+    });
     expect(data.blockers).toEqual([
-      expect.objectContaining({ category: 'infrastructure_health', code: 'hub_unreachable' }),
+      expect.objectContaining({
+        category: 'infrastructure_health',
+        code: 'hub_unreachable',
+        effect: 'waits_for_owner',
+      }),
     ]);
   });
 

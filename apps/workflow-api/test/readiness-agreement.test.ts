@@ -1,0 +1,287 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createHubInternalClient, unwrap } from '@svc/contracts';
+import { createLogger, createRedis, newId } from '@svc/service-kit';
+import type { Redis } from '@svc/service-kit';
+import { createWorkflowDeps } from '../src/app';
+import { createDeliveryQueue } from '../src/domain/delivery-queue';
+import { createEngineQueue } from '../src/domain/reconcile-queue';
+import { createInvocation } from '../src/use-cases/invocations/create-invocation';
+import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
+import { launchInvocation } from '../src/use-cases/runs/launch-invocation';
+import { newProject, seedContract, seedSchema, templateDefinition } from './invocations-fixtures';
+import { startWorkflowTestStack } from './stack';
+import type { WorkflowTestStack } from './stack';
+
+/**
+ * Preflight and launch run one readiness check: for every blocker kind, what preflight says launch would do
+ * (`launch_outcome`, the blockers) is what launch does — 409 `launch_blocked` with the same blockers when
+ * `refused`, 202 with `launch.outcome` and the same blockers when accepted (waiting for an owner or not).
+ */
+jest.setTimeout(90_000);
+
+let s: WorkflowTestStack;
+let apiKey: string;
+
+beforeAll(async () => {
+  s = await startWorkflowTestStack();
+  apiKey = await s.key(['workflows:run', 'workflows:read', 'workflow-contracts:read']);
+}, 90_000);
+
+afterAll(async () => {
+  await s?.close();
+});
+
+interface Outcome {
+  outcome: string;
+  codes: string[];
+  effects: string[];
+}
+
+async function call(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${s.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey, ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+const summarize = (outcome: string, blockers: { code: string; effect: string }[]): Outcome => ({
+  outcome,
+  codes: blockers.map((b) => b.code).sort(),
+  effects: blockers.map((b) => `${b.code}:${b.effect}`).sort(),
+});
+
+/** Preflight the intent, then invoke and launch it: both answers, summarized the same way. */
+async function preflightThenLaunch(projectId: string, intent: string) {
+  const pre = await call(`/api/v1/projects/${projectId}/workflow/preflight`, { intent });
+  expect(pre.status).toBe(200);
+  const preflight = summarize(pre.body.data.launch_outcome, pre.body.data.blockers);
+  const created = await call(
+    `/api/v1/projects/${projectId}/workflow/invocations`,
+    { intent },
+    { 'Idempotency-Key': randomUUID() },
+  );
+  expect(created.status).toBe(201);
+  const id = created.body.data.invocation_id as string;
+  const launched = await call(`/api/v1/projects/${projectId}/workflow/invocations/${id}/launch`, {});
+  let launch: Outcome;
+  if (launched.status === 409) {
+    expect(launched.body.code).toBe('launch_blocked');
+    launch = summarize('refused', launched.body.blockers);
+  } else {
+    expect(launched.status).toBe(202);
+    launch = summarize(launched.body.launch.outcome, launched.body.launch.blockers);
+    expect(launched.body.data.state).toBe('launching');
+  }
+  return { preflight, launch, invocationId: id };
+}
+
+async function registerHost(heartbeat: boolean): Promise<string> {
+  const host = unwrap(
+    await s.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
+      params: { path: { workspace: s.workspace.slug } },
+      body: {
+        name: `host-${randomBytes(4).toString('hex')}`,
+        hostname: 'runtime-1.internal',
+        workdir_root: '/srv/agents',
+        console_public_base_url: 'https://console.example.test',
+        relay_public_url: 'https://relay.example.test',
+      } as never,
+    }),
+  );
+  if (heartbeat) {
+    const key = await s.key(['runtime-hosts:write']);
+    const res = await fetch(`${s.hubUrl}/api/v1/runtime-hosts/${host.host.id}/heartbeat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
+    });
+    expect(res.status).toBe(200);
+  }
+  return host.host.id;
+}
+
+/** Registers an agent of the project on the host; `running` starts it at the hub and heartbeats it idle. */
+async function addAgent(hostId: string, projectCode: string, capabilities: string[], running: boolean) {
+  const registered = unwrap(
+    await s.hub.POST('/api/v1/workspaces/{workspace}/agents', {
+      params: { path: { workspace: s.workspace.slug } },
+      body: {
+        name: `agent-${randomBytes(4).toString('hex')}`,
+        runtime_instance_id: hostId,
+        capabilities,
+        project_code: projectCode,
+        model: 'local/echo',
+      } as never,
+    }),
+  ) as { id?: string; agent?: { id: string } };
+  if (!running) return;
+  const agentId = (registered.agent?.id ?? registered.id) as string;
+  await fetch(`${s.hubUrl}/api/v1/workspaces/${s.workspace.slug}/provider-credentials/local`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${s.adminToken}` },
+    body: JSON.stringify({ secret: `local-${randomBytes(12).toString('hex')}` }),
+  });
+  const started = unwrap(
+    await s.hub.POST('/api/v1/agents/{agentId}/start', {
+      params: { path: { agentId } },
+      body: { launch_path: 'direct' },
+    }),
+  );
+  const res = await fetch(`${s.hubUrl}/api/v1/agents/me/heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${started.agent_token}` },
+    body: JSON.stringify({ status: 'idle' }),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** A project with a ready route for `capability` (contract, template, registered schema). */
+async function readyProject(capability: string) {
+  const project = await newProject(s);
+  await seedContract(s, project.id, { definition: templateDefinition([capability]) });
+  await seedSchema(s, project.id);
+  return project;
+}
+
+describe('preflight and launch agree on every blocker kind', () => {
+  test('no_contract_matched: both refuse', async () => {
+    const project = await newProject(s);
+    const { preflight, launch } = await preflightThenLaunch(project.id, 'bake a cake');
+    expect(preflight).toEqual({
+      outcome: 'refused',
+      codes: ['no_contract_matched'],
+      effects: ['no_contract_matched:refuses_launch'],
+    });
+    expect(launch).toEqual(preflight);
+  });
+
+  test('template_not_found: both refuse', async () => {
+    const project = await newProject(s);
+    await s.database.prisma.workflowContract.create({
+      data: {
+        id: newId('wfc'),
+        workspaceId: s.workspace.id,
+        projectId: project.id,
+        name: 'No template',
+        priority: 10,
+        classifier: { intentContains: ['weekly report'], requiredCapabilities: [], metadata: {} },
+        templateKey: 'missing-flow',
+        templateVersion: '1.0.0',
+        isActive: true,
+      },
+    });
+    const { preflight, launch } = await preflightThenLaunch(project.id, 'weekly report');
+    expect(preflight.outcome).toBe('refused');
+    expect(preflight.codes).toContain('template_not_found');
+    expect(launch).toEqual(preflight);
+  });
+
+  test('template_incomplete: both refuse', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id, {
+      definition: { ...templateDefinition(), artifact_schema: { name: '', version: '' } },
+    });
+    const { preflight, launch } = await preflightThenLaunch(project.id, 'weekly report');
+    expect(preflight.outcome).toBe('refused');
+    expect(preflight.codes).toContain('template_incomplete');
+    expect(launch).toEqual(preflight);
+  });
+
+  test('artifact_schema_not_registered and artifact_schema_deprecated: both refuse', async () => {
+    const missing = await newProject(s);
+    await seedContract(s, missing.id);
+    const a = await preflightThenLaunch(missing.id, 'weekly report');
+    expect(a.preflight.outcome).toBe('refused');
+    expect(a.preflight.codes).toContain('artifact_schema_not_registered');
+    expect(a.launch).toEqual(a.preflight);
+
+    const deprecated = await newProject(s);
+    await seedContract(s, deprecated.id);
+    await seedSchema(s, deprecated.id, { deprecated: true });
+    const b = await preflightThenLaunch(deprecated.id, 'weekly report');
+    expect(b.preflight.outcome).toBe('refused');
+    expect(b.preflight.codes).toContain('artifact_schema_deprecated');
+    expect(b.launch).toEqual(b.preflight);
+  });
+
+  test('no_stage_owner (no agent has the capability, or the only one is stopped): both accept, waiting for an owner', async () => {
+    const hostId = await registerHost(true);
+    const nobody = await readyProject('nobody-has-this');
+    const a = await preflightThenLaunch(nobody.id, 'weekly report');
+    expect(a.preflight).toEqual({
+      outcome: 'accepted_waiting_for_owner',
+      codes: ['no_stage_owner'],
+      effects: ['no_stage_owner:waits_for_owner'],
+    });
+    expect(a.launch).toEqual(a.preflight);
+    const invocation = await s.database.prisma.invocation.findUniqueOrThrow({
+      where: { id: a.invocationId },
+    });
+    expect(invocation.state).toBe('launching');
+    expect((invocation.blockers as { code: string }[]).map((b) => b.code)).toEqual(['no_stage_owner']);
+
+    const stopped = await readyProject('stopped-cap');
+    await addAgent(hostId, stopped.code, ['stopped-cap'], false);
+    const b = await preflightThenLaunch(stopped.id, 'weekly report');
+    expect(b.preflight.codes).toEqual(['no_stage_owner']);
+    expect(b.preflight.outcome).toBe('accepted_waiting_for_owner');
+    expect(b.launch).toEqual(b.preflight);
+  });
+
+  test('runtime_endpoints (the owner’s host has no fresh heartbeat): both accept, waiting for an owner', async () => {
+    const stale = await registerHost(false);
+    const project = await readyProject('stale-host-cap');
+    await addAgent(stale, project.code, ['stale-host-cap'], false);
+    const { preflight, launch } = await preflightThenLaunch(project.id, 'weekly report');
+    expect(preflight.outcome).toBe('accepted_waiting_for_owner');
+    expect(preflight.effects).toContain('runtime_host_stale:waits_for_owner');
+    expect(launch).toEqual(preflight);
+  });
+
+  test('no blocker (a running agent with the capability on a ready host): both accept', async () => {
+    const hostId = await registerHost(true);
+    const project = await readyProject('ready-cap');
+    await addAgent(hostId, project.code, ['ready-cap'], true);
+    const { preflight, launch } = await preflightThenLaunch(project.id, 'weekly report');
+    expect(preflight).toEqual({ outcome: 'accepted', codes: [], effects: [] });
+    expect(launch).toEqual(preflight);
+  });
+
+  test('hub_unreachable (infrastructure_health): both accept, waiting for an owner', async () => {
+    const project = await readyProject('any-cap');
+    const logger = createLogger({ name: 'readiness-test', level: 'silent' });
+    const redis: Redis = createRedis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const queue = createEngineQueue({ connection: redis, publisher: redis, prefix: s.queuePrefix, logger });
+    const deliveries = createDeliveryQueue({ connection: redis, prefix: s.queuePrefix, logger });
+    try {
+      const deps = createWorkflowDeps({
+        database: s.database,
+        queue,
+        deliveries,
+        logger,
+        hub: createHubInternalClient({ baseUrl: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) }),
+      });
+      const ref = { id: project.id, code: project.code, name: project.code, workspace: s.workspace };
+      const actor = { kind: 'api_key', keyId: 'key_test', workspaceId: s.workspace.id, scopes: [] } as never;
+      const pre = await preflightIntent(deps, project.id, { intent: 'weekly report' });
+      const { invocation } = await createInvocation(deps, actor, ref, {
+        idempotencyKey: randomUUID(),
+        correlationId: null,
+        body: { intent: 'weekly report' },
+      });
+      const launched = await launchInvocation(deps, actor, ref, invocation.id);
+      const preflight = summarize(pre.launch_outcome, pre.blockers);
+      expect(preflight).toEqual({
+        outcome: 'accepted_waiting_for_owner',
+        codes: ['hub_unreachable'],
+        effects: ['hub_unreachable:waits_for_owner'],
+      });
+      expect(summarize(launched.launch.outcome, launched.launch.blockers)).toEqual(preflight);
+    } finally {
+      await Promise.all([queue.close(), deliveries.close()]);
+      await redis.quit().catch(() => redis.disconnect());
+    }
+  });
+});
