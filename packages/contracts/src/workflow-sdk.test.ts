@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import {
   ApiError,
+  cancelWorkflowInvocation,
   createWorkflowClient,
   decideApproval,
   EnvelopeVerificationError,
   getInvocationArtifact,
   InvocationTerminalError,
   launchInvocation,
+  launchWorkflow,
+  listWorkflowInvocations,
   publishArtifact,
   verifyEnvelope,
   waitForArtifact,
@@ -22,6 +25,10 @@ function invocation(overrides: Partial<WorkflowInvocation> = {}): WorkflowInvoca
   return {
     invocation_id: INVOCATION,
     project_id: PROJECT,
+    intent: 'Weekly Report for INC-4711',
+    intent_normalized: 'weekly report for inc-4711',
+    failure: null,
+    cancellation: null,
     state: 'received',
     attention: 'none',
     route: {
@@ -182,6 +189,67 @@ describe('launchInvocation', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 409, code: 'launch_blocked' });
     expect((error as ApiError).problem?.blockers).toEqual(blockers);
+  });
+});
+
+describe('launchWorkflow, listWorkflowInvocations, cancelWorkflowInvocation', () => {
+  test('when a launch is accepted waiting for an owner, then the outcome and its blockers come back', async () => {
+    const blockers = [
+      {
+        category: 'roster_ownership',
+        code: 'no_stage_owner',
+        message: 'no running agent can own stage draft',
+        recommended_action: 'start an agent',
+        stage_key: 'draft',
+        effect: 'waits_for_owner',
+      },
+    ];
+    const { client } = fakeWorkflow({
+      [`POST ${BASE}/launch`]: [
+        json(202, {
+          data: invocation({ state: 'launching' }),
+          launch: { outcome: 'accepted_waiting_for_owner', blockers },
+        }),
+      ],
+    });
+    const result = await launchWorkflow(client, { projectId: PROJECT, invocationId: INVOCATION });
+    expect(result.invocation.state).toBe('launching');
+    expect(result.launch).toEqual({ outcome: 'accepted_waiting_for_owner', blockers });
+  });
+
+  test('when invocations are listed with filters, then repeated filters are sent and the cursor comes back', async () => {
+    const path = `/api/v1/projects/${PROJECT}/workflow/invocations`;
+    const requests: Request[] = [];
+    const client = createWorkflowClient({
+      baseUrl: 'http://workflow.test',
+      apiKey: 'svc_test',
+      fetch: async (request) => {
+        requests.push(request.clone());
+        return json(200, { data: [], next_cursor: 'next-page' });
+      },
+    });
+    const page = await listWorkflowInvocations(client, {
+      projectId: PROJECT,
+      filter: { state: ['running', 'blocked'], contract_id: 'wfc_one', limit: 10 },
+    });
+    expect(page).toEqual({ invocations: [], nextCursor: 'next-page' });
+    const url = new URL(requests[0]!.url);
+    expect(url.pathname).toBe(path);
+    expect(url.searchParams.getAll('state')).toEqual(['running', 'blocked']);
+    expect(url.searchParams.get('contract_id')).toBe('wfc_one');
+  });
+
+  test('when a completed invocation is cancelled, then ApiError invocation_terminal', async () => {
+    const { client, requests } = fakeWorkflow({
+      [`POST ${BASE}/cancel`]: [problem(409, 'invocation_terminal', { state: 'completed' })],
+    });
+    const error = await cancelWorkflowInvocation(client, {
+      projectId: PROJECT,
+      invocationId: INVOCATION,
+      reason: 'no longer needed',
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 409, code: 'invocation_terminal' });
+    expect(requests[0]!.body).toEqual({ reason: 'no longer needed' });
   });
 });
 
