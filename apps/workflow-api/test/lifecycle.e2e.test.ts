@@ -1,0 +1,403 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  ApiError,
+  cancelWorkflowInvocation,
+  getWorkflowInvocation,
+  invoke,
+  launchWorkflow,
+  listWorkflowInvocations,
+  unwrap,
+  verifyDelivery,
+} from '@svc/contracts';
+import type { WorkflowInvocation } from '@svc/contracts';
+import { startRunStack } from './run-stack';
+import type { RunStack } from './run-stack';
+
+/**
+ * The invocation lifecycle against real processes (hub, Workflow API, worker): list and filter, cancel a
+ * running invocation, the three failure paths, and their `invocation.cancelled` / `invocation.failed`
+ * deliveries signed to a local receiver (the stack's development setting allows loopback receivers). The test
+ * plays the stage owners itself with real agent tokens: an agent started at the hub and heartbeating is on the
+ * roster as running, and acts through the Workflow API's agent routes.
+ */
+jest.setTimeout(120_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let s: RunStack;
+let receiver: Server;
+let receiverUrl = '';
+let signingSecret = '';
+const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/deliveries`;
+  s = await startRunStack({
+    env: {
+      WORKFLOW_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
+      WORKFLOW_DELIVERY_RETRY_SCHEDULE: '0.2,0.5,1,1,1',
+      WORKFLOW_DELIVERY_TIMEOUT_MS: '3000',
+    },
+  });
+  const subscription = unwrap(
+    await s.wf.POST('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
+      params: { path: { projectId: s.project.id } },
+      body: { url: receiverUrl, events: ['invocation.cancelled', 'invocation.failed'] },
+    }),
+  ) as { signing_secret: string };
+  signingSecret = subscription.signing_secret;
+}, 120_000);
+
+afterAll(async () => {
+  await s?.close();
+  await new Promise((r) => receiver?.close(r));
+}, 30_000);
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await sleep(150);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const read = (invocationId: string) => getWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId });
+
+function waitFor(invocationId: string, predicate: (inv: WorkflowInvocation) => boolean) {
+  return until(`invocation ${invocationId}`, async () => {
+    const inv = await read(invocationId);
+    return predicate(inv) ? inv : undefined;
+  });
+}
+
+/** The verified delivery of `event` for the invocation, once the receiver got it. */
+function deliveryOf(invocationId: string, event: string) {
+  return until(`${event} of ${invocationId}`, async () => {
+    for (const r of received) {
+      const verified = verifyDelivery({ secret: signingSecret, headers: r.headers, body: r.body });
+      const body = verified.event as { type: string; data: Record<string, any> };
+      if (body.type === event && body.data.invocation_id === invocationId) return body;
+    }
+    return undefined;
+  });
+}
+
+let routes = 0;
+/** A contract (with a registered schema) whose one stage needs `capability`, with these guardrails. */
+async function route(capability: string, guardrails: Record<string, unknown> = {}) {
+  routes += 1;
+  const name = `lifecycle-${routes}`;
+  unwrap(
+    await s.wf.POST('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
+      params: { path: { workspaceId: s.workspace.id } },
+      body: {
+        project_id: s.project.id,
+        name,
+        version: '1.0.0',
+        json_schema: {
+          type: 'object',
+          required: ['title'],
+          properties: { title: { type: 'string' } },
+        },
+      },
+    }),
+  );
+  const contract = unwrap(
+    await s.wf.POST('/api/v1/projects/{projectId}/workflow/contracts', {
+      params: { path: { projectId: s.project.id } },
+      body: {
+        name: `Lifecycle ${routes}`,
+        priority: 10,
+        fallback: false,
+        is_active: true,
+        classifier: { intentContains: [`lifecycle ${routes} job`] },
+        template: {
+          key: `lifecycle-flow-${routes}`,
+          version: '1.0.0',
+          required_capabilities: [],
+          artifact_schema: { name, version: '1.0.0' },
+          guardrails: { human_approval_required: false, ...guardrails } as never,
+          stages: [{ key: 'work', title: 'Do the work', required_capabilities: [capability] }],
+        },
+      },
+    }),
+  ) as { contract_id: string };
+  return {
+    contractId: contract.contract_id,
+    phrase: `lifecycle ${routes} job`,
+    templateKey: `lifecycle-flow-${routes}`,
+  };
+}
+
+async function start(intent: string) {
+  const { invocation } = await invoke(s.wf, {
+    projectId: s.project.id,
+    idempotencyKey: randomUUID(),
+    body: { intent },
+  });
+  const launched = await launchWorkflow(s.wf, {
+    projectId: s.project.id,
+    invocationId: invocation.invocation_id,
+  });
+  return { id: invocation.invocation_id, launched };
+}
+
+/** An agent of the project, started at the hub and heartbeating: the test acts as it. */
+async function manualAgent(capabilities: string[]) {
+  const agent = await s.addAgent(capabilities, { start: false });
+  const auth = { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' };
+  const hubBeat = async () => {
+    const res = await fetch(`${s.hubUrl}/api/v1/agents/me/heartbeat`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ status: 'idle' }),
+    });
+    expect(res.status).toBe(200);
+  };
+  await hubBeat();
+  const stageCall = async (stageId: string, action: string, body?: unknown) => {
+    const res = await fetch(`${s.workflowUrl}/api/v1/agents/me/workflow-stages/${stageId}/${action}`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify(body ?? {}),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const stages = async () => {
+    const res = await fetch(`${s.workflowUrl}/api/v1/agents/me/workflow-stages?wait=2`, { headers: auth });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { data: Record<string, any>[] }).data;
+  };
+  return { id: agent.id, hubBeat, stageCall, stages };
+}
+
+describe('listing invocations', () => {
+  test('filters by state, attention, contract, template and created range combine, and the cursor pages newest first', async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const a = await route('list-cap-a');
+    const b = await route('list-cap-b');
+    const ids: string[] = [];
+    for (const intent of [`${a.phrase} one`, `${a.phrase} two`, `${b.phrase} three`, 'matches nothing zzz']) {
+      const { invocation } = await invoke(s.wf, {
+        projectId: s.project.id,
+        idempotencyKey: randomUUID(),
+        body: { intent },
+      });
+      ids.push(invocation.invocation_id);
+      await sleep(5);
+    }
+    const middle = (await read(ids[2]!)).created_at;
+    // The unmatched one is launched: refused, `blocked`.
+    await launchWorkflow(s.wf, { projectId: s.project.id, invocationId: ids[3]! }).catch(() => undefined);
+
+    const list = async (filter: Record<string, unknown>) =>
+      (
+        await listWorkflowInvocations(s.wf, {
+          projectId: s.project.id,
+          filter: { created_since: since, ...filter },
+        })
+      ).invocations.map((i) => i.invocation_id);
+
+    // Newest first; other tests' invocations may be created meanwhile, so only these four are compared.
+    expect((await list({})).filter((id) => ids.includes(id))).toEqual([...ids].reverse());
+    expect(await list({ contract_id: a.contractId })).toEqual([ids[1], ids[0]]);
+    expect(await list({ template_key: b.templateKey })).toEqual([ids[2]]);
+    expect(await list({ state: ['blocked'] })).toEqual([ids[3]]);
+    expect(await list({ attention: ['blocked'], state: ['blocked', 'received'] })).toEqual([ids[3]]);
+    expect(await list({ state: ['received'], contract_id: a.contractId })).toEqual([ids[1], ids[0]]);
+    expect(await list({ created_since: middle, contract_id: a.contractId })).toEqual([]);
+    expect(await list({ created_until: middle, contract_id: a.contractId })).toEqual([ids[1], ids[0]]);
+
+    const page1 = await listWorkflowInvocations(s.wf, {
+      projectId: s.project.id,
+      filter: { created_since: since, contract_id: a.contractId, limit: 1 },
+    });
+    expect(page1.invocations.map((i) => i.invocation_id)).toEqual([ids[1]]);
+    expect(page1.invocations[0]).toMatchObject({ intent: `${a.phrase} two`, state: 'received' });
+    const page2 = await listWorkflowInvocations(s.wf, {
+      projectId: s.project.id,
+      filter: { created_since: since, contract_id: a.contractId, limit: 1, cursor: page1.nextCursor! },
+    });
+    expect(page2.invocations.map((i) => i.invocation_id)).toEqual([ids[0]]);
+    expect(page2.nextCursor).toBeNull();
+
+    const bad = await s.wf.GET('/api/v1/projects/{projectId}/workflow/invocations', {
+      params: { path: { projectId: s.project.id }, query: { cursor: 'not-a-cursor!' } },
+    });
+    expect(bad.response.status).toBe(400);
+    expect((bad.error as { code?: string }).code).toBe('cursor_invalid');
+  });
+});
+
+describe('cancel', () => {
+  test('a running invocation: cancelled, its stage closed, the owner released, invocation.cancelled delivered; the owner got the intent as sent', async () => {
+    const r = await route('cancel-cap');
+    const agent = await manualAgent(['cancel-cap']);
+    const intent = `Please run ${r.phrase.toUpperCase()} for INC-4711 — «Kunde»,  ASAP!`;
+    const { id, launched } = await start(intent);
+    expect(launched.launch.outcome).toBe('accepted');
+    const stage = await until('the stage to reach its owner', async () =>
+      (await agent.stages()).find((st) => st.invocation_id === id),
+    );
+    expect(stage.intent).toBe(intent);
+    expect((await agent.stageCall(stage.stage_id, 'claim')).status).toBe(200);
+    const running = await waitFor(id, (inv) => inv.state === 'running');
+    expect(running.intent).toBe(intent);
+
+    const cancelled = await cancelWorkflowInvocation(s.wf, {
+      projectId: s.project.id,
+      invocationId: id,
+      reason: 'Not needed any more',
+    });
+    expect(cancelled).toMatchObject({
+      state: 'cancelled',
+      attention: 'none',
+      current_stage: null,
+      cancellation: { cancelled_by: { kind: 'api_key' }, reason: 'Not needed any more' },
+    });
+    expect(cancelled.stages.map((st) => st.state)).toEqual(['cancelled']);
+    // Released: the stage is no longer the agent's, and acting on it is refused.
+    expect((await agent.stages()).find((st) => st.invocation_id === id)).toBeUndefined();
+    const beat = await agent.stageCall(stage.stage_id, 'heartbeat');
+    expect(beat.status).toBe(409);
+    expect(beat.body.code).toBe('stage_not_open');
+    const run = await s.database.prisma.workflowRun.findUniqueOrThrow({ where: { invocationId: id } });
+    expect(run.state).toBe('cancelled');
+    expect(run.endedAt).not.toBeNull();
+
+    const event = await deliveryOf(id, 'invocation.cancelled');
+    expect(event.data).toMatchObject({ invocation_id: id, state: 'cancelled' });
+
+    // Cancelling again changes nothing.
+    const again = await cancelWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId: id });
+    expect(again.updated_at).toBe(cancelled.updated_at);
+    expect(
+      await s.database.prisma.auditEvent.count({ where: { targetId: id, action: 'invocation.cancelled' } }),
+    ).toBe(1);
+  });
+
+  test('a blocked invocation can be cleaned up; a failed one is 409 invocation_terminal', async () => {
+    const { invocation } = await invoke(s.wf, {
+      projectId: s.project.id,
+      idempotencyKey: randomUUID(),
+      body: { intent: 'this matches no contract at all qqq' },
+    });
+    const id = invocation.invocation_id;
+    const refused = await launchWorkflow(s.wf, { projectId: s.project.id, invocationId: id }).catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ status: 409, code: 'launch_blocked' });
+    expect((await read(id)).state).toBe('blocked');
+    const cancelled = await cancelWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId: id });
+    expect(cancelled.state).toBe('cancelled');
+    await deliveryOf(id, 'invocation.cancelled');
+
+    const r = await route('nobody-has-this-r', { artifact_rejections_allowed: 0 });
+    const failed = await start(`${r.phrase} to fail`);
+    await waitFor(failed.id, (inv) => inv.run_id !== null);
+    await s.wf.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
+      params: { path: { projectId: s.project.id, invocationId: failed.id } },
+      body: { payload: { title: 42 } },
+    });
+    await waitFor(failed.id, (inv) => inv.state === 'failed');
+    const error = await cancelWorkflowInvocation(s.wf, {
+      projectId: s.project.id,
+      invocationId: failed.id,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 409, code: 'invocation_terminal' });
+  });
+});
+
+describe('failure', () => {
+  test('a stage failed by its owners beyond the template retries: failed stage_failed, invocation.failed delivered', async () => {
+    const r = await route('flaky-cap', { stage_failure_retries: 1 });
+    const first = await manualAgent(['flaky-cap']);
+    const second = await manualAgent(['flaky-cap']);
+    const { id } = await start(`${r.phrase} that breaks`);
+    const owners = [first, second];
+    const firstOwner = await until('the first owner', async () => {
+      for (const agent of owners) {
+        const stage = (await agent.stages()).find((st) => st.invocation_id === id);
+        if (stage) return { agent, stage };
+      }
+      return undefined;
+    });
+    const retried = await firstOwner.agent.stageCall(firstOwner.stage.stage_id, 'fail', {
+      reason: 'upstream API answered 500',
+    });
+    expect(retried.status).toBe(200);
+    expect(retried.body.data.state).toBe('pending');
+    expect((await read(id)).state).not.toBe('failed');
+
+    const other = owners.find((a) => a !== firstOwner.agent)!;
+    const reassigned = await until('the stage to reach the other owner', async () =>
+      (await other.stages()).find((st) => st.invocation_id === id),
+    );
+    const refused = await firstOwner.agent.stageCall(firstOwner.stage.stage_id, 'claim');
+    expect(refused.body.code).toBe('stage_reassigned');
+    const final = await other.stageCall(reassigned.stage_id, 'fail', { reason: 'still broken' });
+    expect(final.status).toBe(200);
+    expect(final.body.data.state).toBe('failed');
+
+    const failed = await read(id);
+    expect(failed).toMatchObject({
+      state: 'failed',
+      attention: 'failed',
+      failure: { reason: 'stage_failed', stage_key: 'work' },
+    });
+    expect(failed.failure!.message).toMatch(/still broken/);
+    expect(failed.stages[0]).toMatchObject({ state: 'failed', attempts: 2 });
+    const event = await deliveryOf(id, 'invocation.failed');
+    expect(event.data).toMatchObject({
+      state: 'failed',
+      failure: { reason: 'stage_failed', stage_key: 'work' },
+    });
+  });
+
+  test('a run past the template deadline: failed run_deadline_exceeded, invocation.failed delivered', async () => {
+    const r = await route('nobody-has-this-d', { run_deadline_seconds: 2 });
+    const { id, launched } = await start(`${r.phrase} too slow`);
+    expect(launched.launch.outcome).toBe('accepted_waiting_for_owner');
+    const failed = await waitFor(id, (inv) => inv.state === 'failed');
+    expect(failed.failure).toMatchObject({ reason: 'run_deadline_exceeded', stage_key: 'work' });
+    expect(failed.stages.map((st) => st.state)).toEqual(['skipped']);
+    const event = await deliveryOf(id, 'invocation.failed');
+    expect(event.data.failure).toMatchObject({ reason: 'run_deadline_exceeded' });
+  });
+
+  test('an artifact rejected more often than the template allows: failed artifact_rejections_exceeded', async () => {
+    const r = await route('nobody-has-this-a', { artifact_rejections_allowed: 1 });
+    const { id } = await start(`${r.phrase} bad output`);
+    await waitFor(id, (inv) => inv.run_id !== null);
+    const publish = () =>
+      s.wf.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
+        params: { path: { projectId: s.project.id, invocationId: id } },
+        body: { payload: { title: 42 } },
+      });
+    expect((await publish()).response.status).toBe(422);
+    expect((await read(id)).state).toBe('running');
+    expect((await publish()).response.status).toBe(422);
+    const failed = await read(id);
+    expect(failed).toMatchObject({ state: 'failed', failure: { reason: 'artifact_rejections_exceeded' } });
+    const event = await deliveryOf(id, 'invocation.failed');
+    expect(event.data.failure).toMatchObject({ reason: 'artifact_rejections_exceeded' });
+    // Nothing can be published into a failed invocation.
+    expect((await publish()).response.status).toBe(409);
+  });
+});
