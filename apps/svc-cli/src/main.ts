@@ -1,4 +1,6 @@
-import { execute, settings } from '@oclif/core';
+// Subpaths rather than the package index, which loads every part of oclif (about 60 more modules) up front.
+import { execute } from '@oclif/core/execute';
+import { settings } from '@oclif/core/settings';
 import { hoistGlobalFlags } from './domain/hoist-global-flags';
 
 /**
