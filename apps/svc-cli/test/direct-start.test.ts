@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { agentRuntimeHome } from '../src/data/agent-state';
 import { resolveConfigPaths } from '../src/domain/config-paths';
@@ -610,5 +611,69 @@ describe('with svc runtime up', () => {
     const listed = await ok<ListAgentsResult>(['list']);
     expect(listed.agents.find((a) => a.name === 'stale')!.process!.state).toBe('running');
     await ok<StopAgentResult>(['stop', 'stale']);
+  });
+});
+
+describe('a host that is not spawn ready at the hub', () => {
+  it('when the hub has no fresh heartbeat of the host, then start is refused with runtime_host_not_ready before any hub write (rule 6)', async () => {
+    // Host B is registered but never heartbeats. Profile "b" is logged in and pulled for it; a control socket
+    // answers /status for B, so the local half of rule 6 passes and the hub half decides.
+    const hostB = await stack.registerHost('silent-host');
+    const envB = { SVC_RUNTIME_INSTANCE_ID: hostB.id };
+    const login = await runSvc(
+      [
+        '--profile',
+        'b',
+        'login',
+        '--hub-url',
+        stack.hubUrl,
+        '--workspace',
+        stack.slug,
+        '--email',
+        stack.email,
+      ].concat(['--password-stdin', '--pull-runtime', '--json']),
+      home,
+      { SVC_CONFIG_DIR: configDir, ...envB },
+      `${stack.password}\n`,
+    );
+    expect(login.code).toBe(0);
+    const stateB = resolveConfigPaths({ configDir, profile: 'b' }).state_dir;
+    fs.mkdirSync(stateB, { recursive: true, mode: 0o700 });
+    const status = {
+      pid: process.pid,
+      started_at: new Date().toISOString(),
+      profile: 'b',
+      workspace: stack.slug,
+      runtime_instance_id: hostB.id,
+      relay: { url: 'http://127.0.0.1:1', pid: null, ready: true, detail: null },
+      console_router: { url: 'http://127.0.0.1:1', pid: null, ready: true, detail: null },
+      heartbeat: { interval_ms: 10_000, last_ok_at: null, last_error: null },
+      agents: [],
+    };
+    const server = http.createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/status') res.end(JSON.stringify(status));
+      else {
+        res.statusCode = 404;
+        res.end(JSON.stringify({ code: 'not_found' }));
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(path.join(stateB, 'control.sock'), resolve));
+    try {
+      const agentsBefore = await stack.agents();
+      const auditBefore = await stack.audit();
+      const result = await runSvc(
+        ['--profile', 'b', 'start', '--name', 'never', '--project', 'DS', '--model', 'local/echo', '--json'],
+        home,
+        { SVC_CONFIG_DIR: configDir, ...envB },
+      );
+      expect(result.code).toBe(1);
+      expect(jsonOf(result).error).toMatchObject({ code: 'runtime_host_not_ready', exit_code: 1 });
+      expect(jsonOf(result).error?.fix).toContain('svc runtime up');
+      expect(await stack.agents()).toEqual(agentsBefore);
+      expect((await stack.audit()).map((e) => e.id)).toEqual(auditBefore.map((e) => e.id));
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
