@@ -12,7 +12,7 @@ import {
   unwrap,
   verifyDelivery,
 } from '@svc/contracts';
-import type { WorkflowInvocation } from '@svc/contracts';
+import type { WorkflowApi, WorkflowInvocation } from '@svc/contracts';
 import { startRunStack } from './run-stack';
 import type { RunStack } from './run-stack';
 
@@ -24,6 +24,9 @@ import type { RunStack } from './run-stack';
  * roster as running, and acts through the Workflow API's agent routes.
  */
 jest.setTimeout(120_000);
+
+type DeliveryEvent = WorkflowApi.components['schemas']['DeliveryEventBody'];
+type StageView = WorkflowApi.components['schemas']['AgentStageAssignment'];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -90,7 +93,7 @@ function deliveryOf(invocationId: string, event: string) {
   return until(`${event} of ${invocationId}`, async () => {
     for (const r of received) {
       const verified = verifyDelivery({ secret: signingSecret, headers: r.headers, body: r.body });
-      const body = verified.event as { type: string; data: Record<string, any> };
+      const body = verified.event as DeliveryEvent;
       if (body.type === event && body.data.invocation_id === invocationId) return body;
     }
     return undefined;
@@ -176,12 +179,12 @@ async function manualAgent(capabilities: string[]) {
       headers: auth,
       body: JSON.stringify(body ?? {}),
     });
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
+    return { status: res.status, body: (await res.json()) as { code?: string; data: StageView } };
   };
   const stages = async () => {
     const res = await fetch(`${s.workflowUrl}/api/v1/agents/me/workflow-stages?wait=2`, { headers: auth });
     expect(res.status).toBe(200);
-    return ((await res.json()) as { data: Record<string, any>[] }).data;
+    return ((await res.json()) as { data: StageView[] }).data;
   };
   return { id: agent.id, hubBeat, stageCall, stages };
 }

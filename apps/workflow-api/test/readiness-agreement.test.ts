@@ -43,7 +43,19 @@ async function call(path: string, body: unknown, headers: Record<string, string>
     headers: { 'content-type': 'application/json', 'x-api-key': apiKey, ...headers },
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Reply };
+}
+
+interface ReplyBlocker {
+  code: string;
+  effect: string;
+}
+/** A success body or a problem of preflight, invoke or launch, read loosely. */
+interface Reply {
+  code?: string;
+  blockers: ReplyBlocker[];
+  data: { invocation_id: string; state: string; launch_outcome: string; blockers: ReplyBlocker[] };
+  launch: { outcome: string; blockers: ReplyBlocker[] };
 }
 
 const summarize = (outcome: string, blockers: { code: string; effect: string }[]): Outcome => ({
