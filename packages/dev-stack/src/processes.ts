@@ -46,6 +46,7 @@ export class ProcessGroup {
     script: string,
     env: Record<string, string>,
     onUnexpectedExit: (name: string, code: number | string) => void,
+    args: string[] = [],
   ): ManagedProcess {
     const prefix = `[${name}]`.padEnd(18);
     // Own process group: a Ctrl-C in the terminal reaches the stack only, which then stops each child
@@ -53,6 +54,7 @@ export class ProcessGroup {
     // second, impatient signal).
     const child = startBuiltEntryPoint(process.cwd(), script, env, {
       name,
+      args,
       detached: true,
       outputLimit: 8_000,
       onLine: (line) => this.options.write(`${prefix} ${this.options.rawLogs ? line : formatLogLine(line)}`),

@@ -27,7 +27,14 @@ export interface SeedInput {
   /** Keys from an earlier run; each is reused when it still works. */
   previousKeys?: Partial<DevStackFile['api_keys']>;
   /** The development runtime host, registered once (found again by name on later runs). */
-  runtimeHost: { workdirRoot: string; consolePublicBaseUrl: string; relayPublicUrl: string };
+  runtimeHost: {
+    workdirRoot: string;
+    consolePublicBaseUrl: string;
+    relayPublicUrl: string;
+    /** Where `svc runtime up` runs the relay and the console router (the hub hands these out). */
+    relayPort: number;
+    consoleRouterPort: number;
+  };
 }
 
 /** Name of the development workspace's runtime host (this machine). */
@@ -71,10 +78,21 @@ export async function seedWorkspace(input: SeedInput) {
     keys[kind] = created.key;
   }
 
-  // This machine as the workspace's runtime host, so its console router has a route table to serve.
+  // This machine as the workspace's runtime host: `svc runtime up` runs its relay and console router on the
+  // listen ports the hub holds for it, so they are the development ports.
   const hosts = unwrap(await hub.GET('/api/v1/workspaces/{workspace}/runtime-hosts', { params: workspace }));
+  const wanted = { relay: input.runtimeHost.relayPort, console: input.runtimeHost.consoleRouterPort };
+  const existing = hosts.find((h) => h.name === DEV_RUNTIME_HOST_NAME);
+  if (
+    existing &&
+    (existing.relay.listen_port !== wanted.relay || existing.console_router.listen_port !== wanted.console)
+  ) {
+    throw new Error(
+      `the development runtime host ${existing.id} was registered with relay port ${existing.relay.listen_port} and console router port ${existing.console_router.listen_port}; start with RELAY_PORT=${existing.relay.listen_port} CONSOLE_ROUTER_PORT=${existing.console_router.listen_port}, or use fresh databases`,
+    );
+  }
   const host =
-    hosts.find((h) => h.name === DEV_RUNTIME_HOST_NAME) ??
+    existing ??
     unwrap(
       await hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
         params: workspace,
@@ -84,6 +102,8 @@ export async function seedWorkspace(input: SeedInput) {
           workdir_root: input.runtimeHost.workdirRoot,
           console_public_base_url: input.runtimeHost.consolePublicBaseUrl,
           relay_public_url: input.runtimeHost.relayPublicUrl,
+          relay: { bind_host: '127.0.0.1', listen_port: wanted.relay },
+          console_router: { bind_host: '127.0.0.1', listen_port: wanted.console },
         },
       }),
     ).host;

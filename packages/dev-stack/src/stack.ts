@@ -1,16 +1,16 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { deriveConsoleProxyKey } from '@svc/auth';
 import { withDatabase } from '@svc/db-kit';
-import { waitUntilReady } from '@svc/testing';
+import { sleep, waitUntilReady } from '@svc/testing';
 import { loadOrCreateSecrets, readJson, writePrivateJson } from './state';
 import type { DevStackFile } from './state';
 import {
-  ConsoleAgentAtHub,
-  DEV_CONSOLE_AGENT_NAME,
-  DevHostHeartbeat,
+  DEV_AGENT_CAPABILITIES,
+  DEV_AGENT_MODEL,
+  DEV_AGENT_NAME,
+  SvcCli,
   waitForConsoleRoute,
-} from './console-agent';
+} from './svc-runtime';
 import { checkPostgres, checkRedisServer } from './preflight';
 import { ProcessGroup } from './processes';
 import type { ManagedProcess } from './processes';
@@ -46,8 +46,10 @@ export interface RunningStack {
 
 /**
  * Brings the whole platform up on local Postgres and Redis: migrates both databases, bootstraps and seeds
- * the development workspace (idempotently), starts every service, then starts the development console agent
- * (a reference agent serving its console, routed by the console router) and writes `.svc/dev-stack.json`.
+ * the development workspace (idempotently), starts the hub and the Workflow API, then brings this machine up
+ * as the workspace's runtime host the way an operator does — `svc login --pull-runtime`, `svc runtime up`
+ * (relay, console router, heartbeats, agent supervision) and `svc start` of the development agent (a
+ * reference agent serving its console) — and writes `.svc/dev-stack.json`.
  */
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   await checkPostgres(withDatabase(options.databaseServerUrl, 'postgres'));
@@ -73,23 +75,24 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const onExit = (name: string, code: number | string) =>
     reportFailure(`${name} exited unexpectedly (${code})`);
   /** Waits for `ready`, failing as soon as any child exits. */
-  const unlessOneExits = (ready: Promise<unknown>) =>
-    Promise.race([ready, failed.then((m) => Promise.reject(new Error(m)))]);
-  let heartbeat: DevHostHeartbeat | undefined;
-  let consoleAgent: { atHub: ConsoleAgentAtHub; id: string; process?: ManagedProcess } | undefined;
-  /** The console agent stops first, and is stopped at the hub while the hub still runs. */
+  const unlessOneExits = <T>(ready: Promise<T>): Promise<T> =>
+    Promise.race([ready, failed.then((m): Promise<T> => Promise.reject(new Error(m)))]);
+  let svc: SvcCli | undefined;
+  let runtime: ManagedProcess | undefined;
+  let agentStarted = false;
+  /**
+   * The agent is stopped first with `svc stop` (process, hub state and local state, its id kept), while the
+   * runtime and the hub still run; then `svc runtime up` gets SIGTERM and stops the relay and router.
+   */
   const stopAll = async () => {
-    heartbeat?.stop();
-    if (consoleAgent) {
-      if (consoleAgent.process) await group.stop(consoleAgent.process);
-      await consoleAgent.atHub
-        .stop(consoleAgent.id)
+    if (svc && agentStarted) {
+      await svc
+        .run(['stop', DEV_AGENT_NAME])
         .catch((error: unknown) =>
-          options.write(
-            `[dev-stack]        could not stop ${DEV_CONSOLE_AGENT_NAME} at the hub: ${(error as Error).message}`,
-          ),
+          options.write(`[dev-stack]        svc stop ${DEV_AGENT_NAME}: ${(error as Error).message}`),
         );
     }
+    if (runtime) await group.stop(runtime, 30_000);
     await group.stopAll();
   };
 
@@ -144,6 +147,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         workdirRoot: path.join(path.resolve(options.stateDir), 'agents'),
         consolePublicBaseUrl: urls.consoleRouter,
         relayPublicUrl: urls.relay,
+        relayPort: options.ports.relay,
+        consoleRouterPort: options.ports.consoleRouter,
       },
     });
 
@@ -161,81 +166,71 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     };
     const workflow = group.start('workflow-api', app('workflow-api', 'main.js'), workflowEnv, onExit);
     const worker = group.start('workflow-worker', app('workflow-api', 'worker-main.js'), workflowEnv, onExit);
-    const relay = group.start(
-      'relay',
-      app('relay', 'main.js'),
-      {
-        RELAY_PORT: String(options.ports.relay),
-        SVC_HUB_URL: urls.hub,
-        SVC_WORKSPACE: bootstrapped.workspace.slug,
-        SVC_WORKSPACE_API_KEY: seeded.keys.agent_runtime,
-        SVC_RELAY_TOKEN: secrets.relay_token,
-      },
-      onExit,
-    );
-    const consoleRouter = group.start(
-      'console-router',
-      app('console-router', 'main.js'),
-      {
-        CONSOLE_ROUTER_PORT: String(options.ports.consoleRouter),
-        HUB_URL: urls.hub,
-        // The development host: its route table is read with the workspace's runtime key (agent-runtime
-        // preset, which holds runtime-config:read), and agents' proxy keys come from the dev console secret.
-        SVC_RUNTIME_INSTANCE_ID: seeded.runtimeHost.id,
-        SVC_WORKSPACE_API_KEY: seeded.keys.agent_runtime,
-        CONSOLE_ROUTER_UPSTREAM_SECRET: secrets.console_secret,
-      },
-      onExit,
-    );
     await unlessOneExits(
       Promise.all([
         waitUntilReady(workflow.process, urls.workflow),
         waitUntilReady(worker.process, urls.worker),
-        waitUntilReady(relay.process, urls.relay),
-        waitUntilReady(consoleRouter.process, urls.consoleRouter),
       ]),
     );
 
-    // The development console agent: a reference agent serving its console on the development host.
-    heartbeat = new DevHostHeartbeat(urls.hub, seeded.keys.agent_runtime, seeded.runtimeHost.id, (message) =>
-      options.write(`[dev-stack]        runtime host heartbeat failed: ${message}`),
-    );
-    await heartbeat.beat();
-    heartbeat.start();
-    const atHub = new ConsoleAgentAtHub({
-      hubUrl: urls.hub,
-      token: seeded.token,
-      workspaceSlug: bootstrapped.workspace.slug,
-      projectCode: seeded.project.code,
-      hostId: seeded.runtimeHost.id,
-      servePort: options.agentServePort,
+    // This machine as the workspace's runtime host, brought up with the svc CLI exactly as an operator does.
+    const workdirRoot = path.join(path.resolve(options.stateDir), 'agents');
+    mkdirSync(workdirRoot, { recursive: true, mode: 0o700 });
+    chmodSync(workdirRoot, 0o700);
+    svc = new SvcCli({
+      repoRoot: options.repoRoot,
+      configDir: path.join(path.resolve(options.stateDir), 'cli'),
+      runtimeInstanceId: seeded.runtimeHost.id,
+      workdirRoot,
+      workflowUrl: urls.workflow,
     });
-    const registered = await atHub.ensure();
-    consoleAgent = { atHub, id: registered.id };
-    const started = await atHub.start(registered.id);
-    const workdir = path.join(path.resolve(options.stateDir), 'agents', DEV_CONSOLE_AGENT_NAME);
-    mkdirSync(workdir, { recursive: true, mode: 0o700 });
-    chmodSync(workdir, 0o700);
-    consoleAgent.process = group.start(
-      'reference-agent',
-      app('reference-agent', 'main.js'),
-      {
-        AGENT_TOKEN: started.agentToken,
-        HUB_URL: urls.hub,
-        WORKFLOW_URL: urls.workflow,
-        AGENT_SERVE_PORT: String(options.agentServePort),
-        AGENT_WORKDIR: workdir,
-        // The key the console router proves itself with, derived from the host's console secret.
-        AGENT_CONSOLE_PROXY_KEY: deriveConsoleProxyKey(secrets.console_secret, registered.id),
-      },
-      onExit,
+    options.write('[dev-stack]        svc login --pull-runtime');
+    await svc.run(
+      [
+        'login',
+        '--hub-url',
+        urls.hub,
+        '--workspace',
+        bootstrapped.workspace.slug,
+        '--email',
+        options.adminEmail,
+        '--password-stdin',
+        '--pull-runtime',
+      ],
+      `${secrets.admin_password}\n`,
     );
-    const refreshed = await fetch(`${urls.consoleRouter}/routes/refresh`, { method: 'POST' });
-    await refreshed.body?.cancel();
-    if (refreshed.status !== 200) {
-      throw new Error(`the console router could not refresh its routes (HTTP ${refreshed.status})`);
-    }
-    const consoleUrl = `${urls.consoleRouter}/${bootstrapped.workspace.slug}/agents/${registered.id}`;
+    options.write('[dev-stack]        svc runtime up');
+    runtime = group.start('svc-runtime', svc.bin, svc.env(), onExit, [
+      'runtime',
+      'up',
+      '--expected-workspace',
+      bootstrapped.workspace.slug,
+    ]);
+    await unlessOneExits(
+      Promise.all([
+        waitUntilReady(runtime.process, urls.relay),
+        waitUntilReady(runtime.process, urls.consoleRouter),
+        heartbeatSent(svc),
+      ]),
+    );
+    options.write(`[dev-stack]        svc start --name ${DEV_AGENT_NAME}`);
+    agentStarted = true;
+    const started = await unlessOneExits(
+      svc.run<{ agent_id: string; name: string; console_url: string | null }>([
+        'start',
+        '--name',
+        DEV_AGENT_NAME,
+        '--project',
+        seeded.project.code,
+        '--capabilities',
+        DEV_AGENT_CAPABILITIES.join(','),
+        '--model',
+        DEV_AGENT_MODEL,
+        '--serve-port',
+        String(options.agentServePort),
+      ]),
+    );
+    const consoleUrl = `${urls.consoleRouter}/${bootstrapped.workspace.slug}/agents/${started.agent_id}`;
     await unlessOneExits(waitForConsoleRoute(`${consoleUrl}/global/health`));
 
     const file: DevStackFile = {
@@ -247,7 +242,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       project: seeded.project,
       participant: { email: options.adminEmail, password: secrets.admin_password, token: seeded.token },
       api_keys: seeded.keys,
-      agent: { id: registered.id, name: registered.name, console_url: consoleUrl },
+      runtime_host: {
+        id: seeded.runtimeHost.id,
+        relay_url: urls.relay,
+        console_router_url: urls.consoleRouter,
+        svc_config_dir: path.join(path.resolve(options.stateDir), 'cli'),
+      },
+      agent: { id: started.agent_id, name: started.name, console_url: consoleUrl },
     };
     writePrivateJson(stateFile, file);
     process.once('exit', () => group.killAll());
@@ -263,4 +264,26 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * Resolves once `svc runtime up` has delivered a heartbeat to the hub: a direct start needs a spawn-ready host
+ * (direct start rule 6).
+ */
+async function heartbeatSent(svc: SvcCli, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    try {
+      const status = await svc.run<{
+        runtime: { heartbeat: { last_ok_at: string | null; last_error: string | null } };
+      }>(['internal', 'status']);
+      if (status.runtime.heartbeat.last_ok_at) return;
+      last = status.runtime.heartbeat.last_error ?? 'no heartbeat yet';
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await sleep(1000);
+  }
+  throw new Error(`svc runtime up sent no heartbeat to the hub within ${timeoutMs / 1000} s (${last})`);
 }

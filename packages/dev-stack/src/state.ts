@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** Secrets of the local stack, made once and kept in `.svc/dev-secrets.json` (0600). */
+/**
+ * Secrets of the local stack, made once and kept in `.svc/dev-secrets.json` (0600). The runtime host's own
+ * secrets (relay token, workspace runtime key, console secret) are not here: `svc login --pull-runtime` and
+ * `svc runtime up` keep them in the svc configuration directory, as on any runtime host.
+ */
 export interface DevSecrets {
   encryption_keys: string;
   service_token: string;
-  relay_token: string;
   admin_password: string;
-  /** The development host's console secret: the console router derives each agent's proxy key from it. */
-  console_secret: string;
 }
 
 /** The file other tools read: exactly the documented shape. */
@@ -22,7 +23,12 @@ export interface DevStackFile {
   project: { id: string; code: string };
   participant: { email: string; password: string; token: string };
   api_keys: { read_only: string; automation: string; agent_runtime: string; workflow_all: string };
-  /** The development console agent; `console_url` is its route on the console router. */
+  /**
+   * This machine as the workspace's runtime host, run by `svc runtime up`: its inventory id, the local relay and
+   * console router, and the svc configuration directory (`SVC_CONFIG_DIR` for `svc list`, `svc ask`, …).
+   */
+  runtime_host: { id: string; relay_url: string; console_router_url: string; svc_config_dir: string };
+  /** The development agent, started with `svc start`; `console_url` is its route on the console router. */
   agent: { id: string; name: string; console_url: string };
 }
 
@@ -46,25 +52,14 @@ export function readJson<T>(file: string): T | undefined {
 export function loadOrCreateSecrets(stateDir: string): DevSecrets {
   const file = path.join(stateDir, 'dev-secrets.json');
   const existing = readJson<Partial<DevSecrets>>(file);
-  const consoleSecret = () => randomBytes(32).toString('base64url');
-  if (
-    existing?.encryption_keys &&
-    existing.service_token &&
-    existing.relay_token &&
-    existing.admin_password
-  ) {
-    if (existing.console_secret) return existing as DevSecrets;
-    // A file from before the console secret existed: add it, keep everything else (the databases depend on it).
-    const upgraded = { ...existing, console_secret: consoleSecret() } as DevSecrets;
-    writePrivateJson(file, upgraded);
-    return upgraded;
+  if (existing?.encryption_keys && existing.service_token && existing.admin_password) {
+    // Fields of older files (relay_token, console_secret) are ignored and kept.
+    return existing as DevSecrets;
   }
   const secrets: DevSecrets = {
     encryption_keys: `dev1:${randomBytes(32).toString('base64')}`,
     service_token: `svs_${randomBytes(32).toString('base64url')}`,
-    relay_token: `rly_${randomBytes(32).toString('base64url')}`,
     admin_password: `dev-${randomBytes(12).toString('base64url')}`,
-    console_secret: consoleSecret(),
   };
   writePrivateJson(file, secrets);
   return secrets;

@@ -16,18 +16,27 @@ const suffix = randomBytes(3).toString('hex');
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-stack-'));
 const databases = { hub: `svc_devstack_${suffix}_hub`, workflow: `svc_devstack_${suffix}_wf` };
 
+let ports: Record<string, string> | undefined;
+
+/**
+ * The stack's settings: a second start of the same state uses the same ports, as a restart does (the hub
+ * keeps the development host's relay and console router ports).
+ */
 async function env(): Promise<Record<string, string>> {
-  return {
-    SVC_DEV_STATE_DIR: stateDir,
-    SVC_DEV_HUB_DATABASE: databases.hub,
-    SVC_DEV_WORKFLOW_DATABASE: databases.workflow,
-    SVC_DEV_QUEUE_PREFIX: `dst${suffix}`,
+  ports ??= {
     HUB_PORT: String(await freePort()),
     WORKFLOW_PORT: String(await freePort()),
     WORKFLOW_WORKER_PORT: String(await freePort()),
     RELAY_PORT: String(await freePort()),
     CONSOLE_ROUTER_PORT: String(await freePort()),
     SVC_DEV_AGENT_SERVE_PORT: String(await freePort()),
+  };
+  return {
+    ...ports,
+    SVC_DEV_STATE_DIR: stateDir,
+    SVC_DEV_HUB_DATABASE: databases.hub,
+    SVC_DEV_WORKFLOW_DATABASE: databases.workflow,
+    SVC_DEV_QUEUE_PREFIX: `dst${suffix}`,
   };
 }
 
@@ -67,6 +76,7 @@ describe('one-command stack', () => {
           'participant',
           'project',
           'relay_url',
+          'runtime_host',
           'workflow_url',
           'workspace',
         ].sort(),
@@ -82,7 +92,14 @@ describe('one-command stack', () => {
         expect((await fetch(`${url}/healthz`)).status).toBe(200);
         expect((await fetch(`${url}/readyz`)).status).toBe(200);
       }
-      // The development console agent, reached through the console router.
+      // This machine is the workspace's runtime host, run by `svc runtime up`.
+      expect(first.runtime_host).toEqual({
+        id: expect.stringMatching(/^rti_/),
+        relay_url: first.relay_url,
+        console_router_url: first.console_router_url,
+        svc_config_dir: path.join(stateDir, 'cli'),
+      });
+      // The development console agent, started with `svc start`, reached through the console router.
       expect(first.agent).toEqual({
         id: expect.stringMatching(/^agt_/),
         name: 'dev-console-agent',
@@ -115,9 +132,9 @@ describe('one-command stack', () => {
       expect(await exitWithin(stack, 20_000)).toBe(0);
     }
     expect(stack.stdout()).toContain('every service exited cleanly');
-    // The console agent was stopped at the hub too, while the hub still ran.
+    // The agent was stopped with `svc stop` (at the hub too, while the hub still ran).
     expect(stack.stdout()).toMatch(/POST path=\/api\/v1\/agents\/agt_\w+\/stop status=200/);
-    expect(stack.stdout()).not.toContain('could not stop dev-console-agent');
+    expect(stack.stdout()).not.toContain('svc stop dev-console-agent:');
   });
 
   test('when started a second time, then it reuses the same workspace, project, keys and console agent', async () => {
@@ -147,11 +164,15 @@ describe('one-command stack', () => {
         checks: Record<string, string>;
       };
       expect(ready.checks).toEqual({ hub_jwks: 'ok', route_table: 'ok', upstream_secret: 'ok' });
-      const secrets = JSON.parse(readFileSync(path.join(stateDir, 'dev-secrets.json'), 'utf8')) as {
-        console_secret: string;
-      };
-      expect(secrets.console_secret.length).toBeGreaterThanOrEqual(32);
-      expect(stack.stdout()).not.toContain(secrets.console_secret);
+      // The host's secrets live where svc keeps them on any runtime host: owner-only files, never printed.
+      const runtimeEnv = path.join(stateDir, 'cli', 'profiles', 'default.runtime.env');
+      expect(statSync(runtimeEnv).mode & 0o777).toBe(0o600);
+      expect(statSync(path.join(stateDir, 'cli')).mode & 0o777).toBe(0o700);
+      for (const line of readFileSync(runtimeEnv, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('='))) {
+        expect(stack.stdout()).not.toContain(line.slice(line.indexOf('=') + 1));
+      }
     } finally {
       stack.child.kill('SIGTERM');
       expect(await exitWithin(stack, 20_000)).toBe(0);

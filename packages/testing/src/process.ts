@@ -34,6 +34,8 @@ export interface StartOptions {
   onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
   /** Own process group: a terminal's Ctrl-C reaches the parent only, which then stops the child itself. */
   detached?: boolean;
+  /** Written to the process's stdin, which is then closed (e.g. a password for `--password-stdin`). */
+  input?: string;
 }
 
 export interface NodeProcess {
@@ -77,9 +79,17 @@ export function startBuiltEntryPoint(
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), file, ...(options.args ?? [])], {
     cwd: appDir,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', options.stdout === 'ignore' ? 'ignore' : 'pipe', 'pipe'],
+    stdio: [
+      options.input === undefined ? 'ignore' : 'pipe',
+      options.stdout === 'ignore' ? 'ignore' : 'pipe',
+      'pipe',
+    ],
     detached: options.detached ?? false,
   });
+  if (options.input !== undefined && child.stdin) {
+    child.stdin.on('error', () => undefined); // a process that exits without reading its input
+    child.stdin.end(options.input);
+  }
   const limit = options.outputLimit ?? Infinity;
   const captured = { stdout: '', stderr: '', output: '' };
   for (const stream of ['stdout', 'stderr'] as const) {
@@ -123,7 +133,7 @@ export async function runBuiltEntryPoint(
   appDir: string,
   script: string,
   env: Record<string, string>,
-  options: Pick<StartOptions, 'name' | 'args'> = {},
+  options: Pick<StartOptions, 'name' | 'args' | 'input'> = {},
 ): Promise<string> {
   const proc = startBuiltEntryPoint(appDir, script, env, options);
   const code = await proc.exited;
