@@ -56,8 +56,15 @@ function readJson(file) {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
+/**
+ * Writes through a new file renamed over the old name, never into the old file: a file of the staged tree can
+ * still be a hard link to the workspace's own file (pnpm imports packages by linking), and writing into it
+ * would rewrite the monorepo's package.json.
+ */
 function writeJson(file, value) {
-  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+  const temporary = `${file}.svc-pack-tmp`;
+  writeFileSync(temporary, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(temporary, file);
 }
 
 /** The package directories under a node_modules directory (scoped ones included), recursively. */
