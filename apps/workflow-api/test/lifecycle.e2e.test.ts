@@ -53,6 +53,8 @@ beforeAll(async () => {
       WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
       WORKFLOW_DELIVERY_RETRY_SCHEDULE: '0.2,0.5,1,1,1',
       WORKFLOW_DELIVERY_TIMEOUT_MS: '3000',
+      // No test here relies on a stall: a long deadline keeps a slow claim on a loaded machine from being one.
+      WORKFLOW_STAGE_STALL_SECONDS: '120',
     },
   });
   const subscription = unwrap(

@@ -393,7 +393,12 @@ describe('stage ownership', () => {
   test('no agent with the capabilities: launch proceeds but the run is blocked with a recommended action', async () => {
     const route = await s.seedRoute({ intent: 'orphan report', stages: one('nobody-has-this') });
     const launched = await invokeAndLaunch(route.intent);
-    const blocked = await waitFor(launched.invocation_id, (inv) => inv.blockers.length > 0);
+    // Launch is accepted waiting for an owner (its blockers shown at once); the run then starts and waits.
+    expect(launched.blockers.map((b) => [b.code, b.effect])).toEqual([['no_stage_owner', 'waits_for_owner']]);
+    const blocked = await waitFor(
+      launched.invocation_id,
+      (inv) => inv.state === 'running' && inv.attention === 'blocked',
+    );
     expect(blocked).toMatchObject({ state: 'running', attention: 'blocked' });
     expect(blocked.blockers[0]).toMatchObject({
       category: 'roster_ownership',
