@@ -4,7 +4,7 @@ import path from 'node:path';
 import { agentRuntimeHome } from '../src/data/agent-state';
 import { resolveConfigPaths } from '../src/domain/config-paths';
 import { AgentsStack, isAlive, jsonOf, modeOf, runSvc, startSvc, tempHome, until } from './agents-support';
-import type { AgentsHost, CliResult, SvcProcess } from './agents-support';
+import type { AgentsHost, CliResult, HubAgent, SvcProcess } from './agents-support';
 import type { AskAgentResult } from '../src/use-cases/agents/ask-agent';
 import type { ListAgentInboxResult } from '../src/use-cases/agents/list-agent-inbox';
 import type { ListAgentsResult } from '../src/use-cases/agents/list-agents';
@@ -53,6 +53,19 @@ function expectClean(result: CliResult): void {
   expect(`${result.stdout}${result.stderr}`).not.toMatch(/eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\./);
   expect(`${result.stdout}${result.stderr}`).not.toMatch(/\bsvc_[A-Za-z0-9_-]{16,}/);
 }
+
+/**
+ * What a start writes at the hub about agents: registrations and starts. Heartbeats of agents that run
+ * (`last_heartbeat_at`, `updated_at`, idle/busy) are left out; they move on their own.
+ */
+const registrations = (agents: HubAgent[]) =>
+  agents.map((a) => ({
+    id: a.id,
+    name: a.name,
+    started_at: a.started_at,
+    stopped_at: a.stopped_at,
+    serve_port: a.serve_port,
+  }));
 
 const runtimeOutput = () => `--- runtime output\n${runtime?.output().slice(-6000) ?? '(not started)'}`;
 
@@ -103,7 +116,7 @@ async function expectRefused(
   env: Record<string, string | undefined> = {},
   exit = 1,
 ): Promise<void> {
-  const agentsBefore = await stack.agents();
+  const agentsBefore = registrations(await stack.agents());
   const auditBefore = await stack.audit();
   const result = await svc(['start', ...args, '--json'], env);
   expectClean(result);
@@ -113,7 +126,7 @@ async function expectRefused(
   expect(typeof doc.error?.fix).toBe('string');
   expect(doc.error!.fix!.length).toBeGreaterThan(0);
   // Nothing was written at the hub: same agents, not one new audit event.
-  expect(await stack.agents()).toEqual(agentsBefore);
+  expect(registrations(await stack.agents())).toEqual(agentsBefore);
   expect((await stack.audit()).map((e) => e.id)).toEqual(auditBefore.map((e) => e.id));
   // Human mode: one line with the code, and the fix.
   const human = await svc(['start', ...args], env);
@@ -373,6 +386,7 @@ describe('with svc runtime up', () => {
       'start',
       '--name',
       'beta',
+      '--worker',
       '--project',
       'OTHER',
       '--team-id',
@@ -660,7 +674,7 @@ describe('a host that is not spawn ready at the hub', () => {
     });
     await new Promise<void>((resolve) => server.listen(path.join(stateB, 'control.sock'), resolve));
     try {
-      const agentsBefore = await stack.agents();
+      const agentsBefore = registrations(await stack.agents());
       const auditBefore = await stack.audit();
       const result = await runSvc(
         ['--profile', 'b', 'start', '--name', 'never', '--project', 'DS', '--model', 'local/echo', '--json'],
@@ -670,7 +684,7 @@ describe('a host that is not spawn ready at the hub', () => {
       expect(result.code).toBe(1);
       expect(jsonOf(result).error).toMatchObject({ code: 'runtime_host_not_ready', exit_code: 1 });
       expect(jsonOf(result).error?.fix).toContain('svc runtime up');
-      expect(await stack.agents()).toEqual(agentsBefore);
+      expect(registrations(await stack.agents())).toEqual(agentsBefore);
       expect((await stack.audit()).map((e) => e.id)).toEqual(auditBefore.map((e) => e.id));
     } finally {
       await new Promise((resolve) => server.close(resolve));
