@@ -183,10 +183,18 @@ export class AgentSupervisor {
     return this.view(entry);
   }
 
-  async restart(name: string, env: Record<string, string> | undefined): Promise<SupervisedAgent> {
+  /**
+   * Restarts the agent's process; `env` replaces its environment, then `setEnv` sets the variables it names
+   * and keeps the others (a refreshed AGENT_TOKEN).
+   */
+  async restart(
+    name: string,
+    env: Record<string, string> | undefined,
+    setEnv?: Record<string, string>,
+  ): Promise<SupervisedAgent> {
     const entry = this.entry(name);
-    if (env) {
-      entry.spec = { ...entry.spec, env };
+    if (env || setEnv) {
+      entry.spec = { ...entry.spec, env: { ...(env ?? entry.spec.env), ...(setEnv ?? {}) } };
       entry.process.setEnv(this.environment(entry.spec));
     }
     entry.staleModelRecoveryUsed = false;

@@ -11,6 +11,9 @@ import { SupervisorError } from './agent-supervisor';
 import type { AgentSupervisor, SupervisedAgentSpec } from './agent-supervisor';
 
 export type RuntimeControlStatus = RuntimeControlApi.components['schemas']['RuntimeControlStatus'];
+type RestartBody = NonNullable<
+  RuntimeControlApi.paths['/agents/{name}/restart']['post']['requestBody']
+>['content']['application/json'];
 
 const DOC_ID = 'runtime-control';
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -159,12 +162,8 @@ export async function startControlServer(options: {
       if (parts[2] !== 'restart') throw new Problem(404, 'not_found', `no route ${url.pathname}`);
       if (method !== 'POST') throw notAllowed();
       check<string>(v.name, name, 'path/name');
-      const body = check<{ env?: Record<string, string> } | undefined>(
-        v.restart,
-        (await readJson(req, false)) ?? {},
-        'body',
-      );
-      return send(res, 200, { data: await supervisor.restart(name, body?.env) });
+      const body = check<RestartBody | undefined>(v.restart, (await readJson(req, false)) ?? {}, 'body');
+      return send(res, 200, { data: await supervisor.restart(name, body?.env, body?.set_env) });
     }
     // No supervised agent can have a name outside the contract's pattern: those are simply not found.
     if (method === 'GET') return send(res, 200, { data: supervisor.get(name) });

@@ -74,7 +74,7 @@ export interface paths {
         put?: never;
         /**
          * Stop the agent's process and start it again with a replaced environment.
-         * @description Used after a fresh hub start (new AGENT_TOKEN) or after the agent's runtime state was cleared, for example on `ProviderModelNotFoundError`. `env` replaces the agent's environment when given.
+         * @description Used after a fresh hub start or a token refresh (new AGENT_TOKEN) or after the agent's runtime state was cleared, for example on `ProviderModelNotFoundError`. `env` replaces the agent's environment when given; `set_env` then sets the variables it names and keeps the others (how `svc token refresh` swaps only AGENT_TOKEN: the control API never hands an agent's environment back).
          */
         post: operations["restartSupervisedAgent"];
         delete?: never;
@@ -372,6 +372,7 @@ export interface operations {
             content: {
                 "application/json": {
                     env?: components["schemas"]["AgentEnvironment"];
+                    set_env?: components["schemas"]["AgentEnvironment"];
                 };
             };
         };

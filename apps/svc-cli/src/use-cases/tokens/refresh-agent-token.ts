@@ -1,7 +1,6 @@
 import { createHubClient, unwrap } from '@svc/contracts';
 import type { RuntimeControlApi } from '@svc/contracts';
 import { writeAgentState } from '../../data/agent-state';
-import { readProcessEnvironment } from '../../data/process-environment';
 import { controlSocketPath, createRuntimeControlClient } from '../../data/runtime-control-client';
 import type { RuntimeControlClient } from '../../data/runtime-control-client';
 import { CliError } from '../../domain/cli-error';
@@ -38,11 +37,7 @@ async function supervisedAgent(
 /**
  * `svc token refresh`: exchanges the agent's current AGENT_TOKEN for a new one at the hub and stores it in the
  * agent's local state (0600). When this host's runtime supervises the agent, its process is restarted through
- * the control API with the same environment except AGENT_TOKEN. The control API never echoes an agent's
- * environment back (it holds secrets), so the environment is the one the running process was started with, read
- * from `/proc/<pid>/environ` (the runtime account owns the process); it is used only when it is that agent's
- * (its AGENT_ID). Without it (no process right now, not Linux) the process is left running: the previous token
- * stays valid until it expires, and the result says so.
+ * the control API with AGENT_TOKEN replaced (`set_env`) and the rest of its environment kept by the runtime.
  */
 export async function refreshAgentToken(input: {
   stateDir: string;
@@ -79,21 +74,11 @@ export async function refreshAgentToken(input: {
       note: 'no runtime on this host supervises the agent; the new token is in its local state',
     };
   }
-  const env = supervised.pid === null ? undefined : await readProcessEnvironment(supervised.pid);
-  if (!env || env.AGENT_ID !== state.agent_id || env.AGENT_TOKEN === undefined) {
-    return {
-      ...base,
-      supervised: true,
-      restarted: false,
-      pid: supervised.pid,
-      note:
-        `the running process keeps its previous token (valid until ${state.agent_token_expires_at}): its ` +
-        `environment could not be read to restart it (state ${supervised.state})`,
-    };
-  }
+  // Only AGENT_TOKEN changes: the runtime keeps the rest of the agent's environment (the control API never
+  // hands it back, it holds secrets).
   const restart = await control.POST('/agents/{name}/restart', {
     params: { path: { name: input.name } },
-    body: { env: { ...env, AGENT_TOKEN: refreshed.agent_token } },
+    body: { set_env: { AGENT_TOKEN: refreshed.agent_token } },
   });
   if (!restart.response.ok || !restart.data) {
     const problem = restart.error as { code?: string; detail?: string } | undefined;
