@@ -16170,7 +16170,7 @@ export const runtimeControlDocument: OpenApiDocument = {
       "post": {
         "operationId": "restartSupervisedAgent",
         "summary": "Stop the agent's process and start it again with a replaced environment.",
-        "description": "Used after a fresh hub start (new AGENT_TOKEN) or after the agent's runtime state was cleared, for example on `ProviderModelNotFoundError`. `env` replaces the agent's environment when given.",
+        "description": "Used after a fresh hub start or a token refresh (new AGENT_TOKEN) or after the agent's runtime state was cleared, for example on `ProviderModelNotFoundError`. `env` replaces the agent's environment when given; `set_env` then sets the variables it names and keeps the others (how `svc token refresh` swaps only AGENT_TOKEN: the control API never hands an agent's environment back).",
         "x-svc-actors": [
           "anonymous"
         ],
@@ -16184,6 +16184,9 @@ export const runtimeControlDocument: OpenApiDocument = {
                 "additionalProperties": false,
                 "properties": {
                   "env": {
+                    "$ref": "#/components/schemas/AgentEnvironment"
+                  },
+                  "set_env": {
                     "$ref": "#/components/schemas/AgentEnvironment"
                   }
                 }
