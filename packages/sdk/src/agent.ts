@@ -1,0 +1,215 @@
+/**
+ * Writing an agent with the SDK: wait for a stage, claim it, keep it alive with heartbeats, report evidence or
+ * a blocker, publish the artifact (final stage) and complete it. Authenticates with the agent's own token
+ * (`AGENT_TOKEN`), never with a workspace API key.
+ */
+import createClient from 'openapi-fetch';
+import type { Client } from 'openapi-fetch';
+import { createTransport } from './core.js';
+import type { ClientOptions } from './core.js';
+import { WaitTimeoutError } from './errors.js';
+import type { paths } from './generated/workflow.js';
+import { deadlineSignal, signalOf, unwrap } from './request.js';
+import type { RequestOptions } from './request.js';
+import type {
+  ArtifactEnvelope,
+  ArtifactPublishParams,
+  DataOf,
+  StageAssignment,
+  StageEvidence,
+} from './types.js';
+
+export interface AgentClientOptions extends Omit<ClientOptions, 'apiKey'> {
+  /** The agent's token (`AGENT_TOKEN`), or a function returning the current one. */
+  token: string | (() => string | Promise<string>);
+}
+
+export type Stage = DataOf<'claimWorkflowStage'>;
+
+export interface Heartbeat {
+  /** Stops the heartbeats. */
+  stop(): void;
+  /** The last heartbeat failure, if the latest one failed. */
+  readonly lastError: unknown;
+}
+
+const LONG_POLL_SECONDS = 30;
+
+export class WorkflowAgent {
+  readonly raw: Client<paths>;
+
+  constructor(options: AgentClientOptions) {
+    const transport = createTransport(options);
+    this.raw = createClient<paths>({ baseUrl: transport.baseUrl, fetch: transport.fetch });
+  }
+
+  /** The open stages this agent owns (assigned, claimed or blocked); `wait` long-polls up to 30 s. */
+  async stages(options: RequestOptions & { wait?: number } = {}): Promise<StageAssignment[]> {
+    return unwrap(
+      await this.raw.GET('/api/v1/agents/me/workflow-stages', {
+        params: { query: options.wait !== undefined ? { wait: options.wait } : {} },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /**
+   * Waits (long-polling) until a stage is open for this agent and returns the first one that `filter`
+   * accepts (default: any). Throws {@link WaitTimeoutError} at `timeoutMs`.
+   */
+  async waitForStage(options: {
+    timeoutMs: number;
+    signal?: AbortSignal;
+    filter?: (stage: StageAssignment) => boolean;
+  }): Promise<StageAssignment> {
+    if (!(options.timeoutMs > 0)) throw new RangeError('timeoutMs is required and must be positive');
+    const deadline = Date.now() + options.timeoutMs;
+    const bound = deadlineSignal(
+      options.signal,
+      options.timeoutMs,
+      () => new WaitTimeoutError(options.timeoutMs, 'stage wait'),
+    );
+    try {
+      for (;;) {
+        const remaining = Math.floor((deadline - Date.now()) / 1000);
+        const stages = await this.stages({
+          wait: Math.max(0, Math.min(LONG_POLL_SECONDS, remaining)),
+          signal: bound.signal,
+        });
+        const stage = stages.find(options.filter ?? (() => true));
+        if (stage) return stage;
+        if (Date.now() >= deadline) throw new WaitTimeoutError(options.timeoutMs, 'stage wait');
+        if (remaining <= 0) await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } catch (error) {
+      if (bound.signal.aborted && !options.signal?.aborted)
+        throw new WaitTimeoutError(options.timeoutMs, 'stage wait');
+      throw error;
+    } finally {
+      bound.dispose();
+    }
+  }
+
+  /** Claims an assigned stage (repeating it is harmless; it counts as a heartbeat). */
+  async claim(stageId: string, options?: RequestOptions): Promise<Stage> {
+    return unwrap(
+      await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/claim', {
+        params: { path: { stageId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** One heartbeat, optionally with a progress note (at most 500 characters). */
+  async heartbeat(stageId: string, progress?: string, options?: RequestOptions): Promise<Stage> {
+    return unwrap(
+      await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/heartbeat', {
+        params: { path: { stageId } },
+        body: progress !== undefined ? { progress } : {},
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /**
+   * Sends heartbeats every `intervalMs` (default: the stage's `heartbeat_interval_seconds`) until stopped, so
+   * a long stage is not marked stalled. Failures are kept in `lastError` and retried at the next beat.
+   */
+  keepAlive(
+    stage: Pick<StageAssignment, 'stage_id'> & { heartbeat_interval_seconds?: number },
+    intervalMs?: number,
+  ): Heartbeat {
+    const every = intervalMs ?? Math.max(1, stage.heartbeat_interval_seconds ?? 20) * 1000;
+    const state = { lastError: undefined as unknown };
+    const timer = setInterval(() => {
+      this.heartbeat(stage.stage_id).then(
+        () => (state.lastError = undefined),
+        (error: unknown) => (state.lastError = error),
+      );
+    }, every);
+    return {
+      stop: () => clearInterval(timer),
+      get lastError() {
+        return state.lastError;
+      },
+    };
+  }
+
+  /** Attaches evidence (any JSON; secrets are redacted before it is stored). */
+  async report(
+    stageId: string,
+    evidence: { kind: string; content: unknown },
+    options?: RequestOptions,
+  ): Promise<StageEvidence> {
+    return unwrap(
+      await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/evidence', {
+        params: { path: { stageId } },
+        body: evidence,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** The stage cannot proceed: the invocation's attention becomes `blocked` with this reason. */
+  async block(stageId: string, reason: string, options?: RequestOptions): Promise<Stage> {
+    return unwrap(
+      await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/blocker', {
+        params: { path: { stageId } },
+        body: { reason },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** The blocker is gone; the stage is claimed again. */
+  async unblock(stageId: string, options?: RequestOptions): Promise<Stage> {
+    return unwrap(
+      await this.raw.DELETE('/api/v1/agents/me/workflow-stages/{stageId}/blocker', {
+        params: { path: { stageId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** Gives up on the stage; it is retried by another owner or the invocation fails. */
+  async fail(stageId: string, reason: string, options?: RequestOptions): Promise<Stage> {
+    return unwrap(
+      await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/fail', {
+        params: { path: { stageId } },
+        body: { reason },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** Completes the stage (twice is harmless); the engine moves the run on. */
+  async complete(stageId: string, summary?: string, options?: RequestOptions): Promise<Stage> {
+    return unwrap(
+      await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/complete', {
+        params: { path: { stageId } },
+        body: summary !== undefined ? { summary } : {},
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /**
+   * Publishes the invocation's artifact (the owner of its final stage). A payload that does not match the
+   * pinned schema throws `ValidationError` `artifact_schema_mismatch` with `details`.
+   */
+  async publish(
+    stage: Pick<StageAssignment, 'project_id' | 'invocation_id'>,
+    artifact: ArtifactPublishParams,
+    options?: RequestOptions,
+  ): Promise<{ envelope: ArtifactEnvelope; replayed: boolean }> {
+    const result = await this.raw.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
+      {
+        params: { path: { projectId: stage.project_id, invocationId: stage.invocation_id } },
+        body: artifact,
+        ...signalOf(options),
+      },
+    );
+    return { envelope: unwrap(result), replayed: result.response.status === 200 };
+  }
+}

@@ -1,0 +1,676 @@
+/**
+ * The Workflow API client: resource methods for every public operation, the raw typed path client
+ * (`workflow.raw.GET('/api/v1/…')`), auto-pagination, and `run()` — the five steps in one call.
+ */
+import createClient from 'openapi-fetch';
+import type { Client } from 'openapi-fetch';
+import { createTransport } from './core.js';
+import type { ClientOptions } from './core.js';
+import { verifyEnvelope } from './envelope.js';
+import type { ExpectedEnvelope } from './envelope.js';
+import {
+  APIConnectionError,
+  NoRouteError,
+  NotFoundError,
+  RunAttentionError,
+  RunFailedError,
+  WaitTimeoutError,
+} from './errors.js';
+import type { RunAttention } from './errors.js';
+import type { paths } from './generated/workflow.js';
+import { PagePromise } from './pagination.js';
+import { deadlineSignal, expectOk, signalOf, sleep, unwrap } from './request.js';
+import type { RequestOptions } from './request.js';
+import type {
+  ApprovalDecision,
+  ArtifactEnvelope,
+  ArtifactPublishParams,
+  BodyOf,
+  Contract,
+  ContractCreateParams,
+  ContractUpdateParams,
+  DataOf,
+  Invocation,
+  InvocationCreateParams,
+  InvocationSummary,
+  LaunchReport,
+  Preflight,
+  PreflightParams,
+  QueryOf,
+  ResolveParams,
+  ResolveResult,
+} from './types.js';
+
+export type WorkflowPaths = paths;
+export type RawWorkflowClient = Client<paths>;
+
+export interface WorkflowClientOptions extends ClientOptions {
+  /** The project used when a call does not name one (`projectId` in its options). */
+  projectId?: string;
+  /** The workspace used by artifact schema calls when they do not name one. */
+  workspaceId?: string;
+}
+
+export interface CreateInvocationOptions extends RequestOptions {
+  /**
+   * A stable key for this logical request (1–255 printable ASCII). When absent the SDK generates one and
+   * reuses it for its own retries; pass your own to make retries across process restarts safe too.
+   */
+  idempotencyKey?: string;
+  /** Sent as `X-Correlation-ID` and stored with the invocation. */
+  correlationId?: string;
+}
+
+export interface CreatedInvocation {
+  invocation: Invocation;
+  /** True when the key had already been used for this same request and the original invocation came back. */
+  replayed: boolean;
+}
+
+export interface WaitOptions extends RequestOptions {
+  /** The most the wait may take, in milliseconds (required: the caller decides). */
+  timeoutMs: number;
+  /** First delay between polls (default 250 ms), growing by half each time up to `maxIntervalMs` (2 s). */
+  intervalMs?: number;
+  maxIntervalMs?: number;
+  /** Attention signals to keep waiting through (default none: they fail fast with `RunAttentionError`). */
+  waitFor?: readonly RunAttention[] | 'all';
+  /** Called with each new state of the invocation. */
+  onState?: (invocation: Invocation) => void;
+}
+
+export interface RunOptions extends Omit<WaitOptions, 'projectId'> {
+  projectId?: string;
+  idempotencyKey?: string;
+  correlationId?: string;
+  /** Extra fields of the invocation (metadata, required capabilities, a pinned contract). */
+  invocation?: Omit<InvocationCreateParams, 'intent'>;
+  /** The artifact schema the caller understands; the envelope is refused otherwise. */
+  schema?: ExpectedEnvelope['schema'];
+}
+
+export interface RunResult {
+  resolution: ResolveResult;
+  invocation: Invocation;
+  launch: LaunchReport;
+  /** The verified envelope (identities checked, payload hash recomputed). */
+  envelope: ArtifactEnvelope;
+  /** `envelope.payload`. */
+  payload: unknown;
+  /** True when the idempotency key had been used before and the original invocation was continued. */
+  replayed: boolean;
+}
+
+const ATTENTIONS: readonly RunAttention[] = ['blocked', 'approval_required', 'artifact_rejected'];
+
+function requireId(value: string | undefined, name: string): string {
+  if (!value)
+    throw new TypeError(`${name} is required (pass it in the call's options or the client's options)`);
+  return value;
+}
+
+export class Workflow {
+  /** The typed path client (openapi-fetch) over the same transport: timeouts, retries and credentials apply. */
+  readonly raw: RawWorkflowClient;
+  readonly contracts: Contracts;
+  readonly invocations: Invocations;
+  readonly artifactSchemas: ArtifactSchemas;
+  readonly subscriptions: Subscriptions;
+  readonly deliveries: Deliveries;
+  /** @internal */
+  readonly defaults: { projectId: string | undefined; workspaceId: string | undefined };
+
+  constructor(options: WorkflowClientOptions) {
+    const transport = createTransport(options);
+    this.raw = createClient<paths>({ baseUrl: transport.baseUrl, fetch: transport.fetch });
+    this.defaults = { projectId: options.projectId, workspaceId: options.workspaceId };
+    this.contracts = new Contracts(this);
+    this.invocations = new Invocations(this);
+    this.artifactSchemas = new ArtifactSchemas(this);
+    this.subscriptions = new Subscriptions(this);
+    this.deliveries = new Deliveries(this);
+  }
+
+  /** @internal */
+  project(options?: RequestOptions): string {
+    return requireId(options?.projectId ?? this.defaults.projectId, 'projectId');
+  }
+
+  /**
+   * The five steps in one call: resolve the intent, invoke, launch, wait for the artifact and verify its
+   * envelope. Fails fast with {@link RunAttentionError} when the run is blocked, awaits approval or had its
+   * artifact rejected (unless `waitFor` names it), {@link RunFailedError} when it fails or is cancelled,
+   * {@link NoRouteError} when no contract matches, and {@link WaitTimeoutError} at `timeoutMs`.
+   */
+  async run(intent: string, options: RunOptions): Promise<RunResult> {
+    if (!(options.timeoutMs > 0)) throw new RangeError('timeoutMs is required and must be positive');
+    const projectId = this.project(options);
+    const startedAt = Date.now();
+    let last: Invocation | undefined;
+    const bound = deadlineSignal(
+      options.signal,
+      options.timeoutMs,
+      () => new WaitTimeoutError(options.timeoutMs, 'run', last),
+    );
+    const call = { projectId, signal: bound.signal };
+    try {
+      const resolution = await this.contracts.resolve({ intent, ...pickResolve(options.invocation) }, call);
+      if (!resolution.matched) throw new NoRouteError(intent);
+      const created = await this.invocations.create(
+        { ...options.invocation, intent },
+        {
+          ...call,
+          ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+          ...(options.correlationId ? { correlationId: options.correlationId } : {}),
+        },
+      );
+      last = created.invocation;
+      const launched = await this.invocations.launchWithReport(created.invocation.invocation_id, call);
+      last = launched.invocation;
+      const waited = await this.invocations.waitForArtifact(created.invocation.invocation_id, {
+        ...options,
+        ...call,
+        timeoutMs: Math.max(1, options.timeoutMs - (Date.now() - startedAt)),
+        onState: (invocation) => {
+          last = invocation;
+          options.onState?.(invocation);
+        },
+      });
+      const envelope = await verifyEnvelope(waited.envelope, {
+        projectId,
+        invocationId: created.invocation.invocation_id,
+        ...(waited.invocation.run_id ? { runId: waited.invocation.run_id } : {}),
+        ...(options.schema ? { schema: options.schema } : {}),
+      });
+      return {
+        resolution,
+        invocation: waited.invocation,
+        launch: launched.launch,
+        envelope,
+        payload: envelope.payload,
+        replayed: created.replayed,
+      };
+    } catch (error) {
+      if (bound.signal.aborted && !options.signal?.aborted) {
+        throw bound.signal.reason instanceof WaitTimeoutError
+          ? new WaitTimeoutError(options.timeoutMs, 'run', last)
+          : bound.signal.reason;
+      }
+      throw error;
+    } finally {
+      bound.dispose();
+    }
+  }
+}
+
+function pickResolve(params: RunOptions['invocation']): Omit<ResolveParams, 'intent'> {
+  return {
+    ...(params?.required_capabilities ? { required_capabilities: params.required_capabilities } : {}),
+    ...(params?.metadata ? { metadata: params.metadata } : {}),
+  };
+}
+
+class Resource {
+  constructor(protected readonly client: Workflow) {}
+  protected get raw(): RawWorkflowClient {
+    return this.client.raw;
+  }
+  protected project(options?: RequestOptions): string {
+    return this.client.project(options);
+  }
+  protected workspace(options?: RequestOptions & { workspaceId?: string }): string {
+    return requireId(options?.workspaceId ?? this.client.defaults.workspaceId, 'workspaceId');
+  }
+}
+
+export class Contracts extends Resource {
+  /** Every contract of the project (active only unless `include_inactive`), in creation order. */
+  list(
+    query: Omit<QueryOf<'listWorkflowContracts'>, 'cursor'> & { cursor?: string } = {},
+    options?: RequestOptions,
+  ): PagePromise<Contract> {
+    const projectId = this.project(options);
+    return new PagePromise(async (cursor) => {
+      const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/contracts', {
+        params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
+        ...signalOf(options),
+      });
+      return { data: unwrap(result), nextCursor: result.data?.next_cursor ?? null };
+    }, query.cursor);
+  }
+
+  async create(body: ContractCreateParams, options?: RequestOptions): Promise<Contract> {
+    return unwrap(
+      await this.raw.POST('/api/v1/projects/{projectId}/workflow/contracts', {
+        params: { path: { projectId: this.project(options) } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async get(contractId: string, options?: RequestOptions): Promise<Contract> {
+    return unwrap(
+      await this.raw.GET('/api/v1/projects/{projectId}/workflow/contracts/{contractId}', {
+        params: { path: { projectId: this.project(options), contractId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async update(contractId: string, body: ContractUpdateParams, options?: RequestOptions): Promise<Contract> {
+    return unwrap(
+      await this.raw.PATCH('/api/v1/projects/{projectId}/workflow/contracts/{contractId}', {
+        params: { path: { projectId: this.project(options), contractId } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** Step 1, Resolve: which contract an intent matches, with the full explanation. Creates nothing. */
+  async resolve(body: ResolveParams, options?: RequestOptions): Promise<ResolveResult> {
+    return unwrap(
+      await this.raw.POST('/api/v1/projects/{projectId}/workflow/resolve-intent', {
+        params: { path: { projectId: this.project(options) } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+}
+
+export class Invocations extends Resource {
+  /** Step 2, Preflight: read-only launch readiness (`can_launch`, typed blockers). */
+  async preflight(body: PreflightParams, options?: RequestOptions): Promise<Preflight> {
+    return unwrap(
+      await this.raw.POST('/api/v1/projects/{projectId}/workflow/preflight', {
+        params: { path: { projectId: this.project(options) } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /**
+   * Step 3, Invoke. Always idempotent: the key is yours or generated, and reused by automatic retries. A key
+   * reused for a different request throws `IdempotencyError`.
+   */
+  async create(body: InvocationCreateParams, options?: CreateInvocationOptions): Promise<CreatedInvocation> {
+    const header: { 'Idempotency-Key': string; 'X-Correlation-ID'?: string } = {
+      // The transport fills in a generated key when this is empty.
+      'Idempotency-Key': options?.idempotencyKey ?? '',
+      ...(options?.correlationId !== undefined ? { 'X-Correlation-ID': options.correlationId } : {}),
+    };
+    if (!header['Idempotency-Key']) delete (header as { 'Idempotency-Key'?: string })['Idempotency-Key'];
+    const result = await this.raw.POST('/api/v1/projects/{projectId}/workflow/invocations', {
+      params: { path: { projectId: this.project(options) }, header },
+      body,
+      ...signalOf(options),
+    });
+    const invocation = unwrap(result);
+    return {
+      invocation,
+      replayed:
+        result.response.status === 200 && result.response.headers.get('idempotent-replayed') === 'true',
+    };
+  }
+
+  async get(invocationId: string, options?: RequestOptions): Promise<Invocation> {
+    return unwrap(
+      await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}', {
+        params: { path: { projectId: this.project(options), invocationId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** The project's invocations, newest first; `for await` walks every page. */
+  list(
+    query: Omit<QueryOf<'listInvocations'>, 'cursor'> & { cursor?: string } = {},
+    options?: RequestOptions,
+  ): PagePromise<InvocationSummary> {
+    const projectId = this.project(options);
+    return new PagePromise(async (cursor) => {
+      const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations', {
+        params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
+        ...signalOf(options),
+      });
+      return { data: unwrap(result), nextCursor: result.data?.next_cursor ?? null };
+    }, query.cursor);
+  }
+
+  /** Step 4, Launch. A route that is not ready throws `ConflictError` `launch_blocked` with typed `blockers`. */
+  async launch(invocationId: string, options?: RequestOptions): Promise<Invocation> {
+    return (await this.launchWithReport(invocationId, options)).invocation;
+  }
+
+  /** Launch, with what it did (`launch.outcome`: accepted, accepted_waiting_for_owner, reconciling, terminal). */
+  async launchWithReport(
+    invocationId: string,
+    options?: RequestOptions,
+  ): Promise<{ invocation: Invocation; launch: LaunchReport }> {
+    const result = await this.raw.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch',
+      {
+        params: { path: { projectId: this.project(options), invocationId } },
+        ...signalOf(options),
+      },
+    );
+    const invocation = unwrap(result);
+    return { invocation, launch: result.data!.launch };
+  }
+
+  /** Cancels an invocation that is not terminal (a cancelled one comes back unchanged). */
+  async cancel(
+    invocationId: string,
+    body: BodyOf<'cancelInvocation'> = {},
+    options?: RequestOptions,
+  ): Promise<Invocation> {
+    return unwrap(
+      await this.raw.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/cancel', {
+        params: { path: { projectId: this.project(options), invocationId } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** Approves or rejects a run held for approval (needs a participant token of an owner or admin). */
+  async decideApproval(
+    invocationId: string,
+    body: { decision: ApprovalDecision; comment?: string },
+    options?: RequestOptions,
+  ): Promise<Invocation> {
+    return unwrap(
+      await this.raw.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval', {
+        params: { path: { projectId: this.project(options), invocationId } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** Step 5, Consume: the artifact envelope (`NotFoundError` `artifact_not_found` until one is published). */
+  async artifact(invocationId: string, options?: RequestOptions): Promise<ArtifactEnvelope> {
+    return unwrap(
+      await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
+        params: { path: { projectId: this.project(options), invocationId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** Publishes an invocation's result with a key holding `workflow-artifacts:write`. */
+  async publishArtifact(
+    invocationId: string,
+    body: ArtifactPublishParams,
+    options?: RequestOptions,
+  ): Promise<{ envelope: ArtifactEnvelope; replayed: boolean }> {
+    const result = await this.raw.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
+      {
+        params: { path: { projectId: this.project(options), invocationId } },
+        body,
+        ...signalOf(options),
+      },
+    );
+    return { envelope: unwrap(result), replayed: result.response.status === 200 };
+  }
+
+  /**
+   * Polls until the invocation is `completed` with an artifact and returns both (the envelope as sent: check
+   * it with `verifyEnvelope`, as `run()` does). Throws {@link RunFailedError} on `failed`/`cancelled`,
+   * {@link RunAttentionError} on attention not in `waitFor`, and {@link WaitTimeoutError} at `timeoutMs`.
+   * Connection errors and 5xx after the client's own retries are polled through.
+   */
+  async waitForArtifact(
+    invocationId: string,
+    options: WaitOptions,
+  ): Promise<{ invocation: Invocation; envelope: ArtifactEnvelope }> {
+    if (!(options.timeoutMs > 0)) throw new RangeError('timeoutMs is required and must be positive');
+    const projectId = this.project(options);
+    const waitFor = options.waitFor === 'all' ? ATTENTIONS : (options.waitFor ?? []);
+    let last: Invocation | undefined;
+    const bound = deadlineSignal(
+      options.signal,
+      options.timeoutMs,
+      () => new WaitTimeoutError(options.timeoutMs, 'artifact wait', last),
+    );
+    const call = { projectId, signal: bound.signal };
+    let delay = options.intervalMs ?? 250;
+    const maxDelay = Math.max(delay, options.maxIntervalMs ?? 2000);
+    let seen = '';
+    try {
+      for (;;) {
+        let invocation: Invocation | undefined;
+        try {
+          invocation = await this.get(invocationId, call);
+        } catch (error) {
+          if (!isTransient(error) || bound.signal.aborted) throw error;
+        }
+        if (invocation) {
+          last = invocation;
+          const key = `${invocation.state}|${invocation.attention}|${invocation.updated_at}`;
+          if (key !== seen) {
+            seen = key;
+            options.onState?.(invocation);
+          }
+          if (invocation.state === 'failed' || invocation.state === 'cancelled')
+            throw new RunFailedError(invocation);
+          const attention = invocation.attention as RunAttention;
+          if (ATTENTIONS.includes(attention) && !waitFor.includes(attention)) {
+            throw new RunAttentionError(invocation, attention);
+          }
+          if (invocation.state === 'completed' && invocation.artifact) {
+            try {
+              return { invocation, envelope: await this.artifact(invocationId, call) };
+            } catch (error) {
+              const pending = error instanceof NotFoundError && error.code === 'artifact_not_found';
+              if (!(pending || isTransient(error)) || bound.signal.aborted) throw error;
+            }
+          }
+        }
+        await sleep(delay, bound.signal);
+        delay = Math.min(maxDelay, delay * 1.5);
+      }
+    } catch (error) {
+      if (bound.signal.aborted && !options.signal?.aborted) {
+        throw new WaitTimeoutError(options.timeoutMs, 'artifact wait', last);
+      }
+      throw error;
+    } finally {
+      bound.dispose();
+    }
+  }
+}
+
+function isTransient(error: unknown): boolean {
+  if (error instanceof APIConnectionError) return true;
+  const status = (error as { status?: unknown })?.status;
+  return typeof status === 'number' && (status >= 500 || status === 429 || status === 408);
+}
+
+export class ArtifactSchemas extends Resource {
+  list(
+    query: Omit<QueryOf<'listArtifactSchemas'>, 'cursor'> & { cursor?: string } = {},
+    options?: RequestOptions & { workspaceId?: string },
+  ): PagePromise<DataOf<'listArtifactSchemas'>[number]> {
+    const workspaceId = this.workspace(options);
+    return new PagePromise(async (cursor) => {
+      const result = await this.raw.GET('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
+        params: { path: { workspaceId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
+        ...signalOf(options),
+      });
+      return { data: unwrap(result), nextCursor: result.data?.next_cursor ?? null };
+    }, query.cursor);
+  }
+
+  async register(
+    body: BodyOf<'registerArtifactSchema'>,
+    options?: RequestOptions & { workspaceId?: string },
+  ): Promise<DataOf<'registerArtifactSchema'>> {
+    return unwrap(
+      await this.raw.POST('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
+        params: { path: { workspaceId: this.workspace(options) } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async get(
+    schemaId: string,
+    options?: RequestOptions & { workspaceId?: string },
+  ): Promise<DataOf<'getArtifactSchema'>> {
+    return unwrap(
+      await this.raw.GET('/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}', {
+        params: { path: { workspaceId: this.workspace(options), schemaId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async validate(
+    schemaId: string,
+    body: BodyOf<'validateArtifactPayload'>,
+    options?: RequestOptions & { workspaceId?: string },
+  ): Promise<DataOf<'validateArtifactPayload'>> {
+    return unwrap(
+      await this.raw.POST('/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/validate', {
+        params: { path: { workspaceId: this.workspace(options), schemaId } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async deprecate(
+    schemaId: string,
+    options?: RequestOptions & { workspaceId?: string },
+  ): Promise<DataOf<'deprecateArtifactSchema'>> {
+    return unwrap(
+      await this.raw.POST('/api/v1/workspaces/{workspaceId}/artifact-schemas/{schemaId}/deprecate', {
+        params: { path: { workspaceId: this.workspace(options), schemaId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+}
+
+export class Subscriptions extends Resource {
+  async list(options?: RequestOptions): Promise<DataOf<'listDeliverySubscriptions'>> {
+    return unwrap(
+      await this.raw.GET('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
+        params: { path: { projectId: this.project(options) } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** Creates a subscription; the answer carries its `whsec_…` signing secret once — store it server-side. */
+  async create(
+    body: BodyOf<'createDeliverySubscription'>,
+    options?: RequestOptions,
+  ): Promise<DataOf<'createDeliverySubscription'>> {
+    return unwrap(
+      await this.raw.POST('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
+        params: { path: { projectId: this.project(options) } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async get(subscriptionId: string, options?: RequestOptions): Promise<DataOf<'getDeliverySubscription'>> {
+    return unwrap(
+      await this.raw.GET('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+        params: { path: { projectId: this.project(options), subscriptionId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async update(
+    subscriptionId: string,
+    body: BodyOf<'updateDeliverySubscription'>,
+    options?: RequestOptions,
+  ): Promise<DataOf<'updateDeliverySubscription'>> {
+    return unwrap(
+      await this.raw.PATCH('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+        params: { path: { projectId: this.project(options), subscriptionId } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async delete(subscriptionId: string, options?: RequestOptions): Promise<void> {
+    expectOk(
+      await this.raw.DELETE('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+        params: { path: { projectId: this.project(options), subscriptionId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  /** A new signing secret; the old one keeps verifying for the overlap the answer states. */
+  async rotateSecret(
+    subscriptionId: string,
+    options?: RequestOptions,
+  ): Promise<DataOf<'rotateDeliverySubscriptionSecret'>> {
+    return unwrap(
+      await this.raw.POST(
+        '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/rotate-secret',
+        { params: { path: { projectId: this.project(options), subscriptionId } }, ...signalOf(options) },
+      ),
+    );
+  }
+}
+
+export class Deliveries extends Resource {
+  list(
+    query: Omit<QueryOf<'listDeliveries'>, 'cursor'> & { cursor?: string } = {},
+    options?: RequestOptions,
+  ): PagePromise<DataOf<'listDeliveries'>[number]> {
+    const projectId = this.project(options);
+    return new PagePromise(async (cursor) => {
+      const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/deliveries', {
+        params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
+        ...signalOf(options),
+      });
+      return { data: unwrap(result), nextCursor: result.data?.next_cursor ?? null };
+    }, query.cursor);
+  }
+
+  async get(deliveryId: string, options?: RequestOptions): Promise<DataOf<'getDelivery'>> {
+    return unwrap(
+      await this.raw.GET('/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}', {
+        params: { path: { projectId: this.project(options), deliveryId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async redeliver(deliveryId: string, options?: RequestOptions): Promise<DataOf<'redeliverDelivery'>> {
+    return unwrap(
+      await this.raw.POST('/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}/redeliver', {
+        params: { path: { projectId: this.project(options), deliveryId } },
+        ...signalOf(options),
+      }),
+    );
+  }
+
+  async replay(
+    body: BodyOf<'replayDeliveries'>,
+    options?: RequestOptions,
+  ): Promise<DataOf<'replayDeliveries'>> {
+    return unwrap(
+      await this.raw.POST('/api/v1/projects/{projectId}/workflow/deliveries/replay', {
+        params: { path: { projectId: this.project(options) } },
+        body,
+        ...signalOf(options),
+      }),
+    );
+  }
+}
