@@ -177,6 +177,19 @@ try {
   rmSync(path.join(nodeModules, '.modules.yaml'), { force: true });
   rmSync(path.join(nodeModules, '.pnpm'), { recursive: true, force: true });
 
+  // Every file a separate regular file before anything in the staged tree is changed: pnpm links the files of
+  // store packages and also of the injected workspace packages (their package.json and dist/ are hard links to
+  // the monorepo's own files), so a write into a linked file would change the monorepo. Links are also what
+  // npm drops at install (see the header).
+  walk(staged, (file, stat) => {
+    if (stat.isSymbolicLink()) fail(`unexpected symbolic link in the bundle: ${path.relative(staged, file)}`);
+    if (stat.isFile() && stat.nlink > 1) {
+      const copy = `${file}.svc-pack-copy`;
+      copyFileSync(file, copy);
+      renameSync(copy, file);
+    }
+  });
+
   // Optional native add-ons out; any other native module stops the pack.
   const packages = packageDirs(nodeModules);
   for (const { name, dir } of packages) {
@@ -210,17 +223,11 @@ try {
     if (/\.d\.[cm]?ts$|\.map$/.test(file)) rmSync(file);
   });
 
-  // Every file a separate regular file (see the header), and no native module left.
+  // No native module left.
   const native = [];
-  walk(staged, (file, stat) => {
-    if (stat.isSymbolicLink()) fail(`unexpected symbolic link in the bundle: ${path.relative(staged, file)}`);
+  walk(staged, (file) => {
     if (/\.node$/.test(file) || path.basename(file) === 'binding.gyp')
       native.push(path.relative(staged, file));
-    if (stat.isFile() && stat.nlink > 1) {
-      const copy = `${file}.svc-pack-copy`;
-      copyFileSync(file, copy);
-      renameSync(copy, file);
-    }
   });
   if (native.length > 0) fail(`native modules in the bundle (not supported): ${native.join(', ')}`);
 

@@ -272,6 +272,31 @@ describe('svc CLI package: packed tarball installed outside the monorepo', () =>
     );
     expect(names.filter((name) => /\.node$|binding\.gyp$/.test(name))).toEqual([]);
 
+    // The monorepo is left as it was: pnpm links the injected workspace packages' files to the workspace's own,
+    // and the pack rewrites the bundled copies of their package.json (no scripts, no workspace: ranges).
+    const bundledWorkspace = names
+      .map((name) => /^package\/node_modules\/(@svc\/[^/]+)\/package\.json$/.exec(name)?.[1])
+      .filter((name): name is string => name !== undefined);
+    expect(bundledWorkspace).toEqual(expect.arrayContaining(['@svc/contracts', '@svc/relay']));
+    const workspaceManifests = ['apps', 'packages'].flatMap((group) =>
+      fs
+        .readdirSync(path.join(appDir, '..', '..', group))
+        .map((dir) => path.join(appDir, '..', '..', group, dir, 'package.json'))
+        .filter((file) => fs.existsSync(file)),
+    );
+    for (const name of ['@svc/cli', ...bundledWorkspace]) {
+      const file = workspaceManifests.find(
+        (candidate) => (JSON.parse(fs.readFileSync(candidate, 'utf8')) as { name?: string }).name === name,
+      );
+      expect(file).toBeDefined();
+      const manifest = JSON.parse(fs.readFileSync(file as string, 'utf8')) as {
+        scripts?: Record<string, string>;
+        bundleDependencies?: unknown;
+      };
+      expect({ name, build: manifest.scripts?.build !== undefined }).toEqual({ name, build: true });
+      expect(manifest.bundleDependencies).toBeUndefined();
+    }
+
     // A clean directory, a PATH holding only node and npm, an empty npm cache, offline, an unreachable registry.
     const tools = path.join(work, 'tools');
     const prefix = path.join(work, 'prefix');
