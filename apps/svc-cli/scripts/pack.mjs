@@ -144,7 +144,7 @@ const staged = path.join(work, 'package');
 const nodeModules = path.join(staged, 'node_modules');
 try {
   // A production-only copy of the package (its "files": bin, dist, the manifest) with a flat node_modules of
-  // real directories and the workspace packages injected as copies, at the versions of the workspace lockfile.
+  // real directories and the workspace packages injected, at the versions of the workspace lockfile.
   // Everything comes from pnpm's store: no registry.
   try {
     execFileSync(
