@@ -39,10 +39,18 @@ export function toCliError(error: unknown): CliError {
     });
   }
   const e = error as { name?: string; message?: string; parse?: unknown; cause?: { code?: string } };
-  if (e && e.parse !== undefined) {
+  // oclif's parse errors carry `parse`; a flag value refused by the flag's own parser ("Parsing --x … Expected
+  // an integer") does not, but both end with oclif's help hint. Either way: one line, exit 2.
+  if (e && (e.parse !== undefined || /\nSee more help with --help$/.test(e.message ?? ''))) {
+    const oneLine = (e.message ?? 'invalid command line')
+      .replace(/\nSee more help with --help$/, '')
+      .replace(/^The following errors? occurred:\s*/, '')
+      .replace(/\s*\n\s*/g, '; ')
+      .replace(/^Parsing (--[\w-]+);/, '$1:');
     return new CliError({
       code: 'usage',
-      message: redactText(e.message ?? 'invalid command line'),
+      message: redactText(oneLine),
+      fix: "see the command's --help",
       exit: EXIT.usage,
     });
   }
