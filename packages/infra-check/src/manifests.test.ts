@@ -1,0 +1,278 @@
+/**
+ * Manifest drift: infra/docker-compose.yml (with infra/.env.example) and every kustomization under infra/k8s,
+ * rendered by `kubectl kustomize`, checked against each app's own env schema (apps/<app>/src/env.ts) and
+ * against each other (issuer, internal URLs and ports).
+ *
+ * Secrets are not in these files. Where a manifest takes a value from a Secret (secretKeyRef, envFrom
+ * secretRef), from infra/.env (a value the example leaves empty for the operator) or from the env file a
+ * compose setup service writes, the check substitutes a syntactically valid dummy of the shape the
+ * variable's name promises (a PostgreSQL URL, `k1:<32 bytes base64>`, a 50-character token…), so the app's
+ * schema still parses it. The keys of each Kubernetes Secret are those the secret instructions
+ * (infra/k8s/README.md) tell the operator to create: a key missing there is missing in the cluster.
+ */
+import { parse, parseDocument, stringify } from 'yaml';
+import { checkDeployment } from './check';
+import { readCompose } from './compose';
+import { readKubernetes } from './kubernetes';
+import type { Deployment } from './model';
+import { deploymentsOf, readInfraFiles, type InfraFiles } from './repo';
+import { secretsFromInstructions } from './secrets';
+
+/** Parsed manifests of arbitrary shape, edited in place to re-introduce a defect. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Yaml = Record<string, any>;
+
+let files: InfraFiles;
+beforeAll(() => {
+  files = readInfraFiles();
+}, 120_000);
+
+const PROD = 'infra/k8s/overlays/prod';
+const DEV = 'infra/k8s/overlays/dev';
+
+function compose(overrides: Partial<Pick<InfraFiles, 'composeText' | 'envExampleText'>> = {}): Deployment {
+  return readCompose({
+    composeText: overrides.composeText ?? files.composeText,
+    envExampleText: overrides.envExampleText ?? files.envExampleText,
+  });
+}
+
+function kube(dir: string, overrides: { rendered?: string; secretInstructions?: string } = {}): Deployment {
+  return readKubernetes({
+    origin: `kustomize ${dir}`,
+    rendered: overrides.rendered ?? files.rendered.get(dir)!,
+    secrets: secretsFromInstructions(overrides.secretInstructions ?? files.secretInstructions),
+  });
+}
+
+/** The rendered manifests with `edit` applied to every document. */
+function editRendered(dir: string, edit: (object: Yaml) => void): string {
+  return files.rendered
+    .get(dir)!
+    .split(/^---$/m)
+    .map((text) => {
+      const object = parse(text) as Yaml | null;
+      if (!object) return text;
+      edit(object);
+      return stringify(object);
+    })
+    .join('---\n');
+}
+
+function editCompose(edit: (services: Yaml) => void): string {
+  const doc = parseDocument(files.composeText);
+  const plain = doc.toJS({ maxAliasCount: -1 }) as { services: Yaml };
+  edit(plain.services);
+  return stringify(plain);
+}
+
+describe('the deployment files as they are', () => {
+  test('every kustomization renders: the base, the dev and prod overlays, the Job folders', () => {
+    expect([...files.rendered.keys()]).toEqual(
+      expect.arrayContaining([
+        'infra/k8s/base',
+        DEV,
+        PROD,
+        `${PROD}/migrations`,
+        'infra/k8s/migrations',
+        'infra/k8s/bootstrap',
+      ]),
+    );
+  });
+
+  test('compose and every rendered kustomization pass every check', () => {
+    const problems = deploymentsOf(files).flatMap((deployment) => checkDeployment(deployment));
+    expect(problems).toEqual([]);
+  });
+
+  test('compose runs every deployable, the reference agent included, and the relay gets its key from setup', () => {
+    const deployment = compose();
+    const apps = new Set(deployment.workloads.map((w) => `${w.app} ${w.entry}`));
+    for (const expected of [
+      'hub-api main',
+      'hub-api migrate',
+      'hub-api bootstrap',
+      'workflow-api main',
+      'workflow-api worker',
+      'workflow-api migrate',
+      'relay main',
+      'console-router main',
+      'reference-agent main',
+    ])
+      expect(apps).toContain(expected);
+    const relay = deployment.workloads.find((w) => w.app === 'relay')!;
+    expect([...relay.placeholders]).toEqual(
+      expect.arrayContaining(['SVC_WORKSPACE', 'SVC_WORKSPACE_API_KEY', 'SVC_RELAY_TOKEN']),
+    );
+    const services = parse(files.composeText).services as Yaml;
+    // Nothing the stack needs sits behind a profile that `up` would skip.
+    expect(Object.entries(services).filter(([, s]) => s.profiles)).toEqual([]);
+    expect(services.relay.depends_on['runtime-setup'].condition).toBe('service_completed_successfully');
+    expect(services['runtime-setup'].depends_on['hub-bootstrap'].condition).toBe(
+      'service_completed_successfully',
+    );
+  });
+
+  test('the dev and prod overlays run hub-api, workflow-api, its worker and console-router', () => {
+    for (const dir of [DEV, PROD]) {
+      const names = kube(dir)
+        .workloads.filter((w) => w.entry === 'main' || w.entry === 'worker')
+        .map((w) => w.name);
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'Deployment/hub-api',
+          'Deployment/workflow-api',
+          'Deployment/workflow-worker',
+          'Deployment/console-router',
+        ]),
+      );
+    }
+  });
+
+  test('prod: replicas, resources, probes, external Postgres and Redis by Secret, migrations first, a PDB and an HPA per stateless service', () => {
+    const objects = files.rendered
+      .get(PROD)!
+      .split(/^---$/m)
+      .map((text) => parse(text) as Yaml | null)
+      .filter((o): o is Yaml => o !== null);
+    const deployments = objects.filter((o) => o.kind === 'Deployment');
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
+      'console-router',
+      'hub-api',
+      'workflow-api',
+      'workflow-worker',
+    ]);
+    for (const deployment of deployments) {
+      const name = deployment.metadata.name as string;
+      expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
+      for (const container of deployment.spec.template.spec.containers) {
+        expect(container.resources.requests.cpu).toBeDefined();
+        expect(container.resources.requests.memory).toBeDefined();
+        expect(container.resources.limits.memory).toBeDefined();
+        expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+        expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+      }
+      const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === name);
+      expect(pdb?.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+      const hpa = objects.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === name);
+      expect(hpa?.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
+      expect(hpa?.spec.minReplicas).toBeGreaterThanOrEqual(2);
+      if (name !== 'console-router') {
+        // The pod applies its own image's migrations before it serves.
+        const init = deployment.spec.template.spec.initContainers?.[0];
+        expect(init?.command).toEqual(['node', 'dist/migrate.js']);
+        expect(init?.image).toBe(deployment.spec.template.spec.containers[0].image);
+      }
+    }
+    // No database or Redis runs in the cluster; their URLs come only from Secrets.
+    expect(objects.filter((o) => o.kind === 'StatefulSet')).toEqual([]);
+    for (const workload of kube(PROD).workloads) {
+      if (workload.env.DATABASE_URL !== undefined) expect(workload.placeholders).toContain('DATABASE_URL');
+      if (workload.env.REDIS_URL !== undefined) expect(workload.placeholders).toContain('REDIS_URL');
+    }
+    const jobs = kube(`${PROD}/migrations`).workloads;
+    expect(jobs.map((w) => `${w.name} ${w.entry}`).sort()).toEqual([
+      'Job/hub-api-migrate migrate',
+      'Job/workflow-api-migrate migrate',
+    ]);
+  });
+});
+
+describe('each defect of the issue, re-introduced, fails the check', () => {
+  const failing = (deployment: Deployment, pattern: RegExp) => {
+    const problems = checkDeployment(deployment);
+    expect(problems.some((problem) => pattern.test(problem))).toBe(true);
+  };
+
+  test('compose: HUB_ISSUER missing for the Workflow API', () => {
+    const composeText = editCompose((services) => {
+      delete services['workflow-api'].environment.HUB_ISSUER;
+      delete services['workflow-worker'].environment.HUB_ISSUER;
+    });
+    failing(compose({ composeText }), /workflow-api .*trusts issuer http:\/\/hub-api:4000.*HUB_PUBLIC_URL/);
+  });
+
+  test('every overlay: HUB_ISSUER missing for the Workflow API', () => {
+    for (const dir of ['infra/k8s/base', DEV, PROD]) {
+      const rendered = editRendered(dir, (object) => {
+        if (object.kind === 'ConfigMap' && object.metadata.name === 'workflow-api')
+          delete object.data.HUB_ISSUER;
+      });
+      failing(kube(dir, { rendered }), /Deployment\/workflow-api .*trusts issuer http:\/\/hub-api:4000/);
+    }
+  });
+
+  test('every overlay: HUB_ISSUER that is not the hub public URL', () => {
+    const rendered = editRendered(PROD, (object) => {
+      if (object.kind === 'ConfigMap' && object.metadata.name === 'workflow-api')
+        object.data.HUB_ISSUER = 'https://hub.internal.example.com';
+    });
+    failing(kube(PROD, { rendered }), /trusts issuer https:\/\/hub\.internal\.example\.com/);
+  });
+
+  test('compose: WORKFLOW_ENCRYPTION_KEYS missing from the services', () => {
+    const composeText = editCompose((services) => {
+      delete services['workflow-api'].environment.WORKFLOW_ENCRYPTION_KEYS;
+      delete services['workflow-worker'].environment.WORKFLOW_ENCRYPTION_KEYS;
+    });
+    failing(compose({ composeText }), /WORKFLOW_ENCRYPTION_KEYS is not set; .*delivery_not_configured/);
+  });
+
+  test('compose: WORKFLOW_ENCRYPTION_KEYS missing from .env.example', () => {
+    const envExampleText = files.envExampleText.replace(/^WORKFLOW_ENCRYPTION_KEYS=.*$/m, '');
+    expect(envExampleText).not.toEqual(files.envExampleText);
+    failing(compose({ envExampleText }), /\$\{WORKFLOW_ENCRYPTION_KEYS\} is not in infra\/\.env\.example/);
+  });
+
+  test('every overlay: WORKFLOW_ENCRYPTION_KEYS missing from the secret instructions', () => {
+    const secretInstructions = files.secretInstructions.replace(
+      /^.*--from-literal=WORKFLOW_ENCRYPTION_KEYS=.*$/m,
+      '',
+    );
+    expect(secretInstructions).not.toEqual(files.secretInstructions);
+    for (const dir of ['infra/k8s/base', DEV, PROD])
+      failing(
+        kube(dir, { secretInstructions }),
+        /Deployment\/workflow-api .*WORKFLOW_ENCRYPTION_KEYS is not set/,
+      );
+  });
+
+  test('compose: the relay without its workspace key from setup never becomes ready', () => {
+    const composeText = editCompose((services) => {
+      delete services.relay['x-env-from-setup'];
+    });
+    failing(compose({ composeText }), /relay .*SVC_WORKSPACE_API_KEY is not set/);
+  });
+
+  test('a value the app schema refuses', () => {
+    const composeText = editCompose((services) => {
+      services['hub-api'].environment.HUB_DB_POOL_SIZE = '0';
+    });
+    failing(compose({ composeText }), /hub-api .*invalid configuration: .*HUB_DB_POOL_SIZE/);
+  });
+
+  test('an internal URL to the wrong port or the wrong service, a listener on 127.0.0.1', () => {
+    const composeText = editCompose((services) => {
+      services['workflow-api'].environment.HUB_URL = 'http://hub-api:4100';
+      services['reference-agent'].environment.WORKFLOW_URL = 'http://hub-api:4000';
+      services['console-router'].environment.CONSOLE_ROUTER_HOST = '127.0.0.1';
+    });
+    const problems = checkDeployment(compose({ composeText }));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /HUB_URL=http:\/\/hub-api:4100 lands on port 4100, but hub-api listens on 4000/,
+        ),
+        expect.stringMatching(/WORKFLOW_URL=http:\/\/hub-api:4000 reaches hub-api, not workflow-api/),
+        expect.stringMatching(/CONSOLE_ROUTER_HOST is 127\.0\.0\.1/),
+      ]),
+    );
+  });
+
+  test('a Service whose port lands on another port than the app listens on', () => {
+    const rendered = editRendered(PROD, (object) => {
+      if (object.kind === 'ConfigMap' && object.metadata.name === 'hub-api') object.data.HUB_PORT = '4001';
+    });
+    failing(kube(PROD, { rendered }), /hub-api .*readinessProbe is 4000, but HUB_PORT is 4001/);
+  });
+});
