@@ -4,15 +4,15 @@
 //   pnpm run build && node bench/console-router.mjs [--concurrency 32] [--duration 6] [--warmup 1] [--rounds 3]
 //                                                  [--ws-connections 8] [--routes 10000] [--client auto|wrk|node]
 //                                                  [--nginx PATH] [--nginx-workers 1] [--chp PATH]
-//                                                  [--cpu-prof DIR] [--json]
+//                                                  [--cpu-prof DIR] [--router-node-options '--flag …'] [--json]
 //
 // One upstream stands in for an agent: a `node:http` server answering a fixed 64-byte JSON body to every request,
 // with a `ws` WebSocket echo on the same port, in a thread of this process. In front of it, each on its own
 // 127.0.0.1 port:
-//   - our router (`apps/console-router/dist/main.js`, LOG_LEVEL=warn) twice: with a route table of 10 routes and
-//     with one of `--routes` (10 000) routes, both served by a stub hub in this process (route table with ETag
-//     and 304, JWKS of a key made here); every request carries a participant JWT of a member, so the router's
-//     real credential check is measured;
+//   - our router (`apps/console-router/dist/main.js`, LOG_LEVEL=info, the default: nothing is logged per
+//     forwarded request) twice: with a route table of 10 routes and with one of `--routes` (10 000) routes, both
+//     served by a stub hub in this process (route table with ETag and 304, JWKS of a key made here); every
+//     request carries a participant JWT of a member, so the router's real credential check is measured;
 //   - nginx (generated config in a temp dir: keep-alive upstream, HTTP/1.1, Upgrade/Connection for WebSockets,
 //     access log off, `--nginx-workers` worker processes);
 //   - configurable-http-proxy, its route added through its REST API.
@@ -502,6 +502,8 @@ async function runBench() {
       'nginx-workers': { type: 'string', default: '1' },
       chp: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      // Node options for both routers (e.g. `--max-semi-space-size=4`), to measure a launch setting's effect.
+      'router-node-options': { type: 'string', default: '' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -515,6 +517,9 @@ async function runBench() {
   const nginxWorkers =
     args['nginx-workers'] === 'auto' ? 'auto' : cli.intBetween(args['nginx-workers'], 'nginx-workers', 1, 64);
   const profileDir = args['cpu-prof'] ? path.resolve(args['cpu-prof']) : undefined;
+  const routerNodeOptions = args['router-node-options'].split(/\s+/).filter(Boolean);
+  if (routerNodeOptions.some((option) => !option.startsWith('--')))
+    cli.fail('--router-node-options takes Node options only (each starting with --)');
 
   cli.assertBuilt(['apps/console-router/dist/main.js']);
   const harness = cli.load('packages/testing/dist/index.js');
@@ -602,7 +607,7 @@ async function runBench() {
         'dist/main.js',
         {
           NODE_ENV: 'production',
-          LOG_LEVEL: 'warn',
+          LOG_LEVEL: 'info',
           HUB_URL: hub.url,
           SVC_RUNTIME_INSTANCE_ID: hostId,
           SVC_WORKSPACE_API_KEY: runtimeKey,
@@ -621,12 +626,11 @@ async function runBench() {
         throw new Error(`${label}: /status says ${loaded} routes loaded (HTTP ${status.status})`);
       return { proc, url, port, label };
     };
-    const routerSmall = await startRouter(
-      SMALL_TABLE,
-      hostIds.small,
-      profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
-    );
-    const routerLarge = await startRouter(largeTable, hostIds.large, []);
+    const routerSmall = await startRouter(SMALL_TABLE, hostIds.small, [
+      ...routerNodeOptions,
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ]);
+    const routerLarge = await startRouter(largeTable, hostIds.large, routerNodeOptions);
     await sleep(2_000);
     const rssIdleMb = vmRssMb(routerLarge.proc.child.pid);
     const rssSmallIdleMb = vmRssMb(routerSmall.proc.child.pid);
@@ -840,6 +844,7 @@ async function runBench() {
         routes_small: SMALL_TABLE,
         routes_large: largeTable,
         nginx_workers: nginxWorkers,
+        router_node_options: routerNodeOptions.join(' '),
       },
       skipped,
       httpResults,
@@ -974,6 +979,7 @@ function printResult(result) {
   console.log(
     `HTTP client: ${s.client}; ${s.duration_s} s per target in ${s.rounds} alternating slices after ${s.warmup_s} s ` +
       `warm-up; WebSocket: ${s.ws_connections} connections, 64-byte messages; nginx: ${s.nginx_workers} worker process(es)` +
+      (s.router_node_options ? `; router Node options: ${s.router_node_options}` : '') +
       (result.skipped.length > 0 ? `; skipped: ${result.skipped.join(', ')}` : ''),
   );
   console.log('');
