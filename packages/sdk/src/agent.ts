@@ -8,6 +8,7 @@ import type { Client } from 'openapi-fetch';
 import { createTransport } from './core.js';
 import type { ClientOptions } from './core.js';
 import { WaitTimeoutError } from './errors.js';
+import type { paths as HubPaths } from './generated/hub.js';
 import type { paths } from './generated/workflow.js';
 import { deadlineSignal, signalOf, unwrap } from './request.js';
 import type { RequestOptions } from './request.js';
@@ -22,6 +23,8 @@ import type {
 export interface AgentClientOptions extends Omit<ClientOptions, 'apiKey'> {
   /** The agent's token (`AGENT_TOKEN`), or a function returning the current one. */
   token: string | (() => string | Promise<string>);
+  /** The hub's base URL, for {@link WorkflowAgent.presence} (the agent's own liveness at the hub). */
+  hubUrl?: string;
 }
 
 export type Stage = DataOf<'claimWorkflowStage'>;
@@ -35,12 +38,50 @@ export interface Heartbeat {
 
 const LONG_POLL_SECONDS = 30;
 
+type HubHeartbeatBody = NonNullable<
+  NonNullable<HubPaths['/api/v1/agents/me/heartbeat']['post']['requestBody']>['content']['application/json']
+>;
+export type HubHeartbeatStatus = NonNullable<HubHeartbeatBody['status']>;
+
 export class WorkflowAgent {
   readonly raw: Client<paths>;
+  /** The hub's typed path client with the agent's token (when `hubUrl` was given). */
+  readonly hub: Client<HubPaths> | undefined;
 
   constructor(options: AgentClientOptions) {
     const transport = createTransport(options);
     this.raw = createClient<paths>({ baseUrl: transport.baseUrl, fetch: transport.fetch });
+    if (options.hubUrl) {
+      const hubTransport = createTransport({ ...options, baseUrl: options.hubUrl });
+      this.hub = createClient<HubPaths>({ baseUrl: hubTransport.baseUrl, fetch: hubTransport.fetch });
+    }
+  }
+
+  /**
+   * Tells the hub this agent is alive (`online`, or another status of the contract). Only running agents
+   * with a fresh presence are given stages: send it at start and then regularly (see {@link stayPresent}).
+   */
+  async presence(status: HubHeartbeatStatus = 'online', options?: RequestOptions): Promise<void> {
+    if (!this.hub) throw new TypeError('hubUrl is required for presence');
+    unwrap(await this.hub.POST('/api/v1/agents/me/heartbeat', { body: { status }, ...signalOf(options) }));
+  }
+
+  /** Sends {@link presence} now and every `intervalMs` (default 15 s) until stopped. */
+  async stayPresent(intervalMs = 15_000): Promise<Heartbeat> {
+    await this.presence();
+    const state = { lastError: undefined as unknown };
+    const timer = setInterval(() => {
+      this.presence().then(
+        () => (state.lastError = undefined),
+        (error: unknown) => (state.lastError = error),
+      );
+    }, intervalMs);
+    return {
+      stop: () => clearInterval(timer),
+      get lastError() {
+        return state.lastError;
+      },
+    };
   }
 
   /** The open stages this agent owns (assigned, claimed or blocked); `wait` long-polls up to 30 s. */

@@ -10,7 +10,7 @@ export type {
   WorkflowPaths,
 } from './workflow.js';
 export { WorkflowAgent } from './agent.js';
-export type { AgentClientOptions, Heartbeat, Stage } from './agent.js';
+export type { AgentClientOptions, Heartbeat, HubHeartbeatStatus, Stage } from './agent.js';
 export { Hub } from './hub.js';
 export type { HubPaths } from './hub.js';
 export { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS, USER_AGENT } from './core.js';
