@@ -18,6 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import type * as Esbuild from 'esbuild';
 import { startRunStack } from '../../../apps/workflow-api/test/run-stack';
 import type { RunStack } from '../../../apps/workflow-api/test/run-stack';
 
@@ -36,7 +37,9 @@ function run(command: string, args: string[], cwd: string, timeout = 240_000): s
     return execFileSync(command, args, { cwd, encoding: 'utf8', timeout, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${command} ${args.join(' ')} failed:\n${e.stdout ?? ''}\n${e.stderr ?? e.message}`);
+    throw new Error(`${command} ${args.join(' ')} failed:\n${e.stdout ?? ''}\n${e.stderr ?? e.message}`, {
+      cause: error,
+    });
   }
 }
 
@@ -226,7 +229,7 @@ describe('the packed SDK in a partner project', () => {
   }, 400_000);
 
   it('bundles the workflow client with webhooks under 40 kB gzip', async () => {
-    const esbuild = (await import('esbuild')) as typeof import('esbuild');
+    const esbuild: typeof Esbuild = await import('esbuild');
     const size = async (contents: string) => {
       const out = await esbuild.build({
         stdin: { contents, resolveDir: app, loader: 'ts' },

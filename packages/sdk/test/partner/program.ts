@@ -63,14 +63,14 @@ async function main(): Promise<void> {
 
   // A receiver of signed deliveries.
   const deliveries: WebhookDelivery[] = [];
-  let webhook: Webhook | undefined;
+  const receiver: { webhook?: Webhook } = {};
   let rejected = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      if (!webhook) return void res.writeHead(503).end();
-      webhook.verify(Buffer.concat(chunks), req.headers).then(
+      if (!receiver.webhook) return void res.writeHead(503).end();
+      receiver.webhook.verify(Buffer.concat(chunks), req.headers).then(
         (delivery) => {
           if (!delivery.duplicate) deliveries.push(delivery);
           res.writeHead(204).end();
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     url: `http://127.0.0.1:${port}/deliveries`,
     events: ['invocation.completed'],
   });
-  webhook = new Webhook(subscription.signing_secret);
+  receiver.webhook = new Webhook(subscription.signing_secret);
 
   // The agent, with its own token.
   const agent = new WorkflowAgent({
