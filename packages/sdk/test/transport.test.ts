@@ -143,14 +143,13 @@ describe('transport', () => {
   });
 
   it('times out a slow answer with APITimeoutError, retrying reads first', async () => {
-    handler = () => undefined; // never answers
+    handler = (_req, res) => void setTimeout(() => json(res, 200, { data: INVOCATION }), 2000); // too late
     const error = await client({ timeoutMs: 300, maxRetries: 1 })
       .invocations.get('inv_1')
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APITimeoutError);
     expect(error).toBeInstanceOf(APIConnectionError);
     expect(seen).toHaveLength(2);
-    server.closeAllConnections();
   });
 
   it('turns a refused connection into APIConnectionError', async () => {
@@ -159,12 +158,11 @@ describe('transport', () => {
   });
 
   it('aborts with the caller’s signal', async () => {
-    handler = () => undefined;
+    handler = (_req, res) => void setTimeout(() => json(res, 200, { data: INVOCATION }), 2000);
     const controller = new AbortController();
     const pending = client().invocations.get('inv_1', { signal: controller.signal });
     setTimeout(() => controller.abort(new Error('stop')), 100);
     await expect(pending).rejects.toThrow('stop');
-    server.closeAllConnections();
   });
 });
 
