@@ -134,7 +134,11 @@ export const APPS: Record<AppName, Partial<Record<Entry, EntrySpec>>> = {
           issuer: config.hubIssuer,
         };
       },
-      requiredToDeploy: {},
+      requiredToDeploy: {
+        SVC_RUNTIME_INSTANCE_ID: 'the router is not ready (/readyz route_table) without its host id',
+        SVC_WORKSPACE_API_KEY: 'the router is not ready (/readyz route_table) without the host key',
+        CONSOLE_ROUTER_UPSTREAM_SECRET: 'the router is not ready (/readyz upstream_secret) without it',
+      },
     },
   },
   'reference-agent': {

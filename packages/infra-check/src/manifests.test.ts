@@ -113,20 +113,24 @@ describe('the deployment files as they are', () => {
     );
   });
 
-  test('the dev and prod overlays run hub-api, workflow-api, its worker and console-router', () => {
-    for (const dir of [DEV, PROD]) {
-      const names = kube(dir)
+  test('dev runs everything of the base; prod leaves relay and console-router to the runtime hosts', () => {
+    const served = (dir: string) =>
+      kube(dir)
         .workloads.filter((w) => w.entry === 'main' || w.entry === 'worker')
-        .map((w) => w.name);
-      expect(names).toEqual(
-        expect.arrayContaining([
-          'Deployment/hub-api',
-          'Deployment/workflow-api',
-          'Deployment/workflow-worker',
-          'Deployment/console-router',
-        ]),
-      );
-    }
+        .map((w) => w.name)
+        .sort();
+    expect(served(DEV)).toEqual([
+      'Deployment/console-router',
+      'Deployment/hub-api',
+      'Deployment/relay',
+      'Deployment/workflow-api',
+      'Deployment/workflow-worker',
+    ]);
+    expect(served(PROD)).toEqual([
+      'Deployment/hub-api',
+      'Deployment/workflow-api',
+      'Deployment/workflow-worker',
+    ]);
   });
 
   test('prod: replicas, resources, probes, external Postgres and Redis by Secret, migrations first, a PDB and an HPA per stateless service', () => {
@@ -137,7 +141,6 @@ describe('the deployment files as they are', () => {
       .filter((o): o is Yaml => o !== null);
     const deployments = objects.filter((o) => o.kind === 'Deployment');
     expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
-      'console-router',
       'hub-api',
       'workflow-api',
       'workflow-worker',
@@ -157,12 +160,10 @@ describe('the deployment files as they are', () => {
       const hpa = objects.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === name);
       expect(hpa?.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
       expect(hpa?.spec.minReplicas).toBeGreaterThanOrEqual(2);
-      if (name !== 'console-router') {
-        // The pod applies its own image's migrations before it serves.
-        const init = deployment.spec.template.spec.initContainers?.[0];
-        expect(init?.command).toEqual(['node', 'dist/migrate.js']);
-        expect(init?.image).toBe(deployment.spec.template.spec.containers[0].image);
-      }
+      // The pod applies its own image's migrations before it serves.
+      const init = deployment.spec.template.spec.initContainers?.[0];
+      expect(init?.command).toEqual(['node', 'dist/migrate.js']);
+      expect(init?.image).toBe(deployment.spec.template.spec.containers[0].image);
     }
     // No database or Redis runs in the cluster; their URLs come only from Secrets.
     expect(objects.filter((o) => o.kind === 'StatefulSet')).toEqual([]);
@@ -242,6 +243,21 @@ describe('each defect of the issue, re-introduced, fails the check', () => {
       delete services.relay['x-env-from-setup'];
     });
     failing(compose({ composeText }), /relay .*SVC_WORKSPACE_API_KEY is not set/);
+  });
+
+  test('compose and the base: a console router without its host id, key and console secret never becomes ready', () => {
+    const composeText = editCompose((services) => {
+      delete services['console-router']['x-env-from-setup'];
+    });
+    failing(compose({ composeText }), /console-router .*CONSOLE_ROUTER_UPSTREAM_SECRET is not set/);
+    const secretInstructions = files.secretInstructions.replace(
+      /create secret generic console-router/,
+      'create secret generic other',
+    );
+    failing(
+      kube('infra/k8s/base', { secretInstructions }),
+      /Secret console-router is not created by the secret instructions/,
+    );
   });
 
   test('a value the app schema refuses', () => {
