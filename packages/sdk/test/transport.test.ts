@@ -219,7 +219,7 @@ describe('pagination', () => {
     expect(first.hasNextPage()).toBe(true);
     seen = [];
     const ids: string[] = [];
-    for await (const invocation of client().invocations.list({ limit: 2, state: 'running' }))
+    for await (const invocation of client().invocations.list({ limit: 2, state: ['running'] }))
       ids.push(invocation.invocation_id);
     expect(ids).toEqual(['inv_0', 'inv_1', 'inv_2', 'inv_3', 'inv_4', 'inv_5']);
     expect(seen.map((s) => s.url)).toEqual([
