@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createHubClient, unwrap } from '@svc/contracts';
 import { readAgentState } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { AccountsStack, appDir, assertBuilt, jsonOf, runSvc, tempHome } from './accounts-support';
-import type { AccountsHost, CliResult } from './accounts-support';
+import { assertBuilt, jsonOf, runSvc, startSvc, stopSvc, tempHome, until } from './support/cli';
+import type { CliResult, SvcProcess } from './support/cli';
+import { freshWorkdirRoot, HubStack } from './support/stack';
+import type { StackHost } from './support/stack';
 
 /**
  * The accounts commands against a host run by the real `svc runtime up`: doctor is green, and `token refresh`
@@ -16,42 +15,28 @@ import type { AccountsHost, CliResult } from './accounts-support';
  */
 jest.setTimeout(240_000);
 
-let stack: AccountsStack;
-let host: AccountsHost;
+let stack: HubStack;
+let host: StackHost;
 let home: string;
 let configDir: string;
 let workdirRoot: string;
-let runtime: ChildProcess | undefined;
-let runtimeOutput = '';
+let runtime: SvcProcess | undefined;
 
 const paths = () => resolveConfigPaths({ configDir, profile: 'default' });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const runtimeOutput = () => `--- runtime\n${runtime?.output().slice(-4000) ?? ''}`;
 
 function svc(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  return runSvc(args, {
-    home,
-    env: {
-      SVC_CONFIG_DIR: configDir,
-      SVC_RUNTIME_INSTANCE_ID: host.id,
-      SVC_AGENT_WORKDIR_ROOT: workdirRoot,
-      ...env,
-    },
+  return runSvc(args, home, {
+    SVC_CONFIG_DIR: configDir,
+    SVC_RUNTIME_INSTANCE_ID: host.id,
+    SVC_AGENT_WORKDIR_ROOT: workdirRoot,
+    ...env,
   });
 }
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ceilingMs = 90_000): Promise<T> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: not within ${ceilingMs / 1000} s\n--- runtime\n${runtimeOutput.slice(-4000)}`,
-      );
-    }
-    await sleep(250);
-  }
-}
+/** Polls with the runtime's output in the failure and a 90 s ceiling. */
+const waitFor = <T>(what: string, check: () => Promise<T | undefined>) =>
+  until(what, check, runtimeOutput, 90_000);
 
 function processEnv(pid: number): Record<string, string> {
   const env: Record<string, string> = {};
@@ -63,57 +48,31 @@ function processEnv(pid: number): Record<string, string> {
 }
 
 beforeAll(async () => {
-  assertBuilt();
-  stack = await AccountsStack.start('tokenrt');
-  workdirRoot = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-accounts-root-')));
+  assertBuilt('login', 'the accounts commands');
+  stack = await HubStack.start('tokenrt', { projectCode: 'ACCT' });
+  workdirRoot = freshWorkdirRoot('svc-accounts-root-');
   host = await stack.registerHost('tokenrt-host', workdirRoot);
   home = tempHome('svc-accounts-rt-');
   configDir = path.join(home, 'cfg');
-  const login = await runSvc(
-    [
-      'login',
-      '--hub-url',
-      stack.hubUrl,
-      '--workspace',
-      stack.slug,
-      '--email',
-      stack.email,
-      '--password-stdin',
-      '--pull-runtime',
-    ],
-    { home, stdin: stack.password, env: { SVC_CONFIG_DIR: configDir, SVC_RUNTIME_INSTANCE_ID: host.id } },
-  );
+  const hostEnv = { SVC_CONFIG_DIR: configDir, SVC_RUNTIME_INSTANCE_ID: host.id };
+  const login = await runSvc(stack.loginArgs('--pull-runtime'), home, hostEnv, stack.password);
   if (login.code !== 0) throw new Error(`login failed: ${login.stdout}${login.stderr}`);
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: '1' };
-  for (const key of Object.keys(env)) if (key.startsWith('SVC_')) delete env[key];
-  Object.assign(env, { SVC_CONFIG_DIR: configDir, SVC_RUNTIME_INSTANCE_ID: host.id });
-  runtime = spawn(process.execPath, [path.join(appDir, 'bin', 'run.js'), 'runtime', 'up'], {
-    cwd: appDir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  runtime.stdout!.on('data', (chunk: Buffer) => (runtimeOutput += chunk.toString('utf8')));
-  runtime.stderr!.on('data', (chunk: Buffer) => (runtimeOutput += chunk.toString('utf8')));
-  await until('the control socket', async () =>
+  runtime = startSvc(['runtime', 'up'], home, hostEnv);
+  await waitFor('the control socket', async () =>
     fs.existsSync(controlSocketPath(paths().state_dir)) ? true : undefined,
   );
-  await until('the host spawn ready at the hub', async () => {
+  await waitFor('the host spawn ready at the hub', async () => {
     const h = unwrap(
-      await stack
-        .participantHub()
-        .GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: host.id } } }),
+      await stack.participant.GET('/api/v1/runtime-hosts/{hostId}', {
+        params: { path: { hostId: host.id } },
+      }),
     );
     return h.readiness.spawn_ready ? true : undefined;
   });
 }, 240_000);
 
 afterAll(async () => {
-  if (runtime && runtime.exitCode === null) {
-    const exited = new Promise((resolve) => runtime!.once('close', resolve));
-    runtime.kill('SIGTERM');
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
-    if (runtime.exitCode === null) runtime.kill('SIGKILL');
-  }
+  await stopSvc(runtime, 30_000);
   await stack?.close();
   if (home) fs.rmSync(home, { recursive: true, force: true });
   if (workdirRoot) fs.rmSync(workdirRoot, { recursive: true, force: true });
@@ -121,7 +80,7 @@ afterAll(async () => {
 
 describe('accounts commands with svc runtime up', () => {
   it('when the runtime runs the host, then config doctor passes every check and exits 0', async () => {
-    const result = await until('a green doctor', async () => {
+    const result = await waitFor('a green doctor', async () => {
       const r = await svc(['config', 'doctor', '--json']);
       return r.code === 0 ? r : undefined;
     });
@@ -185,7 +144,7 @@ describe('accounts commands with svc runtime up', () => {
     expect(restAfter).toEqual(restBefore);
     // The restarted process heartbeats with the new token.
     const asOwner = createHubClient({ baseUrl: stack.hubUrl, token: stack.owner.token });
-    await until('a heartbeat after the restart', async () => {
+    await waitFor('a heartbeat after the restart', async () => {
       const agent = unwrap(
         await asOwner.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: before.agent_id } } }),
       );

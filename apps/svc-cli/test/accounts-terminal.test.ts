@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { AccountsStack, appDir, assertBuilt, modeOf, tempHome } from './accounts-support';
+import { appDir, assertBuilt, bin, modeOf, tempHome } from './support/cli';
+import { HubStack } from './support/stack';
 
 jest.setTimeout(120_000);
 
@@ -15,7 +16,7 @@ function onTerminal(
   env: Record<string, string>,
   answers: Array<[prompt: string, answer: string]>,
 ): Promise<{ code: number; output: string }> {
-  const command = [process.execPath, path.join(appDir, 'bin', 'run.js'), ...args]
+  const command = [process.execPath, bin, ...args]
     .map((part) => `'${part.replace(/'/g, `'\\''`)}'`)
     .join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
@@ -38,14 +39,14 @@ function onTerminal(
   });
 }
 
-let stack: AccountsStack;
+let stack: HubStack;
 let home: string;
 
 beforeAll(async () => {
-  assertBuilt();
+  assertBuilt('login', 'the accounts commands');
   if (!fs.existsSync('/usr/bin/script'))
     throw new Error('these tests need util-linux `script` for a terminal');
-  stack = await AccountsStack.start('terminal');
+  stack = await HubStack.start('terminal', { projectCode: 'ACCT' });
 }, 120_000);
 
 afterAll(async () => {

@@ -4,8 +4,10 @@ import { createHubClient, unwrap } from '@svc/contracts';
 import { readAgentState, writeAgentState } from '../src/data/agent-state';
 import type { AgentLocalState } from '../src/data/agent-state';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { AccountsStack, assertBuilt, jsonOf, modeOf, runSvc, tempHome } from './accounts-support';
-import type { AccountsHost, CliResult } from './accounts-support';
+import { assertBuilt, jsonOf, modeOf, runSvc, tempHome } from './support/cli';
+import type { CliResult } from './support/cli';
+import { HubStack } from './support/stack';
+import type { StackHost } from './support/stack';
 
 jest.setTimeout(120_000);
 
@@ -17,13 +19,13 @@ interface ConfigDocument {
   agents: Array<Record<string, unknown>>;
 }
 
-let stack: AccountsStack;
-let host: AccountsHost;
+let stack: HubStack;
+let host: StackHost;
 let home: string;
 let configDir: string;
 
 const svc = (args: string[], options: { env?: Record<string, string | undefined>; stdin?: string } = {}) =>
-  runSvc(args, { home, ...options, env: { SVC_CONFIG_DIR: configDir, ...options.env } });
+  runSvc(args, home, { SVC_CONFIG_DIR: configDir, ...options.env }, options.stdin);
 
 const paths = () => resolveConfigPaths({ configDir, profile: 'default' });
 
@@ -33,26 +35,13 @@ function expectNoStack(result: CliResult): void {
 }
 
 async function login(extra: string[] = [], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  return svc(
-    [
-      'login',
-      '--hub-url',
-      stack.hubUrl,
-      '--workspace',
-      stack.slug,
-      '--email',
-      stack.email,
-      '--password-stdin',
-      ...extra,
-    ],
-    { stdin: `${stack.password}\n`, env },
-  );
+  return svc(stack.loginArgs(...extra), { stdin: `${stack.password}\n`, env });
 }
 
 beforeAll(async () => {
-  assertBuilt();
-  stack = await AccountsStack.start('accounts');
-  host = await stack.registerHost('accounts-host');
+  assertBuilt('login', 'the accounts commands');
+  stack = await HubStack.start('accounts', { projectCode: 'ACCT' });
+  host = await stack.registerHost('accounts-host', '/srv/agents');
   await stack.keepHeartbeating(host);
 }, 120_000);
 
@@ -113,7 +102,7 @@ describe('svc login', () => {
         .id,
     ).toBe(host.id);
     const audit = unwrap(
-      await stack.participantHub().GET('/api/v1/workspaces/{workspace}/audit-events', {
+      await stack.participant.GET('/api/v1/workspaces/{workspace}/audit-events', {
         params: { path: { workspace: stack.slug }, query: { action: 'runtime_config.pulled' } },
       }),
     ) as unknown as Array<{ action: string }>;
@@ -121,19 +110,7 @@ describe('svc login', () => {
   });
 
   it('when the password is wrong, then it exits 4 with one line and the fix, and no stack trace', async () => {
-    const result = await svc(
-      [
-        'login',
-        '--hub-url',
-        stack.hubUrl,
-        '--workspace',
-        stack.slug,
-        '--email',
-        stack.email,
-        '--password-stdin',
-      ],
-      { stdin: 'not-the-password\n' },
-    );
+    const result = await svc(stack.loginArgs(), { stdin: 'not-the-password\n' });
 
     expect(result.code).toBe(4);
     expect(result.stdout).toBe('');
@@ -146,20 +123,7 @@ describe('svc login', () => {
   });
 
   it('when the password is wrong with --json, then stdout is one failure document with exit_code 4', async () => {
-    const result = await svc(
-      [
-        'login',
-        '--hub-url',
-        stack.hubUrl,
-        '--workspace',
-        stack.slug,
-        '--email',
-        stack.email,
-        '--password-stdin',
-        '--json',
-      ],
-      { stdin: 'not-the-password' },
-    );
+    const result = await svc(stack.loginArgs('--json'), { stdin: 'not-the-password' });
 
     expect(result.code).toBe(4);
     expect(jsonOf(result)).toEqual({
@@ -298,8 +262,8 @@ describe('svc profile, config show, config reset', () => {
           pulled_at: profile.runtime.pulled_at,
           runtime_instance_id: host.id,
           agent_workdir_root: host.workdirRoot,
-          console_public_base_url: `http://127.0.0.1:${host.consoleRouterPort}`,
-          console_router_url: `http://127.0.0.1:${host.consoleRouterPort}`,
+          console_public_base_url: `http://127.0.0.1:${host.routerPort}`,
+          console_router_url: `http://127.0.0.1:${host.routerPort}`,
           relay_url: `http://127.0.0.1:${host.relayPort}`,
         },
       },
@@ -513,9 +477,9 @@ describe('svc config redact and svc token', () => {
     });
 
     unwrap(
-      await stack
-        .participantHub()
-        .POST('/api/v1/agents/{agentId}/evict', { params: { path: { agentId: state.agent_id } } }),
+      await stack.participant.POST('/api/v1/agents/{agentId}/evict', {
+        params: { path: { agentId: state.agent_id } },
+      }),
     );
     const revoked = await svc(['token', 'health', '--name', state.name, '--json']);
     expect(revoked.code).toBe(4);

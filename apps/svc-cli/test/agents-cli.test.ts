@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { jsonOf, runSvc, tempHome } from './agents-support';
+import { jsonOf, runSvc, tempHome } from './support/cli';
 
 /** Argument handling and `--json` failure envelopes of the agent commands, without a hub. */
 describe('agent commands without a login', () => {

@@ -3,8 +3,10 @@ import http from 'node:http';
 import path from 'node:path';
 import { agentRuntimeHome } from '../src/data/agent-state';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { AgentsStack, isAlive, jsonOf, modeOf, runSvc, startSvc, tempHome, until } from './agents-support';
-import type { AgentsHost, CliResult, HubAgent, SvcProcess } from './agents-support';
+import { isAlive, jsonOf, modeOf, runSvc, startSvc, stopSvc, tempHome, until } from './support/cli';
+import type { CliResult, SvcProcess } from './support/cli';
+import { HubStack } from './support/stack';
+import type { HubAgent, StackHost } from './support/stack';
 import type { AskAgentResult } from '../src/use-cases/agents/ask-agent';
 import type { ListAgentInboxResult } from '../src/use-cases/agents/list-agent-inbox';
 import type { ListAgentsResult } from '../src/use-cases/agents/list-agents';
@@ -18,8 +20,8 @@ import type { StopAgentResult } from '../src/use-cases/agents/stop-agent';
  */
 jest.setTimeout(300_000);
 
-let stack: AgentsStack;
-let host: AgentsHost;
+let stack: HubStack;
+let host: StackHost;
 let home: string;
 let configDir: string;
 let runtime: SvcProcess | undefined;
@@ -70,7 +72,7 @@ const registrations = (agents: HubAgent[]) =>
 const runtimeOutput = () => `--- runtime output\n${runtime?.output().slice(-6000) ?? '(not started)'}`;
 
 beforeAll(async () => {
-  stack = await AgentsStack.start('direct');
+  stack = await HubStack.start('direct');
   host = await stack.registerHost('direct-host');
   await stack.owner.createProject('DS');
   await stack.owner.createProject('OTHER');
@@ -79,18 +81,7 @@ beforeAll(async () => {
   configDir = path.join(home, 'config');
   hostEnv = { SVC_RUNTIME_INSTANCE_ID: host.id };
   const login = await runSvc(
-    [
-      'login',
-      '--hub-url',
-      stack.hubUrl,
-      '--workspace',
-      stack.slug,
-      '--email',
-      stack.email,
-      '--password-stdin',
-      '--pull-runtime',
-      '--json',
-    ],
+    stack.loginArgs('--pull-runtime', '--json'),
     home,
     { SVC_CONFIG_DIR: configDir },
     `${stack.password}\n`,
@@ -99,11 +90,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (runtime?.running()) {
-    runtime.child.kill('SIGTERM');
-    await Promise.race([runtime.exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
-    if (runtime.running()) runtime.child.kill('SIGKILL');
-  }
+  await stopSvc(runtime, 30_000);
   await stack?.close();
   if (home) fs.rmSync(home, { recursive: true, force: true });
   if (host) fs.rmSync(host.workdirRoot, { recursive: true, force: true });
@@ -283,7 +270,7 @@ describe('with svc runtime up', () => {
       '--json',
     ]);
     expectClean(result);
-    const doc = jsonOf(result);
+    const doc = jsonOf<StartAgentResult>(result);
     if (!doc.ok) throw new Error(`${result.stdout}\n${runtimeOutput()}`);
     const r = doc.result as StartAgentResult;
     alphaId = r.agent_id;
@@ -635,17 +622,7 @@ describe('a host that is not spawn ready at the hub', () => {
     const hostB = await stack.registerHost('silent-host');
     const envB = { SVC_RUNTIME_INSTANCE_ID: hostB.id };
     const login = await runSvc(
-      [
-        '--profile',
-        'b',
-        'login',
-        '--hub-url',
-        stack.hubUrl,
-        '--workspace',
-        stack.slug,
-        '--email',
-        stack.email,
-      ].concat(['--password-stdin', '--pull-runtime', '--json']),
+      ['--profile', 'b', ...stack.loginArgs('--pull-runtime', '--json')],
       home,
       { SVC_CONFIG_DIR: configDir, ...envB },
       `${stack.password}\n`,

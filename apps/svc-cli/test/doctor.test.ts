@@ -3,11 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseEnvFile } from '../src/data/profile-store';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-// @svc/testing is not a dependency of this package yet; its sources are used directly.
-import { startBuiltEntryPoint, waitUntilReady } from '../../../packages/testing/src';
-import type { NodeProcess } from '../../../packages/testing/src';
-import { AccountsStack, assertBuilt, jsonOf, modeOf, runSvc, tempHome } from './accounts-support';
-import type { AccountsHost, CliResult } from './accounts-support';
+import { startBuiltEntryPoint, waitUntilReady } from '@svc/testing';
+import type { NodeProcess } from '@svc/testing';
+import { assertBuilt, jsonOf, modeOf, runSvc, tempHome } from './support/cli';
+import type { CliResult } from './support/cli';
+import { HubStack } from './support/stack';
+import type { StackHost } from './support/stack';
 
 jest.setTimeout(120_000);
 
@@ -33,8 +34,8 @@ interface Check {
   fix: string | null;
 }
 
-let stack: AccountsStack;
-let host: AccountsHost;
+let stack: HubStack;
+let host: StackHost;
 let home: string;
 let configDir: string;
 let relay: NodeProcess | undefined;
@@ -44,14 +45,11 @@ const appsDir = path.resolve(__dirname, '..', '..');
 const paths = () => resolveConfigPaths({ configDir, profile: 'default' });
 
 function svc(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  return runSvc(args, {
-    home,
-    env: {
-      SVC_CONFIG_DIR: configDir,
-      SVC_RUNTIME_INSTANCE_ID: host.id,
-      SVC_AGENT_WORKDIR_ROOT: host.workdirRoot,
-      ...env,
-    },
+  return runSvc(args, home, {
+    SVC_CONFIG_DIR: configDir,
+    SVC_RUNTIME_INSTANCE_ID: host.id,
+    SVC_AGENT_WORKDIR_ROOT: host.workdirRoot,
+    ...env,
   });
 }
 
@@ -95,40 +93,32 @@ async function startLocalServices(): Promise<void> {
     'dist/main.js',
     {
       CONSOLE_ROUTER_HOST: '127.0.0.1',
-      CONSOLE_ROUTER_PORT: String(host.consoleRouterPort),
+      CONSOLE_ROUTER_PORT: String(host.routerPort),
       HUB_URL: stack.hubUrl,
       SVC_RUNTIME_INSTANCE_ID: host.id,
       SVC_WORKSPACE_API_KEY: secrets.SVC_WORKSPACE_API_KEY!,
-      CONSOLE_ROUTER_PUBLIC_BASE_URL: `http://127.0.0.1:${host.consoleRouterPort}`,
+      CONSOLE_ROUTER_PUBLIC_BASE_URL: `http://127.0.0.1:${host.routerPort}`,
       CONSOLE_ROUTER_UPSTREAM_SECRET: randomBytes(32).toString('base64url'),
       LOG_LEVEL: 'warn',
     },
     { name: 'the console router' },
   );
   await waitUntilReady(relay, `http://127.0.0.1:${host.relayPort}`);
-  await waitUntilReady(router, `http://127.0.0.1:${host.consoleRouterPort}`);
+  await waitUntilReady(router, `http://127.0.0.1:${host.routerPort}`);
 }
 
 beforeAll(async () => {
-  assertBuilt();
-  stack = await AccountsStack.start('doctor');
+  assertBuilt('login', 'the accounts commands');
+  stack = await HubStack.start('doctor', { projectCode: 'ACCT' });
   host = await stack.registerHost('doctor-host', '/srv/doctor-agents');
   await stack.keepHeartbeating(host);
   home = tempHome('svc-doctor-');
   configDir = path.join(home, 'svc-config');
   const login = await runSvc(
-    [
-      'login',
-      '--hub-url',
-      stack.hubUrl,
-      '--workspace',
-      stack.slug,
-      '--email',
-      stack.email,
-      '--password-stdin',
-      '--pull-runtime',
-    ],
-    { home, stdin: stack.password, env: { SVC_CONFIG_DIR: configDir } },
+    stack.loginArgs('--pull-runtime'),
+    home,
+    { SVC_CONFIG_DIR: configDir },
+    stack.password,
   );
   expect(login.code).toBe(0);
 }, 120_000);

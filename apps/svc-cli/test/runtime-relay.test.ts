@@ -1,28 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
-import { freePort } from '../../../packages/testing/src';
-import { isAlive, modeOf, runSvc, RuntimeStack, startSvc, tempHome, until } from './runtime-support';
-import type { RuntimeConfig } from './runtime-support';
+import os from 'node:os';
+import { freePort } from '@svc/testing';
+import { assertBuilt, isAlive, modeOf, runSvc, startSvc, until } from './support/cli';
+import { HubStack, tempProfile } from './support/stack';
+import type { RuntimeConfig } from './support/stack';
 
 /** `svc internal relay start|status|health` with the real relay build, configured from a real hub's runtime config. */
 describe('svc internal relay', () => {
   jest.setTimeout(120_000);
 
-  let stack: RuntimeStack;
+  let stack: HubStack;
   let config: RuntimeConfig;
   let relayPort: number;
-  const configured = tempHome('svc-relay-');
+  const configured = tempProfile('svc-relay-');
   let daemonPid: number | undefined;
 
   beforeAll(async () => {
-    if (!fs.existsSync(path.join(__dirname, '..', 'dist', 'commands', 'internal', 'relay', 'start.js'))) {
-      throw new Error(
-        'apps/svc-cli/dist is missing the relay commands: run `pnpm --filter @svc/cli build` first',
-      );
-    }
-    stack = await RuntimeStack.start('rt-relay');
-    const host = await stack.registerHost('relay-host');
+    assertBuilt('internal/relay/start', 'the relay commands');
+    stack = await HubStack.start('rt-relay', { projectCode: 'RT' });
+    const host = await stack.registerHost('relay-host', os.tmpdir());
     relayPort = host.relayPort;
     config = await stack.writeProfile(configured.paths, host.id);
   });
@@ -33,7 +30,7 @@ describe('svc internal relay', () => {
   });
 
   it('when no SVC_RELAY_TOKEN is available, then start exits 4 naming it', async () => {
-    const bare = tempHome('svc-relay-bare-');
+    const bare = tempProfile('svc-relay-bare-');
 
     const result = await runSvc(
       ['internal', 'relay', 'start', '--port', String(await freePort()), '--json'],
@@ -88,7 +85,7 @@ describe('svc internal relay', () => {
   });
 
   it('when run in the foreground without a workspace key, then health exits 1 not ready, and SIGTERM stops it', async () => {
-    const bare = tempHome('svc-relay-fg-');
+    const bare = tempProfile('svc-relay-fg-');
     const port = await freePort();
     const relay = startSvc(
       ['internal', 'relay', 'start', '--host', '127.0.0.1', '--port', String(port)],

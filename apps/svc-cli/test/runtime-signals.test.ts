@@ -1,10 +1,12 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { writeAgentState } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import type { ConfigPaths } from '../src/domain/config-paths';
-import { RuntimeStack, startSvc, tempHome, until } from './runtime-support';
-import type { SvcProcess } from './runtime-support';
+import { startSvc, stopSvc, until } from './support/cli';
+import type { SvcProcess } from './support/cli';
+import { HubStack, tempProfile } from './support/stack';
 
 /**
  * How `svc runtime up` starts over stale files and ends: SIGINT (Ctrl-C) with `--json` prints one summary
@@ -13,23 +15,20 @@ import type { SvcProcess } from './runtime-support';
 describe('svc runtime up start and stop', () => {
   jest.setTimeout(180_000);
 
-  let stack: RuntimeStack;
+  let stack: HubStack;
   let home: string;
   let paths: ConfigPaths;
   let runtime: SvcProcess | undefined;
 
   beforeAll(async () => {
-    stack = await RuntimeStack.start('rt-signals');
-    const host = await stack.registerHost('runtime-2');
-    ({ home, paths } = tempHome('svc-runtime-signals-'));
+    stack = await HubStack.start('rt-signals', { projectCode: 'RT' });
+    const host = await stack.registerHost('runtime-2', os.tmpdir());
+    ({ home, paths } = tempProfile('svc-runtime-signals-'));
     await stack.writeProfile(paths, host.id);
   });
 
   afterAll(async () => {
-    if (runtime?.running()) {
-      runtime.child.kill('SIGKILL');
-      await runtime.exited;
-    }
+    await stopSvc(runtime, 0);
     await stack?.close();
   });
 

@@ -1,22 +1,24 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../../packages/testing/src';
+import { freePort } from '@svc/testing';
 import { agentLogFile, agentRuntimeHome } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import type { RuntimeControlClient } from '../src/data/runtime-control-client';
 import type { ConfigPaths } from '../src/domain/config-paths';
 import {
+  assertBuilt,
   isAlive,
   modeOf,
   referenceAgentMain,
   runSvc,
-  RuntimeStack,
   startSvc,
-  tempHome,
+  stopSvc,
   until,
-} from './runtime-support';
-import type { RuntimeConfig, SvcProcess } from './runtime-support';
+} from './support/cli';
+import type { SvcProcess } from './support/cli';
+import { HubStack, tempProfile } from './support/stack';
+import type { RuntimeConfig, StackHost } from './support/stack';
 
 /**
  * One file because every test here works on the same running `svc runtime up` (started once; a start costs
@@ -28,8 +30,8 @@ import type { RuntimeConfig, SvcProcess } from './runtime-support';
 describe('svc runtime up', () => {
   jest.setTimeout(180_000);
 
-  let stack: RuntimeStack;
-  let host: { id: string; relayPort: number; routerPort: number };
+  let stack: HubStack;
+  let host: StackHost;
   let home: string;
   let paths: ConfigPaths;
   let config: RuntimeConfig;
@@ -39,21 +41,16 @@ describe('svc runtime up', () => {
   const secretsOf = () => [config.auth.workspace_api_key, config.auth.relay_token];
 
   beforeAll(async () => {
-    if (!fs.existsSync(path.join(__dirname, '..', 'dist', 'commands', 'runtime', 'up.js'))) {
-      throw new Error('apps/svc-cli/dist is missing runtime up: run `pnpm --filter @svc/cli build` first');
-    }
-    stack = await RuntimeStack.start('rt-up');
-    host = await stack.registerHost('runtime-1');
-    ({ home, paths } = tempHome('svc-runtime-up-'));
+    assertBuilt('runtime/up', 'runtime up');
+    stack = await HubStack.start('rt-up', { projectCode: 'RT' });
+    host = await stack.registerHost('runtime-1', os.tmpdir());
+    ({ home, paths } = tempProfile('svc-runtime-up-'));
     config = await stack.writeProfile(paths, host.id);
     control = createRuntimeControlClient(controlSocketPath(paths.state_dir));
   });
 
   afterAll(async () => {
-    if (runtime?.running()) {
-      runtime.child.kill('SIGKILL');
-      await runtime.exited;
-    }
+    await stopSvc(runtime, 0);
     await stack?.close();
   });
 
@@ -131,7 +128,7 @@ describe('svc runtime up', () => {
   });
 
   it('when the profile has no pulled runtime config, then it exits 4 with the fix', async () => {
-    const { home: bare } = tempHome('svc-runtime-bare-');
+    const { home: bare } = tempProfile('svc-runtime-bare-');
 
     const result = await runSvc(['runtime', 'up', '--json'], bare);
 
