@@ -45,6 +45,10 @@ function invocation(overrides: Partial<WorkflowInvocation>): WorkflowInvocation 
   return {
     invocation_id: 'inv_1',
     project_id: 'prj_1',
+    intent: 'Weekly status report',
+    intent_normalized: 'weekly status report',
+    failure: null,
+    cancellation: null,
     state: 'running',
     attention: 'none',
     route: {
@@ -159,6 +163,7 @@ describe('formatBlockers', () => {
     expect(
       formatBlockers([
         {
+          effect: 'waits_for_owner',
           category: 'roster_ownership',
           code: 'no_stage_owner',
           message: 'No agent can own stage write.',
@@ -166,6 +171,7 @@ describe('formatBlockers', () => {
           stage_key: 'write',
         },
         {
+          effect: 'waits_for_owner',
           category: 'runtime_endpoints',
           code: 'no_runtime_host',
           message: 'No host.',
