@@ -70,7 +70,12 @@ async function main() {
   mkdirSync(out, { recursive: true });
   let changed = 0;
   for (const { key, file } of PUBLIC_DOCUMENTS) {
-    const ast = await openapiTS(assemble(file), { alphabetize: false, rootTypes: false });
+    // defaultNonNullable off: a field the server defaults stays optional in the request types.
+    const ast = await openapiTS(assemble(file), {
+      alphabetize: false,
+      rootTypes: false,
+      defaultNonNullable: false,
+    });
     if (writeIfChanged(join(out, `${key}.ts`), header + astToString(ast))) changed += 1;
   }
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));

@@ -203,6 +203,7 @@ describe('the packed SDK in a partner project', () => {
       state: 'completed',
       run: { state: 'completed', byAgent: true },
       attention: 'approval_required',
+      contract: { priority: 0, fallback: false, active: true, deactivated: true, listed: true },
       notFound: { status: 404 },
       invalid: { code: expect.any(String) },
       listedIncludes: true,

@@ -137,6 +137,24 @@ async function main(): Promise<void> {
       else throw error;
     }
 
+    // A contract created with only what the server does not default (priority, fallback, is_active omitted),
+    // inactive afterwards so it never competes with the routes above.
+    const contract = await workflow.contracts.create({
+      name: `Partner ${mode}`,
+      classifier: { intentContains: [`partner contract ${mode}`] },
+      template: {
+        key: `partner-${mode}`,
+        version: '1.0.0',
+        required_capabilities: [],
+        artifact_schema: { name: env('SCHEMA_NAME'), version: '1.0.0' },
+        guardrails: { human_approval_required: false },
+      },
+    });
+    const deactivated = await workflow.contracts.update(contract.contract_id, { is_active: false });
+    const contracts: string[] = [];
+    for await (const item of workflow.contracts.list({ include_inactive: true, limit: 1 }))
+      contracts.push(item.contract_id);
+
     // Typed errors.
     let notFound: { code: string; status: number; requestId: string | undefined } | undefined;
     try {
@@ -184,6 +202,13 @@ async function main(): Promise<void> {
           byAgent: handled.includes(run.invocation.invocation_id),
         },
         attention,
+        contract: {
+          priority: contract.priority,
+          fallback: contract.fallback,
+          active: contract.is_active,
+          deactivated: !deactivated.is_active,
+          listed: contracts.includes(contract.contract_id),
+        },
         notFound,
         invalid,
         listed: listed.length,
