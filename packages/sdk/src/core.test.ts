@@ -14,7 +14,7 @@ import {
   ValidationError,
   VERSION,
   Workflow,
-} from '../src/index';
+} from './index';
 
 interface Seen {
   method: string;

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RunAttentionError, RunFailedError, WaitTimeoutError, Workflow, WorkflowAgent } from '../src/index';
+import { RunAttentionError, RunFailedError, WaitTimeoutError, Workflow, WorkflowAgent } from './index';
 
 let server: Server;
 let baseUrl: string;

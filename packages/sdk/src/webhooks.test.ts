@@ -6,8 +6,8 @@ import {
   verifyEnvelope,
   Webhook,
   WebhookVerificationError,
-} from '../src/index';
-import type { DeliveryEventBody } from '../src/index';
+} from './index';
+import type { DeliveryEventBody } from './index';
 
 const EVENT: DeliveryEventBody = {
   type: 'invocation.completed',
