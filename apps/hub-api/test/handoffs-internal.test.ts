@@ -1,6 +1,6 @@
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { createKey, startTestHub } from './harness';
+import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
 import type { SeededAgent, SeededMember, TestHub } from './harness';
 
 /** POST /internal/v1/handoffs: the workflow engine's stage handoffs, created once per reference and owner. */
@@ -156,5 +156,129 @@ describe('POST /internal/v1/handoffs', () => {
     }
     expect(statuses).toEqual([401, 403, 403, 403, 401]);
     expect(await t.database.prisma.handoff.count({ where: { referenceId: body.reference.id } })).toBe(0);
+  });
+});
+
+describe('POST /internal/v1/handoffs/{handoffId}/cancel', () => {
+  const cancel = (handoffId: string, body?: { reason?: string }) =>
+    t.internal().POST('/internal/v1/handoffs/{handoffId}/cancel', {
+      params: { path: { handoffId } },
+      ...(body ? { body } : {}),
+    });
+
+  test('when the workflow engine cancels a claimed stage handoff twice, then it is cancelled once, audited with the reason, and the second call returns it', async () => {
+    const created = unwrap(await t.internal().POST('/internal/v1/handoffs', { body: stageRequest() }));
+    unwrap(
+      await t.client({ token: owner.token }).POST('/api/v1/agents/me/handoffs/{handoffId}/claim', {
+        params: { path: { handoffId: created.id } },
+      }),
+    );
+    const first = await cancel(created.id, { reason: 'invocation_cancelled' });
+    expect(first.response.status).toBe(200);
+    expect(first.data?.data).toMatchObject({ id: created.id, status: 'cancelled' });
+    expect(first.data?.data.cancelled_at).not.toBeNull();
+
+    const second = await cancel(created.id, { reason: 'invocation_cancelled' });
+    expect(second.response.status).toBe(200);
+    expect(second.data?.data).toMatchObject({
+      id: created.id,
+      status: 'cancelled',
+      cancelled_at: first.data?.data.cancelled_at,
+    });
+
+    const events = await t.database.prisma.auditEvent.findMany({
+      where: { targetId: created.id, action: 'handoff.cancelled' },
+    });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ actorKind: 'service', workspaceId: member.workspace.id });
+    expect(events[0]!.data).toMatchObject({
+      from: 'claimed',
+      to: 'cancelled',
+      reason: 'invocation_cancelled',
+    });
+
+    // The public API shows it cancelled, and the owner no longer has it as an assignment.
+    const read = unwrap(
+      await t.client({ token: member.token }).GET('/api/v1/handoffs/{handoffId}', {
+        params: { path: { handoffId: created.id } },
+      }),
+    );
+    expect(read.status).toBe('cancelled');
+    const assignments = unwrap(await t.client({ token: owner.token }).GET('/api/v1/agents/me/assignments'));
+    expect(assignments.map((h) => h.id)).not.toContain(created.id);
+  });
+
+  test('when no body is sent, then an open handoff is cancelled all the same', async () => {
+    const created = unwrap(await t.internal().POST('/internal/v1/handoffs', { body: stageRequest() }));
+    const res = await fetch(`${t.url}/internal/v1/handoffs/${created.id}/cancel`, {
+      method: 'POST',
+      headers: { 'x-svc-service-token': SERVICE_TOKEN },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: { status: string } }).data.status).toBe('cancelled');
+  });
+
+  test('when the handoff is completed or unknown, or the reason is not short text, then it is refused with a stable code', async () => {
+    const created = unwrap(await t.internal().POST('/internal/v1/handoffs', { body: stageRequest() }));
+    const agent = t.client({ token: owner.token });
+    const path = { params: { path: { handoffId: created.id } } };
+    unwrap(await agent.POST('/api/v1/agents/me/handoffs/{handoffId}/claim', path));
+    unwrap(
+      await agent.POST('/api/v1/agents/me/handoffs/{handoffId}/complete', {
+        ...path,
+        body: { summary: 'done' },
+      } as never),
+    );
+    const completed = await cancel(created.id, { reason: 'invocation_failed' });
+    expect({ status: completed.response.status, code: completed.error?.code }).toEqual({
+      status: 409,
+      code: 'handoff_invalid_transition',
+    });
+    expect((completed.error as unknown as { status: string }).status).toBe('completed');
+    const stored = await t.database.prisma.handoff.findUniqueOrThrow({ where: { id: created.id } });
+    expect(stored.status).toBe('completed');
+
+    const unknown = await cancel('hnd_doesnotexist');
+    expect({ status: unknown.response.status, code: unknown.error?.code }).toEqual({
+      status: 404,
+      code: 'handoff_not_found',
+    });
+
+    const open = unwrap(await t.internal().POST('/internal/v1/handoffs', { body: stageRequest() }));
+    const long = await cancel(open.id, { reason: 'x'.repeat(501) });
+    expect({ status: long.response.status, code: long.error?.code }).toEqual({
+      status: 400,
+      code: 'validation_failed',
+    });
+    const extra = await cancel(open.id, { reason: 'ok', other: true } as never);
+    expect(extra.response.status).toBe(400);
+    expect((await t.database.prisma.handoff.findUniqueOrThrow({ where: { id: open.id } })).status).toBe(
+      'open',
+    );
+  });
+
+  test('when anything but the service credential calls, then it is refused and the handoff stays open', async () => {
+    const created = unwrap(await t.internal().POST('/internal/v1/handoffs', { body: stageRequest() }));
+    const key = await createKey(t, member, { scopes: ['handoffs:write'] });
+    const calls: Record<string, string>[] = [
+      {},
+      { 'x-api-key': key.key },
+      { authorization: `Bearer ${member.token}` },
+      { authorization: `Bearer ${owner.token}` },
+      { 'x-svc-service-token': 'svs_not-the-right-service-token-at-all' },
+    ];
+    const statuses: number[] = [];
+    for (const headers of calls) {
+      const res = await fetch(`${t.url}/internal/v1/handoffs/${created.id}/cancel`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ reason: 'not yours' }),
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([401, 403, 403, 403, 401]);
+    expect((await t.database.prisma.handoff.findUniqueOrThrow({ where: { id: created.id } })).status).toBe(
+      'open',
+    );
   });
 });

@@ -63,7 +63,9 @@ export function handoffHandlers(
       return { status: 200, body: { data: presentHandoffDetail(handoff) } };
     },
     async cancelHandoff(ctx) {
-      const handoff = await cancelHandoff(deps, actorOf(ctx.actor), ctx.params.handoffId, ctx.requestId);
+      const handoff = await cancelHandoff(deps, actorOf(ctx.actor), ctx.params.handoffId, {
+        requestId: ctx.requestId,
+      });
       return { status: 200, body: { data: presentHandoff(handoff) } };
     },
     async listMyAssignments(ctx) {

@@ -7690,6 +7690,75 @@ export const hubInternalDocument: OpenApiDocument = {
         }
       }
     },
+    "/internal/v1/handoffs/{handoffId}/cancel": {
+      "post": {
+        "operationId": "cancelStageHandoff",
+        "tags": [
+          "handoffs"
+        ],
+        "summary": "Cancel a handoff the workflow engine no longer needs; idempotent.",
+        "description": "The workflow engine calls this when the stage behind a handoff ended without it (the invocation was cancelled or failed, or the stage was taken from its owner). Any state but `completed` moves to `cancelled`, audited as `handoff.cancelled` like the public cancel, with the optional `reason`. Cancelling a cancelled handoff changes nothing and returns it (200). A completed handoff answers 409 `handoff_invalid_transition` (with `status: completed`); an unknown one 404 `handoff_not_found`.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "parameters": [
+          {
+            "name": "handoffId",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "$ref": "#/components/schemas/StageHandoffId"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CancelStageHandoffRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The handoff, cancelled (now or by an earlier call).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/StageHandoff"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/internal/v1/projects/{projectId}": {
       "parameters": [
         {
@@ -8190,6 +8259,18 @@ export const hubInternalDocument: OpenApiDocument = {
           },
           "reference": {
             "$ref": "#/components/schemas/StageHandoffReference"
+          }
+        }
+      },
+      "CancelStageHandoffRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "description": "Why the engine closes it, e.g. `invocation_cancelled`; recorded in the audit event."
           }
         }
       },

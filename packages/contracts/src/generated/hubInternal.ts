@@ -40,6 +40,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/v1/handoffs/{handoffId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a handoff the workflow engine no longer needs; idempotent.
+         * @description The workflow engine calls this when the stage behind a handoff ended without it (the invocation was cancelled or failed, or the stage was taken from its owner). Any state but `completed` moves to `cancelled`, audited as `handoff.cancelled` like the public cancel, with the optional `reason`. Cancelling a cancelled handoff changes nothing and returns it (200). A completed handoff answers 409 `handoff_invalid_transition` (with `status: completed`); an unknown one 404 `handoff_not_found`.
+         */
+        post: operations["cancelStageHandoff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/internal/v1/projects/{projectId}": {
         parameters: {
             query?: never;
@@ -192,6 +212,10 @@ export interface components {
             title: string;
             description?: string;
             reference: components["schemas"]["StageHandoffReference"];
+        };
+        CancelStageHandoffRequest: {
+            /** @description Why the engine closes it, e.g. `invocation_cancelled`; recorded in the audit event. */
+            reason?: string;
         };
         /** @description The handoff as the public hub API shows it (`Handoff`). */
         StageHandoff: {
@@ -397,6 +421,39 @@ export interface operations {
             };
             /** @description Created. */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StageHandoff"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    cancelStageHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handoffId: components["schemas"]["StageHandoffId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelStageHandoffRequest"];
+            };
+        };
+        responses: {
+            /** @description The handoff, cancelled (now or by an earlier call). */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
