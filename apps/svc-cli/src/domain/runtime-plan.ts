@@ -3,6 +3,9 @@ import { CliError, authRequired } from './cli-error';
 import type { HubApi } from '@svc/contracts';
 
 /** The pulled runtime config without its secrets (what the profile keeps). */
+/** Node options of the console router process (memory after traffic stays near its idle size). */
+export const ROUTER_NODE_OPTIONS = '--max-semi-space-size=4';
+
 export type RuntimeSettings = Omit<HubApi.components['schemas']['RuntimeConfig'], 'auth'>;
 
 /** The runtime secrets a profile keeps in its env file. */
@@ -278,7 +281,9 @@ export function serviceSpecs(input: {
     },
     {
       name: 'console-router',
-      argv: [input.nodePath, input.routerMain],
+      // A small young generation: after a burst of traffic V8 keeps what it grew, which is most of the router's
+      // memory beyond its route table (docs/benchmarks.md, "Console router").
+      argv: [input.nodePath, ROUTER_NODE_OPTIONS, input.routerMain],
       host: router.bindHost,
       port: router.listenPort,
       url: localUrl(router.bindHost, router.listenPort),
