@@ -163,6 +163,10 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       HUB_SERVICE_TOKEN: secrets.service_token,
       // Seals delivery signing secrets (development keys, kept in .svc/dev-secrets.json).
       WORKFLOW_ENCRYPTION_KEYS: secrets.encryption_keys,
+      // Development only: deliveries may go to a receiver on this machine (`pnpm deliveries:watch`), and a
+      // failed one is retried within seconds. Off everywhere else.
+      WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
+      WORKFLOW_DELIVERY_RETRY_SCHEDULE: '1,5,30,120,600',
     };
     const workflow = group.start('workflow-api', app('workflow-api', 'main.js'), workflowEnv, onExit);
     const worker = group.start('workflow-worker', app('workflow-api', 'worker-main.js'), workflowEnv, onExit);

@@ -1,0 +1,167 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createDeliveryDeduper,
+  createWorkflowClient,
+  DeliveryVerificationError,
+  unwrap,
+  verifyDelivery,
+} from '@svc/contracts';
+import type { DeliveryDeduper, WorkflowApi, WorkflowClient } from '@svc/contracts';
+import type { StackFile } from './stack-file';
+
+type EventType = WorkflowApi.components['schemas']['DeliveryEventType'];
+
+/** Every event the Workflow API delivers. */
+export const ALL_EVENTS: EventType[] = [
+  'invocation.completed',
+  'invocation.waiting_for_artifact',
+  'invocation.failed',
+  'invocation.cancelled',
+  'invocation.artifact_rejected',
+];
+
+/** The largest body the watcher reads; deliveries are far smaller. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface DeliveryLine {
+  at: Date;
+  deliveryId: string;
+  type: string;
+  invocationId: string | null;
+  state: string | null;
+  repeat: boolean;
+}
+
+/** One line per verified delivery: time, type, invocation and state; a repeat of a delivery id says so. */
+export function formatDelivery(line: DeliveryLine): string {
+  const time = line.at.toISOString().slice(11, 19);
+  return `${time}  ${line.type.padEnd(32)} ${line.invocationId ?? '-'}  state=${line.state ?? '-'}  (${line.deliveryId}${line.repeat ? ', again' : ''})`;
+}
+
+/**
+ * Checks one received request the way a partner's receiver must: the signature over the exact body with the
+ * subscription's secret, the timestamp within the tolerance, and the delivery id against the ones already seen.
+ * Answers 204 for a good delivery (a repeat too: it was handled) and 400 for one that does not verify.
+ */
+export function handleDelivery(
+  secret: string,
+  deduper: DeliveryDeduper,
+  headers: IncomingMessage['headers'],
+  body: Buffer,
+  now = new Date(),
+): { status: number; line: string } {
+  try {
+    const verified = verifyDelivery({ secret, headers, body });
+    const repeat = deduper.seen(verified.deliveryId);
+    const event = verified.event as { type?: string; data?: { invocation_id?: string; state?: string } };
+    return {
+      status: 204,
+      line: formatDelivery({
+        at: now,
+        deliveryId: verified.deliveryId,
+        type: event.type ?? 'unknown',
+        invocationId: event.data?.invocation_id ?? null,
+        state: event.data?.state ?? null,
+        repeat,
+      }),
+    };
+  } catch (error) {
+    const code = error instanceof DeliveryVerificationError ? error.code : 'invalid';
+    return {
+      status: 400,
+      line: `refused a request that does not verify (${code}): ${(error as Error).message}`,
+    };
+  }
+}
+
+export interface DeliveryWatcher {
+  url: string;
+  subscriptionId: string;
+  /** Deletes the subscription and closes the receiver. */
+  stop(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        resolve(null);
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * A local receiver for the development stack's signed deliveries: listens on 127.0.0.1, subscribes itself to
+ * every event of the development project (the stack allows loopback receivers), and calls `print` with one
+ * line per verified delivery. Only for local development: a real receiver is an HTTPS endpoint on a server,
+ * and the signing secret never leaves it.
+ */
+export async function watchDeliveries(options: {
+  stack: StackFile;
+  port: number;
+  print: (line: string) => void;
+}): Promise<DeliveryWatcher> {
+  const wf: WorkflowClient = createWorkflowClient({
+    baseUrl: options.stack.workflow_url,
+    apiKey: options.stack.api_keys.workflow_all,
+    clientName: 'svc-delivery-watcher',
+  });
+  const deduper = createDeliveryDeduper();
+  let secret = '';
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    void readBody(req).then(
+      (body) => {
+        if (body === null || req.method !== 'POST' || !secret) {
+          res.writeHead(body === null ? 413 : 405).end();
+          return;
+        }
+        const answer = handleDelivery(secret, deduper, req.headers, body);
+        options.print(answer.line);
+        res.writeHead(answer.status).end();
+      },
+      () => res.writeHead(400).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/deliveries`;
+  const projectId = options.stack.project.id;
+  let subscription;
+  try {
+    subscription = unwrap(
+      await wf.POST('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
+        params: { path: { projectId } },
+        body: { url, events: ALL_EVENTS, description: 'local delivery watcher (pnpm deliveries:watch)' },
+      }),
+    );
+  } catch (error) {
+    await new Promise((resolve) => server.close(resolve));
+    throw error;
+  }
+  secret = subscription.signing_secret;
+  const subscriptionId = subscription.subscription_id;
+  return {
+    url,
+    subscriptionId,
+    async stop() {
+      await wf
+        .DELETE('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
+          params: { path: { projectId, subscriptionId } },
+        })
+        .catch(() => undefined);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
