@@ -73,7 +73,15 @@ describe('svc runtime up', () => {
       port: host.relayPort,
       argv: [process.execPath, expect.stringMatching(/relay[/\\]dist[/\\]main\.js$/)],
     });
-    expect(router).toMatchObject({ name: 'console-router', port: host.routerPort });
+    expect(router).toMatchObject({
+      name: 'console-router',
+      port: host.routerPort,
+      argv: [
+        process.execPath,
+        '--max-semi-space-size=4',
+        expect.stringMatching(/console-router[/\\]dist[/\\]main\.js$/),
+      ],
+    });
     expect(relay.env).toEqual(
       expect.arrayContaining(['RELAY_HOST', 'RELAY_PORT', 'SVC_RELAY_TOKEN', 'SVC_WORKSPACE_API_KEY']),
     );

@@ -59,6 +59,18 @@ export const notFound = (code: string, detail: string) => new AppError({ status:
 export const conflict = (code: string, detail: string, extra?: Record<string, unknown>) =>
   new AppError({ status: 409, code, detail, extra });
 export const unavailable = (code: string, detail: string) => new AppError({ status: 503, code, detail });
+/**
+ * The hub's signing keys (JWKS) cannot be read: a 503 with `Retry-After`, never a verdict on the credential
+ * (a service that verifies tokens locally answers this while the hub is unreachable and it has no keys yet).
+ */
+export const jwksUnavailable = (cause?: unknown) =>
+  new AppError({
+    status: 503,
+    code: 'jwks_unavailable',
+    detail: "The hub's signing keys cannot be read right now; retry shortly.",
+    headers: { 'Retry-After': '5' },
+    cause,
+  });
 
 interface ExposedHttpError {
   status: number;

@@ -1,6 +1,6 @@
 import { JwksUnavailableError, TokenError } from '@svc/auth';
 import type { TokenVerifier } from '@svc/auth';
-import { AppError } from '@svc/service-kit/http';
+import { jwksUnavailable } from '@svc/service-kit/http';
 import type { VerifiedCredential } from '../domain/console-access';
 
 /** What the credentials of a request come to, before the route's rules are applied. */
@@ -108,13 +108,7 @@ export function createCredentialReader(
       if (error instanceof TokenError)
         return { state: 'invalid', detail: `the token is not valid (${error.reason})` };
       if (error instanceof JwksUnavailableError) {
-        throw new AppError({
-          status: 503,
-          code: 'jwks_unavailable',
-          detail: "The hub's signing keys cannot be read right now; retry shortly.",
-          headers: { 'Retry-After': '5' },
-          cause: error,
-        });
+        throw jwksUnavailable(error);
       }
       throw error;
     }

@@ -1,6 +1,6 @@
 import { AGENT_TOKEN_SCOPES, AuthError, JwksUnavailableError, TokenError, safeEqual } from '@svc/auth';
 import type { Actor, AgentActor, CredentialResolver, ParticipantActor, TokenVerifier } from '@svc/auth';
-import { AppError, forbidden } from '@svc/service-kit';
+import { AppError, forbidden, jwksUnavailable } from '@svc/service-kit';
 
 /** Header carrying the agent's proxy key on calls the host's console router forwards. */
 export const PROXY_KEY_HEADER = 'x-svc-console-proxy-key';
@@ -76,13 +76,7 @@ export function createConsoleCallers(identity: ConsoleIdentity) {
     } catch (error) {
       if (error instanceof TokenError) return null;
       if (error instanceof JwksUnavailableError) {
-        throw new AppError({
-          status: 503,
-          code: 'jwks_unavailable',
-          detail: "The hub's signing keys cannot be read right now; retry shortly.",
-          headers: { 'Retry-After': '5' },
-          cause: error,
-        });
+        throw jwksUnavailable(error);
       }
       throw error;
     }
