@@ -1,6 +1,6 @@
 import { AGENT_TOKEN_SCOPES, AuthError, JwksUnavailableError, TokenError, safeEqual } from '@svc/auth';
 import type { Actor, AgentActor, CredentialResolver, ParticipantActor, TokenVerifier } from '@svc/auth';
-import { AppError, forbidden, jwksUnavailable } from '@svc/service-kit';
+import { forbidden, jwksUnavailable } from '@svc/service-kit';
 
 /** Header carrying the agent's proxy key on calls the host's console router forwards. */
 export const PROXY_KEY_HEADER = 'x-svc-console-proxy-key';
