@@ -195,11 +195,9 @@ describe('the packed SDK in a partner project', () => {
     expect(result).toMatchObject({
       userAgent: `svc-sdk-js/${version}`,
       resolved: true,
-      preflight: true,
       created: false,
       replayed: true,
       sameInvocation: true,
-      launch: 'accepted',
       state: 'completed',
       run: { state: 'completed', byAgent: true },
       attention: 'approval_required',
@@ -211,6 +209,19 @@ describe('the packed SDK in a partner project', () => {
       delivery: { type: 'invocation.completed', state: 'completed' },
       rejectedDeliveries: 0,
     });
+    // On a loaded machine an owner's presence can be late: the launch is then accepted and waits for it
+    // (`waits_for_owner` blockers only), and the run still completes.
+    expect(['accepted', 'accepted_waiting_for_owner']).toContain(result.launch);
+    for (const blocker of [
+      ...(result.preflightBlockers as string[]),
+      ...(result.launchBlockers as string[]),
+    ]) {
+      expect(blocker).toMatch(/^waits_for_owner:/);
+    }
+    if (result.launch === 'accepted') expect(result.preflight).toBe(true);
+    process.stdout.write(
+      `five steps: launch ${String(result.launch)}, preflight blockers ${JSON.stringify(result.preflightBlockers)}\n`,
+    );
     expect((result.notFound as { requestId?: string }).requestId).toEqual(expect.any(String));
     expect(result.payload).toEqual(expect.objectContaining({ title: expect.any(String) }));
     expect((result.run as { payload: unknown }).payload).toEqual({
