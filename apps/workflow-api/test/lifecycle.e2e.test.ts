@@ -191,6 +191,28 @@ async function manualAgent(capabilities: string[]) {
   return { id: agent.id, hubBeat, stageCall, stages };
 }
 
+/** The hub handoffs of a stage (one per owner it was given to), read through the hub's public API. */
+async function stageHandoffs(stageId: string) {
+  return unwrap(
+    await s.hub.GET('/api/v1/workspaces/{workspace}/handoffs', {
+      params: {
+        path: { workspace: s.workspace.id },
+        query: { reference_kind: 'workflow_stage', reference_id: stageId },
+      },
+    }),
+  );
+}
+
+/** Waits until every hub handoff of the stage is cancelled (the engine closes them after the commit). */
+function handoffsCancelled(stageId: string, count: number) {
+  return until(`the handoffs of stage ${stageId} to be cancelled at the hub`, async () => {
+    const handoffs = await stageHandoffs(stageId);
+    return handoffs.length === count && handoffs.every((h) => h.status === 'cancelled')
+      ? handoffs
+      : undefined;
+  });
+}
+
 describe('listing invocations', () => {
   test('filters by state, attention, contract, template and created range combine, and the cursor pages newest first', async () => {
     const since = new Date(Date.now() - 1000).toISOString();
@@ -288,6 +310,23 @@ describe('cancel', () => {
     const event = await deliveryOf(id, 'invocation.cancelled');
     expect(event.data).toMatchObject({ invocation_id: id, state: 'cancelled' });
 
+    // The stage's hub handoff, claimed by the owner, is cancelled at the hub, audited with the reason.
+    const [handoff] = await handoffsCancelled(stage.stage_id, 1);
+    expect(handoff).toMatchObject({ assignee_agent_id: agent.id, cancelled_at: expect.any(String) });
+    const hubAudit = unwrap(
+      await s.hub.GET('/api/v1/workspaces/{workspace}/audit-events', {
+        params: { path: { workspace: s.workspace.id }, query: { target_id: handoff!.id } },
+      }),
+    ) as { action: string; data: Record<string, unknown> }[];
+    expect(hubAudit.filter((e) => e.action === 'handoff.cancelled')).toEqual([
+      expect.objectContaining({
+        data: expect.objectContaining({ to: 'cancelled', reason: 'invocation_cancelled' }),
+      }),
+    ]);
+    expect(
+      await s.database.prisma.handoffClosure.findUniqueOrThrow({ where: { handoffId: handoff!.id } }),
+    ).toMatchObject({ reason: 'invocation_cancelled', outcome: 'cancelled', closedAt: expect.any(Date) });
+
     // Cancelling again changes nothing.
     const again = await cancelWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId: id });
     expect(again.updated_at).toBe(cancelled.updated_at);
@@ -373,6 +412,21 @@ describe('failure', () => {
       state: 'failed',
       failure: { reason: 'stage_failed', stage_key: 'work' },
     });
+
+    // Both owners' hub handoffs are cancelled: the first when the stage was taken back for a retry, the
+    // second when the invocation failed.
+    const handoffs = await handoffsCancelled(reassigned.stage_id, 2);
+    expect(handoffs.map((h) => h.assignee_agent_id).sort()).toEqual([first.id, second.id].sort());
+    const closures = await s.database.prisma.handoffClosure.findMany({ where: { invocationId: id } });
+    expect(closures.map((c) => [c.handoffId, c.reason, c.outcome]).sort()).toEqual(
+      handoffs
+        .map((h) => [
+          h.id,
+          h.assignee_agent_id === firstOwner.agent.id ? 'stage_released' : 'invocation_failed',
+          'cancelled',
+        ])
+        .sort(),
+    );
   });
 
   test('a run past the template deadline: failed run_deadline_exceeded, invocation.failed delivered', async () => {
@@ -404,5 +458,40 @@ describe('failure', () => {
     expect(event.data.failure).toMatchObject({ reason: 'artifact_rejections_exceeded' });
     // Nothing can be published into a failed invocation.
     expect((await publish()).response.status).toBe(409);
+  });
+});
+
+describe('closing stage handoffs at the hub', () => {
+  test('a handoff whose cancel did not get through (hub down, process died after the commit) is cancelled by the sweeper', async () => {
+    const agent = await manualAgent(['sweeper-cap']);
+    const handoff = unwrap(
+      await s.hub.POST('/api/v1/workspaces/{workspace}/handoffs', {
+        params: { path: { workspace: s.workspace.id } },
+        body: { title: 'A stage handoff left open', project_id: s.project.id, assignee_agent_id: agent.id },
+      }),
+    );
+    // As left behind by an ending whose after-commit cancel failed twice: due again now.
+    await s.database.prisma.handoffClosure.create({
+      data: {
+        handoffId: handoff.id,
+        invocationId: 'inv_left_behind',
+        stageId: 'stg_left_behind',
+        reason: 'invocation_cancelled',
+        attempts: 2,
+        nextAttemptAt: new Date(Date.now() - 1000),
+      },
+    });
+    await until('the sweeper to cancel the handoff', async () => {
+      const read = unwrap(
+        await s.hub.GET('/api/v1/handoffs/{handoffId}', { params: { path: { handoffId: handoff.id } } }),
+      );
+      return read.status === 'cancelled' ? read : undefined;
+    });
+    await until('the closure to be confirmed', async () => {
+      const row = await s.database.prisma.handoffClosure.findUniqueOrThrow({
+        where: { handoffId: handoff.id },
+      });
+      return row.closedAt ? row : undefined;
+    }).then((row) => expect(row).toMatchObject({ outcome: 'cancelled', attempts: 3 }));
   });
 });

@@ -380,6 +380,26 @@ describe('stage ownership', () => {
     });
     expect(stalled).toBe(1);
 
+    // The stalled owner's hub handoff is cancelled at the hub; the new owner's is left to it.
+    const stageId = invocation.stages[0]!.stage_id;
+    const deadline = Date.now() + 30_000;
+    let handoffs: { assignee_agent_id: string | null; status: string }[] = [];
+    while (Date.now() < deadline) {
+      const res = await s.hub.GET('/api/v1/workspaces/{workspace}/handoffs', {
+        params: {
+          path: { workspace: s.workspace.id },
+          query: { reference_kind: 'workflow_stage', reference_id: stageId },
+        },
+      });
+      handoffs = res.data?.data ?? [];
+      if (handoffs.find((h) => h.assignee_agent_id === first.id)?.status === 'cancelled') break;
+      await sleep(150);
+    }
+    expect(handoffs.find((h) => h.assignee_agent_id === first.id)?.status).toBe('cancelled');
+    expect(handoffs.find((h) => h.assignee_agent_id === second.id)?.status).not.toBe('cancelled');
+    const closure = await s.database.prisma.handoffClosure.findFirstOrThrow({ where: { stageId } });
+    expect(closure).toMatchObject({ reason: 'stage_released', outcome: 'cancelled' });
+
     // The stalled owner is told the stage is gone; a stranger may not touch it.
     const former = createWorkflowClient({ baseUrl: s.workflowUrl, token: first.token });
     const gone = await former.POST('/api/v1/agents/me/workflow-stages/{stageId}/heartbeat', {

@@ -6,6 +6,7 @@ import type { InvocationCancellation, InvocationFailure } from '../domain/invoca
 import { OPEN_STAGE_STATES } from '../domain/invocation-states';
 import type { Invocation } from '../generated/prisma/client';
 import { recordDeliveryEvent } from './delivery.events';
+import { recordHandoffClosures } from './handoff-closures';
 
 export type Ending =
   | { state: 'cancelled'; cancellation: InvocationCancellation }
@@ -15,6 +16,8 @@ export type Ending =
  * Ends an invocation as `cancelled` or `failed` inside the caller's transaction (the invocation row locked):
  * open stages are closed (`cancelled`, or `failed`), stages not reached are `skipped`, owners are released (a
  * closed stage is nobody's open stage any more), the run ends, the event is audited and its delivery recorded.
+ * The hub handoffs of the closed stages are recorded to be cancelled at the hub: after the commit the caller
+ * runs `closeInvocationHandoffs` (the sweeper retries what the hub did not confirm).
  * Returns the updated invocation and the delivery jobs to enqueue after the commit.
  */
 export async function endInvocation(
@@ -27,6 +30,18 @@ export async function endInvocation(
   requestId?: string,
 ): Promise<{ invocation: Invocation; deliveryJobs: DeliveryJob[] }> {
   const closed = ending.state === 'cancelled' ? 'cancelled' : 'failed';
+  const closing = await tx.runStage.findMany({
+    where: {
+      invocationId: invocation.id,
+      handoffId: { not: null },
+      OR: [
+        { state: { in: [...OPEN_STAGE_STATES] } },
+        ...(ending.state === 'failed' && ending.failedStageId ? [{ id: ending.failedStageId }] : []),
+      ],
+    },
+    select: { id: true, invocationId: true, handoffId: true },
+  });
+  await recordHandoffClosures(tx, closing, `invocation_${closed}`);
   if (ending.state === 'failed' && ending.failedStageId) {
     await tx.runStage.updateMany({
       where: { id: ending.failedStageId },

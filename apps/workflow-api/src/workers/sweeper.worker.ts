@@ -14,7 +14,7 @@ export function startSweeper(deps: WorkflowDeps): { stop(): Promise<void> } {
     // A pass that hangs (a query on a dead connection) must not stop every later pass.
     running = withDeadline(sweepOnce(deps), SWEEP_DEADLINE_MS, 'a sweep pass')
       .then((result) => {
-        if (result.requeued + result.rechecked + result.deliveries > 0)
+        if (result.requeued + result.rechecked + result.deliveries + result.handoffs > 0)
           deps.logger.info(result, 'sweeper re-enqueued work');
       })
       .catch((error: unknown) => deps.logger.warn({ err: error }, 'sweep failed; retrying next interval'))

@@ -10,12 +10,13 @@ import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import type { DeliveryJob } from '../../domain/delivery-queue';
 import { invocationNotFound } from '../../domain/errors';
+import { closeInvocationHandoffs } from './close-stage-handoffs';
 
 /**
  * Cancel: any non-terminal invocation ends `cancelled` (stages closed, owners released, run ended,
  * `invocation.cancelled` recorded for delivery, audited). Cancelling a cancelled one again changes nothing; a
- * completed or failed one is 409 `invocation_terminal`. The stages' hub handoffs stay as they are: the hub has no
- * service route to cancel one.
+ * completed or failed one is 409 `invocation_terminal`. After the commit the open stages' hub handoffs are
+ * cancelled at the hub (the sweeper retries what the hub did not confirm).
  */
 export async function cancelInvocation(
   deps: WorkflowDeps,
@@ -64,5 +65,6 @@ export async function cancelInvocation(
     { timeout: 15_000, maxWait: 10_000 },
   );
   await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
+  await closeInvocationHandoffs(deps, invocation.id);
   return { invocation, details: await loadRunDetails(deps.db, invocation.id) };
 }

@@ -10,11 +10,14 @@ import type { WorkflowDeps } from '../../deps';
 import type { DeliveryJob } from '../../domain/delivery-queue';
 import { failureOf, withinStageRetries } from '../../domain/invocation-ending';
 import type { ReconcileJob } from '../../domain/reconcile-queue';
+import { recordHandoffClosures } from '../../data/handoff-closures';
+import { closeInvocationHandoffs } from './close-stage-handoffs';
 
 /**
  * The owner reports its stage failed. Within the template's `stage_failure_retries` the stage is released
  * (`pending`, the reporter never chosen again for it) and the engine assigns it again; beyond them the stage is
- * `failed` and the invocation ends `failed` (`stage_failed`) with `invocation.failed` recorded for delivery.
+ * `failed` and the invocation ends `failed` (`stage_failed`) with `invocation.failed` recorded for delivery. Either
+ * way the stage's hub handoff is cancelled at the hub after the commit.
  */
 export async function failStage(
   deps: WorkflowDeps,
@@ -34,6 +37,7 @@ export async function failStage(
     const retry = withinStageRetries(failures, template?.definition.guardrails.stage_failure_retries);
     await recordStage(deps, locked, actor, 'stage.failed', { reason: clean, failures, retried: retry });
     if (retry) {
+      await recordHandoffClosures(tx, [locked.stage], 'stage_released');
       const stalled = (locked.stage.stalledAgentIds as string[]) ?? [];
       const released = await tx.runStage.update({
         where: { id: stageId },
@@ -68,5 +72,6 @@ export async function failStage(
   });
   await dispatchOutbox(deps.db, deps.queue, jobs);
   await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
+  await closeInvocationHandoffs(deps, stage.invocationId);
   return loadStageAssignment(deps.db, stage);
 }

@@ -16,6 +16,7 @@ import type { DeliveryJob } from '../../domain/delivery-queue';
 import { invocationNotFound } from '../../domain/errors';
 import { failureOf, isFailable, rejectionsExceeded } from '../../domain/invocation-ending';
 import type { RouteTemplate } from '../../domain/template-definition';
+import { closeInvocationHandoffs } from './close-stage-handoffs';
 import type { Artifact, ArtifactSchema, Invocation, WorkflowRun } from '../../generated/prisma/client';
 
 export type PublishBody = WorkflowApi.components['schemas']['ArtifactPublishRequest'];
@@ -268,6 +269,10 @@ export async function publishArtifact(
     { timeout: 15_000, maxWait: 10_000 },
   );
   await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
-  if (outcome.kind === 'rejected') throw mismatch(outcome);
+  if (outcome.kind === 'rejected') {
+    // Too many rejections fail the invocation: its stages' hub handoffs are closed.
+    await closeInvocationHandoffs(deps, invocationId);
+    throw mismatch(outcome);
+  }
   return { artifact: outcome.artifact, replayed: outcome.replayed };
 }

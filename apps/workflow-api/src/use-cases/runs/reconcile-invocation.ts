@@ -1,5 +1,6 @@
 import { newId, withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
+import { recordHandoffClosures } from '../../data/handoff-closures';
 import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
@@ -11,6 +12,7 @@ import type { DeliveryJob } from '../../domain/delivery-queue';
 import { failureOf, isFailable } from '../../domain/invocation-ending';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
 import type { Invocation, RunStage } from '../../generated/prisma/client';
+import { closeInvocationHandoffs } from './close-stage-handoffs';
 
 const HUB_TIMEOUT_MS = 5_000;
 
@@ -19,6 +21,8 @@ export interface ReconcileOutcome {
   assignedAgents: string[];
   /** Deliveries recorded by the reconcile (enqueued after the commit). */
   deliveryJobs: DeliveryJob[];
+  /** Whether stage handoffs are to be cancelled at the hub after the commit (a stalled owner, a failed run). */
+  closesHandoffs: boolean;
   state: string | null;
 }
 
@@ -37,6 +41,8 @@ interface Ctx {
   assignedAgents: string[];
   /** Delivery rows written in this transaction, enqueued after the commit. */
   deliveryJobs: DeliveryJob[];
+  /** Whether hub handoffs were recorded to be closed (cancelled at the hub after the commit). */
+  closesHandoffs: boolean;
 }
 
 async function update(ctx: Ctx, patch: Patch): Promise<void> {
@@ -276,6 +282,7 @@ async function advanceRun(ctx: Ctx): Promise<void> {
       },
     });
     if (released.count === 0) return; // a heartbeat arrived meanwhile
+    if ((await recordHandoffClosures(ctx.tx, [current], 'stage_released')) > 0) ctx.closesHandoffs = true;
     await audit(
       ctx,
       'stage.stalled',
@@ -346,6 +353,7 @@ async function failPastDeadline(ctx: Ctx): Promise<boolean> {
   );
   ctx.invocation = ended.invocation;
   ctx.deliveryJobs.push(...ended.deliveryJobs);
+  ctx.closesHandoffs = true;
   return true;
 }
 
@@ -369,6 +377,7 @@ export async function reconcileInvocation(
   );
   await deps.queue.announceAssignments(outcome.assignedAgents);
   await dispatchDeliveries(deps.db, deps.deliveries, outcome.deliveryJobs);
+  if (outcome.closesHandoffs) await closeInvocationHandoffs(deps, invocationId);
   return outcome;
 }
 
@@ -376,12 +385,20 @@ async function reconcileInTransaction(deps: WorkflowDeps, invocationId: string):
   return deps.db.$transaction(
     async (tx) => {
       const invocation = await lockInvocation(tx, invocationId);
-      if (!invocation) return { assignedAgents: [], deliveryJobs: [], state: null };
+      if (!invocation) return { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null };
       const pending = await tx.outboxEntry.findMany({
         where: { invocationId, processedAt: null },
         select: { id: true },
       });
-      const ctx: Ctx = { deps, tx, invocation, now: deps.now(), assignedAgents: [], deliveryJobs: [] };
+      const ctx: Ctx = {
+        deps,
+        tx,
+        invocation,
+        now: deps.now(),
+        assignedAgents: [],
+        deliveryJobs: [],
+        closesHandoffs: false,
+      };
       if (!TERMINAL_STATES.includes(invocation.state as never)) {
         if (await failPastDeadline(ctx)) {
           // ended `failed`: nothing else to do
@@ -410,6 +427,7 @@ async function reconcileInTransaction(deps: WorkflowDeps, invocationId: string):
       return {
         assignedAgents: ctx.assignedAgents,
         deliveryJobs: ctx.deliveryJobs,
+        closesHandoffs: ctx.closesHandoffs,
         state: ctx.invocation.state,
       };
     },

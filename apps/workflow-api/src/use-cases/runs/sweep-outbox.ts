@@ -2,6 +2,7 @@ import { newId } from '@svc/service-kit';
 import { dispatchDeliveries } from '../../data/delivery.events';
 import type { WorkflowDeps } from '../../deps';
 import type { ReconcileJob } from '../../domain/reconcile-queue';
+import { closeStageHandoffs } from './close-stage-handoffs';
 
 const BATCH = 500;
 /** Rows never enqueued get this long for the writer's own enqueue before the sweeper steps in. */
@@ -19,12 +20,15 @@ export interface SweepResult {
   rechecked: number;
   /** Pending deliveries whose next attempt was overdue (their job lost), enqueued again. */
   deliveries: number;
+  /** Stage handoffs cancelled at the hub on a retry (the first attempt after the commit did not get through). */
+  handoffs: number;
 }
 
 /**
  * One pass of the sweeper. Redis is not the source of truth: whatever the queue lost is found here in Postgres
  * and enqueued again with the same job id, and runs waiting on time (a stalled owner, no owner available yet)
- * get a fresh reconcile. Safe to run in every worker replica at once.
+ * get a fresh reconcile; stage handoffs the hub has not confirmed closed are cancelled again. Safe to run in every
+ * worker replica at once.
  */
 export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
   const now = deps.now().getTime();
@@ -83,8 +87,18 @@ export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
       overdue.map((d) => ({ deliveryId: d.id, trigger: 'scheduled' as const })),
     );
   }
+  // Stage handoffs the hub has not confirmed closed yet (it was down, or the process died after the commit).
+  const handoffs = await closeStageHandoffs(deps);
   await deps.db.outboxEntry.deleteMany({
     where: { processedAt: { lt: new Date(now - OUTBOX_RETENTION_MS) } },
   });
-  return { requeued: lost.length, rechecked: fresh.length, deliveries: overdue.length };
+  await deps.db.handoffClosure.deleteMany({
+    where: { closedAt: { lt: new Date(now - OUTBOX_RETENTION_MS) } },
+  });
+  return {
+    requeued: lost.length,
+    rechecked: fresh.length,
+    deliveries: overdue.length,
+    handoffs: handoffs.closed,
+  };
 }
