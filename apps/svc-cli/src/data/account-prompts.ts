@@ -28,8 +28,9 @@ export async function promptLine(question: string): Promise<string> {
 /** A line typed on the terminal without echo (the password). Ctrl-C or Ctrl-D cancels. */
 export async function promptHidden(question: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(question);
+  // Echo off before the prompt shows: whatever is typed once the prompt is visible must never be echoed.
   stdin.setRawMode(true);
+  process.stderr.write(question);
   stdin.resume();
   stdin.setEncoding('utf8');
   try {

@@ -1,3 +1,6 @@
+// One file because the reconcile pass is one state machine over one locked invocation: its steps (start the run,
+// assign owners, advance, end past the deadline) share the transaction's context, and splitting them would hand
+// that context across modules for no reader's benefit.
 import { newId, withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
 import { recordHandoffClosures } from '../../data/handoff-closures';
