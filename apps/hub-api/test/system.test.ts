@@ -39,6 +39,7 @@ describe('system routes', () => {
       relayDocument,
       consoleRouterDocument,
       agentConsoleDocument,
+      runtimeControlDocument,
     } = await import('@svc/contracts');
     expect(
       lintAnnotations({
@@ -49,6 +50,7 @@ describe('system routes', () => {
         relay: relayDocument,
         consoleRouter: consoleRouterDocument,
         agentConsole: agentConsoleDocument,
+        runtimeControl: runtimeControlDocument,
       }),
     ).toEqual([]);
   });
