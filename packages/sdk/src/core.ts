@@ -6,6 +6,7 @@
  */
 import { APIConnectionError, APITimeoutError, parseRetryAfter } from './errors.js';
 import { VERSION } from './generated/version.js';
+import { sleep } from './request.js';
 import { randomId } from './web-crypto.js';
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -43,21 +44,6 @@ export const USER_AGENT = `svc-sdk-js/${VERSION}`;
 function isBrowser(): boolean {
   const g = globalThis as { window?: unknown; document?: unknown };
   return typeof g.window !== 'undefined' && typeof g.document !== 'undefined';
-}
-
-function sleep(ms: number, signal: AbortSignal | null | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Exponential backoff with jitter: 500 ms, 1 s, 2 s … (at most 8 s), each reduced by up to a quarter at random. */
@@ -158,7 +144,7 @@ export function createTransport(options: ClientOptions): Transport {
               },
             );
         if (attempt >= retries) throw failure;
-        await sleep(backoffDelay(attempt), callerSignal);
+        await sleep(backoffDelay(attempt), callerSignal ?? undefined);
         continue;
       } finally {
         clearTimeout(timer);
@@ -167,7 +153,7 @@ export function createTransport(options: ClientOptions): Transport {
       if (attempt >= retries || !shouldRetry(response.status)) return response;
       const asked = parseRetryAfter(response.headers.get('retry-after'));
       const delay = asked !== undefined ? Math.min(asked, MAX_RETRY_AFTER_MS) : backoffDelay(attempt);
-      await sleep(delay, callerSignal);
+      await sleep(delay, callerSignal ?? undefined);
     }
   }
 
