@@ -166,3 +166,24 @@ export function fuzzBodies(count: number, seed = 42): unknown[] {
     return body;
   });
 }
+
+/** Starts a registered agent at the hub and heartbeats it `idle`: it is then running on the roster. */
+export async function startAndHeartbeat(s: WorkflowTestStack, agentId: string): Promise<void> {
+  await fetch(`${s.hubUrl}/api/v1/workspaces/${s.workspace.slug}/provider-credentials/local`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${s.adminToken}` },
+    body: JSON.stringify({ secret: `local-${randomBytes(12).toString('hex')}` }),
+  });
+  const started = unwrap(
+    await s.hub.POST('/api/v1/agents/{agentId}/start', {
+      params: { path: { agentId } },
+      body: { launch_path: 'direct' },
+    }),
+  );
+  const res = await fetch(`${s.hubUrl}/api/v1/agents/me/heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${started.agent_token}` },
+    body: JSON.stringify({ status: 'idle' }),
+  });
+  expect(res.status).toBe(200);
+}

@@ -12,6 +12,7 @@ import {
   seedSchema,
   templateDefinition,
 } from './invocations-fixtures';
+import { startAndHeartbeat } from './invocations-fixtures';
 import { startWorkflowTestStack } from './stack';
 import type { WorkflowTestStack } from './stack';
 
@@ -111,27 +112,6 @@ async function registerAgent(hostId: string, capabilities: string[], placement: 
       } as never,
     }),
   );
-}
-
-/** Starts a registered agent at the hub and heartbeats it `idle`: it is then running on the roster. */
-async function startAndHeartbeat(agentId: string) {
-  await fetch(`${s.hubUrl}/api/v1/workspaces/${s.workspace.slug}/provider-credentials/local`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${s.adminToken}` },
-    body: JSON.stringify({ secret: `local-${randomBytes(12).toString('hex')}` }),
-  });
-  const started = unwrap(
-    await s.hub.POST('/api/v1/agents/{agentId}/start', {
-      params: { path: { agentId } },
-      body: { launch_path: 'direct' },
-    }),
-  );
-  const res = await fetch(`${s.hubUrl}/api/v1/agents/me/heartbeat`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${started.agent_token}` },
-    body: JSON.stringify({ status: 'idle' }),
-  });
-  expect(res.status).toBe(200);
 }
 
 const agentIdOf = (registered: unknown) =>
@@ -253,7 +233,7 @@ describe('POST /workflow/preflight', () => {
     const stopped = await ready(project.id);
     expect(stopped).toMatchObject({ can_launch: false, launch_outcome: 'accepted_waiting_for_owner' });
     expect(stopped.blockers.map((b) => b.code)).toEqual(['no_stage_owner']);
-    await startAndHeartbeat(agentIdOf(agent));
+    await startAndHeartbeat(s, agentIdOf(agent));
     const data = await ready(project.id);
     expect(data.blockers).toEqual([]);
     expect(data).toMatchObject({

@@ -8,7 +8,13 @@ import { createEngineQueue } from '../src/domain/reconcile-queue';
 import { createInvocation } from '../src/use-cases/invocations/create-invocation';
 import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
 import { launchInvocation } from '../src/use-cases/runs/launch-invocation';
-import { newProject, seedContract, seedSchema, templateDefinition } from './invocations-fixtures';
+import {
+  newProject,
+  seedContract,
+  seedSchema,
+  startAndHeartbeat,
+  templateDefinition,
+} from './invocations-fixtures';
 import { startWorkflowTestStack } from './stack';
 import type { WorkflowTestStack } from './stack';
 
@@ -129,24 +135,7 @@ async function addAgent(hostId: string, projectCode: string, capabilities: strin
     }),
   ) as { id?: string; agent?: { id: string } };
   if (!running) return;
-  const agentId = (registered.agent?.id ?? registered.id) as string;
-  await fetch(`${s.hubUrl}/api/v1/workspaces/${s.workspace.slug}/provider-credentials/local`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${s.adminToken}` },
-    body: JSON.stringify({ secret: `local-${randomBytes(12).toString('hex')}` }),
-  });
-  const started = unwrap(
-    await s.hub.POST('/api/v1/agents/{agentId}/start', {
-      params: { path: { agentId } },
-      body: { launch_path: 'direct' },
-    }),
-  );
-  const res = await fetch(`${s.hubUrl}/api/v1/agents/me/heartbeat`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${started.agent_token}` },
-    body: JSON.stringify({ status: 'idle' }),
-  });
-  expect(res.status).toBe(200);
+  await startAndHeartbeat(s, (registered.agent?.id ?? registered.id) as string);
 }
 
 /** A project with a ready route for `capability` (contract, template, registered schema). */
