@@ -1,3 +1,4 @@
+import type { RelayApi } from '@svc/contracts';
 import { probe } from '../../data/local-service-probe';
 import { readLivePid } from '../../data/runtime-files';
 import { CliError } from '../../domain/cli-error';
@@ -8,7 +9,7 @@ export interface RelayStatusReport {
   url: string;
   /** The relay daemon's pid file (from `relay start --daemon`) and whether its process lives. */
   daemon: { pid_file: string; pid: number | null };
-  status: Record<string, unknown>;
+  status: RelayApi.components['schemas']['RelayStatus'];
 }
 
 /** `svc internal relay status`: the relay's `/status` and the daemon pid file; exit 1 when it does not answer. */
@@ -27,6 +28,6 @@ export async function readRelayStatus(stateDir: string, address: RelayAddress): 
   return {
     url: address.url,
     daemon: { pid_file: files.pid_file, pid },
-    status: res.body as Record<string, unknown>,
+    status: res.body as RelayStatusReport['status'],
   };
 }

@@ -1,5 +1,5 @@
-import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command';
+import { relayAddressFlags } from '../../../relay-flags';
 import { relayAddress } from '../../../domain/relay-address';
 import { checkRelayHealth } from '../../../use-cases/runtime/check-relay-health';
 import type { RelayHealth } from '../../../use-cases/runtime/check-relay-health';
@@ -13,12 +13,7 @@ export default class InternalRelayHealth extends BaseCommand<typeof InternalRela
   ];
 
   static override flags = {
-    host: Flags.string({ description: 'Relay host (default: the pulled runtime config, else 127.0.0.1).' }),
-    port: Flags.integer({
-      description: 'Relay port (default: the pulled runtime config, else 8787).',
-      min: 1,
-      max: 65535,
-    }),
+    ...relayAddressFlags,
   };
 
   public async run(): Promise<RelayHealth> {

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command';
+import { relayAddressFlags } from '../../../relay-flags';
 import { relayAddress } from '../../../domain/relay-address';
 import { startRelay } from '../../../use-cases/runtime/start-relay';
 import type { RelayStartResult } from '../../../use-cases/runtime/start-relay';
@@ -19,12 +20,7 @@ export default class InternalRelayStart extends BaseCommand<typeof InternalRelay
   ];
 
   static override flags = {
-    host: Flags.string({ description: 'Bind host (default: the pulled runtime config, else 127.0.0.1).' }),
-    port: Flags.integer({
-      description: 'Port (default: the pulled runtime config, else 8787).',
-      min: 1,
-      max: 65535,
-    }),
+    ...relayAddressFlags,
     daemon: Flags.boolean({ description: 'Run detached and return once it answers /healthz.' }),
   };
 

@@ -1,5 +1,5 @@
-import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command';
+import { relayAddressFlags } from '../../../relay-flags';
 import { relayAddress } from '../../../domain/relay-address';
 import { readRelayStatus } from '../../../use-cases/runtime/read-relay-status';
 import type { RelayStatusReport } from '../../../use-cases/runtime/read-relay-status';
@@ -14,12 +14,7 @@ export default class InternalRelayStatus extends BaseCommand<typeof InternalRela
   ];
 
   static override flags = {
-    host: Flags.string({ description: 'Relay host (default: the pulled runtime config, else 127.0.0.1).' }),
-    port: Flags.integer({
-      description: 'Relay port (default: the pulled runtime config, else 8787).',
-      min: 1,
-      max: 65535,
-    }),
+    ...relayAddressFlags,
   };
 
   public async run(): Promise<RelayStatusReport> {
@@ -28,14 +23,9 @@ export default class InternalRelayStatus extends BaseCommand<typeof InternalRela
       this.store().paths.state_dir,
       relayAddress(this.flags, profile.runtime),
     );
-    const s = report.status as {
-      pid?: number;
-      ready?: boolean;
-      runtime_version?: string;
-      uptime_seconds?: number;
-    };
+    const s = report.status;
     this.log(
-      `relay           ${report.url}: pid ${s.pid ?? '-'}, ${s.ready ? 'ready' : 'NOT READY'}, version ${s.runtime_version ?? '-'}, up ${Math.round(s.uptime_seconds ?? 0)} s`,
+      `relay           ${report.url}: pid ${s.pid}, ${s.ready ? 'ready' : 'NOT READY'}, version ${s.runtime_version}, up ${Math.round(s.uptime_seconds)} s`,
     );
     this.log(`daemon pid file ${report.daemon.pid_file}: ${report.daemon.pid ?? 'no live daemon'}`);
     return report;
