@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { hubDocument, hubInternalDocument } from '@svc/contracts';
 import { createHttpApp, createSecretBox, mountOperations, parseSecretBoxKeys } from '@svc/service-kit';
-import type { Logger } from '@svc/service-kit';
+import type { Logger, SecretBox } from '@svc/service-kit';
 import type { Express } from 'express';
 import { ApiKeyCache } from './auth/api-key-cache';
 import { createHubCredentialResolver } from './auth/credential-resolver';
@@ -24,6 +24,9 @@ import { internalRosterHandlers } from './routes/internal-roster.routes';
 import { projectHandlers } from './routes/projects.routes';
 import { providerHandlers } from './routes/providers.routes';
 import { runtimeHandlers } from './routes/runtime.routes';
+import { runtimeEnvironmentHandlers } from './routes/runtime-environments.routes';
+import { createTunnelProviders } from './data/tunnel-providers';
+import { CLOUDFLARE_TOKEN_AAD } from './data/tunnel-providers/cloudflare';
 import { systemHandlers } from './routes/system.routes';
 import { teamHandlers } from './routes/teams.routes';
 import { workspaceHandlers } from './routes/workspaces.routes';
@@ -43,7 +46,47 @@ export type HubSettings = Pick<
   | 'HUB_SERVER_LOCAL_PROVIDER_AUTH'
   | 'HUB_RUNTIME_CREDENTIAL_TTL_SECONDS'
   | 'HUB_BODY_LIMIT'
->;
+> &
+  Partial<
+    Pick<
+      HubConfig,
+      | 'HUB_TUNNEL_PROVIDER'
+      | 'HUB_CLOUDFLARE_API_URL'
+      | 'HUB_CLOUDFLARE_ACCOUNT_ID'
+      | 'HUB_CLOUDFLARE_ZONE_ID'
+      | 'HUB_CLOUDFLARE_ZONE_NAME'
+      | 'HUB_CLOUDFLARE_API_TOKEN_SEALED'
+    >
+  >;
+
+/** The tunnel providers from the settings; the sealed Cloudflare token is opened here and nowhere else. */
+function tunnelProvidersFrom(settings: HubSettings, box: SecretBox, now: () => Date) {
+  const {
+    HUB_CLOUDFLARE_ACCOUNT_ID: accountId,
+    HUB_CLOUDFLARE_ZONE_ID: zoneId,
+    HUB_CLOUDFLARE_ZONE_NAME: zoneName,
+    HUB_CLOUDFLARE_API_TOKEN_SEALED: sealed,
+  } = settings;
+  let cloudflare;
+  if (accountId && zoneId && zoneName && sealed) {
+    let apiToken: string;
+    try {
+      apiToken = box.open(sealed, CLOUDFLARE_TOKEN_AAD);
+    } catch {
+      throw new Error(
+        'hub-api: HUB_CLOUDFLARE_API_TOKEN_SEALED cannot be opened with HUB_ENCRYPTION_KEYS (seal it with node dist/seal-config-secret.js)',
+      );
+    }
+    cloudflare = {
+      apiUrl: settings.HUB_CLOUDFLARE_API_URL ?? 'https://api.cloudflare.com/client/v4',
+      accountId,
+      zoneId,
+      zoneName,
+      apiToken,
+    };
+  }
+  return createTunnelProviders({ defaultProvider: settings.HUB_TUNNEL_PROVIDER ?? 'local', cloudflare, now });
+}
 
 export interface HubAppOptions {
   database: Database;
@@ -84,6 +127,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
     audit: createAuditRepository(database.prisma),
     apiKeys,
     logger,
+    tunnels: tunnelProvidersFrom(settings, box, now),
     now,
     settings: {
       publicUrl: settings.HUB_PUBLIC_URL,
@@ -116,6 +160,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
           ...projectHandlers(deps),
           ...contractHandlers(deps),
           ...runtimeHandlers(deps),
+          ...runtimeEnvironmentHandlers(deps),
           ...consoleHandlers(deps),
           ...providerHandlers(deps),
           ...collaborationHandlers(deps),

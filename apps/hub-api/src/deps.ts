@@ -2,6 +2,7 @@ import type { Logger, SecretBox } from '@svc/service-kit';
 import type { ApiKeyCache } from './auth/api-key-cache';
 import type { SigningKeyRing } from './auth/signing-keys';
 import type { AuditRepository } from './data/audit.repository';
+import type { TunnelProviders } from './data/tunnel-providers/tunnel-provider';
 import type { Db } from './db';
 
 /** Everything a hub use-case may need; built once in app wiring, passed explicitly. */
@@ -14,6 +15,8 @@ export interface HubDeps {
   /** The hub's API-key check with its short per-replica cache; invalidate a key when it changes. */
   apiKeys: ApiKeyCache;
   logger: Logger;
+  /** Tunnel providers of runtime environments (local always, Cloudflare when configured). */
+  tunnels: TunnelProviders;
   now: () => Date;
   settings: {
     publicUrl: string;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envFields, loadConfig, parseSecretBoxKeys } from '@svc/service-kit';
+import { envFields, loadConfig, metricsPortField, parseSecretBoxKeys } from '@svc/service-kit';
 
 const schema = z.object({
   HUB_HOST: envFields.host(),
@@ -40,13 +40,63 @@ const schema = z.object({
   HUB_SERVER_LOCAL_PROVIDER_AUTH: envFields.boolean(false),
   /** Lifetime of a runtime credential; at most 15 minutes. */
   HUB_RUNTIME_CREDENTIAL_TTL_SECONDS: z.coerce.number().int().min(60).max(900).default(600),
+  /** The tunnel provider of runtime environments when a provisioning request names none. */
+  HUB_TUNNEL_PROVIDER: z.enum(['local', 'cloudflare']).default('local'),
+  /** Cloudflare's v4 API (a local fake in tests). */
+  HUB_CLOUDFLARE_API_URL: envFields.httpUrl().default('https://api.cloudflare.com/client/v4'),
+  HUB_CLOUDFLARE_ACCOUNT_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,64}$/)
+    .optional(),
+  HUB_CLOUDFLARE_ZONE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,64}$/)
+    .optional(),
+  /** The zone's domain; runtime environments get one-label hostnames under it. */
+  HUB_CLOUDFLARE_ZONE_NAME: z
+    .string()
+    .regex(
+      /^(?=.{1,200}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+      'must be a lower-case domain',
+    )
+    .optional(),
+  /** The Cloudflare API token sealed with HUB_ENCRYPTION_KEYS (`node dist/seal-config-secret.js`). */
+  HUB_CLOUDFLARE_API_TOKEN_SEALED: z.string().min(1).optional(),
   HUB_BODY_LIMIT: z.string().default('1mb'),
   HUB_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  /** A separate listener (on HUB_HOST) for `GET /metrics`; when set, the public listener does not serve it. */
+  HUB_METRICS_PORT: metricsPortField(),
   LOG_LEVEL: envFields.logLevel(),
+});
+
+/** Cloudflare settings come as a whole; the default provider can only be one that is configured. */
+const checked = schema.superRefine((config, ctx) => {
+  const cloudflare = [
+    config.HUB_CLOUDFLARE_ACCOUNT_ID,
+    config.HUB_CLOUDFLARE_ZONE_ID,
+    config.HUB_CLOUDFLARE_ZONE_NAME,
+    config.HUB_CLOUDFLARE_API_TOKEN_SEALED,
+  ];
+  const set = cloudflare.filter((value) => value !== undefined).length;
+  if (set !== 0 && set !== cloudflare.length) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['HUB_CLOUDFLARE_API_TOKEN_SEALED'],
+      message:
+        'set all of HUB_CLOUDFLARE_ACCOUNT_ID, HUB_CLOUDFLARE_ZONE_ID, HUB_CLOUDFLARE_ZONE_NAME and HUB_CLOUDFLARE_API_TOKEN_SEALED, or none',
+    });
+  }
+  if (config.HUB_TUNNEL_PROVIDER === 'cloudflare' && set !== cloudflare.length) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['HUB_TUNNEL_PROVIDER'],
+      message: 'cloudflare needs the HUB_CLOUDFLARE_* settings',
+    });
+  }
 });
 
 export type HubConfig = z.infer<typeof schema>;
 
 export function loadHubConfig(env: NodeJS.ProcessEnv = process.env): HubConfig {
-  return loadConfig('hub-api', schema, env);
+  return loadConfig('hub-api', checked, env);
 }

@@ -41,6 +41,7 @@ export const HUB_SCOPES = [
   'api-keys:read',
   'api-keys:write',
   'admin:workspace',
+  'admin:tunnels',
   'workflows:approve',
 ] as const;
 
@@ -124,6 +125,7 @@ export function isScopePreset(value: unknown): value is ScopePreset {
 export const DESTRUCTIVE_SCOPES = [
   'artifact-schemas:write',
   'admin:workspace',
+  'admin:tunnels',
   'api-keys:write',
   'workflow-delivery:manage',
   'workflows:approve',

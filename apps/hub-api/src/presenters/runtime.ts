@@ -3,6 +3,8 @@ import type { RuntimeHost, Workspace } from '../generated/prisma/client';
 import type { NetworkHostView } from '../use-cases/runtime/get-networks-view';
 import { hostReadiness } from '../domain/host-readiness';
 import type { PulledRuntimeConfig } from '../use-cases/runtime/pull-runtime-config';
+import { publicUrlsOf } from '../domain/tunnel-urls';
+import { presentTunnelSummary } from './runtime-environments';
 
 type Schemas = HubApi.components['schemas'];
 
@@ -36,12 +38,16 @@ export function presentRuntimeHost(host: RuntimeHost, bundles: string[], now: Da
 export function presentNetworkHost(view: NetworkHostView, now: Date): Schemas['NetworkHost'] {
   const { host } = view;
   const readiness = hostReadiness(host, now);
+  const urls = publicUrlsOf(host, view.environment?.environment);
   return {
     runtime_instance_id: host.id,
     name: host.name,
     workdir_root: host.workdirRoot,
-    console_public_base_url: host.consolePublicBaseUrl,
-    relay_public_url: host.relayPublicUrl,
+    console_public_base_url: urls.console,
+    relay_public_url: urls.relay,
+    tunnel: view.environment
+      ? presentTunnelSummary(view.environment.environment, view.environment.connectorReady)
+      : null,
     spawn_ready: readiness.spawn_ready,
     readiness,
     running_agents: view.runningAgents,
@@ -62,16 +68,20 @@ export function presentRuntimeConfig(
   pulled: PulledRuntimeConfig,
 ): Schemas['RuntimeConfig'] {
   const { host } = pulled;
+  const urls = publicUrlsOf(host, pulled.environment?.environment);
   return {
     runtime_instance_id: host.id,
     workspace: { id: workspace.id, slug: workspace.slug },
     consoleRouter: {
-      publicBaseUrl: host.consolePublicBaseUrl,
+      publicBaseUrl: urls.console,
       bindHost: host.consoleBindHost,
       listenPort: host.consoleListenPort,
       routePrefix: host.consoleRoutePrefix,
     },
-    relay: { bindHost: host.relayBindHost, listenPort: host.relayListenPort, publicUrl: host.relayPublicUrl },
+    relay: { bindHost: host.relayBindHost, listenPort: host.relayListenPort, publicUrl: urls.relay },
+    tunnel: pulled.environment
+      ? presentTunnelSummary(pulled.environment.environment, pulled.environment.connectorReady)
+      : null,
     auth: { relay_token: pulled.relayToken, workspace_api_key: pulled.workspaceApiKey },
     agent_workdir_root: host.workdirRoot,
   };

@@ -75,6 +75,7 @@ export function runtimeHandlers(
           consoleRouterReady: ctx.body.console_router_ready,
           runtimeVersion: ctx.body.runtime_version,
           bundleId: ctx.body.bundle_id,
+          tunnelConnectorReady: ctx.body.tunnel_connector_ready,
           consoleRoutes: ctx.body.console_routes?.map((route) => ({
             agentId: route.agent_id,
             lastActivityAt: route.last_activity_at,

@@ -64,6 +64,10 @@ export const hubDocument: OpenApiDocument = {
       "description": "What a runtime host's console router needs to route `/<workspace>/agents/<agent-id>/…` to an agent's serve port and to decide who may open it; console tickets for browser sessions."
     },
     {
+      "name": "runtime-environments",
+      "description": "A runtime environment groups the runtime hosts (`rti_…`) that serve one set of public hostnames, and holds its tunnel: the provider (`cloudflare`, `local`, or `external` for public URLs set up outside the hub), its state (`none → provisioning → active`, `any → deleting → none`, `failed` after a provider error, with the provider's error kept), the hostnames, the DNS records and the ingress document. The runtime config (`consoleRouter.publicBaseUrl`, `relay.publicUrl`) and the Networks view (`console_public_base_url`, `relay_public_url`) take their URLs from the tunnel of the host's environment once it is active, so no client builds a hostname by hand. Environments are materialized from the hosts' existing public URLs by an idempotent backfill (`node dist/backfill-runtime-environments.js`)."
+    },
+    {
       "name": "runtime-hosts",
       "description": "Runtime hosts of a workspace. A host's inventory id (`rti_…`) is the only value agents carry as `runtime_instance_id`; a runtime bundle id (`wrt_…`, from runtime.env) is recorded when a host reports it but is never accepted as an inventory id (400 `runtime_bundle_id_not_allowed`). A host is spawn ready when its last heartbeat is at most 45 s old and its relay reports ready. The relay token is returned once, when the host is registered or the token rotated, and is never shown again in any other answer."
     },
@@ -2677,6 +2681,338 @@ export const hubDocument: OpenApiDocument = {
         }
       }
     },
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-environments": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "listRuntimeEnvironments",
+        "tags": [
+          "runtime-environments"
+        ],
+        "summary": "Runtime environments of the workspace with their hosts and stored tunnel state, by name.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "Environments.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/RuntimeEnvironment"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-environments/{environment}/tunnels": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        },
+        {
+          "$ref": "#/components/parameters/RuntimeEnvironmentPath"
+        }
+      ],
+      "get": {
+        "operationId": "getRuntimeEnvironmentTunnel",
+        "tags": [
+          "runtime-environments"
+        ],
+        "summary": "The environment with its tunnel's live state, read from the provider now.",
+        "description": "`tunnel.live` is read from the provider on every call (status and open connections at Cloudflare; the hosts' readiness for `local`). A provider that does not answer is 502 `tunnel_provider_unavailable`; a provider error is 502 `tunnel_provider_error` with the provider's codes in `provider_errors`.",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The environment.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeEnvironment"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "502": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "post": {
+        "operationId": "provisionRuntimeEnvironmentTunnel",
+        "tags": [
+          "runtime-environments"
+        ],
+        "summary": "Provision the environment's tunnel, DNS records and ingress; returns the live tunnel state.",
+        "description": "Creates the environment when it does not exist (its hosts: `runtime_instance_ids`, or the workspace's only host). Idempotent: the tunnel is looked up by its name before it is created (a name conflict with our own tunnel is not an error), the whole ingress document is put again (console hostname → `http://127.0.0.1:<consoleRouter.listenPort>`, relay hostname → `http://127.0.0.1:<relay.listenPort>`, a final `http_status:404`), and each DNS record is compared with what exists: our proxied CNAME to `<tunnel-id>.cfargotunnel.com` is kept, anything else at that name is 409 `tunnel_dns_record_conflict` and is never overwritten. Provisioning twice gives one tunnel and one set of records. 409 `tunnel_operation_in_progress` while another provisioning or deletion of the environment runs; 409 `tunnel_not_managed` for an `external` tunnel; 503 `tunnel_provider_not_configured` when the hub has no credentials for the provider. Audited as `runtime_environment.created` and `tunnel.provisioned` (or `tunnel.provision_failed`).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "admin:tunnels"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ProvisionTunnelRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Provisioned; the tunnel is `active`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeEnvironment"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "502": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteRuntimeEnvironmentTunnel",
+        "tags": [
+          "runtime-environments"
+        ],
+        "summary": "Remove the environment's DNS records and tunnel; the environment and its hosts stay.",
+        "description": "Open connections are cleaned up first (a tunnel with active connections cannot be deleted otherwise), the tunnel is deleted and read back to verify that it is gone, and the DNS records the hub created are deleted. Afterwards the tunnel is `none` and the hosts' own URLs apply again. Deleting when there is no tunnel answers the environment unchanged. Audited as `tunnel.deleted` (or `tunnel.delete_failed`).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "admin:tunnels"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "Deleted; the tunnel is `none`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeEnvironment"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "502": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "503": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/tunnel-connector": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "get": {
+        "operationId": "getTunnelConnector",
+        "tags": [
+          "runtime-environments"
+        ],
+        "summary": "What the host's tunnel connector runs with, including the connector token (runtime keys only).",
+        "description": "`svc runtime up` reads this at start. `connector` is null when the host's environment has no active tunnel that needs a connector (no environment, `local`, `external`). The token is the secret `cloudflared tunnel run --token-file` uses; the answer is never cached and every read is audited as `credential.tunnel_token.read` (without the token).",
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-config:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The connector settings.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "const": "no-store"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/TunnelConnectorSettings"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/api/v1/workspaces/{workspace}/runtime-hosts": {
       "parameters": [
         {
@@ -4814,6 +5150,15 @@ export const hubDocument: OpenApiDocument = {
           "default": false
         }
       },
+      "RuntimeEnvironmentPath": {
+        "name": "environment",
+        "in": "path",
+        "required": true,
+        "description": "Name of the runtime environment, unique in the workspace.",
+        "schema": {
+          "$ref": "#/components/schemas/RuntimeEnvironmentName"
+        }
+      },
       "RuntimeHostIdPath": {
         "name": "hostId",
         "in": "path",
@@ -6238,6 +6583,429 @@ export const hubDocument: OpenApiDocument = {
           }
         }
       },
+      "RuntimeEnvironmentName": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 24,
+        "pattern": "^[a-z0-9](?:[a-z0-9-]{0,22}[a-z0-9])?$"
+      },
+      "TunnelProviderName": {
+        "type": "string",
+        "enum": [
+          "cloudflare",
+          "local",
+          "external"
+        ]
+      },
+      "ProvisionTunnelRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "provider": {
+            "type": "string",
+            "enum": [
+              "cloudflare",
+              "local"
+            ],
+            "description": "The hub's configured provider when left out."
+          },
+          "runtime_instance_ids": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 20,
+            "uniqueItems": true,
+            "description": "Hosts (`rti_…`) to put in the environment; a host already in another environment is 409.",
+            "items": {
+              "$ref": "#/components/schemas/Id"
+            }
+          }
+        }
+      },
+      "TunnelIngressRule": {
+        "type": "object",
+        "required": [
+          "service"
+        ],
+        "properties": {
+          "hostname": {
+            "type": "string"
+          },
+          "service": {
+            "type": "string",
+            "description": "`http://127.0.0.1:<port>` or the final `http_status:404`."
+          }
+        }
+      },
+      "TunnelDnsRecord": {
+        "type": "object",
+        "required": [
+          "id",
+          "name",
+          "type",
+          "content",
+          "proxied"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "type": {
+            "type": "string"
+          },
+          "content": {
+            "type": "string"
+          },
+          "proxied": {
+            "type": "boolean"
+          }
+        }
+      },
+      "TunnelLiveState": {
+        "type": "object",
+        "required": [
+          "status",
+          "connections",
+          "checked_at"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "inactive",
+              "degraded",
+              "healthy",
+              "down",
+              "deleted"
+            ],
+            "description": "The provider's status of the tunnel (for `local`, from the hosts' console router readiness)."
+          },
+          "connections": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "id"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string"
+                },
+                "colo_name": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "opened_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                }
+              }
+            }
+          },
+          "checked_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "RuntimeTunnel": {
+        "type": "object",
+        "required": [
+          "provider",
+          "state",
+          "tunnel_id",
+          "tunnel_name",
+          "console_hostname",
+          "relay_hostname",
+          "console_public_base_url",
+          "relay_public_base_url",
+          "dns_records",
+          "ingress",
+          "last_error",
+          "provisioned_at"
+        ],
+        "properties": {
+          "provider": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/TunnelProviderName"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "state": {
+            "type": "string",
+            "enum": [
+              "none",
+              "provisioning",
+              "active",
+              "deleting",
+              "failed"
+            ]
+          },
+          "tunnel_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "tunnel_name": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "console_hostname": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "relay_hostname": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "console_public_base_url": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "relay_public_base_url": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "dns_records": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/TunnelDnsRecord"
+            }
+          },
+          "ingress": {
+            "oneOf": [
+              {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/TunnelIngressRule"
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "last_error": {
+            "description": "The last provider error (`code`, `provider_errors` with the provider's own codes).",
+            "oneOf": [
+              {
+                "type": "object",
+                "additionalProperties": true
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "provisioned_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "live": {
+            "$ref": "#/components/schemas/TunnelLiveState",
+            "description": "Present on the tunnel read and after a provisioning."
+          }
+        }
+      },
+      "RuntimeEnvironment": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "name",
+          "hosts",
+          "tunnel",
+          "backfilled_from_host_id",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "workspace_id": {
+            "$ref": "#/components/schemas/Id"
+          },
+          "name": {
+            "type": "string"
+          },
+          "hosts": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "runtime_instance_id",
+                "name",
+                "connector_ready",
+                "connector_checked_at"
+              ],
+              "properties": {
+                "runtime_instance_id": {
+                  "type": "string"
+                },
+                "name": {
+                  "type": "string"
+                },
+                "connector_ready": {
+                  "type": [
+                    "boolean",
+                    "null"
+                  ],
+                  "description": "The tunnel connector's readiness from the host's last heartbeat (null when never reported)."
+                },
+                "connector_checked_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                }
+              }
+            }
+          },
+          "tunnel": {
+            "$ref": "#/components/schemas/RuntimeTunnel"
+          },
+          "backfilled_from_host_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "created_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          },
+          "updated_at": {
+            "$ref": "#/components/schemas/Timestamp"
+          }
+        }
+      },
+      "RuntimeTunnelSummary": {
+        "type": "object",
+        "description": "The tunnel of the host's runtime environment (no secrets).",
+        "required": [
+          "runtime_environment",
+          "provider",
+          "state",
+          "console_hostname",
+          "relay_hostname",
+          "connector_ready"
+        ],
+        "properties": {
+          "runtime_environment": {
+            "type": "string",
+            "description": "Name of the environment."
+          },
+          "provider": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/TunnelProviderName"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "state": {
+            "type": "string",
+            "enum": [
+              "none",
+              "provisioning",
+              "active",
+              "deleting",
+              "failed"
+            ]
+          },
+          "console_hostname": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "relay_hostname": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "connector_ready": {
+            "type": [
+              "boolean",
+              "null"
+            ]
+          }
+        }
+      },
+      "TunnelConnectorSettings": {
+        "type": "object",
+        "required": [
+          "runtime_instance_id",
+          "runtime_environment",
+          "connector"
+        ],
+        "properties": {
+          "runtime_instance_id": {
+            "type": "string"
+          },
+          "runtime_environment": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "connector": {
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "provider",
+                  "tunnel_id",
+                  "token"
+                ],
+                "properties": {
+                  "provider": {
+                    "type": "string",
+                    "const": "cloudflare"
+                  },
+                  "tunnel_id": {
+                    "type": "string"
+                  },
+                  "token": {
+                    "type": "string",
+                    "description": "The connector token; write it to a 0600 file for `cloudflared tunnel run --token-file`."
+                  }
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          }
+        }
+      },
       "ProviderName": {
         "type": "string",
         "minLength": 1,
@@ -6355,6 +7123,10 @@ export const hubDocument: OpenApiDocument = {
             "type": "string",
             "pattern": "^wrt_[A-Za-z0-9]{1,60}$",
             "description": "The runtime bundle id (`wrt_…`) from the host's runtime.env."
+          },
+          "tunnel_connector_ready": {
+            "type": "boolean",
+            "description": "Readiness of the host's tunnel connector (`cloudflared`'s `/ready`); sent only when the host runs one."
           },
           "console_routes": {
             "type": "array",
@@ -6631,6 +7403,17 @@ export const hubDocument: OpenApiDocument = {
               "type": "string"
             }
           },
+          "tunnel": {
+            "description": "The tunnel of the host's runtime environment, when the host is in one.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/RuntimeTunnelSummary"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
           "console_activity": {
             "type": "array",
             "description": "The host's agents that have a console route, with the last time a request through it succeeded (as reported by the host's console router with its heartbeats), most recent first.",
@@ -6770,6 +7553,17 @@ export const hubDocument: OpenApiDocument = {
                 ]
               }
             }
+          },
+          "tunnel": {
+            "description": "The tunnel of the host's runtime environment, when the host is in one.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/RuntimeTunnelSummary"
+              },
+              {
+                "type": "null"
+              }
+            ]
           },
           "auth": {
             "type": "object",

@@ -738,6 +738,82 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-environments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** Runtime environments of the workspace with their hosts and stored tunnel state, by name. */
+        get: operations["listRuntimeEnvironments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-environments/{environment}/tunnels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description Name of the runtime environment, unique in the workspace. */
+                environment: components["parameters"]["RuntimeEnvironmentPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The environment with its tunnel's live state, read from the provider now.
+         * @description `tunnel.live` is read from the provider on every call (status and open connections at Cloudflare; the hosts' readiness for `local`). A provider that does not answer is 502 `tunnel_provider_unavailable`; a provider error is 502 `tunnel_provider_error` with the provider's codes in `provider_errors`.
+         */
+        get: operations["getRuntimeEnvironmentTunnel"];
+        put?: never;
+        /**
+         * Provision the environment's tunnel, DNS records and ingress; returns the live tunnel state.
+         * @description Creates the environment when it does not exist (its hosts: `runtime_instance_ids`, or the workspace's only host). Idempotent: the tunnel is looked up by its name before it is created (a name conflict with our own tunnel is not an error), the whole ingress document is put again (console hostname → `http://127.0.0.1:<consoleRouter.listenPort>`, relay hostname → `http://127.0.0.1:<relay.listenPort>`, a final `http_status:404`), and each DNS record is compared with what exists: our proxied CNAME to `<tunnel-id>.cfargotunnel.com` is kept, anything else at that name is 409 `tunnel_dns_record_conflict` and is never overwritten. Provisioning twice gives one tunnel and one set of records. 409 `tunnel_operation_in_progress` while another provisioning or deletion of the environment runs; 409 `tunnel_not_managed` for an `external` tunnel; 503 `tunnel_provider_not_configured` when the hub has no credentials for the provider. Audited as `runtime_environment.created` and `tunnel.provisioned` (or `tunnel.provision_failed`).
+         */
+        post: operations["provisionRuntimeEnvironmentTunnel"];
+        /**
+         * Remove the environment's DNS records and tunnel; the environment and its hosts stay.
+         * @description Open connections are cleaned up first (a tunnel with active connections cannot be deleted otherwise), the tunnel is deleted and read back to verify that it is gone, and the DNS records the hub created are deleted. Afterwards the tunnel is `none` and the hosts' own URLs apply again. Deleting when there is no tunnel answers the environment unchanged. Audited as `tunnel.deleted` (or `tunnel.delete_failed`).
+         */
+        delete: operations["deleteRuntimeEnvironmentTunnel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}/tunnel-connector": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * What the host's tunnel connector runs with, including the connector token (runtime keys only).
+         * @description `svc runtime up` reads this at start. `connector` is null when the host's environment has no active tunnel that needs a connector (no environment, `local`, `external`). The token is the secret `cloudflared tunnel run --token-file` uses; the answer is never cached and every read is audited as `credential.tunnel_token.read` (without the token).
+         */
+        get: operations["getTunnelConnector"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/runtime-hosts": {
         parameters: {
             query?: never;
@@ -1673,6 +1749,103 @@ export interface components {
             agent_id: components["schemas"]["Id"];
             workspace_id: components["schemas"]["Id"];
         };
+        RuntimeEnvironmentName: string;
+        /** @enum {string} */
+        TunnelProviderName: "cloudflare" | "local" | "external";
+        ProvisionTunnelRequest: {
+            /**
+             * @description The hub's configured provider when left out.
+             * @enum {string}
+             */
+            provider?: "cloudflare" | "local";
+            /** @description Hosts (`rti_…`) to put in the environment; a host already in another environment is 409. */
+            runtime_instance_ids?: components["schemas"]["Id"][];
+        };
+        TunnelIngressRule: {
+            hostname?: string;
+            /** @description `http://127.0.0.1:<port>` or the final `http_status:404`. */
+            service: string;
+        };
+        TunnelDnsRecord: {
+            id: string;
+            name: string;
+            type: string;
+            content: string;
+            proxied: boolean;
+        };
+        TunnelLiveState: {
+            /**
+             * @description The provider's status of the tunnel (for `local`, from the hosts' console router readiness).
+             * @enum {string}
+             */
+            status: "inactive" | "degraded" | "healthy" | "down" | "deleted";
+            connections: {
+                id: string;
+                colo_name?: string | null;
+                opened_at?: string | null;
+            }[];
+            checked_at: components["schemas"]["Timestamp"];
+        };
+        RuntimeTunnel: {
+            provider: components["schemas"]["TunnelProviderName"] | null;
+            /** @enum {string} */
+            state: "none" | "provisioning" | "active" | "deleting" | "failed";
+            tunnel_id: string | null;
+            tunnel_name: string | null;
+            console_hostname: string | null;
+            relay_hostname: string | null;
+            console_public_base_url: string | null;
+            relay_public_base_url: string | null;
+            dns_records: components["schemas"]["TunnelDnsRecord"][];
+            ingress: components["schemas"]["TunnelIngressRule"][] | null;
+            /** @description The last provider error (`code`, `provider_errors` with the provider's own codes). */
+            last_error: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: date-time */
+            provisioned_at: string | null;
+            /** @description Present on the tunnel read and after a provisioning. */
+            live?: components["schemas"]["TunnelLiveState"];
+        };
+        RuntimeEnvironment: {
+            id: components["schemas"]["Id"];
+            workspace_id: components["schemas"]["Id"];
+            name: string;
+            hosts: {
+                runtime_instance_id: string;
+                name: string;
+                /** @description The tunnel connector's readiness from the host's last heartbeat (null when never reported). */
+                connector_ready: boolean | null;
+                /** Format: date-time */
+                connector_checked_at: string | null;
+            }[];
+            tunnel: components["schemas"]["RuntimeTunnel"];
+            backfilled_from_host_id: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description The tunnel of the host's runtime environment (no secrets). */
+        RuntimeTunnelSummary: {
+            /** @description Name of the environment. */
+            runtime_environment: string;
+            provider: components["schemas"]["TunnelProviderName"] | null;
+            /** @enum {string} */
+            state: "none" | "provisioning" | "active" | "deleting" | "failed";
+            console_hostname: string | null;
+            relay_hostname: string | null;
+            connector_ready: boolean | null;
+        };
+        TunnelConnectorSettings: {
+            runtime_instance_id: string;
+            runtime_environment: string | null;
+            connector: {
+                /** @constant */
+                provider: "cloudflare";
+                tunnel_id: string;
+                /** @description The connector token; write it to a 0600 file for `cloudflared tunnel run --token-file`. */
+                token: string;
+            } | null;
+        };
         ProviderName: string;
         /** @description Local address a runtime component listens on, e.g. `127.0.0.1`. */
         RuntimeBindHost: string;
@@ -1709,6 +1882,8 @@ export interface components {
             runtime_version: string;
             /** @description The runtime bundle id (`wrt_…`) from the host's runtime.env. */
             bundle_id?: string;
+            /** @description Readiness of the host's tunnel connector (`cloudflared`'s `/ready`); sent only when the host runs one. */
+            tunnel_connector_ready?: boolean;
             /** @description The console router's per-route last activity (its `/status`): the last time a request through the agent's console route succeeded. Recorded on the host's agents only (others are ignored), never moved backwards, and shown as `console_last_activity_at` on the agent and in the Networks view. */
             console_routes?: {
                 agent_id: string;
@@ -1782,6 +1957,8 @@ export interface components {
             runtime_version: string | null;
             /** @description Runtime bundle ids (`wrt_…`) seen on this host; never usable as `runtime_instance_id`. */
             bundles: string[];
+            /** @description The tunnel of the host's runtime environment, when the host is in one. */
+            tunnel?: components["schemas"]["RuntimeTunnelSummary"] | null;
             /** @description The host's agents that have a console route, with the last time a request through it succeeded (as reported by the host's console router with its heartbeats), most recent first. */
             console_activity?: {
                 agent_id: string;
@@ -1818,6 +1995,8 @@ export interface components {
                 listenPort: number;
                 publicUrl: string | null;
             };
+            /** @description The tunnel of the host's runtime environment, when the host is in one. */
+            tunnel?: components["schemas"]["RuntimeTunnelSummary"] | null;
             auth: {
                 /** @description Store locally as `SVC_RELAY_TOKEN`. */
                 relay_token: string;
@@ -2080,6 +2259,8 @@ export interface components {
         CollaborationPageAfter: components["schemas"]["Id"];
         /** @description Only messages not marked read yet. */
         InboxUnreadOnly: boolean;
+        /** @description Name of the runtime environment, unique in the workspace. */
+        RuntimeEnvironmentPath: components["schemas"]["RuntimeEnvironmentName"];
         /** @description Inventory id of the host (`rti_…`). */
         RuntimeHostIdPath: components["schemas"]["Id"];
         /** @description A provider of the catalog, e.g. `anthropic`. */
@@ -3295,6 +3476,165 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ConsoleTicket"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listRuntimeEnvironments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Environments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeEnvironment"][];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    getRuntimeEnvironmentTunnel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description Name of the runtime environment, unique in the workspace. */
+                environment: components["parameters"]["RuntimeEnvironmentPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeEnvironment"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            502: components["responses"]["Problem"];
+        };
+    };
+    provisionRuntimeEnvironmentTunnel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description Name of the runtime environment, unique in the workspace. */
+                environment: components["parameters"]["RuntimeEnvironmentPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProvisionTunnelRequest"];
+            };
+        };
+        responses: {
+            /** @description Provisioned; the tunnel is `active`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeEnvironment"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            502: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    deleteRuntimeEnvironmentTunnel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description Name of the runtime environment, unique in the workspace. */
+                environment: components["parameters"]["RuntimeEnvironmentPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; the tunnel is `none`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeEnvironment"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            502: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    getTunnelConnector: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connector settings. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TunnelConnectorSettings"];
                     };
                 };
             };

@@ -1,6 +1,8 @@
 import type { HubDeps } from '../../deps';
 import type { Agent, RuntimeHost } from '../../generated/prisma/client';
 import { bundlesByHost } from '../../data/runtime-hosts.lookups';
+import { environmentsOfHosts } from '../../data/runtime-environments.lookups';
+import type { HostEnvironment } from '../../data/runtime-environments.lookups';
 import { runningAgentFilter } from '../../domain/host-readiness';
 
 export interface NetworkHostView {
@@ -9,6 +11,8 @@ export interface NetworkHostView {
   bundles: string[];
   /** The host's agents with a console route, most recent console activity first, never-active ones last. */
   consoleActivity: Pick<Agent, 'id' | 'name' | 'consoleLastActivityAt'>[];
+  /** The host's runtime environment, whose active tunnel gives its public URLs. */
+  environment: HostEnvironment | null;
 }
 
 /**
@@ -23,7 +27,7 @@ export async function getNetworksView(
   const now = deps.now();
   const hosts = await deps.db.runtimeHost.findMany({ where: { workspaceId }, orderBy: { id: 'asc' } });
   const ids = hosts.map((host) => host.id);
-  const [counts, bundles, routed] = await Promise.all([
+  const [counts, bundles, routed, environments] = await Promise.all([
     ids.length === 0
       ? Promise.resolve([])
       : deps.db.agent.groupBy({
@@ -48,6 +52,7 @@ export async function getNetworksView(
             { id: 'asc' },
           ],
         }),
+    environmentsOfHosts(deps.db, ids),
   ]);
   const activity = new Map<string, NetworkHostView['consoleActivity']>();
   for (const { runtimeInstanceId, ...agent } of routed) {
@@ -64,6 +69,7 @@ export async function getNetworksView(
       runningAgents: running.get(host.id) ?? 0,
       bundles: bundles.get(host.id) ?? [],
       consoleActivity: activity.get(host.id) ?? [],
+      environment: environments.get(host.id) ?? null,
     })),
   };
 }

@@ -4,6 +4,8 @@ import { AppError, newId } from '@svc/service-kit';
 import type { HubDeps } from '../../deps';
 import type { RuntimeHost, Workspace } from '../../generated/prisma/client';
 import { resolveRuntimeInstanceId } from '../../data/runtime-hosts.lookups';
+import { environmentsOfHosts } from '../../data/runtime-environments.lookups';
+import type { HostEnvironment } from '../../data/runtime-environments.lookups';
 
 export interface PullRuntimeConfigInput {
   actor: Actor;
@@ -22,6 +24,8 @@ export interface PulledRuntimeConfig {
   /** Id of the key handed out (minted or presented). */
   apiKeyId: string;
   minted: boolean;
+  /** The host's runtime environment, whose active tunnel gives its public URLs. */
+  environment: HostEnvironment | null;
 }
 
 /** Name of the agent-runtime key a participant's pull mints for a host. */
@@ -209,5 +213,6 @@ export async function pullRuntimeConfig(
     { runtime_instance_id: host.id, api_key_id: apiKeyId, api_key_minted: minted },
     'runtime config pulled',
   );
-  return { host, relayToken, workspaceApiKey, apiKeyId, minted };
+  const environment = (await environmentsOfHosts(deps.db, [host.id])).get(host.id) ?? null;
+  return { host, relayToken, workspaceApiKey, apiKeyId, minted, environment };
 }

@@ -3,6 +3,7 @@ import { AppError } from '@svc/service-kit';
 import type { HubDeps } from '../../deps';
 import { bundlesByHost, findRuntimeHostFor } from '../../data/runtime-hosts.lookups';
 import { consoleActivityUpdate } from '../../domain/console-activity';
+import { recordConnectorReadiness } from '../../data/runtime-environments.lookups';
 import type { ConsoleRouteActivityReport } from '../../domain/console-activity';
 import type { RuntimeHostWithBundles } from './get-runtime-host';
 
@@ -14,6 +15,8 @@ export interface RuntimeHostHeartbeat {
   bundleId?: string;
   /** The console router's per-route last activity; absent leaves every agent's value as it is. */
   consoleRoutes?: ConsoleRouteActivityReport[];
+  /** The tunnel connector's readiness, when the host runs one. */
+  tunnelConnectorReady?: boolean;
 }
 
 /**
@@ -62,6 +65,9 @@ export async function recordRuntimeHostHeartbeat(
         },
         update: { runtimeInstanceId: host.id, version: heartbeat.runtimeVersion, lastSeenAt: now },
       });
+    }
+    if (heartbeat.tunnelConnectorReady !== undefined) {
+      await recordConnectorReadiness(tx, host.id, heartbeat.tunnelConnectorReady, now);
     }
     if (heartbeat.consoleRoutes !== undefined) {
       const { agentIds, times } = consoleActivityUpdate(heartbeat.consoleRoutes, now);
