@@ -90,7 +90,7 @@ export class ProcessGroup {
     await managed.process.exited;
   }
 
-  async stopAll(graceMs = 10_000): Promise<void> {
+  async stopAll(graceMs = 25_000): Promise<void> {
     this.stopping = true;
     const running = this.processes.filter((p) => p.process.running());
     await Promise.all(

@@ -51,6 +51,18 @@ async function startUntilReady(vars: Record<string, string>): Promise<NodeProces
   return stack;
 }
 
+/** Stops the stack with `signal` and expects exit 0; a failure shows how its shutdown went. */
+async function expectCleanStop(stack: NodeProcess, signal: NodeJS.Signals): Promise<void> {
+  stack.child.kill(signal);
+  const code = await exitWithin(stack, 60_000);
+  if (code !== 0) {
+    const tail = stack.stdout().slice(stack.stdout().lastIndexOf('[dev-stack]        stopping'));
+    throw new Error(
+      `the stack exited with ${code} after ${signal}:\n${tail.slice(-6000)}\n${stack.stderr()}`,
+    );
+  }
+}
+
 const readFile = () =>
   JSON.parse(readFileSync(path.join(stateDir, 'dev-stack.json'), 'utf8')) as DevStackFile;
 
@@ -128,8 +140,7 @@ describe('one-command stack', () => {
       for (const secret of Object.values(first.api_keys)) expect(output).not.toContain(secret);
       expect(output).not.toContain(first.participant.password);
     } finally {
-      stack.child.kill('SIGINT');
-      expect(await exitWithin(stack, 20_000)).toBe(0);
+      await expectCleanStop(stack, 'SIGINT');
     }
     expect(stack.stdout()).toContain('every service exited cleanly');
     // The agent was stopped with `svc stop` (at the hub too, while the hub still ran).
@@ -174,8 +185,7 @@ describe('one-command stack', () => {
         expect(stack.stdout()).not.toContain(line.slice(line.indexOf('=') + 1));
       }
     } finally {
-      stack.child.kill('SIGTERM');
-      expect(await exitWithin(stack, 20_000)).toBe(0);
+      await expectCleanStop(stack, 'SIGTERM');
     }
   });
 

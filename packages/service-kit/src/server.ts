@@ -1,5 +1,5 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 
@@ -28,20 +28,57 @@ export async function startHttpServer(
   const url = `http://${host}:${address.port}`;
   options.logger?.info({ url }, 'listening');
 
+  // Requests in flight, by method and path (no query string: it may carry a secret), so that a shutdown that
+  // has to cut connections says which requests held it up.
+  const inFlight = new Set<{ method?: string; path: string; res: ServerResponse }>();
+  // Open connections and how many requests each is serving: on close, a connection that serves none (idle
+  // keep-alive, or opened without a request yet) is ended at once instead of holding the shutdown.
+  const connections = new Map<Socket, number>();
   let closing: Promise<void> | undefined;
+  server.on('connection', (socket: Socket) => {
+    if (closing) {
+      socket.destroy();
+      return;
+    }
+    connections.set(socket, 0);
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const entry = { method: req.method, path: (req.url ?? '').split('?')[0] ?? '', res };
+    const socket = req.socket;
+    inFlight.add(entry);
+    connections.set(socket, (connections.get(socket) ?? 0) + 1);
+    if (closing) res.setHeader('connection', 'close');
+    res.once('close', () => {
+      inFlight.delete(entry);
+      const serving = (connections.get(socket) ?? 1) - 1;
+      connections.set(socket, serving);
+      if (closing && serving === 0) socket.destroySoon();
+    });
+  });
+
   return {
     server,
     url,
     port: address.port,
     close(graceMs = 10_000) {
       closing ??= new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        const force = setTimeout(() => {
+          options.logger?.warn(
+            { in_flight: [...inFlight].map((r) => `${r.method} ${r.path}`).slice(0, 20) },
+            'closing the connections still open after the grace period',
+          );
+          server.closeAllConnections();
+        }, graceMs);
         force.unref();
+        // A keep-alive connection would otherwise stay open until its idle timeout: answers still to be sent
+        // ask the client to close, each connection ends once it serves no request, and idle ones end now.
+        for (const { res } of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
         server.close(() => {
           clearTimeout(force);
           resolve();
         });
-        server.closeIdleConnections();
+        for (const [socket, serving] of connections) if (serving === 0) socket.destroy();
       });
       return closing;
     },

@@ -1,0 +1,58 @@
+import http from 'node:http';
+import net from 'node:net';
+import express from 'express';
+import { startHttpServer } from './server';
+
+/** Requests `/slow` on a keep-alive agent; resolves with the answer's `connection` header. */
+function getSlow(url: string, agent: http.Agent): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${url}/slow`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.headers.connection));
+      })
+      .on('error', reject);
+  });
+}
+
+describe('HTTP server shutdown', () => {
+  const app = express();
+  app.get('/slow', (_req, res) => void setTimeout(() => res.json({ ok: true }), 300));
+  app.get('/fast', (_req, res) => void res.json({ ok: true }));
+
+  test('when closed with a request in flight, an idle keep-alive connection and a connection that never sent a request, then the request is answered and close ends well before the grace period', async () => {
+    const server = await startHttpServer(app, { host: '127.0.0.1', port: 0 });
+    const silent = net.connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => silent.once('connect', resolve));
+    const silentEnded = new Promise((resolve) => silent.once('close', resolve));
+    const idleAgent = new http.Agent({ keepAlive: true });
+    await new Promise<void>((resolve) =>
+      http.get(`${server.url}/fast`, { agent: idleAgent }, (res) => res.resume().on('end', resolve)),
+    );
+    const busyAgent = new http.Agent({ keepAlive: true });
+    const answer = getSlow(server.url, busyAgent);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const started = Date.now();
+    await server.close(10_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await answer).toBe('close');
+    await silentEnded;
+    idleAgent.destroy();
+    busyAgent.destroy();
+  });
+
+  test('when a request outlives the grace period, then its connection is cut when the grace period ends', async () => {
+    const hanging = express();
+    hanging.get('/hang', () => undefined);
+    const server = await startHttpServer(hanging, { host: '127.0.0.1', port: 0 });
+    const failed = new Promise<string>((resolve) => {
+      http.get(`${server.url}/hang`, () => resolve('answered')).on('error', (e) => resolve(e.message));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    await server.close(300);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(await failed).toBe('socket hang up');
+  });
+});
