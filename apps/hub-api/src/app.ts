@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { hubDocument, hubInternalDocument } from '@svc/contracts';
 import { createHttpApp, createSecretBox, mountOperations, parseSecretBoxKeys } from '@svc/service-kit';
-import type { Logger, SecretBox } from '@svc/service-kit';
+import type { AppMetrics, Logger, SecretBox } from '@svc/service-kit';
 import type { Express } from 'express';
 import { ApiKeyCache } from './auth/api-key-cache';
 import { createHubCredentialResolver } from './auth/credential-resolver';
@@ -96,6 +96,8 @@ export interface HubAppOptions {
   validateResponses?: boolean;
   now?: () => Date;
   keyRefreshIntervalMs?: number;
+  /** Request metrics in this registry; `/metrics` on the app when `serveRoute`. */
+  metrics?: AppMetrics;
 }
 
 export interface Hub {
@@ -149,6 +151,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
   const app = createHttpApp({
     logger,
     bodyLimit: settings.HUB_BODY_LIMIT,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     configure(express) {
       mountOperations(express, {
         document: hubDocument,

@@ -1,4 +1,11 @@
-import { createLogger, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
+import {
+  createLogger,
+  createMetricsRegistry,
+  installShutdown,
+  runMain,
+  startHttpServer,
+  startMetricsListener,
+} from '@svc/service-kit';
 import { createHub } from './app';
 import { createDatabase } from './db';
 import { loadHubConfig } from './env';
@@ -7,12 +14,24 @@ runMain('hub-api', async () => {
   const config = loadHubConfig();
   const logger = createLogger({ name: 'hub-api', level: config.LOG_LEVEL });
   const database = createDatabase(config.DATABASE_URL, { poolSize: config.HUB_DB_POOL_SIZE });
-  const hub = await createHub({ database, settings: config, logger });
+  const registry = createMetricsRegistry('hub-api');
+  const metricsPort = config.HUB_METRICS_PORT;
+  const hub = await createHub({
+    database,
+    settings: config,
+    logger,
+    metrics: { registry, serveRoute: metricsPort === undefined },
+  });
   const server = await startHttpServer(hub.app, { host: config.HUB_HOST, port: config.HUB_PORT, logger });
+  const metricsServer =
+    metricsPort === undefined
+      ? undefined
+      : await startMetricsListener(registry, { host: config.HUB_HOST, port: metricsPort, logger });
   installShutdown({
     logger,
     steps: [
       { name: 'http', close: () => server.close() },
+      ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
       { name: 'signing-keys', close: async () => hub.stop() },
       { name: 'database', close: () => database.close() },
     ],

@@ -2,6 +2,9 @@ import express from 'express';
 import type { ErrorRequestHandler, Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, toProblem } from './errors';
+import { mountMetricsRoute } from './metrics';
+import type { AppMetrics } from './metrics';
+import { httpMetricsOf } from './metrics-http';
 import { requestId } from './request-id';
 import { scrubSecrets } from './secrets';
 
@@ -13,6 +16,8 @@ export interface HttpAppOptions {
   trustProxy?: boolean | number | string;
   /** Mounts the app's routes. */
   configure: (app: Express) => void;
+  /** Count and time every request by operation id and status; serve `GET /metrics` when asked to. */
+  metrics?: AppMetrics;
 }
 
 export function sendProblem(res: Response, error: unknown, req: Request, logger: Logger): void {
@@ -40,6 +45,7 @@ export function sendProblem(res: Response, error: unknown, req: Request, logger:
  */
 export function createHttpApp(options: HttpAppOptions): Express {
   const { logger } = options;
+  const httpMetrics = options.metrics ? httpMetricsOf(options.metrics.registry) : undefined;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -51,6 +57,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      httpMetrics?.observe(req, res, durationMs / 1000);
       // 503 is an expected answer (not ready, dependency down), not a fault of ours.
       const level = res.statusCode >= 500 ? (res.statusCode === 503 ? 'warn' : 'error') : 'info';
       logger[level](
@@ -73,6 +80,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     }),
   );
 
+  if (options.metrics?.serveRoute) mountMetricsRoute(app, options.metrics.registry);
   options.configure(app);
 
   app.use((req: Request, _res: Response, next: NextFunction) => {

@@ -14,3 +14,6 @@ export * from './http-app';
 export * from './operation-router';
 export * from './health';
 export * from './server';
+export * from './metrics';
+export * from './metrics-http';
+export * from './metrics-listener';

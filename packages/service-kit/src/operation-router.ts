@@ -8,6 +8,7 @@ import type { Actor, ActorKind, CredentialResolver } from '@svc/auth';
 import type { OpenApiDocument, PathParamsOf, QueryOf, RequestBodyOf, HandlerResultOf } from '@svc/contracts';
 import { AppError } from './errors';
 import type { FieldError } from './errors';
+import { labelOperation } from './metrics';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 type Method = (typeof METHODS)[number];
@@ -266,7 +267,12 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
       }
     }
 
-    const pipeline: RequestHandler[] = [];
+    const pipeline: RequestHandler[] = [
+      (_req: Request, res: Response, next: NextFunction) => {
+        labelOperation(res, op.operationId);
+        next();
+      },
+    ];
     if (!anonymous) {
       if (!options.resolver) throw new Error(`${op.operationId}: a credential resolver is required`);
       pipeline.push(authenticate(options.resolver));
