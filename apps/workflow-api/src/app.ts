@@ -4,7 +4,7 @@ import type { TokenVerifier } from '@svc/auth';
 import { createHubInternalClient, workflowDocument } from '@svc/contracts';
 import type { HubInternalClient } from '@svc/contracts';
 import { createHttpApp, mountOperations } from '@svc/service-kit';
-import type { Logger, Redis } from '@svc/service-kit';
+import type { AppMetrics, Logger, Redis } from '@svc/service-kit';
 import type { Express } from 'express';
 import { accessGuard } from './auth/access-guard';
 import { createWorkflowCredentialResolver } from './auth/credential-resolver';
@@ -27,6 +27,8 @@ import { DeliveryAgentPool } from './domain/http-sender';
 import { createEngineQueue } from './domain/reconcile-queue';
 import type { EngineQueue } from './domain/reconcile-queue';
 import { createSigningSecretCache } from './domain/signing-secrets';
+import { registerInvocationGauge } from './domain/workflow-metrics';
+import type { DeliveryMetrics } from './domain/workflow-metrics';
 import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
 import { invocationHandlers } from './routes/invocations.routes';
 import { preflightHandlers } from './routes/preflight.routes';
@@ -34,6 +36,7 @@ import { contractHandlers } from './routes/contracts.routes';
 import { deliveryHandlers } from './routes/delivery.routes';
 import { runHandlers } from './routes/runs.routes';
 import { systemHandlers } from './routes/system.routes';
+import { countInvocationsByState } from './use-cases/invocations/count-invocations-by-state';
 
 /** SQL migrations of the workflow database (same relative place from src/ and dist/). */
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'prisma', 'migrations');
@@ -57,6 +60,8 @@ export interface WorkflowAppOptions {
   bodyLimit?: string;
   now?: () => Date;
   validateResponses?: boolean;
+  /** Request metrics and the invocation gauge in this registry; `/metrics` on the app when `serveRoute`. */
+  metrics?: AppMetrics;
 }
 
 function hubClientOf(options: WorkflowAppOptions): HubInternalClient {
@@ -78,6 +83,7 @@ export function createWorkflowDeps(
     hub: HubInternalClient;
     queue: EngineQueue;
     deliveries: DeliveryQueue;
+    deliveryMetrics?: DeliveryMetrics;
   },
 ): WorkflowDeps {
   const delivery = { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery };
@@ -96,6 +102,7 @@ export function createWorkflowDeps(
     contractIndex: createContractIndex(options.database.prisma),
     signingSecrets: createSigningSecretCache(delivery.secrets),
     deliveryAgents: new DeliveryAgentPool(),
+    ...(options.deliveryMetrics ? { deliveryMetrics: options.deliveryMetrics } : {}),
   };
 }
 
@@ -130,9 +137,13 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
     logger,
   });
   const validators = createArtifactValidatorCache();
+  if (options.metrics) {
+    registerInvocationGauge(options.metrics.registry, { count: () => countInvocationsByState(deps), logger });
+  }
   const app = createHttpApp({
     logger,
     bodyLimit: options.bodyLimit,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     configure(app) {
       mountOperations(app, {
         document: workflowDocument,

@@ -11,6 +11,7 @@ import type { EngineSettings } from './domain/engine-settings';
 import type { DeliveryAgentPool } from './domain/http-sender';
 import type { EngineQueue } from './domain/reconcile-queue';
 import type { SigningSecretCache } from './domain/signing-secrets';
+import type { DeliveryMetrics } from './domain/workflow-metrics';
 
 /**
  * Everything a workflow use-case may need; built once in app wiring, passed explicitly. The caches live here
@@ -37,4 +38,6 @@ export interface WorkflowDeps {
   signingSecrets: SigningSecretCache;
   /** Keep-alive connections and TLS contexts of delivery sends. */
   deliveryAgents: DeliveryAgentPool;
+  /** Delivery attempt counts and latencies (the worker process records them). */
+  deliveryMetrics?: DeliveryMetrics;
 }

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { readFileSync } from 'node:fs';
-import { createSecretBox, envFields, loadConfig, parseSecretBoxKeys } from '@svc/service-kit';
+import {
+  createSecretBox,
+  envFields,
+  loadConfig,
+  metricsPortField,
+  parseSecretBoxKeys,
+} from '@svc/service-kit';
 import type { DeliverySettings } from './domain/delivery-settings';
 import type { EngineSettings } from './domain/engine-settings';
 
@@ -64,6 +70,18 @@ const schema = z.object({
   WORKFLOW_DELIVERY_CA_FILE: z.string().min(1).optional(),
   WORKFLOW_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
   WORKFLOW_BODY_LIMIT: z.string().default('1mb'),
+  /**
+   * A separate listener (on WORKFLOW_HOST) for the Workflow API's `GET /metrics`; when set, the public listener
+   * does not serve it. The worker always serves `/metrics` on its probe port (WORKFLOW_WORKER_PORT).
+   */
+  WORKFLOW_METRICS_PORT: metricsPortField(),
+  /** Operator credential of the worker's queue dashboard (`/queues` on the probe port); unset: dashboard off. */
+  SVC_OPERATOR_TOKEN: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    envFields.secret(32).optional(),
+  ),
+  /** The queue dashboard shows queues and jobs only; `false` allows retry, clean, pause and the like. */
+  WORKFLOW_QUEUE_DASHBOARD_READ_ONLY: envFields.boolean(true),
   WORKFLOW_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   LOG_LEVEL: envFields.logLevel(),
 });

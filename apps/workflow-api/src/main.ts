@@ -1,4 +1,12 @@
-import { createLogger, createRedis, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
+import {
+  createLogger,
+  createMetricsRegistry,
+  createRedis,
+  installShutdown,
+  runMain,
+  startHttpServer,
+  startMetricsListener,
+} from '@svc/service-kit';
 import { createWorkflowService } from './app';
 import { createDatabase } from './db';
 import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env';
@@ -9,6 +17,8 @@ runMain('workflow-api', async () => {
   const database = createDatabase(config.DATABASE_URL, { poolSize: config.WORKFLOW_DB_POOL_SIZE });
   const redis = createRedis(config.REDIS_URL, { name: 'workflow-api' });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  const registry = createMetricsRegistry('workflow-api');
+  const metricsPort = config.WORKFLOW_METRICS_PORT;
   const service = createWorkflowService({
     database,
     redis,
@@ -23,16 +33,22 @@ runMain('workflow-api', async () => {
     engine: engineSettingsOf(config),
     delivery: deliverySettingsOf(config),
     bodyLimit: config.WORKFLOW_BODY_LIMIT,
+    metrics: { registry, serveRoute: metricsPort === undefined },
   });
   const server = await startHttpServer(service.app, {
     host: config.WORKFLOW_HOST,
     port: config.WORKFLOW_PORT,
     logger,
   });
+  const metricsServer =
+    metricsPort === undefined
+      ? undefined
+      : await startMetricsListener(registry, { host: config.WORKFLOW_HOST, port: metricsPort, logger });
   installShutdown({
     logger,
     steps: [
       { name: 'http', close: () => server.close() },
+      ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
       { name: 'queues', close: () => service.close() },
       { name: 'redis', close: async () => void (await redis.quit().catch(() => redis.disconnect())) },
       { name: 'database', close: () => database.close() },

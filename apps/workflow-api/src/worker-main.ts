@@ -1,4 +1,11 @@
-import { createLogger, createRedis, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
+import {
+  createLogger,
+  createMetricsRegistry,
+  createRedis,
+  installShutdown,
+  runMain,
+  startHttpServer,
+} from '@svc/service-kit';
 import { createDatabase } from './db';
 import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env';
 import { startWorkerProcess } from './worker';
@@ -25,6 +32,11 @@ runMain('workflow-worker', async () => {
     jobLockMs: config.WORKFLOW_JOB_LOCK_MS,
     concurrency: config.WORKFLOW_RECONCILE_CONCURRENCY,
     deliveryConcurrency: config.WORKFLOW_DELIVERY_CONCURRENCY,
+    metrics: createMetricsRegistry('workflow-worker'),
+    queueDashboard: {
+      operatorToken: config.SVC_OPERATOR_TOKEN,
+      readOnly: config.WORKFLOW_QUEUE_DASHBOARD_READ_ONLY,
+    },
   });
   const server = await startHttpServer(processHandle.app, {
     host: config.WORKFLOW_HOST,

@@ -1,24 +1,35 @@
+import { Queue } from 'bullmq';
 import { createHubInternalClient, workflowWorkerDocument } from '@svc/contracts';
 import type { HubInternalClient, WorkflowWorkerApi } from '@svc/contracts';
 import { checkDatabase } from '@svc/db-kit';
 import {
   checkRedis,
   createHttpApp,
+  createQueueMetrics,
   livenessHandler,
   mountOperations,
   readinessHandler,
   redisConnectionOptions,
   startWorker,
 } from '@svc/service-kit';
-import type { Logger, ManagedWorker, OperationHandlers, Redis, WorkerDefinition } from '@svc/service-kit';
+import type {
+  Logger,
+  ManagedWorker,
+  OperationHandlers,
+  Redis,
+  Registry,
+  WorkerDefinition,
+} from '@svc/service-kit';
 import type { Express } from 'express';
 import { createWorkflowDeps } from './app';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
-import { createDeliveryQueue } from './domain/delivery-queue';
+import { DELIVERY_QUEUE, createDeliveryQueue } from './domain/delivery-queue';
 import type { DeliverySettings } from './domain/delivery-settings';
 import type { EngineSettings } from './domain/engine-settings';
-import { createEngineQueue } from './domain/reconcile-queue';
+import { RECONCILE_QUEUE, createEngineQueue } from './domain/reconcile-queue';
+import { createDeliveryMetrics } from './domain/workflow-metrics';
+import { mountQueueDashboard } from './routes/queue-dashboard.routes';
 import { deliveryWorker } from './workers/delivery.worker';
 import { reconcileWorker } from './workers/reconcile.worker';
 import { startSweeper } from './workers/sweeper.worker';
@@ -50,6 +61,13 @@ export interface WorkerProcessOptions {
   /** Run the sweeper in this process (default true). */
   sweeper?: boolean;
   definitions?: WorkerDefinition<unknown, unknown>[];
+  /**
+   * This process's metrics registry: queue depth, job durations and failures, delivery attempts and probe
+   * requests are recorded in it, and the probe listener serves it at `/metrics`.
+   */
+  metrics?: Registry;
+  /** The queue dashboard at `/queues` on the probe listener (off without an operator token). */
+  queueDashboard?: { operatorToken: string | undefined; readOnly: boolean };
 }
 
 /** Starts every queue worker and the sweeper, and builds the probe app of the worker process. */
@@ -79,6 +97,18 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     prefix: options.queuePrefix,
     logger: options.logger,
   });
+  // Handles on the consumed queues for counting and inspecting them (they share the process's connection).
+  const watched =
+    options.metrics || options.queueDashboard
+      ? [RECONCILE_QUEUE, DELIVERY_QUEUE].map((name) => {
+          const handle = new Queue(name, { connection: options.redis, prefix: options.queuePrefix });
+          handle.on('error', (error) => options.logger.warn({ err: error, queue: name }, 'queue error'));
+          return handle;
+        })
+      : [];
+  const queueMetrics = options.metrics
+    ? createQueueMetrics(options.metrics, { queues: watched, logger: options.logger })
+    : undefined;
   const deps = createWorkflowDeps({
     database: options.database,
     logger: options.logger,
@@ -87,6 +117,7 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     hub,
     queue,
     deliveries,
+    ...(options.metrics ? { deliveryMetrics: createDeliveryMetrics(options.metrics) } : {}),
   });
   const lockMs = options.jobLockMs ?? 30_000;
   const workers = (
@@ -95,8 +126,8 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
       concurrency: options.concurrency,
       deliveryConcurrency: options.deliveryConcurrency,
     })
-  ).map((definition) =>
-    startWorker(definition, {
+  ).map((definition) => {
+    const started = startWorker(queueMetrics ? queueMetrics.instrument(definition) : definition, {
       connection,
       prefix: options.queuePrefix,
       logger: options.logger,
@@ -106,8 +137,10 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
         // A job whose worker died is retried, however often that happens; the work is idempotent.
         maxStalledCount: 1000,
       },
-    }),
-  );
+    });
+    queueMetrics?.watch(started.worker);
+    return started;
+  });
   const sweeper = options.sweeper === false ? null : startSweeper(deps);
   const handlers: OperationHandlers<WorkflowWorkerApi.operations> = {
     workflowWorkerLiveness: livenessHandler(),
@@ -118,8 +151,13 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
   };
   const app = createHttpApp({
     logger: options.logger,
-    configure: (express) =>
-      mountOperations(express, { document: workflowWorkerDocument, handlers, logger: options.logger }),
+    ...(options.metrics ? { metrics: { registry: options.metrics, serveRoute: true } } : {}),
+    configure: (express) => {
+      if (options.queueDashboard) {
+        mountQueueDashboard(express, { ...options.queueDashboard, queues: watched, logger: options.logger });
+      }
+      mountOperations(express, { document: workflowWorkerDocument, handlers, logger: options.logger });
+    },
   });
   options.logger.info({ queues: workers.map((w) => w.worker.name) }, 'workers started');
   return {
@@ -129,7 +167,7 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     close: async () => {
       await sweeper?.stop();
       await Promise.all(workers.map((w) => w.close()));
-      await Promise.all([queue.close(), deliveries.close()]);
+      await Promise.all([queue.close(), deliveries.close(), ...watched.map((handle) => handle.close())]);
       deps.deliveryAgents.close();
     },
   };

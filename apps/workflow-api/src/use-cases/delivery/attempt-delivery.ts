@@ -90,6 +90,7 @@ export async function attemptDelivery(
     ...(deps.delivery.ca ? { ca: deps.delivery.ca } : {}),
     agents: deps.deliveryAgents,
   });
+  deps.deliveryMetrics?.attempted(result);
   const attempt = row.attempts + 1;
   const ok = result.error === null && result.status !== null && result.status >= 200 && result.status < 300;
   const gone = result.status === 410;
