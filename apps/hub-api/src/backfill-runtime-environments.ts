@@ -7,7 +7,7 @@ import { backfillRuntimeEnvironments } from './use-cases/runtime-environments/ba
 /**
  * `node dist/backfill-runtime-environments.js`: materializes runtime environments from the hosts' existing
  * public URLs (idempotent; a second run changes nothing). Run once after the migration that adds them, as the
- * `hub-api-backfill-runtime-environments` Job does. Prints one JSON line `{ created, skipped }` on stdout.
+ * backfill job in every hub process does at start-up. Prints one JSON line `{ created, placed, skipped }` on stdout.
  */
 runMain('hub-api backfill-runtime-environments', async () => {
   const config = loadConfig(
@@ -25,7 +25,7 @@ runMain('hub-api backfill-runtime-environments', async () => {
       audit: createAuditRepository(database.prisma),
     });
     logger.info(
-      { created: summary.created.length, skipped: summary.skipped },
+      { created: summary.created.length, placed: summary.placed, skipped: summary.skipped },
       'runtime environments backfilled',
     );
     process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -9,6 +9,7 @@ import {
 import { createHub } from './app';
 import { createDatabase } from './db';
 import { loadHubConfig } from './env';
+import { startRuntimeEnvironmentBackfill } from './workers/runtime-environments-backfill.worker';
 
 runMain('hub-api', async () => {
   const config = loadHubConfig();
@@ -27,11 +28,13 @@ runMain('hub-api', async () => {
     metricsPort === undefined
       ? undefined
       : await startMetricsListener(registry, { host: config.HUB_HOST, port: metricsPort, logger });
+  const backfill = startRuntimeEnvironmentBackfill(hub.deps);
   installShutdown({
     logger,
     steps: [
       { name: 'http', close: () => server.close() },
       ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
+      { name: 'runtime-environment-backfill', close: async () => backfill.stop() },
       { name: 'signing-keys', close: async () => hub.stop() },
       { name: 'database', close: () => database.close() },
     ],

@@ -80,7 +80,7 @@ const target: MatrixTarget = {
   url: () => t.url,
   credentials,
   allScopes: ALL_SCOPES,
-  params: () => ({ workspace: home.workspace.slug }),
+  params: () => ({ workspace: home.workspace.slug, environment: 'matrix-env' }),
   foreignParams: () => foreign,
 };
 

@@ -12,10 +12,10 @@ import {
 } from './scopes';
 
 describe('scope catalog', () => {
-  it('when the catalog is listed, then it holds the 9 workflow and 21 hub scopes without duplicates', () => {
+  it('when the catalog is listed, then it holds the 9 workflow and 22 hub scopes without duplicates', () => {
     expect(WORKFLOW_SCOPES).toHaveLength(9);
-    expect(HUB_SCOPES).toHaveLength(21);
-    expect(new Set(ALL_SCOPES).size).toBe(30);
+    expect(HUB_SCOPES).toHaveLength(22);
+    expect(new Set(ALL_SCOPES).size).toBe(31);
     expect([...ALL_SCOPES].sort()).toEqual([...HUB_SCOPES, ...WORKFLOW_SCOPES].sort());
   });
 

@@ -45,9 +45,9 @@ export function presentNetworkHost(view: NetworkHostView, now: Date): Schemas['N
     workdir_root: host.workdirRoot,
     console_public_base_url: urls.console,
     relay_public_url: urls.relay,
-    tunnel: view.environment
-      ? presentTunnelSummary(view.environment.environment, view.environment.connectorReady)
-      : null,
+    ...(view.environment && {
+      tunnel: presentTunnelSummary(view.environment.environment, view.environment.connectorReady),
+    }),
     spawn_ready: readiness.spawn_ready,
     readiness,
     running_agents: view.runningAgents,
@@ -79,9 +79,9 @@ export function presentRuntimeConfig(
       routePrefix: host.consoleRoutePrefix,
     },
     relay: { bindHost: host.relayBindHost, listenPort: host.relayListenPort, publicUrl: urls.relay },
-    tunnel: pulled.environment
-      ? presentTunnelSummary(pulled.environment.environment, pulled.environment.connectorReady)
-      : null,
+    ...(pulled.environment && {
+      tunnel: presentTunnelSummary(pulled.environment.environment, pulled.environment.connectorReady),
+    }),
     auth: { relay_token: pulled.relayToken, workspace_api_key: pulled.workspaceApiKey },
     agent_workdir_root: host.workdirRoot,
   };

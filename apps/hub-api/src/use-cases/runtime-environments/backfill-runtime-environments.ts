@@ -6,7 +6,9 @@ import type { RuntimeHost } from '../../generated/prisma/client';
 export interface BackfillSummary {
   /** Environments materialized by this run, with the host each came from. */
   created: Array<{ workspace_id: string; name: string; runtime_instance_id: string }>;
-  /** Hosts already in an environment (left as they are). */
+  /** Hosts in an environment after the run (those created by it included). */
+  placed: number;
+  /** Hosts without an environment left alone because a concurrent run placed them first. */
   skipped: number;
 }
 
@@ -87,37 +89,44 @@ async function backfillHost(
   });
 }
 
+/** A concurrent run may take the same name for another host of the workspace first: then pick again. */
+async function backfillHostRetrying(deps: Pick<HubDeps, 'db' | 'audit'>, host: RuntimeHost) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await backfillHost(deps, host);
+    } catch (error) {
+      if (!isUniqueViolation(error) || attempt >= 5) throw error;
+    }
+  }
+}
+
 /**
  * Materializes runtime environments from the public URLs the workspaces' hosts already have: every host in no
  * environment gets one of its own (named after the host, tunnel `external` and `active`, the host's URLs as
- * its public URLs). Idempotent: a host in an environment is left alone, so a second run changes nothing, and
- * concurrent runs wait on the host row. Hosts are visited in pages, oldest id first.
+ * its public URLs). Idempotent: only hosts in no environment are read, so a second run reads nothing and
+ * changes nothing, and concurrent runs wait on the host row. Hosts are visited in pages, by id.
  */
 export async function backfillRuntimeEnvironments(
   deps: Pick<HubDeps, 'db' | 'audit'>,
   options: { pageSize?: number } = {},
 ): Promise<BackfillSummary> {
-  const summary: BackfillSummary = { created: [], skipped: 0 };
+  const summary: BackfillSummary = { created: [], placed: 0, skipped: 0 };
   const pageSize = options.pageSize ?? 200;
   let after: string | undefined;
   for (;;) {
     const hosts = await deps.db.runtimeHost.findMany({
-      where: after === undefined ? {} : { id: { gt: after } },
+      where: { environment: { is: null }, ...(after === undefined ? {} : { id: { gt: after } }) },
       orderBy: { id: 'asc' },
       take: pageSize,
     });
     if (hosts.length === 0) break;
     for (const host of hosts) {
-      try {
-        const created = await backfillHost(deps, host);
-        if (created) summary.created.push(created);
-        else summary.skipped += 1;
-      } catch (error) {
-        if (!isUniqueViolation(error)) throw error;
-        summary.skipped += 1;
-      }
+      const created = await backfillHostRetrying(deps, host);
+      if (created) summary.created.push(created);
+      else summary.skipped += 1;
     }
     after = hosts[hosts.length - 1]!.id;
   }
+  summary.placed = await deps.db.runtimeEnvironmentHost.count();
   return summary;
 }
