@@ -1,6 +1,12 @@
 import path from 'node:path';
 import { hubDocument, hubInternalDocument } from '@svc/contracts';
-import { createHttpApp, createSecretBox, mountOperations, parseSecretBoxKeys } from '@svc/service-kit';
+import {
+  createHttpApp,
+  createSecretBox,
+  mountApiDocs,
+  mountOperations,
+  parseSecretBoxKeys,
+} from '@svc/service-kit';
 import type { AppMetrics, Logger, SecretBox } from '@svc/service-kit';
 import type { Express } from 'express';
 import { ApiKeyCache } from './auth/api-key-cache';
@@ -187,6 +193,8 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
         validateResponses: options.validateResponses,
         logger,
       });
+      // The API reference and the problem code pages (every problem's `type`), from the public document.
+      mountApiDocs(express, { document: { ...hubDocument, servers: [{ url: settings.HUB_PUBLIC_URL }] } });
     },
   });
   return { app, deps, keys, stop: () => keys.stop() };

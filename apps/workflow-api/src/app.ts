@@ -3,7 +3,7 @@ import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import type { TokenVerifier } from '@svc/auth';
 import { createHubInternalClient, workflowDocument } from '@svc/contracts';
 import type { HubInternalClient } from '@svc/contracts';
-import { createHttpApp, mountOperations } from '@svc/service-kit';
+import { createHttpApp, mountApiDocs, mountOperations } from '@svc/service-kit';
 import type { AppMetrics, Logger, Redis } from '@svc/service-kit';
 import type { Express } from 'express';
 import { accessGuard } from './auth/access-guard';
@@ -165,6 +165,8 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
         validateResponses: options.validateResponses,
         logger,
       });
+      // The API reference and the problem code pages (every problem's `type`), from the public document.
+      mountApiDocs(app, { document: { ...workflowDocument, servers: [{ url: options.publicUrl }] } });
     },
   });
   return {

@@ -26,3 +26,4 @@ export * from './workflow-invoke';
 export * from './workflow-artifacts';
 export * from './workflow-envelope';
 export * from './webhooks';
+export * from './problem-codes';

@@ -143,7 +143,8 @@ export interface ProblemResponse {
 export function toProblem(error: unknown, requestId?: string): ProblemResponse {
   const base = (status: number, code: string, detail?: string, extra: Record<string, unknown> = {}) => {
     const body: ProblemBody = {
-      type: `https://docs.svc.dev/problems/${code.replace(/_/g, '-')}`,
+      // The code's page on the service that answered (`/docs/errors/<code>`, see docs.ts), relative to the request URL.
+      type: `/docs/errors/${code}`,
       title: problemTitle(status),
       status,
       code,

@@ -6,6 +6,7 @@ export * from './main';
 export * from './request-id';
 export * from './http-app';
 export * from './operation-router';
+export * from './docs';
 export * from './health';
 export * from './server';
 export * from './metrics';
