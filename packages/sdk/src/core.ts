@@ -133,6 +133,8 @@ export function createTransport(options: ClientOptions): Transport {
           statusText: answer.statusText,
           headers: answer.headers,
         });
+        // Keep the URL that answered: a problem's relative `type` resolves against it (APIError.docs_url).
+        Object.defineProperty(response, 'url', { value: answer.url || input.url });
       } catch (error) {
         if (callerSignal?.aborted) throw callerSignal.reason;
         const failure = timedOut

@@ -21,6 +21,17 @@ function isProblem(value: unknown): value is Problem {
   );
 }
 
+/** A problem's `type` as an absolute URL (it is relative to the request); `about:blank` and junk give undefined. */
+function docsUrlOf(type: string | undefined, requestUrl: string | undefined): string | undefined {
+  if (!type || type.startsWith('about:')) return undefined;
+  try {
+    const url = requestUrl ? new URL(type, requestUrl) : new URL(type);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.toString() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A non-success answer of the API (problem+json). Branch on `code`, never on the message. */
 export class APIError extends SvcError {
   /** The HTTP status. */
@@ -34,8 +45,19 @@ export class APIError extends SvcError {
   /** The full problem+json body, when there was one. */
   readonly problem: Problem | undefined;
   readonly headers: Headers;
+  /**
+   * The page that explains the problem's code and its fix: the problem's `type` resolved against the URL of
+   * the request (`<service>/docs/errors/<code>`); undefined when the answer carried no such reference.
+   */
+  readonly docs_url: string | undefined;
 
-  constructor(status: number, problem: Problem | undefined, headers: Headers, fallback?: string) {
+  constructor(
+    status: number,
+    problem: Problem | undefined,
+    headers: Headers,
+    fallback?: string,
+    requestUrl?: string,
+  ) {
     super(problem?.detail ?? problem?.title ?? fallback ?? `request failed with HTTP ${status}`);
     this.status = status;
     this.code = problem?.code ?? `http_${status}`;
@@ -43,6 +65,7 @@ export class APIError extends SvcError {
     this.details = problem?.errors ?? [];
     this.problem = problem;
     this.headers = headers;
+    this.docs_url = docsUrlOf(problem?.type, requestUrl);
   }
 
   /** Same as `request_id`. */
@@ -57,19 +80,25 @@ export class APIError extends SvcError {
   }
 
   /** The right subclass for a status and problem. */
-  static from(status: number, body: unknown, headers: Headers, statusText?: string): APIError {
+  static from(
+    status: number,
+    body: unknown,
+    headers: Headers,
+    statusText?: string,
+    requestUrl?: string,
+  ): APIError {
     const problem = isProblem(body) ? body : undefined;
     const code = problem?.code ?? '';
-    if (status === 400 || status === 422) return new ValidationError(status, problem, headers, statusText);
-    if (status === 401) return new AuthenticationError(status, problem, headers, statusText);
-    if (status === 403) return new PermissionDeniedError(status, problem, headers, statusText);
-    if (status === 404) return new NotFoundError(status, problem, headers, statusText);
-    if (status === 409 && code.startsWith('idempotency'))
-      return new IdempotencyError(status, problem, headers, statusText);
-    if (status === 409) return new ConflictError(status, problem, headers, statusText);
-    if (status === 429) return new RateLimitError(status, problem, headers, statusText);
-    if (status >= 500) return new InternalServerError(status, problem, headers, statusText);
-    return new APIError(status, problem, headers, statusText);
+    const args = [status, problem, headers, statusText, requestUrl] as const;
+    if (status === 400 || status === 422) return new ValidationError(...args);
+    if (status === 401) return new AuthenticationError(...args);
+    if (status === 403) return new PermissionDeniedError(...args);
+    if (status === 404) return new NotFoundError(...args);
+    if (status === 409 && code.startsWith('idempotency')) return new IdempotencyError(...args);
+    if (status === 409) return new ConflictError(...args);
+    if (status === 429) return new RateLimitError(...args);
+    if (status >= 500) return new InternalServerError(...args);
+    return new APIError(...args);
   }
 }
 

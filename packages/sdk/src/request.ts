@@ -17,6 +17,7 @@ export function unwrap<T>(result: { data?: { data: T }; error?: unknown; respons
     result.error,
     result.response.headers,
     result.response.statusText,
+    result.response.url,
   );
 }
 
@@ -28,6 +29,7 @@ export function expectOk(result: { error?: unknown; response: Response }): void 
     result.error,
     result.response.headers,
     result.response.statusText,
+    result.response.url,
   );
 }
 
