@@ -48,6 +48,8 @@ export interface RunningAgent {
 export interface RunStack {
   hubUrl: string;
   workflowUrl: string;
+  /** The worker's probe listener (`/healthz`, `/readyz`, `/metrics`, `/queues`). */
+  workerUrl: string;
   redisUrl: string;
   queuePrefix: string;
   workspace: { id: string; slug: string };
@@ -216,6 +218,7 @@ export async function startRunStack(
   const stack: RunStack = {
     hubUrl,
     workflowUrl,
+    workerUrl: wfEnv.workerUrl,
     redisUrl,
     queuePrefix,
     workspace,
