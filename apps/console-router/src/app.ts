@@ -5,12 +5,13 @@ import { createRemoteJwks, createTokenVerifier, deriveConsoleProxyKey } from '@s
 import { consoleRouterDocument } from '@svc/contracts';
 import type { ConsoleRouterApi } from '@svc/contracts';
 import { createHttpApp, mountOperations } from '@svc/service-kit/http';
-import type { Logger } from '@svc/service-kit/http';
+import type { AppMetrics, Logger } from '@svc/service-kit/http';
 import { createCredentialReader } from './auth/console-credentials';
 import { RouteTableSource } from './data/route-table.source';
 import { createOperationRules } from './domain/agent-operations';
 import { isListening } from './domain/agent-probe';
 import { problemAnswer } from './domain/problem-answer';
+import { ProxyStats, registerProxyMetrics } from './domain/proxy-metrics';
 import { createRequestIds } from './domain/request-ids';
 import { hostCheck, originRules } from './domain/request-origin';
 import { RouteActivity } from './domain/route-activity';
@@ -44,6 +45,8 @@ export interface ConsoleRouterAppOptions {
   /** Reported by `/status` as `started_at` (default: when the app is built). */
   startedAt?: Date;
   now?: () => Date;
+  /** Proxy counts and the router's own requests in this registry; `/metrics` on the app when `serveRoute`. */
+  metrics?: AppMetrics;
 }
 
 export interface ConsoleRouter {
@@ -84,9 +87,11 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     issuer: config.hubIssuer,
     getJwks: createRemoteJwks({ url: `${config.hubUrl.replace(/\/+$/, '')}/.well-known/jwks.json` }),
   });
+  const stats = new ProxyStats();
   const proxy = createUpstreamProxy({
     logger: logger.child({ component: 'proxy' }),
     activity,
+    stats,
     wsIdleMs: config.wsIdleMs,
     onUnreachable: (error, target) => {
       if (error.code !== 'ECONNREFUSED') {
@@ -107,6 +112,7 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     isAllowedHost,
     requestIds,
     logger,
+    stats,
     proxyKeyFor: (agentId) => {
       if (!secret) return undefined;
       let key = proxyKeys.get(agentId);
@@ -125,8 +131,10 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     routes,
     hasUpstreamSecret: secret !== undefined,
   });
+  if (options.metrics) registerProxyMetrics(options.metrics.registry, stats, () => proxy.openTunnels());
   const own = createHttpApp({
     logger,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     configure: (app) =>
       mountOperations<ConsoleRouterApi.operations, (typeof PROXIED)[number]>(app, {
         document: consoleRouterDocument,

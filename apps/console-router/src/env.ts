@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envFields, loadConfig } from '@svc/service-kit/http';
+import { envFields, loadConfig, metricsPortField } from '@svc/service-kit/http';
 
 /** An optional setting; an empty value (`NAME=` in an env file) counts as not set. */
 function optional<T extends z.ZodType>(schema: T) {
@@ -48,6 +48,11 @@ export const consoleRouterEnvSchema = z
     CONSOLE_ROUTER_POLL_MS: milliseconds(100, 3_600_000, 5_000),
     /** A proxied WebSocket with no bytes either way for this long is closed. */
     CONSOLE_ROUTER_WS_IDLE_MS: milliseconds(1_000, 86_400_000, 600_000),
+    /**
+     * A separate listener (on CONSOLE_ROUTER_HOST) for `GET /metrics`; when set, the router's listener (the one
+     * the tunnel forwards to) does not serve it.
+     */
+    CONSOLE_ROUTER_METRICS_PORT: metricsPortField(),
     LOG_LEVEL: envFields.logLevel(),
   })
   .transform((env) => ({
@@ -61,6 +66,7 @@ export const consoleRouterEnvSchema = z
     upstreamSecret: env.CONSOLE_ROUTER_UPSTREAM_SECRET,
     pollMs: env.CONSOLE_ROUTER_POLL_MS,
     wsIdleMs: env.CONSOLE_ROUTER_WS_IDLE_MS,
+    metricsPort: env.CONSOLE_ROUTER_METRICS_PORT,
     logLevel: env.LOG_LEVEL,
   }));
 

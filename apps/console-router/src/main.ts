@@ -1,12 +1,28 @@
-import { createLogger, installShutdown, runMain, startHttpServer } from '@svc/service-kit/http';
+import {
+  createLogger,
+  createMetricsRegistry,
+  installShutdown,
+  runMain,
+  startHttpServer,
+  startMetricsListener,
+} from '@svc/service-kit/http';
 import { buildApp } from './app';
 import { loadConsoleRouterConfig } from './env';
 
 runMain('console-router', async () => {
   const config = loadConsoleRouterConfig();
   const logger = createLogger({ name: 'console-router', level: config.logLevel });
-  const router = buildApp({ config, logger });
+  const registry = createMetricsRegistry('console-router');
+  const router = buildApp({
+    config,
+    logger,
+    metrics: { registry, serveRoute: config.metricsPort === undefined },
+  });
   const server = await startHttpServer(router.app, { host: config.host, port: config.port, logger });
+  const metricsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsListener(registry, { host: config.host, port: config.metricsPort, logger });
   router.attach(server.server);
   router.start();
   const missing = router.routes.missingSettings();
@@ -21,6 +37,7 @@ runMain('console-router', async () => {
           await server.close();
         },
       },
+      ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
     ],
   });
 });

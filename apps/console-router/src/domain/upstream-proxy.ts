@@ -6,6 +6,7 @@ import { createProxyServer } from 'http-proxy-3';
 import type { Logger } from '@svc/service-kit/http';
 import { rawHttpAnswer } from './problem-answer';
 import type { ProblemAnswer } from './problem-answer';
+import type { ProxyStats } from './proxy-metrics';
 import { ACTIVITY_THROTTLE_MS } from './route-activity';
 import type { RouteActivity } from './route-activity';
 
@@ -30,6 +31,8 @@ export interface UpstreamProxyOptions {
   wsIdleMs: number;
   /** What to answer when the agent cannot be reached before anything was sent to the client. */
   onUnreachable: (error: NodeJS.ErrnoException, target: UpstreamTarget) => ProblemAnswer;
+  /** Counts of forwarded requests, agents' answers and failures (plain increments). */
+  stats: ProxyStats;
 }
 
 /** Request headers never forwarded: hub credentials, cookies and anything claiming to speak for the router. */
@@ -80,7 +83,7 @@ const ignore = () => undefined;
  * - Activity: a 2xx answer or bytes on an open WebSocket mark the route active (throttled per route).
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions) {
-  const { logger, activity } = options;
+  const { logger, activity, stats } = options;
   const agent = new http.Agent({
     keepAlive: true,
     // Enough idle connections for a burst of requests to reuse them rather than connect again.
@@ -130,6 +133,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
 
   proxy.on('proxyRes', (proxyRes: AgentResponse, req, res) => {
     const status = proxyRes.statusCode ?? 0;
+    stats.answered(status);
     if (status >= 200 && status < 300) {
       const target = (req as ForwardedRequest)[FORWARDED];
       if (target) activity.touch(target.agentId);
@@ -228,6 +232,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     const target = (req as ForwardedRequest)[FORWARDED]!;
     const response = res as ServerResponse;
     const err = error as NodeJS.ErrnoException;
+    stats.httpUpstreamErrors += 1;
     if (!response.headersSent && !response.writableEnded) {
       const answer = options.onUnreachable(err, target);
       response.writeHead(answer.status, answer.headers).end(answer.body);
@@ -241,6 +246,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     /** Forwards an admitted HTTP request. */
     web(req: IncomingMessage, res: ServerResponse, target: UpstreamTarget): void {
       prepare(req, target);
+      stats.http += 1;
       proxy.web(req, res, optionsFor(target.servePort), webFailed);
     },
 
@@ -254,10 +260,12 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
         wsOptions.set(target.servePort, call);
       }
       let answered = false;
+      stats.ws += 1;
       proxy.ws(req, socket, head, call, (error) => {
         const err = error as NodeJS.ErrnoException;
         if (answered) return;
         answered = true;
+        stats.wsUpstreamErrors += 1;
         if (socket.writable && (socket as Socket).bytesWritten === 0) {
           socket.end(rawHttpAnswer(options.onUnreachable(err, target)));
           setTimeout(() => socket.destroy(), 1_000).unref();

@@ -7,6 +7,7 @@ import type { OriginRules } from '../domain/request-origin';
 import type { RequestIds } from '../domain/request-ids';
 import { problemAnswer, rawHttpAnswer } from '../domain/problem-answer';
 import { parseAgentPath } from '../domain/route-table';
+import type { ProxyStats } from '../domain/proxy-metrics';
 import type { UpstreamProxy, UpstreamTarget } from '../domain/upstream-proxy';
 import { admitConsoleRequest, admitRemembered } from '../use-cases/proxy/admit-console-request';
 import type { AdmitDeps, Admission } from '../use-cases/proxy/admit-console-request';
@@ -20,6 +21,8 @@ export interface AgentProxyDeps extends AdmitDeps {
   /** The agent's proxy key, or undefined when the router has no console secret. */
   proxyKeyFor: (agentId: string) => string | undefined;
   logger: Logger;
+  /** Refusals are counted here by status. */
+  stats: ProxyStats;
 }
 
 export const hostNotAllowed = () =>
@@ -78,6 +81,7 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
   /** Answers a request that will not be forwarded (or could not be) with problem+json. */
   function refuse(error: unknown, requestId: string, req: IncomingMessage, res: ServerResponse) {
     const answer = problemAnswer(error, requestId);
+    deps.stats.refused(answer.status);
     if (answer.internal) logRefusal(error, requestId, req, answer.status);
     if (res.headersSent || res.writableEnded) {
       res.destroy();
@@ -142,6 +146,7 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     const requestId = requestIds.of(req.headers['x-request-id']);
     const refuse = (error: unknown) => {
       const answer = problemAnswer(error, requestId);
+      deps.stats.refused(answer.status);
       logRefusal(error, requestId, req, answer.status);
       if (socket.writable) socket.end(rawHttpAnswer(answer));
       setTimeout(() => socket.destroy(), 1_000).unref();
