@@ -1,13 +1,19 @@
 import type { Express } from 'express';
 import { relayDocument } from '@svc/contracts';
 import type { RelayApi } from '@svc/contracts';
-import { createHttpApp, mountOperations, runReadinessChecks } from '@svc/service-kit';
+import { createHttpApp, forbidden, mountOperations, runReadinessChecks } from '@svc/service-kit';
 import type { Logger, OperationHandlers } from '@svc/service-kit';
 import type { RelayConfig } from './env';
+import { relayRegistry } from './metrics';
 import { healthRoutes } from './routes/health.routes';
+import { relayTokenGuard, spawnRoutes } from './routes/spawn.routes';
 import { statusRoutes } from './routes/status.routes';
 import { RUNTIME_VERSION } from './runtime-version';
-import { relayReadinessChecks } from './use-cases/health/check-readiness';
+import { missingSettings, relayReadinessChecks } from './use-cases/health/check-readiness';
+import { AgentSpawner } from './use-cases/spawn/spawn-agent';
+import { HubSpawnEvents } from './data/hub-spawn-events';
+import { SpawnLog } from './data/spawn-log';
+import { isAllowedHost } from './domain/host-guard';
 
 export interface RelayAppOptions {
   config: RelayConfig;
@@ -18,10 +24,24 @@ export interface RelayAppOptions {
   startedAt?: Date;
   /** Check every success body against the contract (tests turn this on). */
   validateResponses?: boolean;
+  /** The environment spawned processes take their allow-listed variables from (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RelayApp {
+  app: Express;
+  spawner: AgentSpawner;
+  /** Resolves once every spawn event so far was reported to the hub (or given up on). */
+  eventsFlushed: () => Promise<void>;
 }
 
 /** The relay's HTTP app, wired from explicit options; `main.ts` and the tests both build it here. */
 export function buildApp(options: RelayAppOptions): Express {
+  return buildRelay(options).app;
+}
+
+/** The relay's app with its spawner (for shutdown and tests). */
+export function buildRelay(options: RelayAppOptions): RelayApp {
   const { config, logger } = options;
   const hubTimeoutMs = options.hubTimeoutMs ?? 2000;
   // The hub probe aborts itself after hubTimeoutMs; the outer limit is only a backstop.
@@ -29,7 +49,38 @@ export function buildApp(options: RelayAppOptions): Express {
   const checks = relayReadinessChecks(config, { hubTimeoutMs });
   const now = () => new Date();
 
+  const events = new HubSpawnEvents({
+    hubUrl: config.hubUrl,
+    apiKey: config.workspaceApiKey,
+    runtimeInstanceId: config.runtimeInstanceId,
+    logger,
+  });
+  const spawner = new AgentSpawner({
+    settings: {
+      svc: config.spawn.svcEntry
+        ? {
+            nodePath: process.execPath,
+            svcEntry: config.spawn.svcEntry,
+            configDir: config.spawn.configDir,
+            profile: config.spawn.profile,
+          }
+        : undefined,
+      commands: config.spawn.commands,
+      childEnvKeep: config.spawn.childEnvKeep,
+      startTimeoutMs: config.spawn.startTimeoutMs,
+      stopGraceMs: config.spawn.stopGraceMs,
+      waitMs: config.spawn.waitMs,
+      missingSettings: () => missingSettings(config),
+    },
+    log: new SpawnLog(config.spawn.logFile),
+    events,
+    logger,
+    env: options.env ?? process.env,
+    now,
+  });
+
   const handlers: OperationHandlers<RelayApi.operations> = {
+    ...spawnRoutes({ spawner }),
     ...healthRoutes({ checks, timeoutMs: checkTimeoutMs }),
     ...statusRoutes({
       facts: {
@@ -37,21 +88,39 @@ export function buildApp(options: RelayAppOptions): Express {
         runtimeVersion: RUNTIME_VERSION,
         startedAt: options.startedAt ?? now(),
         workspace: config.workspace,
+        runtimeInstanceId: config.runtimeInstanceId,
+        spawnEnabled: Boolean(config.relayToken),
       },
+      spawns: () => ({ ...spawner.counts, in_flight: spawner.inFlight }),
       configuredPort: config.port,
       now,
       isReady: async () => (await runReadinessChecks(checks, checkTimeoutMs)).ready,
     }),
   };
 
-  return createHttpApp({
+  const app = createHttpApp({
     logger,
-    configure: (app) =>
+    metrics: { registry: relayRegistry, serveRoute: true },
+    configure: (app) => {
+      // DNS rebinding: a page that makes its own name resolve to 127.0.0.1 still sends its name as Host.
+      app.use((req, _res, next) => {
+        if (isAllowedHost(req.headers.host, config.allowedHosts)) next();
+        else
+          next(
+            forbidden(
+              'host_not_allowed',
+              "The Host header names neither a loopback address nor this relay's public hostname.",
+            ),
+          );
+      });
+      app.post('/spawn', relayTokenGuard(config.relayToken));
       mountOperations<RelayApi.operations>(app, {
         document: relayDocument,
         handlers,
         logger,
         validateResponses: options.validateResponses ?? false,
-      }),
+      });
+    },
   });
+  return { app, spawner, eventsFlushed: () => events.flushed() };
 }

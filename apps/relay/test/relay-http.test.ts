@@ -72,7 +72,11 @@ const fullEnv = (): NodeJS.ProcessEnv => ({
   SVC_HUB_URL: hub.url,
   SVC_WORKSPACE: 'acme',
   SVC_WORKSPACE_API_KEY: workspaceApiKey(),
+  SVC_RELAY_TOKEN: randomBytes(32).toString('hex'),
+  SVC_RELAY_SVC_ENTRY: '/opt/svc/bin/run.js',
+  SVC_RUNTIME_INSTANCE_ID: 'rti_relaytest',
 });
+const SPAWN_MISSING = 'failed: spawn disabled: missing SVC_RELAY_TOKEN';
 
 describe('relay readiness', () => {
   test('when hub URL, workspace and API key are missing, then /readyz answers 503 naming each', async () => {
@@ -88,6 +92,7 @@ describe('relay readiness', () => {
         hub_url: 'failed: missing SVC_HUB_URL',
         workspace: 'failed: missing SVC_WORKSPACE',
         workspace_api_key: 'failed: missing SVC_WORKSPACE_API_KEY',
+        spawn: SPAWN_MISSING,
       },
     });
     expect(hub.requests).toEqual([]);
@@ -103,6 +108,7 @@ describe('relay readiness', () => {
       hub_url: 'ok',
       workspace: 'ok',
       workspace_api_key: 'failed: missing SVC_WORKSPACE_API_KEY',
+      spawn: SPAWN_MISSING,
     });
     expect(hub.requests).toEqual([]);
   });
@@ -115,16 +121,37 @@ describe('relay readiness', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       status: 'ready',
-      checks: { hub_url: 'ok', workspace: 'ok', workspace_api_key: 'ok', hub: 'ok' },
+      checks: { hub_url: 'ok', workspace: 'ok', workspace_api_key: 'ok', spawn: 'ok', hub: 'ok' },
     });
-    expect(hub.requests).toEqual(['/healthz']);
+    expect(hub.requests).toEqual(['/healthz', '/api/v1/contract']);
+  });
+
+  test('when the hub refuses the workspace API key, then /readyz answers 503 saying so', async () => {
+    hub.contractStatus = 401;
+    const relay = await startRelay(fullEnv());
+
+    const res = await get(relay, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect((res.body?.checks as Record<string, string>).hub).toBe(
+      'failed: the hub refuses SVC_WORKSPACE_API_KEY (HTTP 401)',
+    );
+  });
+
+  test('when no relay token is configured, then /readyz answers 503 naming it', async () => {
+    const relay = await startRelay({ ...fullEnv(), SVC_RELAY_TOKEN: '' });
+
+    const res = await get(relay, '/readyz');
+
+    expect(res.status).toBe(503);
+    expect((res.body?.checks as Record<string, string>).spawn).toBe(SPAWN_MISSING);
   });
 
   test('when the hub URL has a trailing slash, then the probe still asks for /healthz', async () => {
     const relay = await startRelay({ ...fullEnv(), SVC_HUB_URL: `${hub.url}/` });
 
     expect((await get(relay, '/readyz')).status).toBe(200);
-    expect(hub.requests).toEqual(['/healthz']);
+    expect(hub.requests).toEqual(['/healthz', '/api/v1/contract']);
   });
 
   test('when the hub is stopped, then /readyz answers 503 with the hub check failed', async () => {
@@ -140,6 +167,7 @@ describe('relay readiness', () => {
         hub_url: 'ok',
         workspace: 'ok',
         workspace_api_key: 'ok',
+        spawn: 'ok',
         hub: 'failed: hub unreachable (ECONNREFUSED)',
       },
     });
@@ -196,6 +224,9 @@ describe('relay status', () => {
       uptime_seconds: expect.any(Number),
       ready: true,
       workspace: 'acme',
+      runtime_instance_id: 'rti_relaytest',
+      spawn_enabled: true,
+      spawns: { requested: 0, in_flight: 0, started: 0, failed: 0 },
     });
     expect(relay.port).toBeGreaterThan(0);
     expect(res.body?.uptime_seconds).toBeGreaterThanOrEqual(5);

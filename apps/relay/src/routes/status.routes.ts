@@ -7,7 +7,8 @@ type StatusHandlers = Pick<OperationHandlers<RelayApi.operations>, 'relayStatus'
 
 /** `GET /status`: process facts of the relay. */
 export function statusRoutes(deps: {
-  facts: Omit<StatusFacts, 'port' | 'now' | 'ready'>;
+  facts: Omit<StatusFacts, 'port' | 'now' | 'ready' | 'spawns'>;
+  spawns: () => StatusFacts['spawns'];
   configuredPort: number;
   now: () => Date;
   isReady: () => Promise<boolean>;
@@ -21,6 +22,7 @@ export function statusRoutes(deps: {
         port: req.socket.localPort ?? deps.configuredPort,
         now: deps.now(),
         ready: await deps.isReady(),
+        spawns: deps.spawns(),
       }),
     }),
   };

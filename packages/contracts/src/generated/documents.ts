@@ -84,6 +84,10 @@ export const hubDocument: OpenApiDocument = {
       "description": "The provider/model catalog (exact `provider/model` identifiers, no aliases) and a workspace's own provider credentials, the fallback the hub uses when it has no hosted authorization for a provider. Provider secrets are sealed at rest and never returned; answers show the last four characters."
     },
     {
+      "name": "spawn",
+      "description": "The hub spawn path. A workspace's spawn policy (off by default, with per-project overrides) says which models, capabilities and command keys a spawn may use and how many agents may run on one host. A spawn asks the hub to start an agent: the hub checks the project's effective policy, picks a spawn-ready host (fresh heartbeat, relay ready, under the policy's limit; least loaded first) and calls that host's relay at `POST {relay base}/spawn` with the relay token it holds sealed, retrying on the same `spawn_id` until the relay answers with the outcome. A refused spawn names its spawn-policy blocker (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`) with the action an operator takes. The relay token never appears in an answer, a log or an audit event."
+    },
+    {
       "name": "teams",
       "description": "Teams group agents and participants of a workspace; a team assigned to a project puts its agents on that project's roster. Assignments are never deleted: unassigning sets `unassigned_at`, and assigning again reactivates the same assignment."
     },
@@ -3732,6 +3736,606 @@ export const hubDocument: OpenApiDocument = {
         }
       }
     },
+    "/api/v1/workspaces/{workspace}/spawn-policy": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "get": {
+        "operationId": "getWorkspaceSpawnPolicy",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "The workspace's spawn policy (the default, off, when none was set).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The policy.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SpawnPolicy"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "put": {
+        "operationId": "putWorkspaceSpawnPolicy",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "Set the workspace's spawn policy (replaces it whole); audited as `spawn_policy.updated`.",
+        "description": "`allowed_models` are exact identifiers of the current provider/model catalog (400 `provider_model_unsupported` otherwise, with `close_matches`); the first is the model of a spawn that names none. `allowed_command_keys` defaults to `[\"default\"]`. Lists are de-duplicated, order kept.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "admin:workspace"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SpawnPolicyRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The policy now in force.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SpawnPolicy"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/projects/{project}/spawn-policy": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        },
+        {
+          "$ref": "#/components/parameters/SpawnProjectRef"
+        }
+      ],
+      "get": {
+        "operationId": "getProjectSpawnPolicy",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "A project's spawn policy override and its effective policy (the override, else the workspace's).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The project's policies.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectSpawnPolicy"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "put": {
+        "operationId": "putProjectSpawnPolicy",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "Set a project's override of the spawn policy (replaces it whole); audited as `spawn_policy.updated`.",
+        "description": "The same rules as the workspace's policy. The override wins over the workspace's policy as a whole.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "admin:workspace"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SpawnPolicyRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The project's policies after the change.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectSpawnPolicy"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteProjectSpawnPolicy",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "Remove a project's override (the workspace's policy applies again); audited as `spawn_policy.deleted`.",
+        "description": "Removing an override that does not exist is harmless and answers the same.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "admin:workspace"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The project's policies after the change (`override` is null).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ProjectSpawnPolicy"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/agent-spawns": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "post": {
+        "operationId": "createAgentSpawn",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "Ask the hub to spawn an agent for a project on a spawn-ready host through its relay.",
+        "description": "The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).\n\n`spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:spawn"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgentSpawnRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "A repeat of an ended spawn (same `spawn_id`, same body).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentSpawn"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The spawn ended while the request waited (`started` or `failed`).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentSpawn"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "202": {
+            "description": "The spawn is recorded and in progress; read it with GET until it ends.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentSpawn"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "get": {
+        "operationId": "listAgentSpawns",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "Spawns of the workspace, newest first.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "parameters": [
+          {
+            "name": "state",
+            "in": "query",
+            "schema": {
+              "$ref": "#/components/schemas/AgentSpawnState"
+            }
+          },
+          {
+            "name": "project",
+            "in": "query",
+            "description": "Project id or code.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64,
+              "pattern": "^[A-Za-z0-9_-]+$"
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Spawns.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AgentSpawn"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/agent-spawns/{spawnId}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        },
+        {
+          "name": "spawnId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getAgentSpawn",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "One spawn.",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "agents:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The spawn.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AgentSpawn"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/spawn-events": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "recordRelaySpawnEvent",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "A host's relay reports a spawn it ran (requested, started or failed); audited as `relay.spawn.<event>`.",
+        "description": "Sent by the relay with the key its host heartbeats with. The event is recorded in the workspace's audit with the spawn id, the agent name and, when given, the agent id and the failure's code and detail (redacted). A host of another workspace is not found.",
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RelaySpawnEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "202": {
+            "description": "Recorded.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "required": [
+                        "spawn_id",
+                        "event",
+                        "runtime_instance_id"
+                      ],
+                      "properties": {
+                        "spawn_id": {
+                          "type": "string"
+                        },
+                        "event": {
+                          "type": "string",
+                          "enum": [
+                            "requested",
+                            "started",
+                            "failed"
+                          ]
+                        },
+                        "runtime_instance_id": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/api/v1/workspaces/{workspace}/teams": {
       "parameters": [
         {
@@ -4869,7 +5473,7 @@ export const hubDocument: OpenApiDocument = {
           "agents"
         ],
         "summary": "Start an agent (direct CLI start or relay spawn); returns its AGENT_TOKEN and one runtime credential.",
-        "description": "Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. The tokens are in this response only.",
+        "description": "Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. A relay spawn's start names its `spawn_id`, which both events carry. The tokens are in this response only.",
         "parameters": [
           {
             "name": "agentId",
@@ -5175,6 +5779,18 @@ export const hubDocument: OpenApiDocument = {
         "description": "A provider of the catalog, e.g. `anthropic`.",
         "schema": {
           "$ref": "#/components/schemas/ProviderName"
+        }
+      },
+      "SpawnProjectRef": {
+        "name": "project",
+        "in": "path",
+        "required": true,
+        "description": "Project id (`prj_…`) or code.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64,
+          "pattern": "^[A-Za-z0-9_-]+$"
         }
       }
     },
@@ -7650,6 +8266,503 @@ export const hubDocument: OpenApiDocument = {
           }
         }
       },
+      "SpawnCapability": {
+        "type": "string",
+        "pattern": "^[a-z0-9][a-z0-9._:-]{0,62}$"
+      },
+      "SpawnCommandKey": {
+        "type": "string",
+        "pattern": "^[a-z][a-z0-9_-]{0,39}$"
+      },
+      "SpawnPolicyRequest": {
+        "type": "object",
+        "required": [
+          "enabled"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "enabled": {
+            "type": "boolean"
+          },
+          "allowed_models": {
+            "type": "array",
+            "maxItems": 32,
+            "description": "Exact catalog identifiers; the first is the model of a spawn that names none.",
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            },
+            "default": []
+          },
+          "allowed_capabilities": {
+            "type": "array",
+            "maxItems": 64,
+            "description": "Every capability of a spawn must be listed here.",
+            "items": {
+              "$ref": "#/components/schemas/SpawnCapability"
+            },
+            "default": []
+          },
+          "allowed_command_keys": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 16,
+            "description": "Keys of the hosts' allow-lists of agent commands a spawn may use.",
+            "items": {
+              "$ref": "#/components/schemas/SpawnCommandKey"
+            },
+            "default": [
+              "default"
+            ]
+          },
+          "max_running_agents_per_host": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000,
+            "default": 4,
+            "description": "A host with this many running agents (plus spawns in progress on it) takes no more spawns."
+          }
+        }
+      },
+      "SpawnPolicy": {
+        "type": "object",
+        "required": [
+          "scope",
+          "workspace_id",
+          "project_id",
+          "stored",
+          "enabled",
+          "allowed_models",
+          "allowed_capabilities",
+          "allowed_command_keys",
+          "max_running_agents_per_host",
+          "updated_at",
+          "updated_by"
+        ],
+        "properties": {
+          "scope": {
+            "type": "string",
+            "enum": [
+              "workspace",
+              "project"
+            ]
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "stored": {
+            "type": "boolean",
+            "description": "False for the default policy of a workspace that never set one (off)."
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "allowed_models": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "allowed_capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "allowed_command_keys": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "max_running_agents_per_host": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "updated_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "updated_by": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Id of the participant or API key that set it."
+          }
+        }
+      },
+      "ProjectSpawnPolicy": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "project_code",
+          "override",
+          "effective"
+        ],
+        "properties": {
+          "project_id": {
+            "type": "string"
+          },
+          "project_code": {
+            "type": "string"
+          },
+          "override": {
+            "description": "The project's own policy, null when it has none.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/SpawnPolicy"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "effective": {
+            "$ref": "#/components/schemas/SpawnPolicy",
+            "description": "The policy spawns of the project follow (the override, else the workspace's)."
+          }
+        }
+      },
+      "AgentSpawnState": {
+        "type": "string",
+        "enum": [
+          "requested",
+          "in_progress",
+          "started",
+          "failed"
+        ],
+        "description": "`requested`: recorded, the relay not called yet; `in_progress`: the relay was called and has not answered with the outcome yet; `started` and `failed` are final."
+      },
+      "AgentSpawnRequest": {
+        "type": "object",
+        "required": [
+          "project"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "project": {
+            "type": "string",
+            "description": "Project id (`prj_…`) or code; the agent joins the project (it is on its roster).",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9_-]+$"
+          },
+          "name": {
+            "type": "string",
+            "description": "The agent's name; by default `<project code>-<capability>-<6 characters>`.",
+            "pattern": "^[a-z0-9][a-z0-9._-]{0,62}$"
+          },
+          "model": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Exact catalog identifier, allowed by the policy; by default the policy's first model."
+          },
+          "capabilities": {
+            "type": "array",
+            "maxItems": 32,
+            "items": {
+              "$ref": "#/components/schemas/SpawnCapability"
+            }
+          },
+          "command_key": {
+            "$ref": "#/components/schemas/SpawnCommandKey",
+            "description": "Key of the host's allow-list of agent commands; by default the policy's first command key."
+          },
+          "serve": {
+            "type": "boolean",
+            "default": false,
+            "description": "Serve the agent's console (a serve port is allocated)."
+          },
+          "spawn_id": {
+            "type": "string",
+            "description": "The caller's idempotency key of this spawn.",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{7,99}$"
+          }
+        }
+      },
+      "AgentSpawnFailure": {
+        "type": "object",
+        "required": [
+          "code",
+          "detail",
+          "rule",
+          "cli_code",
+          "status"
+        ],
+        "properties": {
+          "code": {
+            "type": "string",
+            "description": "The relay's problem code, or the hub's when the relay gave none."
+          },
+          "detail": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "rule": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "The direct start rule that was violated, when known."
+          },
+          "cli_code": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The code `svc start` answered with."
+          },
+          "status": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "The relay's HTTP status, when it answered."
+          }
+        }
+      },
+      "AgentSpawn": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "project_code",
+          "runtime_instance_id",
+          "state",
+          "name",
+          "model",
+          "capabilities",
+          "command_key",
+          "serve",
+          "agent_id",
+          "pid",
+          "serve_port",
+          "error",
+          "attempts",
+          "requested_by",
+          "authorization",
+          "reason",
+          "created_at",
+          "updated_at",
+          "started_at",
+          "finished_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "The spawn id (`spw_…`), also the `spawn_id` sent to the relay."
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "project_code": {
+            "type": "string"
+          },
+          "runtime_instance_id": {
+            "type": "string",
+            "description": "The host chosen for the spawn."
+          },
+          "state": {
+            "$ref": "#/components/schemas/AgentSpawnState"
+          },
+          "name": {
+            "type": "string"
+          },
+          "model": {
+            "type": "string"
+          },
+          "capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "command_key": {
+            "type": "string"
+          },
+          "serve": {
+            "type": "boolean"
+          },
+          "idempotency_key": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The caller's `spawn_id` (or the Workflow API's key)."
+          },
+          "agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "pid": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "serve_port": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "error": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/AgentSpawnFailure"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "attempts": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Relay calls made so far."
+          },
+          "requested_by": {
+            "type": "object",
+            "required": [
+              "kind",
+              "id"
+            ],
+            "properties": {
+              "kind": {
+                "type": "string"
+              },
+              "id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "authorization": {
+            "type": "object",
+            "required": [
+              "source"
+            ],
+            "description": "What authorized the spawn.",
+            "properties": {
+              "source": {
+                "type": "string",
+                "enum": [
+                  "participant",
+                  "api_key",
+                  "workflow_service"
+                ],
+                "description": "`workflow_service`: the Workflow API on behalf of an invocation."
+              },
+              "role": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The participant's workspace role."
+              },
+              "invocation_id": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "reason": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "description": "Why the spawn was asked for (the Workflow API sends `invocation_id` and `stage_key`).",
+            "additionalProperties": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "started_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "finished_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "RelaySpawnEvent": {
+        "type": "object",
+        "required": [
+          "spawn_id",
+          "event",
+          "agent_name"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "spawn_id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{7,99}$"
+          },
+          "event": {
+            "type": "string",
+            "enum": [
+              "requested",
+              "started",
+              "failed"
+            ]
+          },
+          "agent_name": {
+            "type": "string",
+            "pattern": "^[a-z0-9][a-z0-9._-]{0,62}$"
+          },
+          "agent_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$",
+            "maxLength": 100
+          },
+          "detail": {
+            "type": "string",
+            "maxLength": 2000
+          }
+        }
+      },
       "Team": {
         "type": "object",
         "required": [
@@ -8071,6 +9184,11 @@ export const hubDocument: OpenApiDocument = {
             "minimum": 1024,
             "maximum": 65535,
             "description": "Replaces the agent's serve port; unique among the host's agents that are not evicted."
+          },
+          "spawn_id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{7,99}$",
+            "description": "The relay spawn this start belongs to (`launch_path` relay only; 400 `spawn_id_requires_relay` otherwise); recorded in the runtime credential's issuance audit."
           }
         }
       },
@@ -8830,6 +9948,209 @@ export const hubInternalDocument: OpenApiDocument = {
           }
         }
       }
+    },
+    "/internal/v1/projects/{projectId}/spawn-readiness": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RosterProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "getProjectSpawnReadiness",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "Whether a spawn with these capabilities would be allowed for the project now, with typed blockers.",
+        "description": "Reads the project's effective spawn policy and the workspace's hosts, and answers what a spawn would use (`model`: the policy's first model; `runtime_instance_id`: the host it would go to, the least loaded spawn-ready host under the limit; `command_key`: the policy's first command key) or why it would be refused, one blocker per code: `spawn_policy_off`, `spawn_model_not_allowed` (the policy allows no model of the current catalog), `spawn_capability_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`. Read-only.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "parameters": [
+          {
+            "name": "capabilities",
+            "in": "query",
+            "description": "Comma-separated capabilities the spawned agent must hold.",
+            "schema": {
+              "type": "string",
+              "maxLength": 2000,
+              "pattern": "^[a-z0-9._:,-]*$"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The readiness.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SpawnReadiness"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/internal/v1/projects/{projectId}/agent-spawns": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RosterProjectId"
+        }
+      ],
+      "post": {
+        "operationId": "createInternalAgentSpawn",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "Spawn an agent for a stage of an invocation (authorization source `workflow_service`).",
+        "description": "The same spawn as the public `POST /api/v1/workspaces/{workspace}/agent-spawns`, asked by the Workflow API on behalf of an invocation: the model and command key are the policy's first, the agent joins the project with the capabilities asked. `spawn_key` is the idempotency key: the same key answers the same spawn (200), whatever the rest of the body. 201 for a new spawn, whose relay call runs in the background (read it with `GET /internal/v1/agent-spawns/{spawnId}`). 409 with the blocker's code when the policy or the hosts do not allow it (the codes of spawn readiness).",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/InternalAgentSpawnRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The spawn already recorded under this key.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/InternalAgentSpawn"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The spawn was recorded; the relay is being called.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/InternalAgentSpawn"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/internal/v1/agent-spawns/{spawnId}": {
+      "parameters": [
+        {
+          "name": "spawnId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getInternalAgentSpawn",
+        "tags": [
+          "spawn"
+        ],
+        "summary": "One spawn.",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The spawn.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/InternalAgentSpawn"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -9461,6 +10782,259 @@ export const hubInternalDocument: OpenApiDocument = {
             }
           }
         }
+      },
+      "SpawnBlocker": {
+        "type": "object",
+        "required": [
+          "code",
+          "message",
+          "recommended_action",
+          "runtime_instance_ids"
+        ],
+        "properties": {
+          "code": {
+            "type": "string",
+            "enum": [
+              "spawn_policy_off",
+              "spawn_model_not_allowed",
+              "spawn_capability_not_allowed",
+              "spawn_command_not_allowed",
+              "spawn_no_ready_host",
+              "spawn_host_at_limit"
+            ]
+          },
+          "message": {
+            "type": "string"
+          },
+          "recommended_action": {
+            "type": "string"
+          },
+          "runtime_instance_ids": {
+            "type": "array",
+            "description": "The hosts the blocker concerns (empty when it is about the policy).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "SpawnReadiness": {
+        "type": "object",
+        "required": [
+          "allowed",
+          "model",
+          "runtime_instance_id",
+          "command_key",
+          "blockers"
+        ],
+        "properties": {
+          "allowed": {
+            "type": "boolean"
+          },
+          "model": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The model a spawn would use."
+          },
+          "runtime_instance_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The host a spawn would go to."
+          },
+          "command_key": {
+            "type": "string"
+          },
+          "blockers": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SpawnBlocker"
+            }
+          }
+        }
+      },
+      "InternalAgentSpawnRequest": {
+        "type": "object",
+        "required": [
+          "spawn_key",
+          "capabilities",
+          "reason"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "spawn_key": {
+            "type": "string",
+            "description": "Idempotency key (one per stage that needs an owner).",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_:.-]{7,199}$"
+          },
+          "capabilities": {
+            "type": "array",
+            "maxItems": 32,
+            "items": {
+              "type": "string",
+              "pattern": "^[a-z0-9][a-z0-9._:-]{0,62}$"
+            }
+          },
+          "reason": {
+            "type": "object",
+            "required": [
+              "invocation_id",
+              "stage_key"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "invocation_id": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64
+              },
+              "stage_key": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200
+              }
+            }
+          }
+        }
+      },
+      "InternalAgentSpawn": {
+        "type": "object",
+        "required": [
+          "id",
+          "workspace_id",
+          "project_id",
+          "runtime_instance_id",
+          "state",
+          "name",
+          "model",
+          "capabilities",
+          "agent_id",
+          "error",
+          "attempts",
+          "reason",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "project_id": {
+            "type": "string"
+          },
+          "runtime_instance_id": {
+            "type": "string"
+          },
+          "state": {
+            "type": "string",
+            "enum": [
+              "requested",
+              "in_progress",
+              "started",
+              "failed"
+            ]
+          },
+          "name": {
+            "type": "string"
+          },
+          "model": {
+            "type": "string"
+          },
+          "capabilities": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "spawn_key": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "error": {
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "code",
+                  "detail"
+                ],
+                "properties": {
+                  "code": {
+                    "type": "string"
+                  },
+                  "detail": {
+                    "type": [
+                      "string",
+                      "null"
+                    ]
+                  },
+                  "rule": {
+                    "type": [
+                      "integer",
+                      "null"
+                    ]
+                  },
+                  "cli_code": {
+                    "type": [
+                      "string",
+                      "null"
+                    ]
+                  }
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "attempts": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "reason": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "additionalProperties": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "started_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "finished_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
       }
     },
     "parameters": {
@@ -9528,6 +11102,10 @@ export const hubInternalDocument: OpenApiDocument = {
     {
       "name": "roster",
       "description": "Projects, their agent rosters and the readiness of the runtime hosts behind them, for other services (the Workflow API's preflight and stage assignment)."
+    },
+    {
+      "name": "spawn",
+      "description": "Spawn readiness and spawns for the Workflow API: whether a project's spawn policy and hosts allow an agent to be spawned for a stage no roster agent can own, and the spawn itself."
     }
   ]
 };
@@ -15347,9 +16925,131 @@ export const relayDocument: OpenApiDocument = {
           }
         }
       }
+    },
+    "/spawn": {
+      "post": {
+        "operationId": "relaySpawn",
+        "summary": "Start an agent on this host with the local `svc start` (the hub spawn path).",
+        "description": "Requires the header `x-svc-relay-token` (the host's relay token, compared in constant time): 401 `relay_token_missing` without it, 403 `relay_token_invalid` when it is wrong. A relay without a configured token does not serve this route (503 `relay_spawn_disabled`; `/readyz` says why). The body is structured, never an argv string: the relay builds the argv of `svc start` itself, with the program taken from the host's allow-list of commands (`command_key`), and runs it without a shell, in its own process group, with an environment built from an allow-list (the relay token and the workspace API key never reach it) and a start timeout, after which the process group is stopped (SIGINT, then SIGTERM, then SIGKILL) and the spawn fails with `spawn_timeout`.\n\nIdempotent on `spawn_id`: the same id with the same body answers the same outcome (202 while it is in flight, then the final answer, success or problem, every time); the same id with another body is 409 `spawn_id_conflict`. A spawn of an agent name while another spawn of that name is in flight is 409 `spawn_in_progress`. Every request is appended (redacted) to the relay's local JSON-lines spawn log and reported to the hub's audit (`relay.spawn.requested`, `relay.spawn.started`, `relay.spawn.failed`). Requests whose `Host` is neither a loopback address nor the relay's public hostname are refused with 403 `host_not_allowed` (on every route).",
+        "x-svc-actors": [
+          "anonymous"
+        ],
+        "x-svc-scopes": [],
+        "security": [
+          {
+            "relayToken": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SpawnRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The agent started (this answer is the same for every repeat of the spawn id).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SpawnStarted"
+                }
+              }
+            }
+          },
+          "202": {
+            "description": "The spawn is in flight; repeat the same request (same `spawn_id`) to get its outcome.",
+            "headers": {
+              "Retry-After": {
+                "schema": {
+                  "type": "integer"
+                },
+                "description": "Seconds to wait before asking again."
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SpawnInFlight"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "422": {
+            "description": "`command_not_allowed` (the command key is not in the host's allow-list) or `start_rule_violated` (the local `svc start` refused: `rule` names the direct start rule when there is one, `cli_code` is the CLI's own code).",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SpawnProblem"
+                }
+              }
+            }
+          },
+          "502": {
+            "description": "`spawn_failed`: `svc start` failed for another reason (`cli_code`, `exit_code`).",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SpawnProblem"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "`relay_spawn_disabled` (no relay token configured) or `host_not_spawn_ready`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SpawnProblem"
+                }
+              }
+            }
+          },
+          "504": {
+            "description": "`spawn_timeout`: `svc start` did not finish within the start timeout; it was stopped.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SpawnProblem"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
+    "securitySchemes": {
+      "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
+      },
+      "relayToken": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "x-svc-relay-token",
+        "description": "The host's relay token (`SVC_RELAY_TOKEN`; the hub holds it sealed). Checked by the relay itself before the body is read; never logged."
+      }
+    },
     "schemas": {
       "Problem": {
         "type": "object",
@@ -15452,6 +17152,197 @@ export const relayDocument: OpenApiDocument = {
           }
         }
       },
+      "SpawnRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "spawn_id",
+          "agent"
+        ],
+        "properties": {
+          "spawn_id": {
+            "type": "string",
+            "description": "Idempotency key of this spawn, chosen by the caller (the hub uses `spw_…`).",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{7,99}$"
+          },
+          "command_key": {
+            "type": "string",
+            "description": "Key of the host's allow-list of agent commands (`SVC_RELAY_COMMANDS`); `default` is the agent program installed with svc.",
+            "pattern": "^[a-z][a-z0-9_-]{0,39}$",
+            "default": "default"
+          },
+          "agent": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": [
+              "name"
+            ],
+            "properties": {
+              "name": {
+                "type": "string",
+                "pattern": "^[a-z0-9][a-z0-9._-]{0,62}$"
+              },
+              "model": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "pattern": "^[^\\s]+$"
+              },
+              "capabilities": {
+                "type": "array",
+                "maxItems": 32,
+                "items": {
+                  "type": "string",
+                  "pattern": "^[a-z0-9][a-z0-9._:-]{0,62}$"
+                }
+              },
+              "project": {
+                "type": "string",
+                "description": "Project code (never with `workdir`).",
+                "minLength": 1,
+                "maxLength": 64,
+                "pattern": "^[A-Za-z0-9_-]+$"
+              },
+              "team_id": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64,
+                "pattern": "^[a-z]+_[A-Za-z0-9]+$"
+              },
+              "workdir": {
+                "type": "string",
+                "description": "Absolute workdir inside the host's workdir root.",
+                "minLength": 1,
+                "maxLength": 1024,
+                "pattern": "^/"
+              },
+              "serve": {
+                "type": "boolean",
+                "default": false
+              },
+              "serve_port": {
+                "type": "integer",
+                "minimum": 1024,
+                "maximum": 65535
+              },
+              "worker": {
+                "type": "boolean",
+                "default": false
+              }
+            }
+          }
+        }
+      },
+      "SpawnStarted": {
+        "type": "object",
+        "required": [
+          "spawn_id",
+          "state",
+          "agent_id",
+          "name",
+          "pid",
+          "serve_port",
+          "runtime_instance_id",
+          "started_at"
+        ],
+        "properties": {
+          "spawn_id": {
+            "type": "string"
+          },
+          "state": {
+            "type": "string",
+            "const": "started"
+          },
+          "agent_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "pid": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "serve_port": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "runtime_instance_id": {
+            "type": "string"
+          },
+          "console_url": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "SpawnInFlight": {
+        "type": "object",
+        "required": [
+          "spawn_id",
+          "state",
+          "requested_at"
+        ],
+        "properties": {
+          "spawn_id": {
+            "type": "string"
+          },
+          "state": {
+            "type": "string",
+            "const": "in_progress"
+          },
+          "requested_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "SpawnProblem": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "type": "object",
+            "properties": {
+              "spawn_id": {
+                "type": "string"
+              },
+              "rule": {
+                "type": [
+                  "integer",
+                  "null"
+                ],
+                "description": "The direct start rule that was violated",
+                "when known.": null
+              },
+              "cli_code": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The code `svc start` answered with."
+              },
+              "exit_code": {
+                "type": [
+                  "integer",
+                  "null"
+                ]
+              }
+            }
+          }
+        ]
+      },
       "RelayStatus": {
         "type": "object",
         "required": [
@@ -15461,7 +17352,9 @@ export const relayDocument: OpenApiDocument = {
           "runtime_version",
           "started_at",
           "uptime_seconds",
-          "ready"
+          "ready",
+          "spawn_enabled",
+          "spawns"
         ],
         "properties": {
           "pid": {
@@ -15501,16 +17394,46 @@ export const relayDocument: OpenApiDocument = {
               "string",
               "null"
             ]
+          },
+          "runtime_instance_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "spawn_enabled": {
+            "type": "boolean",
+            "description": "A relay token is configured, so `POST /spawn` is served."
+          },
+          "spawns": {
+            "type": "object",
+            "description": "Spawn requests since the relay started, by outcome (repeats of a spawn id count once).",
+            "required": [
+              "requested",
+              "in_flight",
+              "started",
+              "failed"
+            ],
+            "properties": {
+              "requested": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "in_flight": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "started": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "failed": {
+                "type": "integer",
+                "minimum": 0
+              }
+            }
           }
         }
-      }
-    },
-    "securitySchemes": {
-      "apiKey": {
-        "type": "apiKey",
-        "in": "header",
-        "name": "X-API-Key",
-        "description": "Workspace API key `svc_<prefix>_<secret>` (header names are case-insensitive; `x-api-key` works too)."
       }
     },
     "responses": {

@@ -51,6 +51,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/spawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an agent on this host with the local `svc start` (the hub spawn path).
+         * @description Requires the header `x-svc-relay-token` (the host's relay token, compared in constant time): 401 `relay_token_missing` without it, 403 `relay_token_invalid` when it is wrong. A relay without a configured token does not serve this route (503 `relay_spawn_disabled`; `/readyz` says why). The body is structured, never an argv string: the relay builds the argv of `svc start` itself, with the program taken from the host's allow-list of commands (`command_key`), and runs it without a shell, in its own process group, with an environment built from an allow-list (the relay token and the workspace API key never reach it) and a start timeout, after which the process group is stopped (SIGINT, then SIGTERM, then SIGKILL) and the spawn fails with `spawn_timeout`.
+         *
+         *     Idempotent on `spawn_id`: the same id with the same body answers the same outcome (202 while it is in flight, then the final answer, success or problem, every time); the same id with another body is 409 `spawn_id_conflict`. A spawn of an agent name while another spawn of that name is in flight is 409 `spawn_in_progress`. Every request is appended (redacted) to the relay's local JSON-lines spawn log and reported to the hub's audit (`relay.spawn.requested`, `relay.spawn.started`, `relay.spawn.failed`). Requests whose `Host` is neither a loopback address nor the relay's public hostname are refused with 403 `host_not_allowed` (on every route).
+         */
+        post: operations["relaySpawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -87,6 +109,58 @@ export interface components {
                 [key: string]: string;
             };
         };
+        SpawnRequest: {
+            /** @description Idempotency key of this spawn, chosen by the caller (the hub uses `spw_…`). */
+            spawn_id: string;
+            /**
+             * @description Key of the host's allow-list of agent commands (`SVC_RELAY_COMMANDS`); `default` is the agent program installed with svc.
+             * @default default
+             */
+            command_key: string;
+            agent: {
+                name: string;
+                model?: string;
+                capabilities?: string[];
+                /** @description Project code (never with `workdir`). */
+                project?: string;
+                team_id?: string;
+                /** @description Absolute workdir inside the host's workdir root. */
+                workdir?: string;
+                /** @default false */
+                serve: boolean;
+                serve_port?: number;
+                /** @default false */
+                worker: boolean;
+            };
+        };
+        SpawnStarted: {
+            spawn_id: string;
+            /** @constant */
+            state: "started";
+            agent_id: string;
+            name: string;
+            pid: number | null;
+            serve_port: number | null;
+            runtime_instance_id: string;
+            console_url?: string | null;
+            /** Format: date-time */
+            started_at: string;
+        };
+        SpawnInFlight: {
+            spawn_id: string;
+            /** @constant */
+            state: "in_progress";
+            /** Format: date-time */
+            requested_at: string;
+        };
+        SpawnProblem: components["schemas"]["Problem"] & {
+            spawn_id?: string;
+            /** @description The direct start rule that was violated */
+            rule?: number | null;
+            /** @description The code `svc start` answered with. */
+            cli_code?: string | null;
+            exit_code?: number | null;
+        };
         RelayStatus: {
             pid: number;
             /** @description Bind host. */
@@ -103,6 +177,16 @@ export interface components {
             uptime_seconds: number;
             ready: boolean;
             workspace?: string | null;
+            runtime_instance_id?: string | null;
+            /** @description A relay token is configured, so `POST /spawn` is served. */
+            spawn_enabled: boolean;
+            /** @description Spawn requests since the relay started, by outcome (repeats of a spawn id count once). */
+            spawns: {
+                requested: number;
+                in_flight: number;
+                started: number;
+                failed: number;
+            };
         };
     };
     responses: {
@@ -191,6 +275,81 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RelayStatus"];
+                };
+            };
+        };
+    };
+    relaySpawn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpawnRequest"];
+            };
+        };
+        responses: {
+            /** @description The agent started (this answer is the same for every repeat of the spawn id). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpawnStarted"];
+                };
+            };
+            /** @description The spawn is in flight; repeat the same request (same `spawn_id`) to get its outcome. */
+            202: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpawnInFlight"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            /** @description `command_not_allowed` (the command key is not in the host's allow-list) or `start_rule_violated` (the local `svc start` refused: `rule` names the direct start rule when there is one, `cli_code` is the CLI's own code). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["SpawnProblem"];
+                };
+            };
+            /** @description `spawn_failed`: `svc start` failed for another reason (`cli_code`, `exit_code`). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["SpawnProblem"];
+                };
+            };
+            /** @description `relay_spawn_disabled` (no relay token configured) or `host_not_spawn_ready`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["SpawnProblem"];
+                };
+            };
+            /** @description `spawn_timeout`: `svc start` did not finish within the start timeout; it was stopped. */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["SpawnProblem"];
                 };
             };
         };

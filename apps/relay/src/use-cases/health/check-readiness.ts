@@ -3,6 +3,9 @@ import type { ReadinessCheck } from '@svc/service-kit';
 import type { RelayConfig } from '../../env';
 
 type Settings = Pick<RelayConfig, 'hubUrl' | 'workspace' | 'workspaceApiKey'>;
+type SpawnSettings = Pick<RelayConfig, 'relayToken' | 'runtimeInstanceId'> & {
+  spawn: Pick<RelayConfig['spawn'], 'svcEntry'>;
+};
 
 /** The settings the relay needs before it is ready, by readiness check name. */
 const REQUIRED_SETTINGS = [
@@ -21,11 +24,12 @@ export function missingSettings(settings: Settings): string[] {
 }
 
 /**
- * The relay's readiness checks: each required setting is present (`failed: missing SVC_…` otherwise) and,
- * once all are, the hub answers its liveness route. Reasons name variables, never values.
+ * The relay's readiness checks: each required setting is present (`failed: missing SVC_…` otherwise); the
+ * spawn settings are (a relay without a token does not serve spawns); and, once the hub settings are all
+ * there, the hub answers and accepts the workspace API key. Reasons name variables, never values.
  */
 export function relayReadinessChecks(
-  settings: Settings,
+  settings: Settings & SpawnSettings,
   options: { hubTimeoutMs: number },
 ): Record<string, ReadinessCheck> {
   const checks: Record<string, ReadinessCheck> = {};
@@ -35,12 +39,27 @@ export function relayReadinessChecks(
       if (!present) throw new Error(`missing ${setting.variable}`);
     };
   }
-  if (settings.hubUrl && missingSettings(settings).length === 0) {
-    checks.hub = httpCheck({
-      url: `${settings.hubUrl.replace(/\/+$/, '')}/healthz`,
-      target: 'hub',
-      timeoutMs: options.hubTimeoutMs,
-    });
+  checks.spawn = async () => {
+    if (!settings.relayToken) throw new Error('spawn disabled: missing SVC_RELAY_TOKEN');
+    if (!settings.spawn.svcEntry) throw new Error('spawn disabled: missing SVC_RELAY_SVC_ENTRY');
+    if (!settings.runtimeInstanceId) throw new Error('spawn disabled: missing SVC_RUNTIME_INSTANCE_ID');
+  };
+  if (settings.hubUrl && settings.workspaceApiKey && missingSettings(settings).length === 0) {
+    const hub = settings.hubUrl.replace(/\/+$/, '');
+    const live = httpCheck({ url: `${hub}/healthz`, target: 'hub', timeoutMs: options.hubTimeoutMs });
+    const apiKey = settings.workspaceApiKey;
+    checks.hub = async () => {
+      await live();
+      const res = await fetch(`${hub}/api/v1/contract`, {
+        headers: { accept: 'application/json', 'x-api-key': apiKey },
+        signal: AbortSignal.timeout(options.hubTimeoutMs),
+      });
+      await res.body?.cancel();
+      if (res.status === 401 || res.status === 403) {
+        throw new Error(`the hub refuses SVC_WORKSPACE_API_KEY (HTTP ${res.status})`);
+      }
+      if (!res.ok) throw new Error(`hub answered HTTP ${res.status}`);
+    };
   }
   return checks;
 }

@@ -12,6 +12,9 @@ export interface StatusFacts {
   now: Date;
   ready: boolean;
   workspace: string | undefined;
+  runtimeInstanceId: string | undefined;
+  spawnEnabled: boolean;
+  spawns: RelayStatus['spawns'];
 }
 
 /** Process facts of this relay, as `GET /status` reports them. */
@@ -27,5 +30,8 @@ export function describeStatus(facts: StatusFacts): RelayStatus {
     uptime_seconds: Math.max(0, Math.round((facts.now.getTime() - facts.startedAt.getTime()) / 1000)),
     ready: facts.ready,
     workspace: facts.workspace ?? null,
+    runtime_instance_id: facts.runtimeInstanceId ?? null,
+    spawn_enabled: facts.spawnEnabled,
+    spawns: facts.spawns,
   };
 }
