@@ -1,7 +1,13 @@
 import type { Express } from 'express';
 import { relayDocument } from '@svc/contracts';
 import type { RelayApi } from '@svc/contracts';
-import { createHttpApp, forbidden, mountOperations, runReadinessChecks } from '@svc/service-kit';
+import {
+  createHttpApp,
+  forbidden,
+  labelOperation,
+  mountOperations,
+  runReadinessChecks,
+} from '@svc/service-kit';
 import type { Logger, OperationHandlers } from '@svc/service-kit';
 import type { RelayConfig } from './env';
 import { relayRegistry } from './metrics';
@@ -112,6 +118,11 @@ export function buildRelay(options: RelayAppOptions): RelayApp {
               "The Host header names neither a loopback address nor this relay's public hostname.",
             ),
           );
+      });
+      // Spawns refused by the token guard are counted under their operation, like every other answer.
+      app.post('/spawn', (_req, res, next) => {
+        labelOperation(res, 'relaySpawn');
+        next();
       });
       app.post('/spawn', relayTokenGuard(config.relayToken));
       mountOperations<RelayApi.operations>(app, {
