@@ -8287,41 +8287,35 @@ export const hubDocument: OpenApiDocument = {
           "allowed_models": {
             "type": "array",
             "maxItems": 32,
-            "description": "Exact catalog identifiers; the first is the model of a spawn that names none.",
+            "description": "Exact catalog identifiers; the first is the model of a spawn that names none (none when absent).",
             "items": {
               "type": "string",
               "minLength": 1,
               "maxLength": 200
-            },
-            "default": []
+            }
           },
           "allowed_capabilities": {
             "type": "array",
             "maxItems": 64,
-            "description": "Every capability of a spawn must be listed here.",
+            "description": "Every capability of a spawn must be listed here (none when absent).",
             "items": {
               "$ref": "#/components/schemas/SpawnCapability"
-            },
-            "default": []
+            }
           },
           "allowed_command_keys": {
             "type": "array",
             "minItems": 1,
             "maxItems": 16,
-            "description": "Keys of the hosts' allow-lists of agent commands a spawn may use.",
+            "description": "Keys of the hosts' allow-lists of agent commands a spawn may use (`[\"default\"]` when absent).",
             "items": {
               "$ref": "#/components/schemas/SpawnCommandKey"
-            },
-            "default": [
-              "default"
-            ]
+            }
           },
           "max_running_agents_per_host": {
             "type": "integer",
             "minimum": 1,
             "maximum": 1000,
-            "default": 4,
-            "description": "A host with this many running agents (plus spawns in progress on it) takes no more spawns."
+            "description": "A host with this many running agents (plus spawns in progress on it) takes no more spawns (4 when absent)."
           }
         }
       },
@@ -8461,7 +8455,7 @@ export const hubDocument: OpenApiDocument = {
           "name": {
             "type": "string",
             "description": "The agent's name; by default `<project code>-<capability>-<6 characters>`.",
-            "pattern": "^[a-z0-9][a-z0-9._-]{0,62}$"
+            "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"
           },
           "model": {
             "type": "string",
@@ -8482,8 +8476,7 @@ export const hubDocument: OpenApiDocument = {
           },
           "serve": {
             "type": "boolean",
-            "default": false,
-            "description": "Serve the agent's console (a serve port is allocated)."
+            "description": "Serve the agent's console (a serve port is allocated); false when absent."
           },
           "spawn_id": {
             "type": "string",

@@ -1013,6 +1013,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/spawn-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** The workspace's spawn policy (the default, off, when none was set). */
+        get: operations["getWorkspaceSpawnPolicy"];
+        /**
+         * Set the workspace's spawn policy (replaces it whole); audited as `spawn_policy.updated`.
+         * @description `allowed_models` are exact identifiers of the current provider/model catalog (400 `provider_model_unsupported` otherwise, with `close_matches`); the first is the model of a spawn that names none. `allowed_command_keys` defaults to `["default"]`. Lists are de-duplicated, order kept.
+         */
+        put: operations["putWorkspaceSpawnPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/projects/{project}/spawn-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description Project id (`prj_…`) or code. */
+                project: components["parameters"]["SpawnProjectRef"];
+            };
+            cookie?: never;
+        };
+        /** A project's spawn policy override and its effective policy (the override, else the workspace's). */
+        get: operations["getProjectSpawnPolicy"];
+        /**
+         * Set a project's override of the spawn policy (replaces it whole); audited as `spawn_policy.updated`.
+         * @description The same rules as the workspace's policy. The override wins over the workspace's policy as a whole.
+         */
+        put: operations["putProjectSpawnPolicy"];
+        post?: never;
+        /**
+         * Remove a project's override (the workspace's policy applies again); audited as `spawn_policy.deleted`.
+         * @description Removing an override that does not exist is harmless and answers the same.
+         */
+        delete: operations["deleteProjectSpawnPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/agent-spawns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        /** Spawns of the workspace, newest first. */
+        get: operations["listAgentSpawns"];
+        put?: never;
+        /**
+         * Ask the hub to spawn an agent for a project on a spawn-ready host through its relay.
+         * @description The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).
+         *
+         *     `spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only.
+         */
+        post: operations["createAgentSpawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/agent-spawns/{spawnId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                spawnId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /** One spawn. */
+        get: operations["getAgentSpawn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}/spawn-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A host's relay reports a spawn it ran (requested, started or failed); audited as `relay.spawn.<event>`.
+         * @description Sent by the relay with the key its host heartbeats with. The event is recorded in the workspace's audit with the spawn id, the agent name and, when given, the agent id and the failure's code and detail (redacted). A host of another workspace is not found.
+         */
+        post: operations["recordRelaySpawnEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/teams": {
         parameters: {
             query?: never;
@@ -1319,7 +1443,7 @@ export interface paths {
         put?: never;
         /**
          * Start an agent (direct CLI start or relay spawn); returns its AGENT_TOKEN and one runtime credential.
-         * @description Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. The tokens are in this response only.
+         * @description Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. A relay spawn's start names its `spawn_id`, which both events carry. The tokens are in this response only.
          */
         post: operations["startAgent"];
         delete?: never;
@@ -2023,6 +2147,134 @@ export interface components {
             /** @description The provider secret (e.g. an API key). Sealed at rest; never returned. */
             secret: string;
         };
+        SpawnCapability: string;
+        SpawnCommandKey: string;
+        SpawnPolicyRequest: {
+            enabled: boolean;
+            /** @description Exact catalog identifiers; the first is the model of a spawn that names none (none when absent). */
+            allowed_models?: string[];
+            /** @description Every capability of a spawn must be listed here (none when absent). */
+            allowed_capabilities?: components["schemas"]["SpawnCapability"][];
+            /** @description Keys of the hosts' allow-lists of agent commands a spawn may use (`["default"]` when absent). */
+            allowed_command_keys?: components["schemas"]["SpawnCommandKey"][];
+            /** @description A host with this many running agents (plus spawns in progress on it) takes no more spawns (4 when absent). */
+            max_running_agents_per_host?: number;
+        };
+        SpawnPolicy: {
+            /** @enum {string} */
+            scope: "workspace" | "project";
+            workspace_id: string;
+            project_id: string | null;
+            /** @description False for the default policy of a workspace that never set one (off). */
+            stored: boolean;
+            enabled: boolean;
+            allowed_models: string[];
+            allowed_capabilities: string[];
+            allowed_command_keys: string[];
+            max_running_agents_per_host: number;
+            /** Format: date-time */
+            updated_at: string | null;
+            /** @description Id of the participant or API key that set it. */
+            updated_by: string | null;
+        };
+        ProjectSpawnPolicy: {
+            project_id: string;
+            project_code: string;
+            /** @description The project's own policy, null when it has none. */
+            override: components["schemas"]["SpawnPolicy"] | null;
+            /** @description The policy spawns of the project follow (the override, else the workspace's). */
+            effective: components["schemas"]["SpawnPolicy"];
+        };
+        /**
+         * @description `requested`: recorded, the relay not called yet; `in_progress`: the relay was called and has not answered with the outcome yet; `started` and `failed` are final.
+         * @enum {string}
+         */
+        AgentSpawnState: "requested" | "in_progress" | "started" | "failed";
+        AgentSpawnRequest: {
+            /** @description Project id (`prj_…`) or code; the agent joins the project (it is on its roster). */
+            project: string;
+            /** @description The agent's name; by default `<project code>-<capability>-<6 characters>`. */
+            name?: string;
+            /** @description Exact catalog identifier, allowed by the policy; by default the policy's first model. */
+            model?: string;
+            capabilities?: components["schemas"]["SpawnCapability"][];
+            /** @description Key of the host's allow-list of agent commands; by default the policy's first command key. */
+            command_key?: components["schemas"]["SpawnCommandKey"];
+            /** @description Serve the agent's console (a serve port is allocated); false when absent. */
+            serve?: boolean;
+            /** @description The caller's idempotency key of this spawn. */
+            spawn_id?: string;
+        };
+        AgentSpawnFailure: {
+            /** @description The relay's problem code, or the hub's when the relay gave none. */
+            code: string;
+            detail: string | null;
+            /** @description The direct start rule that was violated, when known. */
+            rule: number | null;
+            /** @description The code `svc start` answered with. */
+            cli_code: string | null;
+            /** @description The relay's HTTP status, when it answered. */
+            status: number | null;
+        };
+        AgentSpawn: {
+            /** @description The spawn id (`spw_…`), also the `spawn_id` sent to the relay. */
+            id: string;
+            workspace_id: string;
+            project_id: string;
+            project_code: string;
+            /** @description The host chosen for the spawn. */
+            runtime_instance_id: string;
+            state: components["schemas"]["AgentSpawnState"];
+            name: string;
+            model: string;
+            capabilities: string[];
+            command_key: string;
+            serve: boolean;
+            /** @description The caller's `spawn_id` (or the Workflow API's key). */
+            idempotency_key?: string | null;
+            agent_id: string | null;
+            pid: number | null;
+            serve_port: number | null;
+            error: components["schemas"]["AgentSpawnFailure"] | null;
+            /** @description Relay calls made so far. */
+            attempts: number;
+            requested_by: {
+                kind: string;
+                id: string | null;
+            };
+            /** @description What authorized the spawn. */
+            authorization: {
+                /**
+                 * @description `workflow_service`: the Workflow API on behalf of an invocation.
+                 * @enum {string}
+                 */
+                source: "participant" | "api_key" | "workflow_service";
+                /** @description The participant's workspace role. */
+                role?: string | null;
+                invocation_id?: string | null;
+            };
+            /** @description Why the spawn was asked for (the Workflow API sends `invocation_id` and `stage_key`). */
+            reason: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        RelaySpawnEvent: {
+            spawn_id: string;
+            /** @enum {string} */
+            event: "requested" | "started" | "failed";
+            agent_name: string;
+            agent_id?: string;
+            code?: string;
+            detail?: string;
+        };
         Team: {
             id: components["schemas"]["Id"];
             workspace_id: components["schemas"]["Id"];
@@ -2141,6 +2393,8 @@ export interface components {
             model?: string;
             /** @description Replaces the agent's serve port; unique among the host's agents that are not evicted. */
             serve_port?: number;
+            /** @description The relay spawn this start belongs to (`launch_path` relay only; 400 `spawn_id_requires_relay` otherwise); recorded in the runtime credential's issuance audit. */
+            spawn_id?: string;
         };
         AgentRuntimeCredential: {
             /** @description Short-lived runtime credential (at most 15 minutes). */
@@ -2265,6 +2519,8 @@ export interface components {
         RuntimeHostIdPath: components["schemas"]["Id"];
         /** @description A provider of the catalog, e.g. `anthropic`. */
         ProviderPath: components["schemas"]["ProviderName"];
+        /** @description Project id (`prj_…`) or code. */
+        SpawnProjectRef: string;
     };
     requestBodies: never;
     headers: never;
@@ -3974,6 +4230,317 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getWorkspaceSpawnPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SpawnPolicy"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    putWorkspaceSpawnPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpawnPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The policy now in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SpawnPolicy"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    getProjectSpawnPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description Project id (`prj_…`) or code. */
+                project: components["parameters"]["SpawnProjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's policies. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProjectSpawnPolicy"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    putProjectSpawnPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description Project id (`prj_…`) or code. */
+                project: components["parameters"]["SpawnProjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpawnPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The project's policies after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProjectSpawnPolicy"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    deleteProjectSpawnPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                /** @description Project id (`prj_…`) or code. */
+                project: components["parameters"]["SpawnProjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's policies after the change (`override` is null). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProjectSpawnPolicy"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listAgentSpawns: {
+        parameters: {
+            query?: {
+                state?: components["schemas"]["AgentSpawnState"];
+                /** @description Project id or code. */
+                project?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Spawns. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentSpawn"][];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    createAgentSpawn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentSpawnRequest"];
+            };
+        };
+        responses: {
+            /** @description A repeat of an ended spawn (same `spawn_id`, same body). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentSpawn"];
+                    };
+                };
+            };
+            /** @description The spawn ended while the request waited (`started` or `failed`). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentSpawn"];
+                    };
+                };
+            };
+            /** @description The spawn is recorded and in progress; read it with GET until it ends. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentSpawn"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getAgentSpawn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+                spawnId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The spawn. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentSpawn"];
+                    };
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    recordRelaySpawnEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RelaySpawnEvent"];
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            spawn_id: string;
+                            /** @enum {string} */
+                            event: "requested" | "started" | "failed";
+                            runtime_instance_id: string;
+                        };
+                    };
+                };
             };
             400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];

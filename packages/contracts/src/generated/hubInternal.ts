@@ -149,6 +149,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/v1/projects/{projectId}/spawn-readiness": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Whether a spawn with these capabilities would be allowed for the project now, with typed blockers.
+         * @description Reads the project's effective spawn policy and the workspace's hosts, and answers what a spawn would use (`model`: the policy's first model; `runtime_instance_id`: the host it would go to, the least loaded spawn-ready host under the limit; `command_key`: the policy's first command key) or why it would be refused, one blocker per code: `spawn_policy_off`, `spawn_model_not_allowed` (the policy allows no model of the current catalog), `spawn_capability_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`. Read-only.
+         */
+        get: operations["getProjectSpawnReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/v1/projects/{projectId}/agent-spawns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Spawn an agent for a stage of an invocation (authorization source `workflow_service`).
+         * @description The same spawn as the public `POST /api/v1/workspaces/{workspace}/agent-spawns`, asked by the Workflow API on behalf of an invocation: the model and command key are the policy's first, the agent joins the project with the capabilities asked. `spawn_key` is the idempotency key: the same key answers the same spawn (200), whatever the rest of the body. 201 for a new spawn, whose relay call runs in the background (read it with `GET /internal/v1/agent-spawns/{spawnId}`). 409 with the blocker's code when the policy or the hosts do not allow it (the codes of spawn readiness).
+         */
+        post: operations["createInternalAgentSpawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/v1/agent-spawns/{spawnId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                spawnId: string;
+            };
+            cookie?: never;
+        };
+        /** One spawn. */
+        get: operations["getInternalAgentSpawn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -314,6 +379,63 @@ export interface components {
             blockers: components["schemas"]["RosterReadinessBlocker"][];
             /** @description Ready hosts first, then by name. */
             hosts: components["schemas"]["RosterRuntimeHost"][];
+        };
+        SpawnBlocker: {
+            /** @enum {string} */
+            code: "spawn_policy_off" | "spawn_model_not_allowed" | "spawn_capability_not_allowed" | "spawn_command_not_allowed" | "spawn_no_ready_host" | "spawn_host_at_limit";
+            message: string;
+            recommended_action: string;
+            /** @description The hosts the blocker concerns (empty when it is about the policy). */
+            runtime_instance_ids: string[];
+        };
+        SpawnReadiness: {
+            allowed: boolean;
+            /** @description The model a spawn would use. */
+            model: string | null;
+            /** @description The host a spawn would go to. */
+            runtime_instance_id: string | null;
+            command_key: string;
+            blockers: components["schemas"]["SpawnBlocker"][];
+        };
+        InternalAgentSpawnRequest: {
+            /** @description Idempotency key (one per stage that needs an owner). */
+            spawn_key: string;
+            capabilities: string[];
+            reason: {
+                invocation_id: string;
+                stage_key: string;
+            };
+        };
+        InternalAgentSpawn: {
+            id: string;
+            workspace_id: string;
+            project_id: string;
+            runtime_instance_id: string;
+            /** @enum {string} */
+            state: "requested" | "in_progress" | "started" | "failed";
+            name: string;
+            model: string;
+            capabilities: string[];
+            spawn_key?: string | null;
+            agent_id: string | null;
+            error: {
+                code: string;
+                detail: string | null;
+                rule?: number | null;
+                cli_code?: string | null;
+            } | null;
+            attempts: number;
+            reason: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            started_at?: string | null;
+            /** Format: date-time */
+            finished_at?: string | null;
         };
     };
     responses: {
@@ -588,6 +710,111 @@ export interface operations {
                             /** @enum {string} */
                             role: "owner" | "admin" | "member" | "viewer";
                         };
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getProjectSpawnReadiness: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated capabilities the spawned agent must hold. */
+                capabilities?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The readiness. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SpawnReadiness"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    createInternalAgentSpawn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["RosterProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InternalAgentSpawnRequest"];
+            };
+        };
+        responses: {
+            /** @description The spawn already recorded under this key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["InternalAgentSpawn"];
+                    };
+                };
+            };
+            /** @description The spawn was recorded; the relay is being called. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["InternalAgentSpawn"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+        };
+    };
+    getInternalAgentSpawn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                spawnId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The spawn. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["InternalAgentSpawn"];
                     };
                 };
             };
