@@ -36,6 +36,9 @@ import { CLOUDFLARE_TOKEN_AAD } from './data/tunnel-providers/cloudflare';
 import { systemHandlers } from './routes/system.routes';
 import { teamHandlers } from './routes/teams.routes';
 import { workspaceHandlers } from './routes/workspaces.routes';
+import { internalSpawnHandlers, spawnHandlers } from './routes/spawn.routes';
+import { createSpawnDriver } from './use-cases/spawn/spawn-driver';
+import type { SpawnDriver } from './use-cases/spawn/spawn-driver';
 
 /** SQL migrations of the hub database (same relative place from src/ and dist/). */
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'prisma', 'migrations');
@@ -62,6 +65,10 @@ export type HubSettings = Pick<
       | 'HUB_CLOUDFLARE_ZONE_ID'
       | 'HUB_CLOUDFLARE_ZONE_NAME'
       | 'HUB_CLOUDFLARE_API_TOKEN_SEALED'
+      | 'HUB_SPAWN_RELAY_TIMEOUT_SECONDS'
+      | 'HUB_SPAWN_DEADLINE_SECONDS'
+      | 'HUB_SPAWN_WAIT_SECONDS'
+      | 'HUB_SPAWN_SWEEP_INTERVAL_SECONDS'
     >
   >;
 
@@ -110,6 +117,8 @@ export interface Hub {
   app: Express;
   deps: HubDeps;
   keys: SigningKeyRing;
+  /** Drives agent spawns through the hosts' relays; the entry point starts its sweeper and stops it. */
+  spawns: SpawnDriver;
   stop(): void;
 }
 
@@ -147,6 +156,13 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
       runtimeCredentialTtlSeconds: settings.HUB_RUNTIME_CREDENTIAL_TTL_SECONDS,
     },
   };
+  const seconds = (value: number | undefined, fallback: number) => (value ?? fallback) * 1000;
+  const spawns = createSpawnDriver(deps, {
+    relayTimeoutMs: seconds(settings.HUB_SPAWN_RELAY_TIMEOUT_SECONDS, 30),
+    deadlineMs: seconds(settings.HUB_SPAWN_DEADLINE_SECONDS, 150),
+    waitMs: seconds(settings.HUB_SPAWN_WAIT_SECONDS, 20),
+    sweepIntervalMs: seconds(settings.HUB_SPAWN_SWEEP_INTERVAL_SECONDS, 10),
+  });
   const resolver = createHubCredentialResolver({
     db: database.prisma,
     keys,
@@ -176,6 +192,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
           ...teamHandlers(deps),
           ...agentHandlers(deps),
           ...auditHandlers(deps),
+          ...spawnHandlers(deps, spawns),
         },
         resolver,
         guards: [workspaceGuard(database.prisma, apiKeys)],
@@ -188,6 +205,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
           ...internalHandlers(deps),
           ...internalRosterHandlers(deps),
           ...internalHandoffHandlers(deps),
+          ...internalSpawnHandlers(deps, spawns),
         },
         resolver,
         validateResponses: options.validateResponses,
@@ -197,5 +215,14 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
       mountApiDocs(express, { document: { ...hubDocument, servers: [{ url: settings.HUB_PUBLIC_URL }] } });
     },
   });
-  return { app, deps, keys, stop: () => keys.stop() };
+  return {
+    app,
+    deps,
+    keys,
+    spawns,
+    stop: () => {
+      keys.stop();
+      void spawns.stop();
+    },
+  };
 }

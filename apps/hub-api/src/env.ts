@@ -62,6 +62,12 @@ const schema = z.object({
     .optional(),
   /** The Cloudflare API token sealed with HUB_ENCRYPTION_KEYS (`node dist/seal-config-secret.js`). */
   HUB_CLOUDFLARE_API_TOKEN_SEALED: z.string().min(1).optional(),
+  /** Agent spawns: the timeout of one relay call, the time a spawn may take, how long a spawn request waits
+   * for the outcome before answering 202, and how often open spawns of a stopped hub are resumed. */
+  HUB_SPAWN_RELAY_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(30),
+  HUB_SPAWN_DEADLINE_SECONDS: z.coerce.number().positive().max(3600).default(150),
+  HUB_SPAWN_WAIT_SECONDS: z.coerce.number().min(0).max(60).default(20),
+  HUB_SPAWN_SWEEP_INTERVAL_SECONDS: z.coerce.number().positive().max(3600).default(10),
   HUB_BODY_LIMIT: z.string().default('1mb'),
   HUB_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   /** A separate listener (on HUB_HOST) for `GET /metrics`; when set, the public listener does not serve it. */

@@ -24,6 +24,7 @@ runMain('hub-api', async () => {
     metrics: { registry, serveRoute: metricsPort === undefined },
   });
   const server = await startHttpServer(hub.app, { host: config.HUB_HOST, port: config.HUB_PORT, logger });
+  hub.spawns.startSweeper();
   const metricsServer =
     metricsPort === undefined
       ? undefined
@@ -35,6 +36,7 @@ runMain('hub-api', async () => {
       { name: 'http', close: () => server.close() },
       ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
       { name: 'runtime-environment-backfill', close: async () => backfill.stop() },
+      { name: 'agent-spawns', close: () => hub.spawns.stop() },
       { name: 'signing-keys', close: async () => hub.stop() },
       { name: 'database', close: () => database.close() },
     ],

@@ -80,6 +80,7 @@ export function agentHandlers(
         launchPath: ctx.body.launch_path,
         model: ctx.body.model,
         servePort: ctx.body.serve_port,
+        spawnId: ctx.body.spawn_id,
         requestId: ctx.requestId,
       });
       return { status: 200, body: { data: presentStartedAgent(started) }, headers: NO_STORE };

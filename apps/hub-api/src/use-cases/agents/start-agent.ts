@@ -16,6 +16,8 @@ export interface StartAgentInput {
   launchPath: LaunchPath;
   model?: string;
   servePort?: number;
+  /** The relay spawn this start belongs to (relay launch path only); recorded in the start's audit events. */
+  spawnId?: string;
   requestId?: string;
 }
 
@@ -41,6 +43,14 @@ export async function startAgent(
   agentId: string,
   input: StartAgentInput,
 ): Promise<StartedAgent> {
+  if (input.spawnId !== undefined && input.launchPath !== 'relay') {
+    throw new AppError({
+      status: 400,
+      code: 'spawn_id_requires_relay',
+      detail: 'spawn_id names a relay spawn: send it with launch_path relay only.',
+      extra: { field: 'spawn_id' },
+    });
+  }
   const target = await findAgentFor(deps, actor, agentId, AGENT_OPERATOR_ROLES);
   if (target.status === 'evicted') throw agentEvicted(target.id, 'be started');
   const requested = input.model ?? target.model;
@@ -104,6 +114,7 @@ export async function startAgent(
         agent: { ...agent, model: model.id, servePort },
         model: model.id,
         launchPath: input.launchPath,
+        ...(input.spawnId !== undefined ? { spawnId: input.spawnId } : {}),
         actor,
         requestId: input.requestId,
       });
@@ -127,6 +138,7 @@ export async function startAgent(
           targetId: agent.id,
           data: {
             launch_path: input.launchPath,
+            ...(input.spawnId !== undefined ? { spawn_id: input.spawnId } : {}),
             previous_status: agent.status,
             runtime_instance_id: host.id,
             model: model.id,

@@ -25,7 +25,15 @@ interface IssueRuntimeCredentialCommon {
  * its model comes from stored state, so a model that left the catalog is a 409.
  */
 export type IssueRuntimeCredentialInput = IssueRuntimeCredentialCommon &
-  ({ event?: 'issued'; launchPath: LaunchPath } | { event: 'refreshed'; launchPath?: never });
+  (
+    | {
+        event?: 'issued';
+        launchPath: LaunchPath;
+        /** The relay spawn of this start, when it is one. */
+        spawnId?: string;
+      }
+    | { event: 'refreshed'; launchPath?: never; spawnId?: never }
+  );
 
 /** The audit action of each kind of issuance. */
 export const RUNTIME_CREDENTIAL_ACTIONS = {
@@ -100,6 +108,7 @@ export async function issueRuntimeCredential(
     });
   }
   const launchPath = input.launchPath ? { launch_path: input.launchPath } : {};
+  const spawn = input.spawnId !== undefined ? { spawn_id: input.spawnId } : {};
   const credentialId = newId('rcd');
   const ttlSeconds = Math.min(deps.settings.runtimeCredentialTtlSeconds, MAX_RUNTIME_CREDENTIAL_TTL_SECONDS);
   const issued = deps.keys.issuer.issue({
@@ -128,6 +137,7 @@ export async function issueRuntimeCredential(
       model: catalogEntry.id,
       authorization_source: source,
       ...launchPath,
+      ...spawn,
       expires_at: issued.expiresAt.toISOString(),
     },
     requestId: input.requestId,
