@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { unwrap } from '@svc/contracts';
 import { createSecretBox, parseSecretBoxKeys } from '@svc/service-kit';
+import { startFakeCloudflare } from '@svc/testing';
+import type { FakeCloudflare } from '@svc/testing';
 import { CLOUDFLARE_TOKEN_AAD } from '../src/data/tunnel-providers/cloudflare';
 import { createKey, startTestHub } from './harness';
 import type { SeededMember, TestHub } from './harness';
-import { startFakeCloudflare } from './fake-cloudflare-tunnel-api';
-import type { FakeCloudflare } from './fake-cloudflare-tunnel-api';
 import { expectNoSecretsStored, registerHost } from './runtime-helpers';
 
 const ZONE = 'svc-tunnels.test';

@@ -9,3 +9,4 @@ export * from './queues';
 export * from './stub-server';
 export * from './platform';
 export * from './runtime';
+export * from './fake-cloudflare-tunnel-api';
