@@ -13,6 +13,7 @@ import { ApiKeyCache } from './auth/api-key-cache';
 import { createHubCredentialResolver } from './auth/credential-resolver';
 import { SigningKeyRing } from './auth/signing-keys';
 import { workspaceGuard } from './auth/workspace-guard';
+import { runtimeHostGuard } from './auth/runtime-host-guard';
 import { createAuditRepository } from './data/audit.repository';
 import type { Database } from './db';
 import type { HubDeps } from './deps';
@@ -195,7 +196,10 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
           ...spawnHandlers(deps, spawns),
         },
         resolver,
-        guards: [workspaceGuard(database.prisma, apiKeys)],
+        guards: [
+          workspaceGuard(database.prisma, apiKeys),
+          runtimeHostGuard(database.prisma, ['recordRelaySpawnEvent']),
+        ],
         validateResponses: options.validateResponses,
         logger,
       });
