@@ -568,6 +568,81 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Use a workdir under the workdir root, or register the agent again after the root changed.',
   },
 
+  // Agent spawns
+  {
+    code: 'agent_spawn_not_found',
+    status: [404],
+    title: 'No such agent spawn',
+    meaning: 'No spawn has this id in the workspace (a spawn of another workspace is reported the same way).',
+    fix: 'List the spawns with `GET /api/v1/workspaces/{workspace}/agent-spawns` and use one of their ids.',
+  },
+  {
+    code: 'spawn_policy_off',
+    status: [409],
+    title: 'Spawning is off',
+    meaning:
+      "The project's effective spawn policy (its override, else the workspace's) is not enabled; it is off by default.",
+    fix: 'A workspace owner or admin enables it with `PUT /api/v1/workspaces/{workspace}/spawn-policy` (or the project override).',
+  },
+  {
+    code: 'spawn_model_not_allowed',
+    status: [409],
+    title: 'The spawn policy does not allow this model',
+    meaning:
+      'The model asked for is not in `allowed_models`, or the policy allows no model of the current catalog.',
+    fix: "Ask for an allowed model, or add an exact catalog identifier to the policy's `allowed_models`.",
+  },
+  {
+    code: 'spawn_capability_not_allowed',
+    status: [409],
+    title: 'The spawn policy does not allow these capabilities',
+    meaning: "Every capability of a spawned agent must be listed in the policy's `allowed_capabilities`.",
+    fix: 'Ask for allowed capabilities only, or add them to the policy.',
+  },
+  {
+    code: 'spawn_command_not_allowed',
+    status: [409],
+    title: 'The spawn policy does not allow this command key',
+    meaning: "The command key is not in the policy's `allowed_command_keys`.",
+    fix: "Use an allowed command key, or add it to the policy (the host's relay must allow it too).",
+  },
+  {
+    code: 'spawn_no_ready_host',
+    status: [409],
+    title: 'No runtime host can take a spawn',
+    meaning: 'No runtime host of the workspace has a fresh heartbeat and a ready relay.',
+    fix: 'Start the runtime on a host (`svc runtime up`) and check its relay (`svc internal relay health`), then retry.',
+  },
+  {
+    code: 'spawn_host_at_limit',
+    status: [409],
+    title: 'Every spawn-ready host is at its limit',
+    meaning:
+      "Each spawn-ready host already runs the policy's `max_running_agents_per_host` agents (spawns in progress count).",
+    fix: 'Stop agents that are no longer needed, add a host, or raise the limit in the spawn policy.',
+  },
+  {
+    code: 'spawn_in_progress',
+    status: [409],
+    title: 'A spawn of this agent is in progress',
+    meaning: 'Another spawn of an agent with this name has not ended yet.',
+    fix: 'Wait for that spawn to end (read it with GET), or spawn under another name.',
+  },
+  {
+    code: 'spawn_name_unavailable',
+    status: [503],
+    title: 'No free agent name',
+    meaning: 'The hub could not find a free generated agent name for the spawn.',
+    fix: RETRY_SHORTLY,
+  },
+  {
+    code: 'spawn_id_requires_relay',
+    status: [400],
+    title: 'spawn_id needs the relay launch path',
+    meaning: 'A start names a relay spawn (`spawn_id`) but its launch path is not `relay`.',
+    fix: 'Send `spawn_id` only with `launch_path: relay`, or leave it out for a direct start.',
+  },
+
   // Runtime environments and their tunnels
   {
     code: 'runtime_environment_not_found',
