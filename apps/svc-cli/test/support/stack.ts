@@ -63,12 +63,15 @@ export class HubStack {
     private readonly project: string | undefined,
   ) {}
 
-  static async start(slug: string, options: { projectCode?: string } = {}): Promise<HubStack> {
+  static async start(
+    slug: string,
+    options: { projectCode?: string; hubEnv?: Record<string, string> } = {},
+  ): Promise<HubStack> {
     const database = await createHubDatabase();
     const hub = await startHub({
       databaseUrl: database.url,
       serviceToken: newServiceToken(),
-      env: { HUB_MANAGED_PROVIDERS: 'local' },
+      env: { HUB_MANAGED_PROVIDERS: 'local', ...options.hubEnv },
     });
     const email = `owner@${slug}.test`;
     const password = `pw-${randomBytes(12).toString('hex')}`;

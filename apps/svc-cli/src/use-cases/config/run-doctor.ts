@@ -21,6 +21,8 @@ import {
   workdirRootCheck,
 } from '../../domain/doctor-checks';
 import type { DoctorCheck, DoctorSummary, FileModeFact } from '../../domain/doctor-checks';
+import { resolveCloudflared } from '../../data/tunnel-connector';
+import { tunnelConnectorCheck } from '../../domain/tunnel-connector';
 
 type RuntimeHost = HubApi.components['schemas']['RuntimeHost'];
 
@@ -260,6 +262,8 @@ export async function runDoctor(input: {
       ),
     );
 
+  const connectorCheck = tunnelConnectorCheck(runtime?.tunnel?.provider, await resolveCloudflared(env));
+  if (connectorCheck) checks.push(connectorCheck);
   checks.push(modes);
   checks.push(
     skew === null

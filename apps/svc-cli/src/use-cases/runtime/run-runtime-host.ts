@@ -11,6 +11,7 @@ import { readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbea
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
+import { startTunnelConnector } from '../../data/tunnel-connector';
 import { post } from '../../data/local-service-probe';
 import { CliError } from '../../domain/cli-error';
 import {
@@ -216,6 +217,16 @@ async function runLocked(
   for (const service of services) await service.start();
   log(`relay: pid ${relay.pid}, ${relaySpec.url}`);
   log(`console router: pid ${router.pid}, ${routerSpec.url}`);
+  // The host's tunnel connector (cloudflared), when its runtime environment has a Cloudflare tunnel.
+  const connector = await startTunnelConnector({
+    hub,
+    hostId: identity.runtimeInstanceId,
+    stateDir: input.stateDir,
+    env: input.env,
+    baseEnv,
+    log,
+  });
+  if (connector) cleanups.push(() => connector.stop(STOP_GRACE_MS));
 
   const readyTimeoutMs = input.readyTimeoutMs ?? 90_000;
   const ready = await input.progress('Waiting for the relay and the console router to be ready', async () => {
@@ -248,6 +259,7 @@ async function runLocked(
       runtime_version: input.cliVersion,
       ...(identity.bundleId ? { bundle_id: identity.bundleId } : {}),
       console_routes: readiness.console_routes,
+      ...(connector ? { tunnel_connector_ready: await connector.ready() } : {}),
     });
     if (error) {
       if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
