@@ -43,11 +43,15 @@ export function escapeHtml(text: string): string {
  * The small part of Markdown the documents use: paragraphs, `code`, **strong**, and lists. Links keep
  * their text only (and a relative target), so a description never makes the page point to another host.
  */
-export function markdown(text: string | undefined): string {
+export function markdown(text: string | undefined, codes?: ReadonlySet<string>): string {
   if (!text) return '';
   const inline = (s: string) =>
     escapeHtml(s)
-      .replace(/`([^`]+)`/g, '<code>$1</code>')
+      .replace(/`([^`]+)`/g, (_m, content: string) =>
+        codes?.has(content)
+          ? `<a href="${problemTypeUrl(content)}"><code>${content}</code></a>`
+          : `<code>${content}</code>`,
+      )
       .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
       .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (_m, label: string, href: string) =>
         href.startsWith('/') || href.startsWith('#') ? `<a href="${href}">${label}</a>` : label,
@@ -195,7 +199,11 @@ function contentHtml(content: unknown): string {
     .join('');
 }
 
-function operationHtml(document: OpenApiDocument, { method, path, op }: Operation): string {
+function operationHtml(
+  document: OpenApiDocument,
+  { method, path, op }: Operation,
+  codes: ReadonlySet<string>,
+): string {
   const id = anchor('op', String(op.operationId ?? `${method}-${path}`));
   const actors = (op['x-svc-actors'] as string[] | undefined) ?? [];
   const scopes = (op['x-svc-scopes'] as string[] | undefined) ?? [];
@@ -235,7 +243,7 @@ function operationHtml(document: OpenApiDocument, { method, path, op }: Operatio
       const response = resolveResponse(document, raw);
       const problem = Number(status) >= 400;
       return (
-        `<tr><td><code>${escapeHtml(status)}</code></td><td>${markdown(response.description as string | undefined)}` +
+        `<tr><td><code>${escapeHtml(status)}</code></td><td>${markdown(response.description as string | undefined, codes)}` +
         (problem
           ? `<div class="muted">problem+json; see <a href="/docs/errors">error codes</a></div>`
           : contentHtml(response.content)) +
@@ -246,7 +254,7 @@ function operationHtml(document: OpenApiDocument, { method, path, op }: Operatio
   return (
     `<section class="op" id="${id}"><h3><span class="method ${method}">${method}</span><code>${escapeHtml(path)}</code></h3>` +
     `<p><strong>${escapeHtml(String(op.summary ?? ''))}</strong> <span class="muted">${escapeHtml(String(op.operationId ?? ''))}</span></p>` +
-    `${markdown(op.description as string | undefined)}${who}${parametersHtml}${bodyHtml}` +
+    `${markdown(op.description as string | undefined, codes)}${who}${parametersHtml}${bodyHtml}` +
     `<h4>Responses</h4><table><thead><tr><th>Status</th><th>Description</th></tr></thead><tbody>${responses}</tbody></table></section>`
   );
 }
@@ -268,6 +276,8 @@ function errorTable(codes: readonly ProblemCodeDoc[]): string {
 /** The whole API reference of one document: operations by tag, schemas and the error codes. */
 export function renderApiReference(document: OpenApiDocument, codes: readonly ProblemCodeDoc[]): string {
   const operations = operationsOf(document);
+  // Problem codes named in descriptions link to their pages.
+  const codeSet = new Set(codes.map((c) => c.code));
   const tagOrder = [
     ...((document.tags as { name: string; description?: string }[] | undefined) ?? []).map((t) => t.name),
     ...operations.map((o) => o.tag),
@@ -322,7 +332,7 @@ export function renderApiReference(document: OpenApiDocument, codes: readonly Pr
           `<h2 id="${anchor('tag', tag)}">${escapeHtml(tag)}</h2>${markdown(tagDescriptions.get(tag))}` +
           operations
             .filter((o) => o.tag === tag)
-            .map((o) => operationHtml(document, o))
+            .map((o) => operationHtml(document, o, codeSet))
             .join(''),
       )
       .join('') +

@@ -113,6 +113,20 @@ describe.each([
   });
 });
 
+describe('docs links', () => {
+  test('when an operation description names a problem code, then the reference links it to the code page', async () => {
+    const server = await serve(workflowDocument);
+    try {
+      const html = await (await fetch(`${server.url}/docs`)).text();
+      expect(html).toContain(
+        '<a href="/docs/errors/idempotency_key_required"><code>idempotency_key_required</code></a>',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('docs markdown', () => {
   test('when a description holds markup and an external link, then it is escaped and the link keeps its text only', () => {
     const html = markdown(
