@@ -733,6 +733,45 @@ describe('agent spawns through the relay', () => {
     }
   });
 
+  test('when the relay gives no outcome before the deadline, then the spawn fails with spawn_deadline_exceeded', async () => {
+    relay.defaultScript = [{ kind: 'in_flight', retryAfter: 1 }];
+    const recorded = await requestAgentSpawn(t.hub.deps, {
+      project: { workspaceId: owner.workspace.id, ref: projectCode },
+      capabilities: ['code'],
+      serve: false,
+      origin: 'api',
+      actor: { kind: 'participant', participantId: owner.participantId } as never,
+      authorization: { source: 'participant', role: 'owner' },
+      deadlineMs: 2_500,
+    });
+    t.hub.spawns.drive(recorded.spawn.id);
+    const ended = await waitForState(recorded.spawn.id, ['started', 'failed'], 10_000);
+    expect(ended).toMatchObject({ state: 'failed', errorCode: 'spawn_deadline_exceeded', agentId: null });
+    expect(ended.attempts).toBeGreaterThanOrEqual(2);
+    expect(relay.callsOf(recorded.spawn.id).length).toBe(ended.attempts);
+    const [event] = await auditOf('agent.spawn.failed', recorded.spawn.id);
+    expect(event?.data).toMatchObject({ code: 'spawn_deadline_exceeded' });
+  });
+
+  test('when the relay token cannot be opened with the hub keys, then the spawn fails without calling the relay', async () => {
+    const sealed = await t.database.prisma.runtimeHost.findUniqueOrThrow({ where: { id: relay.hostId } });
+    await t.database.prisma.runtimeHost.update({
+      where: { id: relay.hostId },
+      data: { relayTokenCiphertext: sealed.relayTokenCiphertext.slice(0, -6) + 'AAAAAA' },
+    });
+    try {
+      const calls = relay.calls.length;
+      const failed = unwrap(await spawn({ project: projectCode, capabilities: ['code'] }));
+      expect(failed).toMatchObject({ state: 'failed', error: { code: 'relay_token_unavailable' } });
+      expect(relay.calls.length).toBe(calls);
+    } finally {
+      await t.database.prisma.runtimeHost.update({
+        where: { id: relay.hostId },
+        data: { relayTokenCiphertext: sealed.relayTokenCiphertext },
+      });
+    }
+  });
+
   test('when an automation key with agents:spawn asks, then the spawn records the key as its authorization source', async () => {
     const key = await createKey(t, owner, { scopes: ['agents:spawn', 'agents:read'] });
     const res = await spawn({ project: projectCode, capabilities: ['qa:e2e'] }, { apiKey: key.key } as never);

@@ -18,6 +18,7 @@ import { requestAgentSpawn } from '../use-cases/spawn/request-agent-spawn';
 import type { SpawnAuthorization } from '../use-cases/spawn/request-agent-spawn';
 import { setSpawnPolicy } from '../use-cases/spawn/set-spawn-policy';
 import type { SpawnPolicyInput } from '../use-cases/spawn/set-spawn-policy';
+import { leaseMsOf } from '../use-cases/spawn/spawn-driver';
 import type { SpawnDriver } from '../use-cases/spawn/spawn-driver';
 import type { HubHandlers, HubInternalHandlers } from './types';
 import { actorOf } from './types';
@@ -113,6 +114,7 @@ export function spawnHandlers(
         actor,
         authorization: authorizationOf(actor, workspaceRoleOf(ctx)),
         deadlineMs: driver.settings.deadlineMs,
+        lease: { owner: driver.owner, ms: leaseMsOf(driver.settings) },
         requestId: ctx.requestId,
       });
       const ended = (state: string) => state === 'started' || state === 'failed';
@@ -194,6 +196,7 @@ export function internalSpawnHandlers(
         authorization: { source: 'workflow_service', invocation_id: body.reason.invocation_id },
         reason: { invocation_id: body.reason.invocation_id, stage_key: body.reason.stage_key },
         deadlineMs: driver.settings.deadlineMs,
+        lease: { owner: driver.owner, ms: leaseMsOf(driver.settings) },
         requestId: ctx.requestId,
       });
       const { spawn } = requested;

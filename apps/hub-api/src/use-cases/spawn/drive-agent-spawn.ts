@@ -199,9 +199,24 @@ export async function driveAgentSpawn(
     });
     if (renewed.count !== 1) return;
     // Opened for each call and dropped right after it: the token lives in this scope only.
+    let relayToken: string;
+    try {
+      relayToken = deps.box.open(host.relayTokenCiphertext, host.id);
+    } catch {
+      await finish(
+        deps,
+        spawn,
+        options,
+        hubFailure(
+          'relay_token_unavailable',
+          `The relay token of runtime host '${host.id}' cannot be opened with the hub's keys; rotate the relay token.`,
+        ),
+      );
+      return;
+    }
     const answer = await callRelaySpawn({
       baseUrl,
-      relayToken: deps.box.open(host.relayTokenCiphertext, host.id),
+      relayToken,
       request,
       timeoutMs: options.relayTimeoutMs,
       signal: options.signal,

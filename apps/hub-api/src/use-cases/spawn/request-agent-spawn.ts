@@ -48,6 +48,11 @@ export interface AgentSpawnAsk {
   reason?: Record<string, unknown> | null;
   /** How long the relay may be asked before the spawn fails. */
   deadlineMs: number;
+  /**
+   * The process that drives the spawn right after it is recorded: it holds the spawn's lease from the start,
+   * so the sweeper of another replica does not take it up in between.
+   */
+  lease?: { owner: string; ms: number };
   requestId?: string;
 }
 
@@ -227,6 +232,9 @@ export async function requestAgentSpawn(deps: HubDeps, ask: AgentSpawnAsk): Prom
           authorization,
           reason: (ask.reason ?? undefined) as Prisma.InputJsonValue | undefined,
           deadlineAt: new Date(now.getTime() + ask.deadlineMs),
+          ...(ask.lease
+            ? { leaseOwner: ask.lease.owner, leaseUntil: new Date(now.getTime() + ask.lease.ms) }
+            : {}),
           createdAt: now,
         },
         include: withProjectCode,

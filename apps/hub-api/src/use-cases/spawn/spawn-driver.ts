@@ -23,6 +23,8 @@ export interface SpawnDriverSettings {
  */
 export interface SpawnDriver {
   readonly settings: SpawnDriverSettings;
+  /** This process's name on the leases of the spawns it drives. */
+  readonly owner: string;
   /** Drives a spawn in the background (once per process at a time). */
   drive(spawnId: string): void;
   /** Resolves when this process's driving of the spawn ends, or after `ms`, whichever is first. */
@@ -33,6 +35,10 @@ export interface SpawnDriver {
   stop(): Promise<void>;
 }
 
+/** How long a lease lasts without renewal: longer than one relay call. */
+export const leaseMsOf = (settings: Pick<SpawnDriverSettings, 'relayTimeoutMs'>) =>
+  settings.relayTimeoutMs + 15_000;
+
 export function createSpawnDriver(deps: HubDeps, settings: SpawnDriverSettings): SpawnDriver {
   const abort = new AbortController();
   const active = new Map<string, Promise<void>>();
@@ -41,7 +47,7 @@ export function createSpawnDriver(deps: HubDeps, settings: SpawnDriverSettings):
   const options: SpawnDriveOptions = {
     owner: `hub-${process.pid}-${randomBytes(6).toString('hex')}`,
     relayTimeoutMs: settings.relayTimeoutMs,
-    leaseMs: settings.relayTimeoutMs + 15_000,
+    leaseMs: leaseMsOf(settings),
     backoffMs: settings.backoffMs ?? { first: 500, max: 8_000 },
     maxRetryAfterMs: settings.maxRetryAfterMs ?? 10_000,
     signal: abort.signal,
@@ -78,6 +84,7 @@ export function createSpawnDriver(deps: HubDeps, settings: SpawnDriverSettings):
 
   const driver: SpawnDriver = {
     settings,
+    owner: options.owner,
     drive,
     async settle(spawnId, ms) {
       const running = active.get(spawnId);
