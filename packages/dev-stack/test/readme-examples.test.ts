@@ -30,7 +30,7 @@ interface Block {
 }
 
 /** The fenced code blocks of a Markdown text, with their language and first line. */
-export function codeBlocks(markdown: string): Block[] {
+function codeBlocks(markdown: string): Block[] {
   const blocks: Block[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i += 1) {
