@@ -14,7 +14,9 @@ export async function readRuntimeEnvironmentTunnel(
 ): Promise<{ environment: EnvironmentWithHosts; live: TunnelLiveState | undefined }> {
   const environment = await findRuntimeEnvironment(deps.db, workspaceId, name);
   const providerName = environment.tunnelProvider;
-  if (!providerName || providerName === 'external' || environment.tunnelState === 'none') {
+  // A Cloudflare tunnel whose id was never stored (a provisioning that failed before) has nothing to read.
+  const unread = providerName === 'cloudflare' && !environment.tunnelId;
+  if (!providerName || providerName === 'external' || environment.tunnelState === 'none' || unread) {
     return { environment, live: undefined };
   }
   const now = deps.now();
