@@ -897,6 +897,23 @@ describe('the Workflow API side', () => {
     expect(res.response.status).toBe(409);
     expect(res.error).toMatchObject({ code: 'spawn_policy_off' });
     expect(await t.database.prisma.agentSpawn.count({ where: { idempotencyKey: key } })).toBe(0);
+    await putPolicy(OPEN_POLICY);
+    const outside = await t.internal().POST('/internal/v1/projects/{projectId}/agent-spawns', {
+      params: { path: { projectId } },
+      body: {
+        spawn_key: `${key}/x`,
+        capabilities: ['Code/Go'],
+        reason: { invocation_id: 'inv_9', stage_key: 'x' },
+      },
+    });
+    expect(outside.response.status).toBe(409);
+    expect(outside.error).toMatchObject({ code: 'spawn_capability_not_allowed' });
+    const readiness = unwrap(
+      await t.internal().GET('/internal/v1/projects/{projectId}/spawn-readiness', {
+        params: { path: { projectId }, query: { capabilities: 'code,Code/Go' } },
+      }),
+    );
+    expect(readiness.blockers.map((b) => b.code)).toEqual(['spawn_capability_not_allowed']);
     const missing = await t.internal().GET('/internal/v1/agent-spawns/{spawnId}', {
       params: { path: { spawnId: 'spw_missing0000' } },
     });

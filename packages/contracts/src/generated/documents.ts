@@ -9963,11 +9963,11 @@ export const hubInternalDocument: OpenApiDocument = {
           {
             "name": "capabilities",
             "in": "query",
-            "description": "Comma-separated capabilities the spawned agent must hold.",
+            "description": "Comma-separated capabilities the spawned agent must hold. A capability the policy cannot list (outside `^[a-z0-9][a-z0-9._:-]{0,62}$`) is reported as `spawn_capability_not_allowed`.",
             "schema": {
               "type": "string",
               "maxLength": 2000,
-              "pattern": "^[a-z0-9._:,-]*$"
+              "pattern": "^[A-Za-z0-9._:/,-]*$"
             }
           }
         ],
@@ -10861,14 +10861,15 @@ export const hubInternalDocument: OpenApiDocument = {
           "spawn_key": {
             "type": "string",
             "description": "Idempotency key (one per stage that needs an owner).",
-            "pattern": "^[A-Za-z0-9][A-Za-z0-9_:.-]{7,199}$"
+            "pattern": "^[A-Za-z0-9][!-~]{7,199}$"
           },
           "capabilities": {
             "type": "array",
             "maxItems": 32,
+            "description": "Agent capabilities; one the policy cannot list (outside `^[a-z0-9][a-z0-9._:-]{0,62}$`) is refused with 409 `spawn_capability_not_allowed`.",
             "items": {
               "type": "string",
-              "pattern": "^[a-z0-9][a-z0-9._:-]{0,62}$"
+              "pattern": "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"
             }
           },
           "reason": {

@@ -400,6 +400,7 @@ export interface components {
         InternalAgentSpawnRequest: {
             /** @description Idempotency key (one per stage that needs an owner). */
             spawn_key: string;
+            /** @description Agent capabilities; one the policy cannot list (outside `^[a-z0-9][a-z0-9._:-]{0,62}$`) is refused with 409 `spawn_capability_not_allowed`. */
             capabilities: string[];
             reason: {
                 invocation_id: string;
@@ -722,7 +723,7 @@ export interface operations {
     getProjectSpawnReadiness: {
         parameters: {
             query?: {
-                /** @description Comma-separated capabilities the spawned agent must hold. */
+                /** @description Comma-separated capabilities the spawned agent must hold. A capability the policy cannot list (outside `^[a-z0-9][a-z0-9._:-]{0,62}$`) is reported as `spawn_capability_not_allowed`. */
                 capabilities?: string;
             };
             header?: never;
