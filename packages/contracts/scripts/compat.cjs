@@ -177,11 +177,41 @@ function isEnumItem(diff) {
  * told to accept values they do not know), and a removed enum value or property is breaking wherever it was
  * (requests or responses: a client may send it or read it).
  */
-function isBreaking(diff) {
-  if (isEnumItem(diff) && diff.action === 'add') return false;
+function isBreaking(diff, before) {
+  if (isEnumItem(diff) && diff.action === 'add') {
+    // A value added to an existing enum widens it. The first `enum` of a free value narrows it: breaking
+    // where the client sends it (a request body or a parameter), harmless in an answer.
+    const schema = valueAt(before, diff.path.slice(0, -2));
+    const narrowed = !(schema && typeof schema === 'object' && Array.isArray(schema.enum));
+    return (
+      narrowed &&
+      diff.path[0] === 'paths' &&
+      diff.path.some((seg) => seg === 'requestBody' || seg === 'parameters')
+    );
+  }
   if (isEnumItem(diff) && diff.action === 'remove') return true;
   if (isRemovedProperty(diff)) return true;
   return diff.type === 'breaking';
+}
+
+/** The value at `path` in a document, following local `$ref`s on the way (as api-smart-diff resolves them). */
+function valueAt(doc, path) {
+  const deref = (node) => {
+    for (let hops = 0; node && typeof node === 'object' && typeof node.$ref === 'string'; hops += 1) {
+      if (hops > 20 || !node.$ref.startsWith('#/')) return undefined;
+      node = node.$ref
+        .slice(2)
+        .split('/')
+        .reduce((at, key) => (at ? at[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), doc);
+    }
+    return node;
+  };
+  let node = deref(doc);
+  for (const seg of path) {
+    if (!node || typeof node !== 'object') return undefined;
+    node = deref(node[seg]);
+  }
+  return node;
 }
 
 /** A property removed from a schema: breaking in a response (clients read it) and in a request (closed schemas refuse it). */
@@ -204,8 +234,9 @@ function endsWith(long, tail) {
  * operation covers every change under that operation.
  */
 function breakingChanges(before, after, deprecations, now) {
-  const { diffs } = apiCompare(before, after);
-  const breaking = diffs.filter(isBreaking);
+  // api-smart-diff normalizes the documents it is given in place (e.g. an empty `enum`): give it copies.
+  const { diffs } = apiCompare(structuredClone(before), structuredClone(after));
+  const breaking = diffs.filter((diff) => isBreaking(diff, before));
   const sameChange = (a, b) =>
     a.action === b.action &&
     JSON.stringify(a.before) === JSON.stringify(b.before) &&

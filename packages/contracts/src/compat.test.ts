@@ -96,6 +96,10 @@ const BREAKING: [string, (doc: Doc) => void][] = [
     (doc) => (schemas(doc).ContractsResolveRequest.properties.intent.maxLength = 100),
   ],
   [
+    'a request value is narrowed to an enum',
+    (doc) => (schemas(doc).ContractsResolveRequest.properties.intent.enum = ['only this']),
+  ],
+  [
     'a type is changed (string to integer)',
     (doc) => (schemas(doc).ContractsResolveRequest.properties.intent.type = 'integer'),
   ],
@@ -142,6 +146,8 @@ describe('contracts compatibility guard', () => {
       schemas(doc).InvocationsInvocation.properties.new_field = { type: 'string' };
       schemas(doc).ContractsResolveRequest.properties.locale = { type: 'string' };
       schemas(doc).InvocationsState.enum.push('archived');
+      // An answer's field given an enum is narrower, which no client can be hurt by.
+      schemas(doc).InvocationsInvocation.properties.intent_normalized.enum = ['x'];
       doc.paths[INVOCATIONS].get.description = 'Now with a longer description.';
     });
     expect(result.changes.filter((c) => !c.allowed)).toEqual([]);
