@@ -1039,8 +1039,9 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     code: 'idempotency_conflict',
     status: [409],
     title: 'The key was used for another request',
-    meaning: 'This `Idempotency-Key` was already used with a different request.',
-    fix: 'Restore the original request to get its invocation, or use a new key for a new request.',
+    meaning:
+      "This idempotency key (an invocation's `Idempotency-Key`, an agent spawn's `spawn_id`) was already used with a different request.",
+    fix: 'Restore the original request to get what it created, or use a new key for a new request.',
   },
   {
     code: 'idempotency_key_busy',
