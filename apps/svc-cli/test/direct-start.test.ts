@@ -315,6 +315,11 @@ describe('with svc runtime up', () => {
     ).toEqual([]);
     const relayLog = path.join(paths().state_dir, 'relay.log');
     if (fs.existsSync(relayLog)) expect(fs.readFileSync(relayLog, 'utf8')).not.toContain('/spawn');
+    // The relay's own counts agree: not one spawn request since it started.
+    const relayStatus = (await (await fetch(`http://127.0.0.1:${host.relayPort}/status`)).json()) as {
+      spawns: Record<string, number>;
+    };
+    expect(relayStatus.spawns).toEqual({ requested: 0, in_flight: 0, started: 0, failed: 0 });
 
     // Local state: 0600 in an owner-only directory, never printed.
     const stateFile = path.join(paths().state_dir, 'agents', 'alpha', 'state.json');

@@ -43,6 +43,11 @@ export default class Start extends AgentHostCommand<typeof Start> {
     workdir: Flags.string({
       description: 'Absolute workdir inside the host workdir_root (never with --project).',
     }),
+    'spawn-id': Flags.string({
+      description:
+        'Set by the relay when the hub spawns the agent: the start is recorded at the hub as that relay spawn (launch path relay).',
+      helpGroup: 'RELAY',
+    }),
     'server-local-provider-auth': Flags.boolean({
       description:
         "Development/break-glass only (needs SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH=1): link the agent to the runtime's one provider auth file, materialized from SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE.",
@@ -67,6 +72,7 @@ export default class Start extends AgentHostCommand<typeof Start> {
         worker: f.worker,
         workdir: f.workdir,
         serverLocalProviderAuth: f['server-local-provider-auth'],
+        spawnId: f['spawn-id'],
       },
       env: {
         SVC_RUNTIME_INSTANCE_ID: process.env.SVC_RUNTIME_INSTANCE_ID,

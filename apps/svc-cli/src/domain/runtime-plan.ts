@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { CliError, authRequired } from './cli-error';
+import { relaySpawnEnvironment } from './relay-spawn-environment';
 import type { HubApi } from '@svc/contracts';
 
 /** The pulled runtime config without its secrets (what the profile keeps). */
@@ -219,6 +220,7 @@ export function runtimeStateFiles(stateDir: string) {
     upstream_secret: path.join(stateDir, 'console.secret'),
     relay_log: path.join(stateDir, 'relay.log'),
     console_router_log: path.join(stateDir, 'console-router.log'),
+    relay_spawn_log: path.join(stateDir, 'relay-spawns.jsonl'),
   };
 }
 
@@ -239,10 +241,16 @@ export function serviceSpecs(input: {
   nodePath: string;
   relayMain: string;
   routerMain: string;
+  svcEntry: string;
   stateDir: string;
   upstreamSecret: string;
   baseEnv: Record<string, string>;
   logLevel: string;
+  /** Where svc keeps its configuration and which profile runs: the relay runs `svc start` with them. */
+  configDir: string;
+  profile: string;
+  /** The host's environment: the relay's spawn settings and the variables spawned agents may keep. */
+  hostEnv: NodeJS.ProcessEnv;
 }): ServiceSpec[] {
   const { identity, stateDir } = input;
   const files = runtimeStateFiles(stateDir);
@@ -258,6 +266,7 @@ export function serviceSpecs(input: {
     SVC_WORKSPACE_API_KEY: identity.apiKey,
   };
   if (identity.relayToken) relayEnv.SVC_RELAY_TOKEN = identity.relayToken;
+  Object.assign(relayEnv, relaySpawnEnvironment(input, files.relay_spawn_log));
   const routerEnv: Record<string, string> = {
     ...input.baseEnv,
     LOG_LEVEL: input.logLevel,

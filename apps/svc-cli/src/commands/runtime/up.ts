@@ -68,6 +68,7 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
     return runRuntimeHost({
       profile: this.flags.profile,
       stateDir: this.store().paths.state_dir,
+      configDir: this.store().paths.config_dir,
       identity,
       cliVersion: this.config.version,
       clientName: this.clientName(),

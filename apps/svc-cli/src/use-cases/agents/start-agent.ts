@@ -44,6 +44,8 @@ export interface StartAgentFlags {
   worker: boolean;
   workdir?: string | undefined;
   serverLocalProviderAuth: boolean;
+  /** The relay spawn this start is (`svc start` run by the relay); a direct start has none. */
+  spawnId?: string | undefined;
 }
 
 /** The variables of the host environment `svc start` reads (passed in, so the rules stay testable). */
@@ -95,7 +97,8 @@ const ACTIVE_SUPERVISOR_STATES = new Set(['starting', 'running', 'backoff', 'sto
  * first hub write; then the agent is found by name or registered, started at the hub with launch path
  * `direct` (the one runtime credential issuance), its local state written (0600), and its process handed to
  * the local runtime's supervisor with argv split without a shell. Rule 7 is verified before returning. The
- * CLI never calls the relay (rule 8). An agent whose previous process exited with 78
+ * CLI never calls the relay (rule 8); when the relay runs it for a hub spawn (`--spawn-id`), the start is
+ * recorded at the hub with launch path relay and that spawn id. An agent whose previous process exited with 78
  * (`ProviderModelNotFoundError`) is recovered: only its runtime home is cleared before the new start.
  */
 export async function startAgent(input: StartAgentInput): Promise<StartAgentResult> {
@@ -271,7 +274,9 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
       await hub.POST('/api/v1/agents/{agentId}/start', {
         params: { path: { agentId: agent.id } },
         body: {
-          launch_path: 'direct',
+          ...(flags.spawnId !== undefined
+            ? { launch_path: 'relay' as const, spawn_id: flags.spawnId }
+            : { launch_path: 'direct' as const }),
           ...(flags.model !== undefined ? { model: flags.model } : {}),
           ...(servePort !== null && servePort !== agent.serve_port ? { serve_port: servePort } : {}),
         },

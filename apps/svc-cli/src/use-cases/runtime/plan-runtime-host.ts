@@ -52,6 +52,9 @@ export async function planRuntimeHost(
     upstreamSecret: 'not-generated-by-a-dry-run',
     baseEnv: baseEnvironment(input.env),
     logLevel: input.env.LOG_LEVEL || 'info',
+    configDir: input.store.paths.config_dir,
+    profile: input.profile,
+    hostEnv: input.env,
   });
   return { identity, plan: runtimePlan({ profile: input.profile, identity, services, stateDir }) };
 }

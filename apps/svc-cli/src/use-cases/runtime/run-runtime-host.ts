@@ -11,7 +11,7 @@ import { readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbea
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
-import { startTunnelConnector } from '../../data/tunnel-connector';
+import { TunnelConnector } from '../../data/tunnel-connector';
 import { post } from '../../data/local-service-probe';
 import { CliError } from '../../domain/cli-error';
 import {
@@ -26,6 +26,8 @@ import type { RuntimeIdentity, ServiceSpec } from '../../domain/runtime-plan';
 export interface RunRuntimeHostInput {
   profile: string;
   stateDir: string;
+  /** svc's configuration directory (the relay runs `svc start` against it for spawns). */
+  configDir: string;
   identity: RuntimeIdentity;
   cliVersion: string;
   clientName: string;
@@ -112,6 +114,9 @@ async function runLocked(
     upstreamSecret,
     baseEnv,
     logLevel: input.env.LOG_LEVEL || 'info',
+    configDir: input.configDir,
+    profile: input.profile,
+    hostEnv: input.env,
   });
   const [relaySpec, routerSpec] = specs as [ServiceSpec, ServiceSpec];
   const hub = createHubClient({
@@ -218,7 +223,7 @@ async function runLocked(
   log(`relay: pid ${relay.pid}, ${relaySpec.url}`);
   log(`console router: pid ${router.pid}, ${routerSpec.url}`);
   // The host's tunnel connector (cloudflared), when its runtime environment has a Cloudflare tunnel.
-  const connector = await startTunnelConnector({
+  const connector = new TunnelConnector({
     hub,
     hostId: identity.runtimeInstanceId,
     stateDir: input.stateDir,
@@ -226,7 +231,8 @@ async function runLocked(
     baseEnv,
     log,
   });
-  if (connector) cleanups.push(() => connector.stop(STOP_GRACE_MS));
+  cleanups.push(() => connector.stop(STOP_GRACE_MS));
+  await connector.check();
 
   const readyTimeoutMs = input.readyTimeoutMs ?? 90_000;
   const ready = await input.progress('Waiting for the relay and the console router to be ready', async () => {
@@ -252,6 +258,7 @@ async function runLocked(
   }
 
   const beat = async () => {
+    await connector.check();
     readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
     const error = await sendHeartbeat(hub, identity.runtimeInstanceId, {
       relay_ready: relay.running() && readiness.relay.ready,
@@ -259,7 +266,7 @@ async function runLocked(
       runtime_version: input.cliVersion,
       ...(identity.bundleId ? { bundle_id: identity.bundleId } : {}),
       console_routes: readiness.console_routes,
-      ...(connector ? { tunnel_connector_ready: await connector.ready() } : {}),
+      ...(connector.reported ? { tunnel_connector_ready: await connector.ready() } : {}),
     });
     if (error) {
       if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
