@@ -95,15 +95,6 @@ process.on('SIGTERM', () => process.exit(0));
       },
     });
     host = await stack.registerHost('tunnel-host', os.tmpdir());
-    unwrap(
-      await stack.owner.hub.POST(
-        '/api/v1/workspaces/{workspace}/infrastructure/runtime-environments/{environment}/tunnels',
-        {
-          params: { path: { workspace: stack.slug, environment: 'edge' } },
-          body: { runtime_instance_ids: [host.id] },
-        },
-      ),
-    );
     ({ home, paths } = tempProfile('svc-runtime-tunnel-'));
     await stack.writeProfile(paths, host.id);
   });
@@ -116,6 +107,16 @@ process.on('SIGTERM', () => process.exit(0));
   });
 
   const tunnelId = () => [...fake.tunnels.values()][0]!.id;
+  const provision = async () =>
+    unwrap(
+      await stack.owner.hub.POST(
+        '/api/v1/workspaces/{workspace}/infrastructure/runtime-environments/{environment}/tunnels',
+        {
+          params: { path: { workspace: stack.slug, environment: 'edge' } },
+          body: { runtime_instance_ids: [host.id] },
+        },
+      ),
+    );
   const environment = async () =>
     unwrap(
       await stack.owner.hub.GET(
@@ -124,29 +125,21 @@ process.on('SIGTERM', () => process.exit(0));
       ),
     );
 
-  it('when cloudflared is not installed, then doctor fails the tunnel_connector check with an install hint; once it is on PATH, the check passes', async () => {
-    const doctor = async (PATH: string) => {
-      const doc = jsonOf<{
-        checks: Array<{ id: string; status: string; detail: string; fix: string | null }>;
-      }>(await runSvc(['config', 'doctor', '--json'], home, { PATH, SVC_RUNTIME_INSTANCE_ID: host.id }));
-      return (
-        (doc.ok ? doc.result : doc.error) as {
-          checks: Array<{ id: string; status: string; fix: string | null }>;
-        }
-      ).checks.find((check) => check.id === 'tunnel_connector');
-    };
-    const missing = await doctor(`${path.dirname(process.execPath)}:${systemPath}`);
-    expect(missing).toMatchObject({ status: 'fail', fix: expect.stringContaining('install cloudflared') });
-    const present = await doctor(`${binDir}:${path.dirname(process.execPath)}:${systemPath}`);
-    expect(present).toMatchObject({ status: 'pass', fix: null });
-  });
-
-  it('when the runtime comes up, then it runs cloudflared with a 0600 token file, restarts it when it dies, reports it ready in heartbeats and removes the token on stop', async () => {
+  it('when a tunnel is provisioned while the runtime is up, then it runs cloudflared with a 0600 token file, restarts it when it dies, reports it ready in heartbeats and removes the token on stop', async () => {
     runtime = startSvc(['runtime', 'up', '--expected-workspace', stack.slug], home, {
       SVC_RUNTIME_INSTANCE_ID: host.id,
       PATH: `${binDir}:${path.dirname(process.execPath)}:${process.env.PATH ?? systemPath}`,
     });
     const describeRuntime = () => `runtime up output:\n${runtime?.output() ?? ''}`;
+    await until(
+      'the runtime is up',
+      async () => (runtime!.output().includes(' is up;') ? true : undefined),
+      describeRuntime,
+    );
+    // No environment, no tunnel: nothing to run.
+    expect(callsMade()).toEqual([]);
+
+    await provision();
     const [first] = await until(
       'cloudflared started',
       async () => callsMade()[0] && callsMade(),
@@ -193,5 +186,24 @@ process.on('SIGTERM', () => process.exit(0));
     await runtime.exited;
     expect(isAlive(second.pid)).toBe(false);
     expect(fs.existsSync(files.token_file)).toBe(false);
+  });
+
+  it('when cloudflared is not installed, then doctor fails the tunnel_connector check with an install hint; once it is on PATH, the check passes', async () => {
+    // Pulled again: the profile now names the environment's Cloudflare tunnel.
+    await stack.writeProfile(paths, host.id);
+    const doctor = async (PATH: string) => {
+      const doc = jsonOf<{
+        checks: Array<{ id: string; status: string; detail: string; fix: string | null }>;
+      }>(await runSvc(['config', 'doctor', '--json'], home, { PATH, SVC_RUNTIME_INSTANCE_ID: host.id }));
+      return (
+        (doc.ok ? doc.result : doc.error) as {
+          checks: Array<{ id: string; status: string; fix: string | null }>;
+        }
+      ).checks.find((check) => check.id === 'tunnel_connector');
+    };
+    const missing = await doctor(`${path.dirname(process.execPath)}:${systemPath}`);
+    expect(missing).toMatchObject({ status: 'fail', fix: expect.stringContaining('install cloudflared') });
+    const present = await doctor(`${binDir}:${path.dirname(process.execPath)}:${systemPath}`);
+    expect(present).toMatchObject({ status: 'pass', fix: null });
   });
 });

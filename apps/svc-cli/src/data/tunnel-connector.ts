@@ -1,20 +1,13 @@
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { unwrap } from '@svc/contracts';
-import type { HubClient } from '@svc/contracts';
+import type { HubApi, HubClient } from '@svc/contracts';
 import { CLOUDFLARED_INSTALL_HINT, connectorArgv, connectorReady } from '../domain/tunnel-connector';
 import { redactText } from '../domain/redact';
 import { ManagedProcess } from './managed-process';
 import { probe } from './local-service-probe';
 import { allocateServePort } from './serve-port';
 import { writeSecretFile } from './secret-files';
-
-/** The running connector as `svc runtime up` sees it. */
-export interface TunnelConnectorHandle {
-  /** Whether the connector holds edge connections now (its `/ready`); false while it is not running. */
-  ready(): Promise<boolean>;
-  stop(graceMs: number): Promise<void>;
-}
 
 /** `SVC_CLOUDFLARED_BIN` when set, else the first executable `cloudflared` on PATH; null when there is none. */
 export async function resolveCloudflared(env: NodeJS.ProcessEnv): Promise<string | null> {
@@ -45,70 +38,118 @@ export function tunnelConnectorFiles(stateDir: string) {
   };
 }
 
-const NOT_RUNNING: TunnelConnectorHandle = { ready: async () => false, stop: async () => undefined };
-
-/**
- * Starts the tunnel connector when the host's runtime environment has an active Cloudflare tunnel: asks the hub
- * for the connector token (runtime key), writes it to a 0600 file in a 0700 directory, and runs
- * `cloudflared tunnel run --token-file` as a supervised child (restarted with back-off whenever it exits). Null
- * when the host needs no connector. When `cloudflared` is missing or the hub cannot say, the runtime goes on
- * without it and its heartbeats report the connector not ready.
- */
-export async function startTunnelConnector(input: {
+export interface TunnelConnectorInput {
   hub: HubClient;
   hostId: string;
   stateDir: string;
   env: NodeJS.ProcessEnv;
   baseEnv: Record<string, string>;
   log: (line: string) => void;
-}): Promise<TunnelConnectorHandle | null> {
-  let settings;
-  try {
-    settings = unwrap(
-      await input.hub.GET('/api/v1/runtime-hosts/{hostId}/tunnel-connector', {
-        params: { path: { hostId: input.hostId } },
-        signal: AbortSignal.timeout(10_000),
-      }),
-    );
-  } catch (error) {
-    input.log(
-      `tunnel connector: the hub did not say whether one is needed (${redactText((error as Error).message)})`,
-    );
-    return NOT_RUNNING;
+}
+
+/**
+ * The host's tunnel connector under `svc runtime up`. `check()` asks the hub (runtime key) whether the host's
+ * runtime environment has an active Cloudflare tunnel; when it has, the connector token is written to a 0600 file
+ * in a 0700 directory and `cloudflared tunnel run --token-file` runs as a supervised child (restarted with
+ * back-off whenever it exits). Until a connector runs, every heartbeat checks again (a read without a token is
+ * cheap and not audited), so a tunnel provisioned while the runtime is up gets its connector within a beat. A
+ * missing `cloudflared` or a hub that cannot say does not stop the runtime: it says so once and the heartbeats
+ * report the connector not ready.
+ */
+export class TunnelConnector {
+  private process: ManagedProcess | null = null;
+  private metricsPort = 0;
+  private needed = false;
+  private stopped = false;
+  private lastProblem: string | null = null;
+  private settings: HubApi.components['schemas']['TunnelConnectorSettings'] | null = null;
+
+  constructor(private readonly input: TunnelConnectorInput) {}
+
+  /** Whether heartbeats carry the connector's readiness: one runs, or the host's tunnel needs one. */
+  get reported(): boolean {
+    return this.process !== null || this.needed;
   }
-  const connector = settings.connector;
-  if (!connector) return null;
-  const binary = await resolveCloudflared(input.env);
-  if (!binary) {
-    input.log(`tunnel connector: cloudflared is not installed; ${CLOUDFLARED_INSTALL_HINT}`);
-    return NOT_RUNNING;
+
+  private problem(line: string): void {
+    if (line !== this.lastProblem) this.input.log(`tunnel connector: ${line}`);
+    this.lastProblem = line;
   }
-  const files = tunnelConnectorFiles(input.stateDir);
-  await writeSecretFile(files.token_file, connector.token);
-  const metricsPort = await allocateServePort(new Set());
-  const process = new ManagedProcess({
-    name: 'cloudflared',
-    argv: connectorArgv(binary, metricsPort, files.token_file),
-    cwd: input.stateDir,
-    env: input.baseEnv,
-    logFile: files.log_file,
-    restart: 'always',
-    canGiveUp: false,
-    log: input.log,
-  });
-  await process.start();
-  input.log(
-    `tunnel connector: cloudflared pid ${process.pid} for tunnel ${connector.tunnel_id} of environment ${settings.runtime_environment}`,
-  );
-  return {
-    async ready() {
-      if (!process.running()) return false;
-      const answer = await probe(`http://127.0.0.1:${metricsPort}/ready`);
-      return connectorReady(answer.status, answer.body);
-    },
-    async stop(graceMs) {
-      await process.stop(graceMs);
+
+  /** Starts the connector when the host needs one and none runs; never throws (the heartbeat calls it). */
+  async check(): Promise<void> {
+    if (this.process || this.stopped) return;
+    try {
+      await this.startWhenNeeded();
+    } catch (error) {
+      this.process = null;
+      this.problem(`cloudflared could not be started (${redactText((error as Error).message)})`);
+    }
+  }
+
+  private async startWhenNeeded(): Promise<void> {
+    // Once the hub has said a connector is needed, its answer is kept: checks until the start succeeds (e.g.
+    // cloudflared being installed) do not read the token again, so its reads stay few in the hub's audit.
+    let settings = this.settings;
+    if (!settings) {
+      try {
+        settings = unwrap(
+          await this.input.hub.GET('/api/v1/runtime-hosts/{hostId}/tunnel-connector', {
+            params: { path: { hostId: this.input.hostId } },
+            signal: AbortSignal.timeout(10_000),
+          }),
+        );
+      } catch (error) {
+        this.problem(`the hub did not say whether one is needed (${redactText((error as Error).message)})`);
+        return;
+      }
+    }
+    const connector = settings.connector;
+    this.needed = connector !== null;
+    if (!connector) return;
+    this.settings = settings;
+    const binary = await resolveCloudflared(this.input.env);
+    if (!binary) {
+      this.problem(`cloudflared is not installed; ${CLOUDFLARED_INSTALL_HINT}`);
+      return;
+    }
+    if (this.stopped) return;
+    const files = tunnelConnectorFiles(this.input.stateDir);
+    await writeSecretFile(files.token_file, connector.token);
+    this.metricsPort = await allocateServePort(new Set());
+    if (this.stopped) {
       await fs.rm(files.token_file, { force: true });
-    },
-  };
+      return;
+    }
+    const process = new ManagedProcess({
+      name: 'cloudflared',
+      argv: connectorArgv(binary, this.metricsPort, files.token_file),
+      cwd: this.input.stateDir,
+      env: this.input.baseEnv,
+      logFile: files.log_file,
+      restart: 'always',
+      canGiveUp: false,
+      log: this.input.log,
+    });
+    // Set before the start, so a stop() meanwhile stops this start too.
+    this.process = process;
+    await process.start();
+    this.lastProblem = null;
+    this.input.log(
+      `tunnel connector: cloudflared pid ${process.pid} for tunnel ${connector.tunnel_id} of environment ${settings.runtime_environment}`,
+    );
+  }
+
+  /** Whether the connector holds edge connections now (its `/ready`); false while it is not running. */
+  async ready(): Promise<boolean> {
+    if (!this.process?.running()) return false;
+    const answer = await probe(`http://127.0.0.1:${this.metricsPort}/ready`);
+    return connectorReady(answer.status, answer.body);
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    await this.process?.stop(graceMs);
+    await fs.rm(tunnelConnectorFiles(this.input.stateDir).token_file, { force: true });
+  }
 }
