@@ -4,6 +4,7 @@ import { actorIdentity } from '@svc/auth';
 import { canonicalJson } from '@svc/contracts';
 import { AppError, newId } from '@svc/service-kit';
 import type { HubDeps } from '../../deps';
+import { projectNotFound } from '../../data/projects.lookups';
 import { requireProviderModel } from '../../data/provider-models.lookups';
 import type { RelaySpawnRequest } from '../../data/relay-client';
 import {
@@ -79,13 +80,7 @@ export function spawnBlocked(blockers: SpawnBlocker[]): AppError {
 async function resolveProject(deps: HubDeps, ask: AgentSpawnAsk): Promise<Project> {
   if ('id' in ask.project) {
     const project = await deps.db.project.findUnique({ where: { id: ask.project.id } });
-    if (!project) {
-      throw new AppError({
-        status: 404,
-        code: 'project_not_found',
-        detail: `No project '${ask.project.id}'.`,
-      });
-    }
+    if (!project) throw projectNotFound(ask.project.id);
     return project;
   }
   return findWorkspaceProject(deps.db, ask.project.workspaceId, ask.project.ref);
