@@ -620,6 +620,13 @@ describe('agent spawns through the relay', () => {
     });
     const [event] = await auditOf('agent.spawn.failed', failed.id);
     expect(event?.data).toMatchObject({ code: 'start_rule_violated', rule: 5, spawn_id: failed.id });
+    const events = unwrap(
+      await api().GET('/api/v1/workspaces/{workspace}/audit-events', {
+        params: { path: { workspace: ws() }, query: { action: 'agent.spawn.*' } },
+      }),
+    );
+    const ofSpawn = events.filter((e) => e.target?.id === failed.id).map((e) => e.action);
+    expect(ofSpawn.sort()).toEqual(['agent.spawn.failed', 'agent.spawn.requested']);
     const got = unwrap(
       await api().GET('/api/v1/workspaces/{workspace}/agent-spawns/{spawnId}', {
         params: { path: { workspace: ws(), spawnId: failed.id } },
