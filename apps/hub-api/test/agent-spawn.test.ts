@@ -894,6 +894,31 @@ describe('the Workflow API side', () => {
     });
   });
 
+  test('when spawns race for the last place on a host, then exactly one is recorded and the others meet its limit', async () => {
+    relay.defaultScript = [{ kind: 'in_flight', retryAfter: 1 }];
+    await putPolicy({ ...OPEN_POLICY, max_running_agents_per_host: 1 });
+    try {
+      const answers = await Promise.all(
+        [1, 2, 3, 4].map((n) =>
+          t.internal().POST('/internal/v1/projects/{projectId}/agent-spawns', {
+            params: { path: { projectId } },
+            body: {
+              spawn_key: `race-${n}-${randomBytes(4).toString('hex')}`,
+              capabilities: ['code'],
+              reason: { invocation_id: `inv_race${n}`, stage_key: 'build' },
+            },
+          }),
+        ),
+      );
+      expect(answers.map((a) => a.response.status).sort()).toEqual([201, 409, 409, 409]);
+      for (const refused of answers.filter((a) => a.response.status === 409)) {
+        expect(refused.error).toMatchObject({ code: 'spawn_host_at_limit' });
+      }
+    } finally {
+      relay.defaultScript = [{ kind: 'started' }];
+    }
+  });
+
   test('when the policy does not allow the Workflow API spawn, then 409 with the blocker code and nothing is recorded', async () => {
     await putPolicy({ enabled: false });
     const key = `inv_9:stage:${randomBytes(4).toString('hex')}`;
