@@ -50,16 +50,25 @@ describe('runtime environment backfill', () => {
   test('when the backfill runs twice (the first time as two concurrent runs), then each host without an environment gets exactly one, and the second run changes nothing', async () => {
     const a = await t.seedMember('owner');
     const b = await t.seedMember('owner');
+    // Hosts registered before runtime environments existed are the ones the backfill materializes.
+    const before = new Date('2026-01-01T00:00:00Z');
     const edge = await t.seedHost(a.workspace.id, {
       name: 'Edge.01',
+      createdAt: before,
       consolePublicBaseUrl: 'https://console.edge-01.example.test',
       relayPublicUrl: 'https://relay.edge-01.example.test',
     });
-    const lower = await t.seedHost(a.workspace.id, { name: 'alpha' });
-    const upper = await t.seedHost(a.workspace.id, { name: 'Alpha' });
-    const far = await t.seedHost(b.workspace.id, { name: 'far-away', relayPublicUrl: null });
+    const lower = await t.seedHost(a.workspace.id, { name: 'alpha', createdAt: before });
+    const upper = await t.seedHost(a.workspace.id, { name: 'Alpha', createdAt: before });
+    const far = await t.seedHost(b.workspace.id, {
+      name: 'far-away',
+      relayPublicUrl: null,
+      createdAt: before,
+    });
+    // A host registered since gets an environment when a tunnel is provisioned for it, never from the backfill.
+    const recent = await t.seedHost(a.workspace.id, { name: 'recent' });
     // A host already in an environment (provisioned through the API) is left alone.
-    const placed = await t.seedHost(b.workspace.id, { name: 'placed' });
+    const placed = await t.seedHost(b.workspace.id, { name: 'placed', createdAt: before });
     const provisioned = await t
       .client({ token: b.token })
       .POST('/api/v1/workspaces/{workspace}/infrastructure/runtime-environments/{environment}/tunnels', {
@@ -81,16 +90,23 @@ describe('runtime environment backfill', () => {
     ).toEqual(['alpha', 'alpha-2']);
     expect(one.created.some((row) => row.runtime_instance_id === placed.id)).toBe(false);
     expect(two.created.some((row) => row.runtime_instance_id === placed.id)).toBe(false);
+    expect([...one.created, ...two.created].some((row) => row.runtime_instance_id === recent.id)).toBe(false);
 
-    const before = await snapshot();
+    const environments = await snapshot();
     const again = await backfill();
     expect(again.created).toEqual([]);
     expect(again.skipped).toBe(0);
-    expect(again.placed).toBe(await t.database.prisma.runtimeHost.count());
-    expect(await snapshot()).toEqual(before);
+    expect(again.placed).toBe(await t.database.prisma.runtimeEnvironmentHost.count());
+    expect(await snapshot()).toEqual(environments);
+    expect(
+      await t.database.prisma.runtimeEnvironmentHost.count({ where: { runtimeInstanceId: recent.id } }),
+    ).toBe(0);
     expect(
       await t.database.prisma.auditEvent.count({
-        where: { action: 'runtime_environment.backfilled', targetId: { in: before.map((env) => env.id) } },
+        where: {
+          action: 'runtime_environment.backfilled',
+          targetId: { in: environments.map((env) => env.id) },
+        },
       }),
     ).toBe(ours.size);
 
@@ -125,9 +141,12 @@ describe('runtime environment backfill', () => {
     });
   });
 
-  test('when a hub process starts, then its backfill job places the hosts that have no environment yet', async () => {
+  test('when a hub process starts, then its backfill job places the hosts from before runtime environments that have none yet', async () => {
     const owner = await t.seedMember('owner');
-    const host = await t.seedHost(owner.workspace.id, { name: 'late-host' });
+    const host = await t.seedHost(owner.workspace.id, {
+      name: 'late-host',
+      createdAt: new Date('2026-01-01T00:00:00Z'),
+    });
     const job = startRuntimeEnvironmentBackfill(t.hub.deps, { retryMs: 100 });
     await job.done;
     job.stop();

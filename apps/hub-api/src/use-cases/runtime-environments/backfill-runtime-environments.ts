@@ -89,6 +89,23 @@ async function backfillHost(
   });
 }
 
+/** The migration that introduced runtime environments; hosts registered after it are not backfilled. */
+export const RUNTIME_ENVIRONMENTS_MIGRATION = '20261124100000_runtime_environments';
+
+/**
+ * When runtime environments came to this database: the end of their migration. Hosts that existed before are
+ * the "existing workspace tunnels" the backfill materializes; later hosts get an environment when a tunnel is
+ * provisioned for them, so a restart of the hub never changes what a host has. Now, when the bookkeeping row is
+ * missing (a database migrated by other means).
+ */
+async function environmentsIntroducedAt(deps: Pick<HubDeps, 'db'>): Promise<Date> {
+  const rows = await deps.db.$queryRaw<Array<{ finished_at: Date | null }>>`
+    SELECT finished_at FROM _prisma_migrations
+    WHERE migration_name = ${RUNTIME_ENVIRONMENTS_MIGRATION} AND rolled_back_at IS NULL
+    ORDER BY finished_at DESC NULLS LAST LIMIT 1`;
+  return rows[0]?.finished_at ?? new Date();
+}
+
 /** A concurrent run may take the same name for another host of the workspace first: then pick again. */
 async function backfillHostRetrying(deps: Pick<HubDeps, 'db' | 'audit'>, host: RuntimeHost) {
   for (let attempt = 1; ; attempt += 1) {
@@ -101,8 +118,8 @@ async function backfillHostRetrying(deps: Pick<HubDeps, 'db' | 'audit'>, host: R
 }
 
 /**
- * Materializes runtime environments from the public URLs the workspaces' hosts already have: every host in no
- * environment gets one of its own (named after the host, tunnel `external` and `active`, the host's URLs as
+ * Materializes runtime environments from the public URLs the workspaces' hosts already had when runtime
+ * environments were introduced: every such host in no environment gets one of its own (named after the host, tunnel `external` and `active`, the host's URLs as
  * its public URLs). Idempotent: only hosts in no environment are read, so a second run reads nothing and
  * changes nothing, and concurrent runs wait on the host row. Hosts are visited in pages, by id.
  */
@@ -111,11 +128,16 @@ export async function backfillRuntimeEnvironments(
   options: { pageSize?: number } = {},
 ): Promise<BackfillSummary> {
   const summary: BackfillSummary = { created: [], placed: 0, skipped: 0 };
+  const cutoff = await environmentsIntroducedAt(deps);
   const pageSize = options.pageSize ?? 200;
   let after: string | undefined;
   for (;;) {
     const hosts = await deps.db.runtimeHost.findMany({
-      where: { environment: { is: null }, ...(after === undefined ? {} : { id: { gt: after } }) },
+      where: {
+        environment: { is: null },
+        createdAt: { lte: cutoff },
+        ...(after === undefined ? {} : { id: { gt: after } }),
+      },
       orderBy: { id: 'asc' },
       take: pageSize,
     });
