@@ -232,7 +232,11 @@ describe('POST /workflow/preflight', () => {
     // On the roster but not started: not an owner yet.
     const stopped = await ready(project.id);
     expect(stopped).toMatchObject({ can_launch: false, launch_outcome: 'accepted_waiting_for_owner' });
-    expect(stopped.blockers.map((b) => b.code)).toEqual(['no_stage_owner']);
+    // The roster blocker, and why the hub would not spawn an owner (the workspace's policy is off).
+    expect(stopped.blockers.filter((b) => b.category !== 'spawn_policy').map((b) => b.code)).toEqual([
+      'no_stage_owner',
+    ]);
+    expect(stopped.blockers.map((b) => b.code)).toContain('spawn_policy_off');
     await startAndHeartbeat(s, agentIdOf(agent));
     const data = await ready(project.id);
     expect(data.blockers).toEqual([]);

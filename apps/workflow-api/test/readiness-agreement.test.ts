@@ -211,22 +211,23 @@ describe('preflight and launch agree on every blocker kind', () => {
     const hostId = await registerHost(true);
     const nobody = await readyProject('nobody-has-this');
     const a = await preflightThenLaunch(nobody.id, 'weekly report');
-    expect(a.preflight).toEqual({
-      outcome: 'accepted_waiting_for_owner',
-      codes: ['no_stage_owner'],
-      effects: ['no_stage_owner:waits_for_owner'],
-    });
+    // The workspace has no spawn policy (off): the hub will not spawn the owner, and says why (spawn_*).
+    expect(a.preflight.outcome).toBe('accepted_waiting_for_owner');
+    expect(a.preflight.codes.filter((c) => !c.startsWith('spawn_'))).toEqual(['no_stage_owner']);
+    expect(a.preflight.codes).toContain('spawn_policy_off');
+    expect(a.preflight.effects.every((e) => e.endsWith(':waits_for_owner'))).toBe(true);
     expect(a.launch).toEqual(a.preflight);
     const invocation = await s.database.prisma.invocation.findUniqueOrThrow({
       where: { id: a.invocationId },
     });
     expect(invocation.state).toBe('launching');
-    expect((invocation.blockers as { code: string }[]).map((b) => b.code)).toEqual(['no_stage_owner']);
+    expect((invocation.blockers as { code: string }[]).map((b) => b.code).sort()).toEqual(a.preflight.codes);
 
     const stopped = await readyProject('stopped-cap');
     await addAgent(hostId, stopped.code, ['stopped-cap'], false);
     const b = await preflightThenLaunch(stopped.id, 'weekly report');
-    expect(b.preflight.codes).toEqual(['no_stage_owner']);
+    expect(b.preflight.codes.filter((c) => !c.startsWith('spawn_'))).toEqual(['no_stage_owner']);
+    expect(b.preflight.codes).toContain('spawn_policy_off');
     expect(b.preflight.outcome).toBe('accepted_waiting_for_owner');
     expect(b.launch).toEqual(b.preflight);
   });

@@ -414,7 +414,12 @@ describe('stage ownership', () => {
     const route = await s.seedRoute({ intent: 'orphan report', stages: one('nobody-has-this') });
     const launched = await invokeAndLaunch(route.intent);
     // Launch is accepted waiting for an owner (its blockers shown at once); the run then starts and waits.
-    expect(launched.blockers.map((b) => [b.code, b.effect])).toEqual([['no_stage_owner', 'waits_for_owner']]);
+    // No owner, and the spawn-policy reasons the hub will not spawn one (its policy is off): all wait.
+    expect(launched.blockers[0]).toMatchObject({ code: 'no_stage_owner', effect: 'waits_for_owner' });
+    expect(launched.blockers.slice(1).map((b) => [b.category, b.effect])).toEqual(
+      launched.blockers.slice(1).map(() => ['spawn_policy', 'waits_for_owner']),
+    );
+    expect(launched.blockers.map((b) => b.code)).toContain('spawn_policy_off');
     const blocked = await waitFor(
       launched.invocation_id,
       (inv) => inv.state === 'running' && inv.attention === 'blocked',

@@ -1,7 +1,9 @@
 import type { WorkflowDeps } from '../deps';
 import { eligibleOwners, launchOutcomeOf, withEffect } from '../domain/blockers';
 import type { Blocker, LaunchOutcome } from '../domain/blockers';
+import { spawnPolicyBlockers } from '../domain/owner-spawn';
 import type { RouteTemplate } from '../domain/template-definition';
+import { readSpawnReadiness } from './owner-spawns.hub';
 import { templateReadiness } from './route.readiness';
 
 const HUB_TIMEOUT_MS = 5_000;
@@ -40,15 +42,24 @@ async function rosterBlockers(deps: WorkflowDeps, projectId: string, template: R
     const needed = [...new Set(stage.required_capabilities)].sort();
     if (eligibleOwners(roster, needed).length > 0) continue;
     const what = needed.length > 0 ? `capabilities ${needed.join(', ')}` : 'any capabilities';
+    // Would the hub spawn an owner? Then a launched run asks for one; if not, say why (spawn policy).
+    const spawn = await readSpawnReadiness(deps, projectId, needed);
+    const spawnWay =
+      spawn?.allowed && spawn.runtime_instance_id
+        ? ` The project's spawn policy allows one: a launched run asks the hub to spawn it (model ${spawn.model ?? 'of the policy'} on runtime host ${spawn.runtime_instance_id}).`
+        : '';
     blockers.push(
       withEffect({
         category: 'roster_ownership',
         code: 'no_stage_owner',
         stage_key: stage.key,
-        message: `No running agent on the project's roster can own stage '${stage.key}' (it needs ${what}).`,
-        recommended_action: `Start an agent with ${what} on a team assigned to the project (or registered for it); a launched run waits for it.`,
+        message: `No running agent on the project's roster can own stage '${stage.key}' (it needs ${what}).${spawnWay}`,
+        recommended_action: spawnWay
+          ? 'Nothing to do: the run gets its owner by a spawn (or start an agent yourself).'
+          : `Start an agent with ${what} on a team assigned to the project (or registered for it); a launched run waits for it.`,
       }),
     );
+    if (spawn && !spawn.allowed) blockers.push(...spawnPolicyBlockers(stage.key, spawn));
   }
   return blockers;
 }
@@ -87,8 +98,9 @@ export interface LaunchReadiness {
 /**
  * THE launch readiness check: preflight reports it, launch acts on it. Configuration of the route (match,
  * template, artifact schema) first; when a template is known, the roster (running agents only, the engine's
- * own ownership rule) and the hub's runtime readiness. Spawn policy: none can be configured yet, so it never
- * blocks. The outcome follows from the blockers' effects ({@link launchOutcomeOf}).
+ * own ownership rule) and the hub's runtime readiness. A stage no roster agent can own is checked against the
+ * project's spawn policy: either a launched run will ask the hub to spawn its owner, or the spawn-policy
+ * blockers say why not. The outcome follows from the blockers' effects ({@link launchOutcomeOf}).
  */
 export async function assessLaunchReadiness(
   deps: WorkflowDeps,

@@ -12,17 +12,18 @@ export type BlockerDraft = Omit<Blocker, 'effect'> & { effect?: BlockerEffect };
 
 /**
  * What a blocker does to a launch. Configuration problems refuse it (the run could never start); a missing
- * owner, runtime or infrastructure problem lets the launch through and the run waits (the engine retries by
- * itself until a running agent can own the stage). Spawn policies cannot exist yet; one would refuse.
+ * owner, runtime, spawn-policy or infrastructure problem lets the launch through and the run waits (the engine
+ * retries by itself until a running agent can own the stage; a spawn-policy blocker only says why the hub will
+ * not spawn that agent).
  */
 export function blockerEffect(category: BlockerCategory): BlockerEffect {
   switch (category) {
     case 'roster_ownership':
     case 'runtime_endpoints':
+    case 'spawn_policy':
     case 'infrastructure_health':
       return 'waits_for_owner';
     case 'classifier_template_configuration':
-    case 'spawn_policy':
       return 'refuses_launch';
   }
 }

@@ -1,3 +1,4 @@
+import { ownerSpawnView } from '../domain/owner-spawn';
 import type { WorkflowApi } from '@svc/contracts';
 import type { RunDetails } from '../data/run-details.lookups';
 import { withEffect } from '../domain/blockers';
@@ -45,6 +46,7 @@ export function presentStage(stage: RunStage): StageBody {
       stage.completedAt && stage.firstAssignedAt
         ? stage.completedAt.getTime() - stage.firstAssignedAt.getTime()
         : null,
+    owner_spawn: ownerSpawnView(stage.ownerSpawn),
   };
 }
 

@@ -12920,7 +12920,7 @@ export const workflowDocument: OpenApiDocument = {
           "preflight"
         ],
         "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
-        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
+        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
         "x-svc-actors": [
           "api_key"
         ],
@@ -15343,7 +15343,8 @@ export const workflowDocument: OpenApiDocument = {
           "blocked",
           "stalled",
           "artifact_rejected",
-          "failed"
+          "failed",
+          "owner_spawning"
         ]
       },
       "InvocationsRoute": {
@@ -15504,6 +15505,17 @@ export const workflowDocument: OpenApiDocument = {
               "null"
             ],
             "description": "From the first assignment to completion (null until completed)."
+          },
+          "owner_spawn": {
+            "description": "The agent the hub spawns for this stage when no roster agent could own it and the project's spawn policy allows one (null otherwise). The stage keeps `owner_agent_id` null until the spawned agent is online and the engine assigns it.",
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "$ref": "#/components/schemas/InvocationsOwnerSpawn"
+              }
+            ]
           }
         }
       },
@@ -15934,6 +15946,61 @@ export const workflowDocument: OpenApiDocument = {
             "items": {
               "type": "string"
             }
+          },
+          "spawn_id": {
+            "type": "string",
+            "description": "The hub's spawn of an owner for the stage (`stage_owner_spawning`, `stage_owner_spawn_failed`)."
+          }
+        }
+      },
+      "InvocationsOwnerSpawn": {
+        "type": "object",
+        "required": [
+          "spawn_id",
+          "state",
+          "agent_name",
+          "agent_id",
+          "runtime_instance_id",
+          "requested_at",
+          "error_code"
+        ],
+        "properties": {
+          "spawn_id": {
+            "type": "string",
+            "description": "The hub's spawn (`spw_…`)."
+          },
+          "state": {
+            "type": "string",
+            "enum": [
+              "requested",
+              "in_progress",
+              "started",
+              "failed"
+            ]
+          },
+          "agent_name": {
+            "type": "string"
+          },
+          "agent_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "runtime_instance_id": {
+            "type": "string",
+            "description": "The runtime host the agent is spawned on."
+          },
+          "requested_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "error_code": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Why the spawn failed (`state` failed)."
           }
         }
       },
@@ -15943,7 +16010,7 @@ export const workflowDocument: OpenApiDocument = {
           "refuses_launch",
           "waits_for_owner"
         ],
-        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers (none can occur yet) would refuse the launch."
+        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent."
       },
       "InvocationsLaunchOutcome": {
         "type": "string",
@@ -16627,7 +16694,7 @@ export const workflowDocument: OpenApiDocument = {
     },
     {
       "name": "invocations",
-      "description": "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`; launching again re-checks it), `failed` and `cancelled`. Terminal states are `completed`, `failed` and `cancelled`: nothing changes an invocation after it reached one. `cancelled` is reached by `cancelInvocation` from any non-terminal state, or by an approval `reject`; `failed` is reached only from `launching`, `running` or `waiting_for_artifact`, with a typed `failure` reason: `stage_failed` (an owner reported its stage failed more often than the template's `guardrails.stage_failure_retries` allows), `run_deadline_exceeded` (the run was not completed within the template's `guardrails.run_deadline_seconds` from launch) or `artifact_rejections_exceeded` (more published payloads were rejected than the template's `guardrails.artifact_rejections_allowed`). On `cancelled` and `failed` every open stage is closed (`cancelled`, or `failed` for the stage that failed; stages not reached are `skipped`), their owners are released (they no longer see the stage), the run ends and the `invocation.cancelled` / `invocation.failed` delivery event is recorded. The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept) or `failed`. A new invocation is `received` with attention `none`; `launchInvocation` starts its run."
+      "description": "Invoke: one request persisted under an idempotency key, with its route, before anything can launch it; then its lifecycle. Lifecycle states: `received` (persisted, not launched yet) → `launching` (a launch was accepted and is being reconciled) → `running` (stages in progress) → `waiting_for_artifact` (the run ended but the required artifact is not published; not success) → `completed` (the artifact is published and may be fetched). Besides: `awaiting_approval` (the template's guardrail `human_approval_required` holds the launch until approved), `blocked` (the launch was refused; the attention signal is `blocked`; launching again re-checks it), `failed` and `cancelled`. Terminal states are `completed`, `failed` and `cancelled`: nothing changes an invocation after it reached one. `cancelled` is reached by `cancelInvocation` from any non-terminal state, or by an approval `reject`; `failed` is reached only from `launching`, `running` or `waiting_for_artifact`, with a typed `failure` reason: `stage_failed` (an owner reported its stage failed more often than the template's `guardrails.stage_failure_retries` allows), `run_deadline_exceeded` (the run was not completed within the template's `guardrails.run_deadline_seconds` from launch) or `artifact_rejections_exceeded` (more published payloads were rejected than the template's `guardrails.artifact_rejections_allowed`). On `cancelled` and `failed` every open stage is closed (`cancelled`, or `failed` for the stage that failed; stages not reached are `skipped`), their owners are released (they no longer see the stage), the run ends and the `invocation.cancelled` / `invocation.failed` delivery event is recorded. The attention signal tells a caller whether a human should look: `none`, `approval_required`, `blocked`, `stalled` (no stage progress past its deadline), `artifact_rejected` (a published payload did not match the pinned schema; raw evidence is kept), `failed`, or `owner_spawning` (no roster agent could own the current stage, the project's spawn policy allows one, and the hub is spawning it: the stage's `owner_spawn` shows the spawn, and the stage is assigned once the agent is online). A new invocation is `received` with attention `none`; `launchInvocation` starts its run."
     },
     {
       "name": "preflight",
@@ -17317,8 +17384,7 @@ export const relayDocument: OpenApiDocument = {
                   "integer",
                   "null"
                 ],
-                "description": "The direct start rule that was violated",
-                "when known.": null
+                "description": "The direct start rule that was violated, when known."
               },
               "cli_code": {
                 "type": [

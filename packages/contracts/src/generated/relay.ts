@@ -155,7 +155,7 @@ export interface components {
         };
         SpawnProblem: components["schemas"]["Problem"] & {
             spawn_id?: string;
-            /** @description The direct start rule that was violated */
+            /** @description The direct start rule that was violated, when known. */
             rule?: number | null;
             /** @description The code `svc start` answered with. */
             cli_code?: string | null;

@@ -454,7 +454,7 @@ export interface paths {
         put?: never;
         /**
          * Preflight — read-only launch readiness with typed blockers; creates nothing.
-         * @description Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (no spawn policy can be configured yet, so none is ever reported) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.
+         * @description Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.
          */
         post: operations["preflightIntent"];
         delete?: never;
@@ -1098,7 +1098,7 @@ export interface components {
          */
         InvocationsState: "received" | "launching" | "running" | "awaiting_approval" | "waiting_for_artifact" | "completed" | "blocked" | "failed" | "cancelled";
         /** @enum {string} */
-        InvocationsAttention: "none" | "approval_required" | "blocked" | "stalled" | "artifact_rejected" | "failed";
+        InvocationsAttention: "none" | "approval_required" | "blocked" | "stalled" | "artifact_rejected" | "failed" | "owner_spawning";
         InvocationsRoute: {
             /** @description Whether a contract (and so a template) was selected. */
             matched: boolean;
@@ -1139,6 +1139,8 @@ export interface components {
             completed_at: string | null;
             /** @description From the first assignment to completion (null until completed). */
             duration_ms: number | null;
+            /** @description The agent the hub spawns for this stage when no roster agent could own it and the project's spawn policy allows one (null otherwise). The stage keeps `owner_agent_id` null until the spawned agent is online and the engine assigns it. */
+            owner_spawn?: null | components["schemas"]["InvocationsOwnerSpawn"];
         };
         InvocationsInvocation: {
             invocation_id: string;
@@ -1253,9 +1255,25 @@ export interface components {
             stage_key?: string;
             /** @description The runtime hosts concerned (runtime blockers). */
             runtime_instance_ids?: string[];
+            /** @description The hub's spawn of an owner for the stage (`stage_owner_spawning`, `stage_owner_spawn_failed`). */
+            spawn_id?: string;
+        };
+        InvocationsOwnerSpawn: {
+            /** @description The hub's spawn (`spw_…`). */
+            spawn_id: string;
+            /** @enum {string} */
+            state: "requested" | "in_progress" | "started" | "failed";
+            agent_name: string;
+            agent_id: string | null;
+            /** @description The runtime host the agent is spawned on. */
+            runtime_instance_id: string;
+            /** Format: date-time */
+            requested_at: string;
+            /** @description Why the spawn failed (`state` failed). */
+            error_code: string | null;
         };
         /**
-         * @description What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers (none can occur yet) would refuse the launch.
+         * @description What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent.
          * @enum {string}
          */
         InvocationsBlockerEffect: "refuses_launch" | "waits_for_owner";

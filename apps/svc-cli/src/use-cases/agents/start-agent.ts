@@ -44,8 +44,7 @@ export interface StartAgentFlags {
   worker: boolean;
   workdir?: string | undefined;
   serverLocalProviderAuth: boolean;
-  /** The relay spawn this start is (`svc start` run by the relay); a direct start has none. */
-  spawnId?: string | undefined;
+  spawnId?: string | undefined; // set by the relay for a hub spawn; a direct start has none
 }
 
 /** The variables of the host environment `svc start` reads (passed in, so the rules stay testable). */

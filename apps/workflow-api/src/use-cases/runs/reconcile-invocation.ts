@@ -16,6 +16,7 @@ import { failureOf, isFailable } from '../../domain/invocation-ending';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
 import type { Invocation, RunStage } from '../../generated/prisma/client';
 import { closeInvocationHandoffs } from './close-stage-handoffs';
+import { settleStageOwnerSpawn, spawnStageOwner } from './spawn-stage-owner';
 
 const HUB_TIMEOUT_MS = 5_000;
 
@@ -306,6 +307,7 @@ async function advanceRun(ctx: Ctx): Promise<void> {
     ? `Stage '${current.key}': owner ${stalledNow} stopped heartbeating`
     : null;
   if (outcome === 'assigned') {
+    await settleStageOwnerSpawn({ deps: ctx.deps, tx: ctx.tx, stage: current });
     await update(ctx, {
       blockers: [],
       ...(stalledReason
@@ -316,17 +318,60 @@ async function advanceRun(ctx: Ctx): Promise<void> {
     });
     return;
   }
-  const blocker =
-    outcome === 'hub'
-      ? runHubUnreachable
-      : noStageOwnerBlocker(
-          current,
-          stalledNow ? 'its owner stalled and no other agent is available' : 'none is available',
+  if (outcome === 'none') {
+    // No roster agent can own it: the hub may spawn one when the project's spawn policy allows.
+    const spawn = await spawnStageOwner({
+      deps: ctx.deps,
+      tx: ctx.tx,
+      invocation: ctx.invocation,
+      stage: current,
+      now: ctx.now,
+    });
+    if (spawn.kind === 'spawning') {
+      if (spawn.requested) {
+        await audit(
+          ctx,
+          'stage.owner_spawn_requested',
+          {
+            stage_key: current.key,
+            spawn_id: spawn.requested.spawn_id,
+            agent_name: spawn.requested.agent_name,
+            runtime_instance_id: spawn.requested.runtime_instance_id,
+            attempt: spawn.requested.attempt + 1,
+          },
+          current.id,
         );
+      }
+      await update(ctx, {
+        blockers: [spawn.blocker],
+        attention: 'owner_spawning',
+        attentionReason: stalledReason ? `${stalledReason}; ${spawn.blocker.message}` : spawn.blocker.message,
+      });
+      return;
+    }
+    const noOwner = noStageOwnerBlocker(
+      current,
+      stalledNow ? 'its owner stalled and no other agent is available' : 'none is available',
+    );
+    const blockers =
+      spawn.kind === 'failed'
+        ? [noOwner, spawn.blocker]
+        : spawn.kind === 'not_allowed'
+          ? [noOwner, ...spawn.blockers]
+          : [noOwner];
+    await update(ctx, {
+      blockers,
+      attention: stalledReason || ctx.invocation.attention === 'stalled' ? 'stalled' : 'blocked',
+      attentionReason: stalledReason ? `${stalledReason}; ${noOwner.message}` : noOwner.message,
+    });
+    return;
+  }
   await update(ctx, {
-    blockers: [blocker],
+    blockers: [runHubUnreachable],
     attention: stalledReason || ctx.invocation.attention === 'stalled' ? 'stalled' : 'blocked',
-    attentionReason: stalledReason ? `${stalledReason}; ${blocker.message}` : blocker.message,
+    attentionReason: stalledReason
+      ? `${stalledReason}; ${runHubUnreachable.message}`
+      : runHubUnreachable.message,
   });
 }
 
