@@ -106,7 +106,7 @@ export function buildRelay(options: RelayAppOptions): RelayApp {
 
   const app = createHttpApp({
     logger,
-    metrics: { registry: relayRegistry, serveRoute: true },
+    metrics: { registry: relayRegistry, serveRoute: config.metricsPort === undefined },
     configure: (app) => {
       // DNS rebinding: a page that makes its own name resolve to 127.0.0.1 still sends its name as Host.
       app.use((req, _res, next) => {

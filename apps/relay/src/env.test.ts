@@ -77,4 +77,28 @@ describe('relay configuration', () => {
     expect(message).toContain('SVC_RELAY_TOKEN: must be at least 32 characters');
     expect(message).not.toContain('short-relay-token');
   });
+
+  test('when spawn settings are set, then the allow-list, kept variables, public host and metrics port are parsed', () => {
+    const config = loadRelayConfig({
+      SVC_RELAY_COMMANDS: '{"default":null,"review":"node /opt/review.js --fast"}',
+      SVC_RELAY_CHILD_ENV: 'HTTPS_PROXY, NO_PROXY',
+      SVC_RELAY_PUBLIC_URL: 'https://Relay.Example.test/',
+      SVC_RELAY_ALLOWED_HOSTS: 'relay.lan',
+      RELAY_METRICS_PORT: '9187',
+    });
+    expect(config.spawn.commands).toEqual({ default: null, review: 'node /opt/review.js --fast' });
+    expect(config.spawn.childEnvKeep).toEqual(['HTTPS_PROXY', 'NO_PROXY']);
+    expect(config.allowedHosts).toEqual(['relay.example.test', 'relay.lan']);
+    expect(config.metricsPort).toBe(9187);
+    expect(loadRelayConfig({}).spawn.commands).toEqual({ default: null });
+  });
+
+  test('when the allow-list is not a JSON object of command lines, or a secret is to be kept, then it is refused', () => {
+    expect(configError({ SVC_RELAY_COMMANDS: 'node agent.js' })).toContain('SVC_RELAY_COMMANDS');
+    expect(configError({ SVC_RELAY_COMMANDS: '{"Bad Key":"x"}' })).toContain('command key');
+    expect(configError({ SVC_RELAY_COMMANDS: '{"x":""}' })).toContain('non-empty');
+    expect(configError({ SVC_RELAY_CHILD_ENV: 'PATH,SVC_RELAY_TOKEN' })).toContain(
+      'may not pass SVC_RELAY_TOKEN',
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envFields, loadConfig } from '@svc/service-kit';
+import { envFields, loadConfig, metricsPortField } from '@svc/service-kit';
 
 /** An optional setting; an empty value (`SVC_HUB_URL=` in an env file) counts as not set. */
 function optional<T extends z.ZodType>(schema: T) {
@@ -30,6 +30,7 @@ export const relayEnvSchema = z
     SVC_RELAY_SPAWN_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(20_000),
     SVC_CONFIG_DIR: optional(z.string()),
     SVC_PROFILE: optional(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a profile name')),
+    RELAY_METRICS_PORT: metricsPortField(),
     LOG_LEVEL: envFields.logLevel(),
   })
   .transform((env, ctx) => {
@@ -72,6 +73,8 @@ export const relayEnvSchema = z
         configDir: env.SVC_CONFIG_DIR,
         profile: env.SVC_PROFILE,
       },
+      /** Serve `/metrics` on a listener of its own (not reached through the tunnel) instead of the relay's. */
+      metricsPort: env.RELAY_METRICS_PORT,
       logLevel: env.LOG_LEVEL,
     };
   });

@@ -1,17 +1,34 @@
-import { createLogger, installShutdown, runMain, startHttpServer } from '@svc/service-kit';
-import { buildApp } from './app';
+import {
+  createLogger,
+  installShutdown,
+  runMain,
+  startHttpServer,
+  startMetricsListener,
+} from '@svc/service-kit';
+import { buildRelay } from './app';
 import { loadRelayConfig } from './env';
+import { relayRegistry } from './metrics';
 import { missingSettings } from './use-cases/health/check-readiness';
 
 runMain('relay', async () => {
   const config = loadRelayConfig();
   const logger = createLogger({ name: 'relay', level: config.logLevel });
-  const server = await startHttpServer(buildApp({ config, logger }), {
-    host: config.host,
-    port: config.port,
-    logger,
-  });
+  const relay = buildRelay({ config, logger });
+  const server = await startHttpServer(relay.app, { host: config.host, port: config.port, logger });
+  const metricsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsListener(relayRegistry, { host: config.host, port: config.metricsPort, logger });
   const missing = missingSettings(config);
   if (missing.length > 0) logger.warn({ missing }, 'not ready until these variables are set');
-  installShutdown({ logger, steps: [{ name: 'http server', close: () => server.close() }] });
+  installShutdown({
+    logger,
+    steps: [
+      { name: 'http server', close: () => server.close() },
+      { name: 'metrics listener', close: async () => metricsServer?.close() },
+      // A spawn still starting is stopped with the relay (its outcome is `spawn_interrupted` after a restart).
+      { name: 'spawns in flight', close: () => relay.spawner.stopInFlight() },
+      { name: 'hub reports', close: () => relay.eventsFlushed() },
+    ],
+  });
 });

@@ -61,7 +61,11 @@ function spawner(settings: Partial<SpawnSettings> = {}): AgentSpawner {
   });
 }
 
-const request = (spawnId: string, name: string) => ({ spawn_id: spawnId, agent: { name } });
+const request = (spawnId: string, name: string) => ({
+  spawn_id: spawnId,
+  command_key: 'default',
+  agent: { name, serve: false, worker: false },
+});
 
 async function problemOf(work: Promise<unknown>): Promise<AppError> {
   try {
@@ -114,6 +118,26 @@ describe('relay spawner', () => {
     const timedOut = await problemOf(s.spawn(request('spw_slow000001', 'slow')));
     expect(timedOut).toMatchObject({ status: 504, code: 'spawn_timeout' });
     expect(s.counts).toEqual({ requested: 1, started: 0, failed: 1 });
+  });
+
+  test('when the relay stops with a spawn in flight, then its svc start is stopped and the spawn fails', async () => {
+    const s = spawner({ waitMs: 0, startTimeoutMs: 60_000 });
+    expect(await s.spawn(request('spw_stopped001', 'slow'))).toMatchObject({ status: 202 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    await s.stopInFlight();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const failed = await problemOf(
+      (async () => {
+        for (;;) {
+          const answer = await s.spawn(request('spw_stopped001', 'slow'));
+          if (answer.status !== 202) return answer;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })(),
+    );
+    expect(failed).toMatchObject({ status: 502, code: 'spawn_failed' });
+    expect(s.inFlight).toBe(0);
   });
 
   test('when svc refuses a start rule, then start_rule_violated names the rule and svc code', async () => {
@@ -196,7 +220,8 @@ describe('spawned process', () => {
       { nodePath: '/node', svcEntry: '/svc/bin/run.js', configDir: '/etc/svc', profile: 'prod' },
       {
         spawn_id: 'spw_argv000001',
-        agent: { name: 'a', project: 'WEB; rm -rf /', capabilities: ['x', 'y'], serve: true },
+        command_key: 'default',
+        agent: { name: 'a', project: 'WEB; rm -rf /', capabilities: ['x', 'y'], serve: true, worker: false },
       },
       'node agent.js',
     );

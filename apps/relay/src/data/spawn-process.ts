@@ -11,7 +11,8 @@ export interface ProcessRun {
 
 const OUTPUT_LIMIT = 256 * 1024;
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/** Signals a whole process group (the group of a process started by {@link runProcess}). */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
@@ -26,7 +27,14 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
  */
 export function runProcess(
   argv: string[],
-  options: { env: Record<string, string>; cwd?: string; timeoutMs: number; graceMs: number },
+  options: {
+    env: Record<string, string>;
+    cwd?: string;
+    timeoutMs: number;
+    graceMs: number;
+    /** Told the pid once the process runs (its process group has the same id). */
+    onStart?: (pid: number) => void;
+  },
 ): Promise<ProcessRun> {
   const [program, ...args] = argv as [string, ...string[]];
   return new Promise((resolve) => {
@@ -37,6 +45,7 @@ export function runProcess(
       shell: false,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (child.pid !== undefined) options.onStart?.(child.pid);
     let stdout = '';
     let stderr = '';
     let timedOut = false;

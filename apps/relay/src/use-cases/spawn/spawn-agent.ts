@@ -2,7 +2,7 @@ import { AppError, canonicalHash } from '@svc/service-kit';
 import type { Logger } from '@svc/service-kit';
 import type { HubSpawnEvents } from '../../data/hub-spawn-events';
 import type { SpawnLog } from '../../data/spawn-log';
-import { runProcess } from '../../data/spawn-process';
+import { runProcess, signalGroup } from '../../data/spawn-process';
 import {
   childEnvironment,
   normalizeSpawnRequest,
@@ -75,6 +75,8 @@ const failure = (status: number, code: string, detail: string): SpawnOutcome => 
 export class AgentSpawner {
   private readonly entries = new Map<string, SpawnEntry>();
   private readonly namesInFlight = new Map<string, string>();
+  /** Process groups of the `svc start` runs in flight. */
+  private readonly running = new Set<number>();
   readonly counts = { requested: 0, started: 0, failed: 0 };
 
   constructor(private readonly deps: SpawnDeps) {
@@ -216,10 +218,17 @@ export class AgentSpawner {
     }
     const svc = settings.svc;
     const env = childEnvironment(this.deps.env, settings.childEnvKeep);
+    let pid: number | undefined;
     const run = await runProcess(spawnArgv(svc, request, settings.commands[key] ?? null), {
       env,
       timeoutMs: settings.startTimeoutMs,
       graceMs: settings.stopGraceMs,
+      onStart: (started) => {
+        pid = started;
+        this.running.add(started);
+      },
+    }).finally(() => {
+      if (pid !== undefined) this.running.delete(pid);
     });
     if (run.timedOut) {
       // svc start may have handed the agent to the runtime before it was stopped: undo that too.
@@ -240,6 +249,21 @@ export class AgentSpawner {
       stdout: run.stdout,
       now: this.deps.now(),
     });
+  }
+
+  /**
+   * Stops the `svc start` runs in flight (the relay is stopping): SIGTERM to each process group, SIGKILL to what
+   * is left after the stop grace period.
+   */
+  async stopInFlight(): Promise<void> {
+    const groups = [...this.running];
+    if (groups.length === 0) return;
+    for (const pid of groups) signalGroup(pid, 'SIGTERM');
+    const deadline = Date.now() + this.deps.settings.stopGraceMs;
+    while (this.running.size > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    for (const pid of this.running) signalGroup(pid, 'SIGKILL');
   }
 
   /** Outcomes recorded before a restart answer their repeats; a spawn the restart cut off failed. */
