@@ -55,4 +55,25 @@ describe('HTTP server shutdown', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     expect(await failed).toBe('socket hang up');
   });
+
+  test('when a connection was upgraded, then close leaves it to whoever took the upgrade', async () => {
+    const server = await startHttpServer(express(), { host: '127.0.0.1', port: 0 });
+    const upgraded: net.Socket[] = [];
+    server.server.on('upgrade', (_req, socket: net.Socket) => {
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n');
+      upgraded.push(socket);
+    });
+    const client = net.connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => client.once('connect', resolve));
+    client.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n');
+    await new Promise((resolve) => client.once('data', resolve));
+    const closing = server.close(10_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(client.destroyed).toBe(false);
+    // The owner of the upgrade ends it (as the agent console ends its terminals): then the server closes.
+    const ended = new Promise((resolve) => client.once('close', resolve));
+    upgraded[0]!.end();
+    await ended;
+    await closing;
+  });
 });

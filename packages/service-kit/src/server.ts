@@ -53,7 +53,7 @@ export async function startHttpServer(
       inFlight.delete(entry);
       const serving = (connections.get(socket) ?? 1) - 1;
       connections.set(socket, serving);
-      if (closing && serving === 0) socket.destroySoon();
+      if (closing && serving === 0 && speaksHttp(socket)) socket.destroySoon();
     });
   });
 
@@ -78,11 +78,20 @@ export async function startHttpServer(
           clearTimeout(force);
           resolve();
         });
-        for (const [socket, serving] of connections) if (serving === 0) socket.destroy();
+        for (const [socket, serving] of connections)
+          if (serving === 0 && speaksHttp(socket)) socket.destroy();
       });
       return closing;
     },
   };
+}
+
+/**
+ * Whether a connection still speaks HTTP: Node detaches its parser when the connection is upgraded (a WebSocket),
+ * and such a connection belongs to whoever took the upgrade, which closes it its own way.
+ */
+function speaksHttp(socket: Socket): boolean {
+  return (socket as Socket & { parser?: unknown }).parser != null;
 }
 
 export interface ShutdownStep {
