@@ -29,7 +29,7 @@ export const relayEnvSchema = z
     SVC_RELAY_STOP_GRACE_MS: z.coerce.number().int().min(10).max(120_000).default(5_000),
     SVC_RELAY_SPAWN_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(20_000),
     SVC_CONFIG_DIR: optional(z.string()),
-    SVC_PROFILE: optional(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a profile name')),
+    SVC_PROFILE: optional(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be a profile name')),
     RELAY_METRICS_PORT: metricsPortField(),
     LOG_LEVEL: envFields.logLevel(),
   })

@@ -1,6 +1,4 @@
-import type { RuntimeIdentity } from './runtime-plan';
-
-/** Host settings of relay spawns that `runtime up` hands to the relay when they are set. */
+/** Host settings of relay spawns that svc hands to the relay when they are set. */
 const RELAY_SPAWN_SETTINGS = [
   'SVC_RELAY_COMMANDS',
   'SVC_RELAY_CHILD_ENV',
@@ -17,25 +15,23 @@ const RELAY_SPAWN_SETTINGS = [
  * its public URL (the one `Host` besides loopback it serves), the host's spawn settings, and the variables the
  * host allows spawned agents to keep (`SVC_RELAY_CHILD_ENV`), so the relay can hand them on.
  */
-export function relaySpawnEnvironment(
-  input: {
-    identity: RuntimeIdentity;
-    svcEntry: string;
-    configDir: string;
-    profile: string;
-    hostEnv: NodeJS.ProcessEnv;
-  },
-  spawnLog: string,
-): Record<string, string> {
+export function relaySpawnEnvironment(input: {
+  runtimeInstanceId: string;
+  relayPublicUrl: string | null;
+  svcEntry: string;
+  configDir: string;
+  profile: string;
+  spawnLog: string;
+  hostEnv: NodeJS.ProcessEnv;
+}): Record<string, string> {
   const env: Record<string, string> = {
-    SVC_RUNTIME_INSTANCE_ID: input.identity.runtimeInstanceId,
+    SVC_RUNTIME_INSTANCE_ID: input.runtimeInstanceId,
     SVC_RELAY_SVC_ENTRY: input.svcEntry,
     SVC_CONFIG_DIR: input.configDir,
     SVC_PROFILE: input.profile,
-    SVC_RELAY_SPAWN_LOG: spawnLog,
+    SVC_RELAY_SPAWN_LOG: input.spawnLog,
   };
-  const publicUrl = input.identity.runtime.relay.publicUrl;
-  if (publicUrl) env.SVC_RELAY_PUBLIC_URL = publicUrl;
+  if (input.relayPublicUrl) env.SVC_RELAY_PUBLIC_URL = input.relayPublicUrl;
   const kept = (input.hostEnv.SVC_RELAY_CHILD_ENV ?? '')
     .split(',')
     .map((name) => name.trim())

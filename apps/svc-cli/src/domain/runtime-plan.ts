@@ -266,7 +266,18 @@ export function serviceSpecs(input: {
     SVC_WORKSPACE_API_KEY: identity.apiKey,
   };
   if (identity.relayToken) relayEnv.SVC_RELAY_TOKEN = identity.relayToken;
-  Object.assign(relayEnv, relaySpawnEnvironment(input, files.relay_spawn_log));
+  Object.assign(
+    relayEnv,
+    relaySpawnEnvironment({
+      runtimeInstanceId: identity.runtimeInstanceId,
+      relayPublicUrl: relay.publicUrl,
+      svcEntry: input.svcEntry,
+      configDir: input.configDir,
+      profile: input.profile,
+      spawnLog: files.relay_spawn_log,
+      hostEnv: input.hostEnv,
+    }),
+  );
   const routerEnv: Record<string, string> = {
     ...input.baseEnv,
     LOG_LEVEL: input.logLevel,

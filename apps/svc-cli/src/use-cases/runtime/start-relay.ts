@@ -9,7 +9,8 @@ import { serviceEntryPoints } from '../../data/service-entry-points';
 import { authRequired, CliError } from '../../domain/cli-error';
 import { EXIT } from '../../domain/exit-codes';
 import type { RelayAddress } from '../../domain/relay-address';
-import { baseEnvironment } from '../../domain/runtime-plan';
+import { relaySpawnEnvironment } from '../../domain/relay-spawn-environment';
+import { baseEnvironment, runtimeStateFiles } from '../../domain/runtime-plan';
 
 /** The relay daemon's pid file and log in the profile's state directory. */
 export function relayDaemonFiles(stateDir: string) {
@@ -49,6 +50,22 @@ async function relayEnvironment(store: ProfileStore, address: RelayAddress, env:
   if (hubUrl) out.SVC_HUB_URL = hubUrl;
   if (workspace) out.SVC_WORKSPACE = workspace;
   if (apiKey) out.SVC_WORKSPACE_API_KEY = apiKey;
+  // What spawns need, as `svc runtime up` gives it (without a host id the relay says why it cannot spawn).
+  const runtimeInstanceId = env.SVC_RUNTIME_INSTANCE_ID || profile.runtime?.runtime_instance_id;
+  if (runtimeInstanceId) {
+    Object.assign(
+      out,
+      relaySpawnEnvironment({
+        runtimeInstanceId,
+        relayPublicUrl: profile.runtime?.relay.publicUrl ?? null,
+        svcEntry: serviceEntryPoints().svcEntry,
+        configDir: store.paths.config_dir,
+        profile: store.paths.profile,
+        spawnLog: runtimeStateFiles(await store.stateDir()).relay_spawn_log,
+        hostEnv: env,
+      }),
+    );
+  }
   return out;
 }
 
