@@ -1,4 +1,6 @@
 import createClient from 'openapi-fetch';
+import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import type { Client, Middleware } from 'openapi-fetch';
 import type { paths as HubPaths } from './generated/hub';
 import type { paths as HubInternalPaths } from './generated/hubInternal';
@@ -62,12 +64,62 @@ function credentialMiddleware(credentials: {
   };
 }
 
+/**
+ * W3C trace context on every request while the process has a propagator registered (a service with
+ * tracing on): a client span per call, named by method and path template, whose `traceparent` the request
+ * carries. Without one (tracing off, or a program that never set it up) it returns at its first line.
+ */
+function traceMiddleware(): Middleware {
+  const spans = new Map<string, Span>();
+  const end = (id: string, status?: number, error?: unknown) => {
+    const span = spans.get(id);
+    if (!span) return;
+    spans.delete(id);
+    if (status !== undefined) span.setAttribute('http.response.status_code', status);
+    if (error !== undefined || (status !== undefined && status >= 500)) {
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        ...(error instanceof Error ? { message: error.message } : {}),
+      });
+    }
+    span.end();
+  };
+  return {
+    onRequest({ request, schemaPath, id }) {
+      if (propagation.fields().length === 0) return undefined;
+      const span = trace.getTracer('@svc/contracts').startSpan(`${request.method} ${schemaPath}`, {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': request.method,
+          'url.template': schemaPath,
+          'server.address': new URL(request.url).host,
+        },
+      });
+      spans.set(id, span);
+      propagation.inject(trace.setSpan(context.active(), span), request.headers, {
+        set: (headers, key, value) => headers.set(key, value),
+      });
+      return request;
+    },
+    onResponse({ response, id }) {
+      end(id, response.status);
+      return undefined;
+    },
+    onError({ error, id }) {
+      end(id, undefined, error);
+      return undefined;
+    },
+  };
+}
+
 function baseClient<Paths extends object>(options: BaseClientOptions): Client<Paths> {
-  return createClient<Paths>({
+  const client = createClient<Paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     headers: { 'x-svc-client': options.clientName ?? '@svc/contracts', ...(options.headers ?? {}) },
   });
+  client.use(traceMiddleware());
+  return client;
 }
 
 export function createHubClient(options: HubClientOptions): HubClient {

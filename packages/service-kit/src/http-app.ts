@@ -7,6 +7,7 @@ import type { AppMetrics } from './metrics';
 import { httpMetricsOf } from './metrics-http';
 import { requestId } from './request-id';
 import { scrubSecrets } from './secrets';
+import { tracingMiddleware } from './tracing';
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -53,6 +54,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
 
   app.use(requestId());
+  // One server span per request while tracing is on (nothing is mounted while it is off).
+  const tracing = tracingMiddleware();
+  if (tracing) app.use(tracing);
   app.use((req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {

@@ -1,6 +1,7 @@
 import { Worker } from 'bullmq';
 import type { ConnectionOptions, Job, WorkerOptions } from 'bullmq';
 import type { Logger } from 'pino';
+import { SpanKind, inSpan, tracingEnabled } from './tracing';
 
 export interface WorkerDefinition<Data, Result = void> {
   /** Queue name. */
@@ -33,7 +34,27 @@ export function startWorker<Data, Result = void>(
   const log = options.logger.child({ queue: definition.queue });
   const worker = new Worker<Data, Result>(
     definition.queue,
-    (job, token) => definition.processor(job, token),
+    (job, token) =>
+      tracingEnabled()
+        ? inSpan(
+            `${definition.queue} process`,
+            {
+              kind: SpanKind.CONSUMER,
+              // The trace of the request or job that enqueued it (its data carries a `traceparent`).
+              traceparent: (job.data as { traceparent?: unknown } | undefined)?.traceparent ?? null,
+              attributes: {
+                'messaging.system': 'bullmq',
+                'messaging.operation.type': 'process',
+                'messaging.destination.name': definition.queue,
+                'messaging.message.id': String(job.id),
+                'svc.job.attempt': job.attemptsMade + 1,
+              },
+              // A job that moves itself to a later attempt (DelayedError) has not failed.
+              isFailure: (error) => (error as Error | undefined)?.name !== 'DelayedError',
+            },
+            () => definition.processor(job, token),
+          )
+        : definition.processor(job, token),
     {
       connection: options.connection,
       concurrency: definition.concurrency ?? 10,
