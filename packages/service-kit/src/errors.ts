@@ -80,6 +80,9 @@ interface ExposedHttpError {
   missing?: string[];
 }
 
+/** A stable public code: snake_case, as the Problem schema requires. */
+const PUBLIC_CODE = /^[a-z][a-z0-9_]*$/;
+
 /** Errors of other layers (the auth package) that carry their own public status and code. */
 function isExposedHttpError(error: unknown): error is ExposedHttpError {
   if (typeof error !== 'object' || error === null) return false;
@@ -89,7 +92,30 @@ function isExposedHttpError(error: unknown): error is ExposedHttpError {
     e.status >= 400 &&
     e.status < 500 &&
     typeof e.code === 'string' &&
+    PUBLIC_CODE.test(e.code) &&
     e.expose === true
+  );
+}
+
+const BODY_ENCODING_INVALID = {
+  status: 400,
+  code: 'body_encoding_invalid',
+  detail: 'The request body could not be decoded with its Content-Encoding.',
+};
+
+/**
+ * A compressed body that does not decode (zlib's `Z_DATA_ERROR`, brotli's `ERR__ERROR_FORMAT_…`): body-parser
+ * passes the decoder's error on as a 400 that carries the decoder's own code.
+ */
+function isBodyDecodeError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { status?: unknown; code?: unknown; errno?: unknown; type?: unknown };
+  return (
+    e.status === 400 &&
+    e.type === undefined &&
+    typeof e.errno === 'number' &&
+    typeof e.code === 'string' &&
+    /^(Z_|ERR_)/.test(e.code)
   );
 }
 
@@ -162,6 +188,26 @@ export function toProblem(error: unknown, requestId?: string): ProblemResponse {
       body: base(error.status, error.code, error.detail, error.extra),
       headers: error.headers,
       internal,
+    };
+  }
+  if (isBodyDecodeError(error)) {
+    const known = BODY_ENCODING_INVALID;
+    return {
+      status: known.status,
+      body: base(known.status, known.code, known.detail),
+      headers: {},
+      internal: false,
+    };
+  }
+  if (error instanceof URIError && (error as { status?: unknown }).status === 400) {
+    // The router could not percent-decode a path parameter: its bytes are not UTF-8 text.
+    return {
+      status: 400,
+      body: base(400, 'text_invalid', 'A path parameter is not valid percent-encoded UTF-8 text.', {
+        errors: [{ location: 'path', message: 'is not valid percent-encoded UTF-8' }],
+      }),
+      headers: {},
+      internal: false,
     };
   }
   if (isExposedHttpError(error)) {

@@ -9,6 +9,7 @@ import type { OpenApiDocument, PathParamsOf, QueryOf, RequestBodyOf, HandlerResu
 import { AppError } from './errors';
 import type { FieldError } from './errors';
 import { labelOperation } from './metrics';
+import { assertStorableText } from './text-check';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 type Method = (typeof METHODS)[number];
@@ -243,6 +244,7 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
     const rule = { actors: op.actors.filter((a): a is ActorKind => a !== 'anonymous'), scopes: op.scopes };
     const pathParams = op.parameters.filter((p) => p.in === 'path');
     const queryParams = op.parameters.filter((p) => p.in === 'query');
+    const headerParams = op.parameters.filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
     const validatePath: ValidateFunction | undefined =
       pathParams.length > 0 ? paramAjv.compile(objectSchema(documentId, pathParams)) : undefined;
     const validateQuery: ValidateFunction | undefined =
@@ -284,6 +286,7 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
           if (denied) throw denied;
         }
         const params: Record<string, unknown> = { ...req.params };
+        assertStorableText(params, 'path');
         if (validatePath && !validatePath(params))
           throw validationFailed(describeErrors('path', validatePath.errors));
         const ctx: OperationContext = {
@@ -301,6 +304,8 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
         for (const guard of options.guards ?? []) await guard(ctx);
 
         const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
+        assertStorableText(query, 'query');
+        for (const name of headerParams) assertStorableText(req.headers[name], `header/${name}`);
         if (validateQuery && !validateQuery(query))
           throw validationFailed(describeErrors('query', validateQuery.errors));
         ctx.query = query as never;
@@ -321,6 +326,7 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
               detail: 'This request needs a JSON body.',
             });
           }
+          if (hasBody) assertStorableText(req.body, 'body');
           if (hasBody && validateBody && !validateBody(req.body)) {
             throw validationFailed(describeErrors('body', validateBody.errors));
           }
