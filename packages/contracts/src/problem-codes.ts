@@ -52,6 +52,14 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Send the body uncompressed, or with `gzip`, `deflate` or `br`.',
   },
   {
+    code: 'body_encoding_invalid',
+    status: [400],
+    title: 'The compressed body does not decode',
+    meaning:
+      'The request body is declared as `gzip`, `deflate` or `br` in `Content-Encoding`, but its bytes are not valid data of that encoding.',
+    fix: 'Compress the body with the encoding you name, or send it uncompressed without `Content-Encoding`.',
+  },
+  {
     code: 'unsupported_charset',
     status: [415],
     title: 'Unsupported charset',
@@ -98,7 +106,8 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     code: 'text_invalid',
     status: [400],
     title: 'Text with forbidden characters',
-    meaning: 'A text field contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored.',
+    meaning:
+      'A text value, an object key, a path or query parameter or a header holds a NUL character (U+0000) or an unpaired UTF-16 surrogate, which cannot be stored; `errors` names each place. Other control characters are accepted and stored as sent.',
     fix: 'Remove NUL characters and make sure the text is valid Unicode before sending it.',
   },
   {
@@ -218,6 +227,14 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     title: 'Sign-in temporarily locked',
     meaning: 'Too many failed sign-ins for this account.',
     fix: 'Wait for the time in `Retry-After`, then sign in with the right password.',
+  },
+  {
+    code: 'login_throttled',
+    status: [429],
+    title: 'Too many failed sign-ins from this client',
+    meaning:
+      'This client (by network address) failed too many sign-ins in the last hour, for this account or in all.',
+    fix: 'Wait for the time in `Retry-After`; check the email and password before trying again.',
   },
   {
     code: 'actor_not_allowed',

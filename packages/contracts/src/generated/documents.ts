@@ -6,7 +6,7 @@ export const hubDocument: OpenApiDocument = {
   "info": {
     "title": "Hub API",
     "version": "1.0.0",
-    "description": "Registry of workspaces, participants, agents, projects, teams, handoffs and repos, and the credential authority of the whole system. Success bodies are `{ \"data\": … }`; errors are RFC 9457 problem+json with a stable `code`.\n\nEvery operation declares the actors it accepts (`x-svc-actors`: participant, api_key, agent, service, relay_token, anonymous) and the scopes an API key or agent token must hold (`x-svc-scopes`, all required). Participants are authorized by their workspace role instead of scopes (`x-svc-participant-roles`; absent means any member). `x-svc-visibility: app` marks routes used only by the signed-in application; they are not part of the integration contract served by `GET /api/v1/contract`."
+    "description": "Registry of workspaces, participants, agents, projects, teams, handoffs and repos, and the credential authority of the whole system. Success bodies are `{ \"data\": … }`; errors are RFC 9457 problem+json with a stable `code`.\n\nEvery operation declares the actors it accepts (`x-svc-actors`: participant, api_key, agent, service, relay_token, anonymous) and the scopes an API key or agent token must hold (`x-svc-scopes`, all required). Participants are authorized by their workspace role instead of scopes (`x-svc-participant-roles`; absent means any member). `x-svc-visibility: app` marks routes used only by the signed-in application; they are not part of the integration contract served by `GET /api/v1/contract`.\n\nText rule (every operation): a string anywhere in a request — body values and JSON object keys at any depth, path and query parameters, headers — holding a NUL character (U+0000) or an unpaired UTF-16 surrogate is refused with 400 `text_invalid`, whose `errors` name each place (`body/metadata/ke~1y`, `query/cursor`). Other control characters (U+0001–U+001F, U+007F–U+009F) are accepted and stored exactly as sent unless a field's own schema restricts them; clients that display stored text escape them. A body whose `Content-Encoding` (`gzip`, `deflate`, `br`) does not decode is 400 `body_encoding_invalid`."
   },
   "servers": [
     {
@@ -207,7 +207,7 @@ export const hubDocument: OpenApiDocument = {
           "auth"
         ],
         "summary": "Exchange a participant's email and password for a participant JWT.",
-        "description": "Unknown email and wrong password get the same 401 `invalid_credentials`. After 10 consecutive failures the account is locked for 15 minutes (429 `login_locked`, with `Retry-After`).",
+        "description": "Unknown email and wrong password get the same 401 `invalid_credentials`. After 10 consecutive failures the account is locked for 15 minutes (429 `login_locked`, with `Retry-After`); attempts are counted as they arrive, so parallel attempts never evaluate more than 10. One client (by address) may fail at most 10 times per hour on one account and 30 times per hour in all; beyond that it gets 429 `login_throttled` with `Retry-After` before anything is checked, so no single client can keep an account locked.",
         "security": [],
         "x-svc-actors": [
           "anonymous"
@@ -5797,7 +5797,7 @@ export const hubDocument: OpenApiDocument = {
     "schemas": {
       "Problem": {
         "type": "object",
-        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode.",
         "required": [
           "type",
           "title",
@@ -10163,7 +10163,7 @@ export const hubInternalDocument: OpenApiDocument = {
     "schemas": {
       "Problem": {
         "type": "object",
-        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode.",
         "required": [
           "type",
           "title",
@@ -11109,7 +11109,7 @@ export const workflowDocument: OpenApiDocument = {
   "info": {
     "title": "Workflow API",
     "version": "1.0.0",
-    "description": "Governed workflows: Resolve, Preflight, Invoke, Launch, Consume. Success bodies are `{ \"data\": … }`; errors are RFC 9457 problem+json with a stable `code`. Send the workspace API key in `X-API-Key`."
+    "description": "Governed workflows: Resolve, Preflight, Invoke, Launch, Consume. Success bodies are `{ \"data\": … }`; errors are RFC 9457 problem+json with a stable `code`. Send the workspace API key in `X-API-Key`.\n\nText rule (every operation): a string anywhere in a request — body values and JSON object keys at any depth, path and query parameters, headers — holding a NUL character (U+0000) or an unpaired UTF-16 surrogate is refused with 400 `text_invalid`, whose `errors` name each place (`body/metadata/ke~1y`, `query/cursor`). Other control characters (U+0001–U+001F, U+007F–U+009F) are accepted and stored exactly as sent unless a field's own schema restricts them; clients that display stored text escape them. A body whose `Content-Encoding` (`gzip`, `deflate`, `br`) does not decode is 400 `body_encoding_invalid`."
   },
   "servers": [
     {
@@ -13945,7 +13945,7 @@ export const workflowDocument: OpenApiDocument = {
     "schemas": {
       "Problem": {
         "type": "object",
-        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode.",
         "required": [
           "type",
           "title",
@@ -14222,6 +14222,7 @@ export const workflowDocument: OpenApiDocument = {
       },
       "ContractsMetadata": {
         "type": "object",
+        "description": "Metadata keys and their exact values. The key `__proto__` is reserved (400 `validation_failed` naming it): it cannot be held as data, so it can neither count as a criterion nor replace a classifier.",
         "maxProperties": 50,
         "propertyNames": {
           "minLength": 1,
@@ -16774,7 +16775,7 @@ export const workflowWorkerDocument: OpenApiDocument = {
     "schemas": {
       "Problem": {
         "type": "object",
-        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode.",
         "required": [
           "type",
           "title",
@@ -17114,7 +17115,7 @@ export const relayDocument: OpenApiDocument = {
     "schemas": {
       "Problem": {
         "type": "object",
-        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode.",
         "required": [
           "type",
           "title",
@@ -18018,7 +18019,7 @@ export const consoleRouterDocument: OpenApiDocument = {
     "schemas": {
       "Problem": {
         "type": "object",
-        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode.",
         "required": [
           "type",
           "title",
@@ -18580,7 +18581,7 @@ export const agentConsoleDocument: OpenApiDocument = {
     "schemas": {
       "Problem": {
         "type": "object",
-        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode.",
         "required": [
           "type",
           "title",
@@ -19085,7 +19086,7 @@ export const runtimeControlDocument: OpenApiDocument = {
     "schemas": {
       "Problem": {
         "type": "object",
-        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details.",
+        "description": "RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode.",
         "required": [
           "type",
           "title",

@@ -82,7 +82,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange a participant's email and password for a participant JWT.
-         * @description Unknown email and wrong password get the same 401 `invalid_credentials`. After 10 consecutive failures the account is locked for 15 minutes (429 `login_locked`, with `Retry-After`).
+         * @description Unknown email and wrong password get the same 401 `invalid_credentials`. After 10 consecutive failures the account is locked for 15 minutes (429 `login_locked`, with `Retry-After`); attempts are counted as they arrive, so parallel attempts never evaluate more than 10. One client (by address) may fail at most 10 times per hour on one account and 30 times per hour in all; beyond that it gets 429 `login_throttled` with `Retry-After` before anything is checked, so no single client can keep an account locked.
          */
         post: operations["login"];
         delete?: never;
@@ -1496,7 +1496,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. */
+        /** @description RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode. */
         Problem: {
             /** @description URI reference naming the problem type. */
             type: string;

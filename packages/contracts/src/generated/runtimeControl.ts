@@ -87,7 +87,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. */
+        /** @description RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode. */
         Problem: {
             /** @description URI reference naming the problem type. */
             type: string;

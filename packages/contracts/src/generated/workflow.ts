@@ -727,7 +727,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. */
+        /** @description RFC 9457 problem details. `code` is stable and snake_case; clients branch on it, never on `title` or `detail`. 5xx problems never carry internal details. Any operation answers 400 `text_invalid` for a NUL character or an unpaired surrogate in any string of the request (other control characters are stored as sent) and 400 `body_encoding_invalid` for a compressed body that does not decode. */
         Problem: {
             /** @description URI reference naming the problem type. */
             type: string;
@@ -810,6 +810,7 @@ export interface components {
         /** @description A stable key (letters, digits, `.`, `_`, `:`, `-`). */
         ContractsKey: string;
         ContractsCapabilities: string[];
+        /** @description Metadata keys and their exact values. The key `__proto__` is reserved (400 `validation_failed` naming it): it cannot be held as data, so it can neither count as a criterion nor replace a classifier. */
         ContractsMetadata: {
             [key: string]: string;
         };
