@@ -5,6 +5,7 @@ import {
   runMain,
   startHttpServer,
   startMetricsListener,
+  startTracing,
 } from '@svc/service-kit/http';
 import { buildApp } from './app';
 import { loadConsoleRouterConfig } from './env';
@@ -12,6 +13,8 @@ import { loadConsoleRouterConfig } from './env';
 runMain('console-router', async () => {
   const config = loadConsoleRouterConfig();
   const logger = createLogger({ name: 'console-router', level: config.logLevel });
+  // Spans for the router's own operations only: forwarded agent requests keep their traceparent untouched.
+  const tracing = startTracing({ serviceName: 'console-router', logger });
   const registry = createMetricsRegistry('console-router');
   const router = buildApp({
     config,
@@ -38,6 +41,7 @@ runMain('console-router', async () => {
         },
       },
       ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
+      { name: 'traces', close: () => tracing.shutdown() },
     ],
   });
 });

@@ -5,6 +5,7 @@ import {
   runMain,
   startHttpServer,
   startMetricsListener,
+  startTracing,
 } from '@svc/service-kit';
 import { createHub } from './app';
 import { createDatabase } from './db';
@@ -14,6 +15,7 @@ import { startRuntimeEnvironmentBackfill } from './workers/runtime-environments-
 runMain('hub-api', async () => {
   const config = loadHubConfig();
   const logger = createLogger({ name: 'hub-api', level: config.LOG_LEVEL });
+  const tracing = startTracing({ serviceName: 'hub-api', logger });
   const database = createDatabase(config.DATABASE_URL, { poolSize: config.HUB_DB_POOL_SIZE });
   const registry = createMetricsRegistry('hub-api');
   const metricsPort = config.HUB_METRICS_PORT;
@@ -39,6 +41,7 @@ runMain('hub-api', async () => {
       { name: 'agent-spawns', close: () => hub.spawns.stop() },
       { name: 'signing-keys', close: async () => hub.stop() },
       { name: 'database', close: () => database.close() },
+      { name: 'traces', close: () => tracing.shutdown() },
     ],
   });
 });

@@ -4,6 +4,7 @@ import {
   runMain,
   startHttpServer,
   startMetricsListener,
+  startTracing,
 } from '@svc/service-kit';
 import { buildRelay } from './app';
 import { loadRelayConfig } from './env';
@@ -13,6 +14,7 @@ import { missingSettings } from './use-cases/health/check-readiness';
 runMain('relay', async () => {
   const config = loadRelayConfig();
   const logger = createLogger({ name: 'relay', level: config.logLevel });
+  const tracing = startTracing({ serviceName: 'relay', logger });
   const relay = buildRelay({ config, logger });
   const server = await startHttpServer(relay.app, { host: config.host, port: config.port, logger });
   const metricsServer =
@@ -29,6 +31,7 @@ runMain('relay', async () => {
       // A spawn still starting is stopped with the relay (its outcome is `spawn_interrupted` after a restart).
       { name: 'spawns in flight', close: () => relay.spawner.stopInFlight() },
       { name: 'hub reports', close: () => relay.eventsFlushed() },
+      { name: 'traces', close: () => tracing.shutdown() },
     ],
   });
 });

@@ -6,6 +6,7 @@ import {
   runMain,
   startHttpServer,
   startMetricsListener,
+  startTracing,
 } from '@svc/service-kit';
 import { createWorkflowService } from './app';
 import { createDatabase } from './db';
@@ -14,6 +15,7 @@ import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env'
 runMain('workflow-api', async () => {
   const config = loadWorkflowConfig();
   const logger = createLogger({ name: 'workflow-api', level: config.LOG_LEVEL });
+  const tracing = startTracing({ serviceName: 'workflow-api', logger });
   const database = createDatabase(config.DATABASE_URL, { poolSize: config.WORKFLOW_DB_POOL_SIZE });
   const redis = createRedis(config.REDIS_URL, { name: 'workflow-api' });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
@@ -52,6 +54,7 @@ runMain('workflow-api', async () => {
       { name: 'queues', close: () => service.close() },
       { name: 'redis', close: async () => void (await redis.quit().catch(() => redis.disconnect())) },
       { name: 'database', close: () => database.close() },
+      { name: 'traces', close: () => tracing.shutdown() },
     ],
   });
 });

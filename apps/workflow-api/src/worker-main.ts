@@ -5,6 +5,7 @@ import {
   installShutdown,
   runMain,
   startHttpServer,
+  startTracing,
 } from '@svc/service-kit';
 import { createDatabase } from './db';
 import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env';
@@ -14,6 +15,7 @@ import { startWorkerProcess } from './worker';
 runMain('workflow-worker', async () => {
   const config = loadWorkflowConfig();
   const logger = createLogger({ name: 'workflow-worker', level: config.LOG_LEVEL });
+  const tracing = startTracing({ serviceName: 'workflow-worker', logger });
   const database = createDatabase(config.DATABASE_URL, {
     poolSize: config.WORKFLOW_DB_POOL_SIZE,
     applicationName: 'workflow-worker',
@@ -50,6 +52,7 @@ runMain('workflow-worker', async () => {
       { name: 'http', close: () => server.close() },
       { name: 'redis', close: async () => void (await redis.quit().catch(() => redis.disconnect())) },
       { name: 'database', close: () => database.close() },
+      { name: 'traces', close: () => tracing.shutdown() },
     ],
   });
 });

@@ -17,3 +17,4 @@ export * from './server';
 export * from './metrics';
 export * from './metrics-http';
 export * from './metrics-listener';
+export * from './tracing';

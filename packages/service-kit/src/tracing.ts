@@ -239,4 +239,4 @@ export async function inSpan<T>(
   }
 }
 
-export { SpanKind };
+export { SpanKind, SpanStatusCode };

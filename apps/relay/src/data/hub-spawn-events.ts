@@ -1,3 +1,4 @@
+import { traceHeaders } from '@svc/service-kit';
 import type { Logger } from '@svc/service-kit';
 
 export interface SpawnEvent {
@@ -51,7 +52,7 @@ export class HubSpawnEvents {
       try {
         const res = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+          headers: { 'content-type': 'application/json', 'x-api-key': apiKey, ...traceHeaders() },
           body: JSON.stringify(event),
           signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
         });

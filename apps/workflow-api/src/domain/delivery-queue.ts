@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
+import { withTraceparent } from '@svc/service-kit';
 import type { Logger, Redis } from '@svc/service-kit';
 
 /** One job per delivery; the job id is the delivery id, so enqueuing a delivery twice is harmless. */
@@ -10,6 +11,8 @@ export type DeliveryTrigger = 'scheduled' | 'manual' | 'replay';
 export interface DeliveryJob {
   deliveryId: string;
   trigger: DeliveryTrigger;
+  /** W3C trace context of what recorded or asked for the delivery (while tracing is on): its attempts continue it. */
+  traceparent?: string;
 }
 
 export interface DeliveryQueue {
@@ -44,14 +47,14 @@ export function createDeliveryQueue(options: {
         for (const job of manual) {
           const existing = await q.getJob(job.deliveryId);
           if (existing && (await existing.isDelayed())) {
-            await existing.updateData({ deliveryId: job.deliveryId, trigger: job.trigger });
+            await existing.updateData(withTraceparent({ deliveryId: job.deliveryId, trigger: job.trigger }));
             await existing.promote();
           }
         }
         await q.addBulk(
           jobs.map((job) => ({
             name: 'deliver',
-            data: { deliveryId: job.deliveryId, trigger: job.trigger },
+            data: withTraceparent({ deliveryId: job.deliveryId, trigger: job.trigger }),
             opts: {
               jobId: job.deliveryId,
               ...(job.delayMs && job.delayMs > 0 ? { delay: job.delayMs } : {}),

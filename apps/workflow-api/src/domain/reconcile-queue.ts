@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
+import { withTraceparent } from '@svc/service-kit';
 import type { Logger, Redis } from '@svc/service-kit';
 
 /** The queue whose jobs reconcile invocations; one job per outbox row (job id = outbox row id). */
@@ -8,6 +9,8 @@ export const RECONCILE_QUEUE = 'workflow-reconcile';
 export interface ReconcileJob {
   outboxId: string;
   invocationId: string;
+  /** W3C trace context of the request or job that enqueued it (while tracing is on): the job continues it. */
+  traceparent?: string;
 }
 
 /** Channel on which the engine announces new stage assignments (message: the agent id). */
@@ -52,7 +55,7 @@ export function createEngineQueue(options: {
         await open().addBulk(
           jobs.map((job) => ({
             name: 'reconcile',
-            data: job,
+            data: withTraceparent(job),
             opts: {
               jobId: job.outboxId,
               attempts: 8,

@@ -14,7 +14,7 @@ export function deliveryWorker(deps: WorkflowDeps, concurrency = 100): WorkerDef
       const outcome = await attemptDelivery(deps, job.data.deliveryId, job.data.trigger);
       if (outcome.kind === 'retry') {
         // The same job (same id = delivery id) waits for its next attempt.
-        await job.updateData({ deliveryId: job.data.deliveryId, trigger: 'scheduled' });
+        await job.updateData({ ...job.data, trigger: 'scheduled' });
         await job.moveToDelayed(outcome.at.getTime(), token);
         throw new DelayedError();
       }

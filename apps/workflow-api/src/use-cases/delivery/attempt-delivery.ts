@@ -1,5 +1,5 @@
 import { deliveryHeaders } from '@svc/contracts';
-import { newId } from '@svc/service-kit';
+import { SpanKind, SpanStatusCode, inSpan, newId, traceHeaders } from '@svc/service-kit';
 import type { WorkflowDeps } from '../../deps';
 import type { DeliveryTrigger } from '../../domain/delivery-queue';
 import { EXHAUSTIONS_BEFORE_DISABLE } from '../../domain/delivery-settings';
@@ -81,15 +81,35 @@ export async function attemptDelivery(
     timestamp,
     body: row.body,
   });
-  const result = await sendDelivery({
-    url: row.url,
-    headers: headers as unknown as Record<string, string>,
-    body: row.body,
-    timeoutMs: deps.delivery.timeoutMs,
-    allowLoopbackHttp: deps.delivery.allowLoopbackHttp,
-    ...(deps.delivery.ca ? { ca: deps.delivery.ca } : {}),
-    agents: deps.deliveryAgents,
-  });
+  // A client span while tracing is on; the POST carries its traceparent (not part of what is signed).
+  const result = await inSpan(
+    'POST delivery',
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': 'POST',
+        'svc.delivery.id': deliveryId,
+        'svc.delivery.attempt': row.attempts + 1,
+      },
+    },
+    async (span) => {
+      const sent = await sendDelivery({
+        url: row.url,
+        headers: { ...(headers as unknown as Record<string, string>), ...traceHeaders() },
+        body: row.body,
+        timeoutMs: deps.delivery.timeoutMs,
+        allowLoopbackHttp: deps.delivery.allowLoopbackHttp,
+        ...(deps.delivery.ca ? { ca: deps.delivery.ca } : {}),
+        agents: deps.deliveryAgents,
+      });
+      if (sent.status !== null) span?.setAttribute('http.response.status_code', sent.status);
+      if (sent.error !== null) span?.setAttribute('error.type', sent.error);
+      if (sent.error !== null || sent.status === null || sent.status >= 400) {
+        span?.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      return sent;
+    },
+  );
   deps.deliveryMetrics?.attempted(result);
   const attempt = row.attempts + 1;
   const ok = result.error === null && result.status !== null && result.status >= 200 && result.status < 300;
