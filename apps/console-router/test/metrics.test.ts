@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { freePort, startBuiltEntryPoint, waitUntilReady } from '@svc/testing';
-import type { NodeProcess } from '@svc/testing';
+import { freePort, metricValue, parseMetrics, startBuiltEntryPoint, waitUntilReady } from '@svc/testing';
+import type { MetricSample, NodeProcess } from '@svc/testing';
 import WebSocket, { WebSocketServer } from 'ws';
 import { PUBLIC_ORIGIN, bearer, closed, openSocket, request } from './support/clients';
 import { ConsoleStack } from './support/stack';
@@ -19,34 +19,7 @@ jest.setTimeout(60_000);
 const appDir = path.resolve(__dirname, '..');
 const HEALTH_CALLS = 5;
 
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match) throw new Error(`not an exposition line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g))
-      labels[pair[1]!] = pair[2]!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  const matching = samples.filter(
-    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-  );
-  return matching.length === 0 ? undefined : matching.reduce((sum, s) => sum + s.value, 0);
-}
-
-async function scrape(url: string): Promise<Sample[]> {
+async function scrape(url: string): Promise<MetricSample[]> {
   const res = await request(`${url}/metrics`);
   expect(res.status).toBe(200);
   expect(res.type).toContain('text/plain');
@@ -109,8 +82,8 @@ describe('console router /metrics', () => {
     const auth = bearer(s.home.owner.token);
 
     const before = await scrape(router.url);
-    expect(valueOf(before, 'svc_console_router_proxied_requests_total', { kind: 'http' })).toBe(0);
-    expect(valueOf(before, 'svc_console_router_open_websockets')).toBe(0);
+    expect(metricValue(before, 'svc_console_router_proxied_requests_total', { kind: 'http' })).toBe(0);
+    expect(metricValue(before, 'svc_console_router_open_websockets')).toBe(0);
 
     for (let i = 0; i < HEALTH_CALLS; i++) {
       expect((await request(`${route}/global/health`, { headers: auth })).status).toBe(200);
@@ -124,37 +97,39 @@ describe('console router /metrics', () => {
     });
 
     const during = await scrape(router.url);
-    expect(valueOf(during, 'svc_console_router_proxied_requests_total', { kind: 'http' })).toBe(
+    expect(metricValue(during, 'svc_console_router_proxied_requests_total', { kind: 'http' })).toBe(
       HEALTH_CALLS + 1,
     );
-    expect(valueOf(during, 'svc_console_router_proxied_requests_total', { kind: 'websocket' })).toBe(1);
-    expect(valueOf(during, 'svc_console_router_upstream_answers_total', { class: '2xx' })).toBe(HEALTH_CALLS);
-    expect(valueOf(during, 'svc_console_router_upstream_errors_total', { kind: 'http' })).toBe(1);
-    expect(valueOf(during, 'svc_console_router_upstream_errors_total', { kind: 'websocket' })).toBe(0);
-    expect(valueOf(during, 'svc_console_router_refused_total', { status: '401' })).toBe(1);
-    expect(valueOf(during, 'svc_console_router_open_websockets')).toBe(1);
+    expect(metricValue(during, 'svc_console_router_proxied_requests_total', { kind: 'websocket' })).toBe(1);
+    expect(metricValue(during, 'svc_console_router_upstream_answers_total', { class: '2xx' })).toBe(
+      HEALTH_CALLS,
+    );
+    expect(metricValue(during, 'svc_console_router_upstream_errors_total', { kind: 'http' })).toBe(1);
+    expect(metricValue(during, 'svc_console_router_upstream_errors_total', { kind: 'websocket' })).toBe(0);
+    expect(metricValue(during, 'svc_console_router_refused_total', { status: '401' })).toBe(1);
+    expect(metricValue(during, 'svc_console_router_open_websockets')).toBe(1);
     // The router's own operations are labelled by operation id; agent routes never reach that histogram.
     expect(
-      valueOf(during, 'svc_http_requests_total', { operation: 'consoleRouterReadiness', status: '200' }),
+      metricValue(during, 'svc_http_requests_total', { operation: 'consoleRouterReadiness', status: '200' }),
     ).toBeGreaterThanOrEqual(1);
-    expect(valueOf(during, 'svc_http_requests_total', { operation: 'metrics', status: '200' })).toBe(1);
-    expect(valueOf(during, 'svc_http_requests_total', { operation: 'proxyAgentHealth' })).toBeUndefined();
-    expect(valueOf(during, 'process_resident_memory_bytes', { service: 'console-router' })).toBeGreaterThan(
-      0,
-    );
+    expect(metricValue(during, 'svc_http_requests_total', { operation: 'metrics', status: '200' })).toBe(1);
+    expect(metricValue(during, 'svc_http_requests_total', { operation: 'proxyAgentHealth' })).toBeUndefined();
+    expect(
+      metricValue(during, 'process_resident_memory_bytes', { service: 'console-router' }),
+    ).toBeGreaterThan(0);
 
     ws.close();
     await closed(ws);
     let open: number | undefined;
     for (let i = 0; i < 50; i++) {
-      open = valueOf(await scrape(router.url), 'svc_console_router_open_websockets');
+      open = metricValue(await scrape(router.url), 'svc_console_router_open_websockets');
       if (open === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(open).toBe(0);
     // Counters only grow: the same totals a scrape later.
     const after = await scrape(router.url);
-    expect(valueOf(after, 'svc_console_router_proxied_requests_total', { kind: 'http' })).toBe(
+    expect(metricValue(after, 'svc_console_router_proxied_requests_total', { kind: 'http' })).toBe(
       HEALTH_CALLS + 1,
     );
     expect(ws.readyState).toBe(WebSocket.CLOSED);
@@ -168,9 +143,9 @@ describe('console router /metrics', () => {
     expect(onRouter.status).toBe(404);
     expect(onRouter.type).toContain('application/problem+json');
     const samples = await scrape(`http://127.0.0.1:${metricsPort}`);
-    expect(valueOf(samples, 'svc_console_router_open_websockets')).toBe(0);
-    expect(valueOf(samples, 'process_cpu_user_seconds_total', { service: 'console-router' })).toBeGreaterThan(
-      0,
-    );
+    expect(metricValue(samples, 'svc_console_router_open_websockets')).toBe(0);
+    expect(
+      metricValue(samples, 'process_cpu_user_seconds_total', { service: 'console-router' }),
+    ).toBeGreaterThan(0);
   });
 });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, startBuiltEntryPoint, waitUntilReady } from '@svc/testing';
+import { freePort, metricValue, parseMetrics, startBuiltEntryPoint, waitUntilReady } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
 import { startFakeHub } from './support/fake-hub';
 import type { FakeHub } from './support/fake-hub';
@@ -16,33 +16,6 @@ jest.setTimeout(60_000);
 
 const appDir = path.resolve(__dirname, '..');
 const RELAY_TOKEN = randomBytes(32).toString('hex');
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match) throw new Error(`not an exposition line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g))
-      labels[pair[1]!] = pair[2]!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  const matching = samples.filter(
-    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-  );
-  return matching.length === 0 ? undefined : matching.reduce((sum, s) => sum + s.value, 0);
-}
 
 let dir: string;
 let hub: FakeHub;
@@ -104,7 +77,7 @@ test('relay /metrics: spawns by outcome and requests by operation id, process me
   expect(first.status).toBe(200);
   const before = parseMetrics(await first.text());
   for (const outcome of ['started', 'refused', 'failed']) {
-    expect(valueOf(before, 'svc_relay_spawns_total', { outcome })).toBe(0);
+    expect(metricValue(before, 'svc_relay_spawns_total', { outcome })).toBe(0);
   }
 
   expect(await spawn({ spawn_id: spawnId(), agent: { name: 'worker-one' } })).toBe(200);
@@ -116,18 +89,18 @@ test('relay /metrics: spawns by outcome and requests by operation id, process me
   const res = await fetch(`${url}/metrics`);
   expect(res.headers.get('content-type')).toContain('text/plain');
   const after = parseMetrics(await res.text());
-  expect(valueOf(after, 'svc_relay_spawns_total', { outcome: 'started', service: 'relay' })).toBe(1);
-  expect(valueOf(after, 'svc_relay_spawns_total', { outcome: 'refused' })).toBe(3);
-  expect(valueOf(after, 'svc_relay_spawns_total', { outcome: 'failed' })).toBe(1);
+  expect(metricValue(after, 'svc_relay_spawns_total', { outcome: 'started', service: 'relay' })).toBe(1);
+  expect(metricValue(after, 'svc_relay_spawns_total', { outcome: 'refused' })).toBe(3);
+  expect(metricValue(after, 'svc_relay_spawns_total', { outcome: 'failed' })).toBe(1);
   // Every spawn request is counted under its operation, the refused ones included.
-  expect(valueOf(after, 'svc_http_requests_total', { operation: 'relaySpawn' })).toBe(5);
-  expect(valueOf(after, 'svc_http_requests_total', { operation: 'relaySpawn', status: '200' })).toBe(1);
-  expect(valueOf(after, 'svc_http_requests_total', { operation: 'relaySpawn', status: '401' })).toBe(1);
-  expect(valueOf(after, 'svc_http_requests_total', { operation: 'relaySpawn', status: '403' })).toBe(1);
+  expect(metricValue(after, 'svc_http_requests_total', { operation: 'relaySpawn' })).toBe(5);
+  expect(metricValue(after, 'svc_http_requests_total', { operation: 'relaySpawn', status: '200' })).toBe(1);
+  expect(metricValue(after, 'svc_http_requests_total', { operation: 'relaySpawn', status: '401' })).toBe(1);
+  expect(metricValue(after, 'svc_http_requests_total', { operation: 'relaySpawn', status: '403' })).toBe(1);
   expect(
-    valueOf(after, 'svc_http_requests_total', { operation: 'relayReadiness', status: '200' }),
+    metricValue(after, 'svc_http_requests_total', { operation: 'relayReadiness', status: '200' }),
   ).toBeGreaterThan(0);
-  expect(valueOf(after, 'svc_http_request_duration_seconds_count', { operation: 'relaySpawn' })).toBe(5);
-  expect(valueOf(after, 'process_cpu_user_seconds_total', { service: 'relay' })).toBeGreaterThan(0);
+  expect(metricValue(after, 'svc_http_request_duration_seconds_count', { operation: 'relaySpawn' })).toBe(5);
+  expect(metricValue(after, 'process_cpu_user_seconds_total', { service: 'relay' })).toBeGreaterThan(0);
   expect(relay.output()).not.toContain(RELAY_TOKEN);
 });

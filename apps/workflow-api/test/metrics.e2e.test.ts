@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { invoke, launchInvocation, unwrap, waitForArtifact } from '@svc/contracts';
-import { freePort } from '@svc/testing';
+import { freePort, metricValue, parseMetrics } from '@svc/testing';
+import type { MetricSample } from '@svc/testing';
 import { DELIVERY_QUEUE } from '../src/domain/delivery-queue';
 import { RECONCILE_QUEUE } from '../src/domain/reconcile-queue';
 import { startRunStack } from './run-stack';
@@ -19,36 +20,7 @@ jest.setTimeout(60_000);
 
 const RUNS = 2;
 
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** Parses the Prometheus text format (enough of it for these series: no escaped quotes in label values). */
-function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match) throw new Error(`not an exposition line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g))
-      labels[pair[1]!] = pair[2]!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-/** The sum of the samples of `name` whose labels include `labels` (undefined when there is none). */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  const matching = samples.filter(
-    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-  );
-  return matching.length === 0 ? undefined : matching.reduce((sum, s) => sum + s.value, 0);
-}
-
-async function scrape(url: string): Promise<Sample[]> {
+async function scrape(url: string): Promise<MetricSample[]> {
   const res = await fetch(`${url}/metrics`);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toContain('text/plain');
@@ -134,14 +106,16 @@ describe('/metrics during a run', () => {
     const hub = await scrape(s.hubUrl);
     // The workflow engine read the roster and created a stage handoff through the internal API.
     expect(
-      valueOf(hub, 'svc_http_requests_total', { operation: 'getProjectRoster', status: '200' }),
+      metricValue(hub, 'svc_http_requests_total', { operation: 'getProjectRoster', status: '200' }),
     ).toBeGreaterThan(0);
     expect(
-      valueOf(hub, 'svc_http_requests_total', { operation: 'createStageHandoff' }),
+      metricValue(hub, 'svc_http_requests_total', { operation: 'createStageHandoff' }),
     ).toBeGreaterThanOrEqual(RUNS);
-    const count = valueOf(hub, 'svc_http_request_duration_seconds_count', { operation: 'getProjectRoster' });
-    const sum = valueOf(hub, 'svc_http_request_duration_seconds_sum', { operation: 'getProjectRoster' });
-    expect(count).toBe(valueOf(hub, 'svc_http_requests_total', { operation: 'getProjectRoster' }));
+    const count = metricValue(hub, 'svc_http_request_duration_seconds_count', {
+      operation: 'getProjectRoster',
+    });
+    const sum = metricValue(hub, 'svc_http_request_duration_seconds_sum', { operation: 'getProjectRoster' });
+    expect(count).toBe(metricValue(hub, 'svc_http_requests_total', { operation: 'getProjectRoster' }));
     expect(sum).toBeGreaterThan(0);
     expect(sum! / count!).toBeLessThan(5);
     // Labels hold operation ids, never raw paths (which would carry ids).
@@ -149,9 +123,9 @@ describe('/metrics during a run', () => {
       hub.filter((x) => x.name === 'svc_http_requests_total').map((x) => x.labels.operation ?? ''),
     );
     for (const operation of operations) expect(operation).toMatch(/^[A-Za-z]+$/);
-    expect(valueOf(hub, 'process_cpu_user_seconds_total', { service: 'hub-api' })).toBeGreaterThan(0);
-    expect(valueOf(hub, 'process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
-    expect(valueOf(hub, 'nodejs_eventloop_lag_seconds')).toBeDefined();
+    expect(metricValue(hub, 'process_cpu_user_seconds_total', { service: 'hub-api' })).toBeGreaterThan(0);
+    expect(metricValue(hub, 'process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
+    expect(metricValue(hub, 'nodejs_eventloop_lag_seconds')).toBeDefined();
   });
 
   test('Workflow API: on its metrics listener only; requests by operation and invocations by state', async () => {
@@ -160,36 +134,36 @@ describe('/metrics during a run', () => {
     await publicAnswer.arrayBuffer();
 
     const wf = await scrape(metricsUrl);
-    expect(valueOf(wf, 'svc_http_requests_total', { operation: 'createInvocation', status: '201' })).toBe(
+    expect(metricValue(wf, 'svc_http_requests_total', { operation: 'createInvocation', status: '201' })).toBe(
       RUNS,
     );
-    expect(valueOf(wf, 'svc_http_requests_total', { operation: 'launchInvocation', status: '202' })).toBe(
+    expect(metricValue(wf, 'svc_http_requests_total', { operation: 'launchInvocation', status: '202' })).toBe(
       RUNS,
     );
     expect(
-      valueOf(wf, 'svc_http_requests_total', { operation: 'unmatched', status: '404' }),
+      metricValue(wf, 'svc_http_requests_total', { operation: 'unmatched', status: '404' }),
     ).toBeGreaterThanOrEqual(1);
-    expect(valueOf(wf, 'svc_http_request_duration_seconds_count', { operation: 'createInvocation' })).toBe(
-      RUNS,
-    );
-    expect(valueOf(wf, 'svc_workflow_invocations', { state: 'completed', attention: 'none' })).toBe(RUNS);
+    expect(
+      metricValue(wf, 'svc_http_request_duration_seconds_count', { operation: 'createInvocation' }),
+    ).toBe(RUNS);
+    expect(metricValue(wf, 'svc_workflow_invocations', { state: 'completed', attention: 'none' })).toBe(RUNS);
     const rows = await s.database.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM invocations');
-    expect(valueOf(wf, 'svc_workflow_invocations')).toBe(rows.rows[0]!.n);
-    expect(valueOf(wf, 'process_cpu_user_seconds_total', { service: 'workflow-api' })).toBeGreaterThan(0);
+    expect(metricValue(wf, 'svc_workflow_invocations')).toBe(rows.rows[0]!.n);
+    expect(metricValue(wf, 'process_cpu_user_seconds_total', { service: 'workflow-api' })).toBeGreaterThan(0);
   });
 
   test('worker (probe port): queue depth, job durations and failures, delivery attempts by outcome', async () => {
     const worker = await scrape(s.workerUrl);
     for (const queue of [RECONCILE_QUEUE, DELIVERY_QUEUE]) {
       for (const state of ['waiting', 'delayed', 'active', 'failed']) {
-        expect(valueOf(worker, 'svc_queue_jobs', { queue, state })).toBeGreaterThanOrEqual(0);
+        expect(metricValue(worker, 'svc_queue_jobs', { queue, state })).toBeGreaterThanOrEqual(0);
       }
-      expect(valueOf(worker, 'svc_queue_job_failures_total', { queue })).toBeGreaterThanOrEqual(0);
+      expect(metricValue(worker, 'svc_queue_job_failures_total', { queue })).toBeGreaterThanOrEqual(0);
     }
     // A delivery whose receiver fails is rescheduled, not failed.
-    expect(valueOf(worker, 'svc_queue_job_failures_total', { queue: DELIVERY_QUEUE })).toBe(0);
+    expect(metricValue(worker, 'svc_queue_job_failures_total', { queue: DELIVERY_QUEUE })).toBe(0);
     expect(
-      valueOf(worker, 'svc_queue_job_duration_seconds_count', {
+      metricValue(worker, 'svc_queue_job_duration_seconds_count', {
         queue: RECONCILE_QUEUE,
         outcome: 'completed',
       }),
@@ -200,29 +174,31 @@ describe('/metrics during a run', () => {
     expect(succeeded).toBe(RUNS);
     expect(failed).toBeGreaterThanOrEqual(RUNS);
     expect(
-      valueOf(worker, 'svc_queue_job_duration_seconds_count', {
+      metricValue(worker, 'svc_queue_job_duration_seconds_count', {
         queue: DELIVERY_QUEUE,
         outcome: 'rescheduled',
       }),
     ).toBe(failed);
     expect(
-      valueOf(worker, 'svc_queue_job_duration_seconds_count', {
+      metricValue(worker, 'svc_queue_job_duration_seconds_count', {
         queue: DELIVERY_QUEUE,
         outcome: 'completed',
       }),
     ).toBe(succeeded);
-    expect(valueOf(worker, 'svc_workflow_delivery_attempts_total', { outcome: 'succeeded' })).toBe(succeeded);
-    expect(valueOf(worker, 'svc_workflow_delivery_attempts_total', { outcome: 'http_5xx' })).toBe(failed);
-    const latencyCount = valueOf(worker, 'svc_workflow_delivery_attempt_duration_seconds_count');
+    expect(metricValue(worker, 'svc_workflow_delivery_attempts_total', { outcome: 'succeeded' })).toBe(
+      succeeded,
+    );
+    expect(metricValue(worker, 'svc_workflow_delivery_attempts_total', { outcome: 'http_5xx' })).toBe(failed);
+    const latencyCount = metricValue(worker, 'svc_workflow_delivery_attempt_duration_seconds_count');
     expect(latencyCount).toBe(succeeded + failed);
-    const latencySum = valueOf(worker, 'svc_workflow_delivery_attempt_duration_seconds_sum')!;
+    const latencySum = metricValue(worker, 'svc_workflow_delivery_attempt_duration_seconds_sum')!;
     expect(latencySum).toBeGreaterThan(0);
     expect(latencySum / latencyCount!).toBeLessThan(3);
     expect(
-      valueOf(worker, 'svc_http_requests_total', { operation: 'workflowWorkerReadiness', status: '200' }),
+      metricValue(worker, 'svc_http_requests_total', { operation: 'workflowWorkerReadiness', status: '200' }),
     ).toBeGreaterThanOrEqual(1);
-    expect(valueOf(worker, 'process_cpu_user_seconds_total', { service: 'workflow-worker' })).toBeGreaterThan(
-      0,
-    );
+    expect(
+      metricValue(worker, 'process_cpu_user_seconds_total', { service: 'workflow-worker' }),
+    ).toBeGreaterThan(0);
   });
 });

@@ -10,3 +10,4 @@ export * from './stub-server';
 export * from './platform';
 export * from './runtime';
 export * from './fake-cloudflare-tunnel-api';
+export * from './metrics';
