@@ -10,6 +10,7 @@ import {
 import type { AppMetrics, Logger, SecretBox } from '@svc/service-kit';
 import type { Express } from 'express';
 import { ApiKeyCache } from './auth/api-key-cache';
+import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from './auth/login-throttle';
 import { createHubCredentialResolver } from './auth/credential-resolver';
 import { SigningKeyRing } from './auth/signing-keys';
 import { workspaceGuard } from './auth/workspace-guard';
@@ -112,6 +113,8 @@ export interface HubAppOptions {
   keyRefreshIntervalMs?: number;
   /** Request metrics in this registry; `/metrics` on the app when `serveRoute`. */
   metrics?: AppMetrics;
+  /** Per-client sign-in limits (defaults: {@link LOGIN_THROTTLE_DEFAULTS}). */
+  loginThrottle?: Partial<typeof LOGIN_THROTTLE_DEFAULTS>;
 }
 
 export interface Hub {
@@ -144,6 +147,11 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
     box,
     audit: createAuditRepository(database.prisma),
     apiKeys,
+    loginThrottle: new LoginThrottle({
+      ...LOGIN_THROTTLE_DEFAULTS,
+      ...options.loginThrottle,
+      now: () => now().getTime(),
+    }),
     logger,
     tunnels: tunnelProvidersFrom(settings, box, now),
     now,

@@ -1,5 +1,6 @@
 import type { Logger, SecretBox } from '@svc/service-kit';
 import type { ApiKeyCache } from './auth/api-key-cache';
+import type { LoginThrottle } from './auth/login-throttle';
 import type { SigningKeyRing } from './auth/signing-keys';
 import type { AuditRepository } from './data/audit.repository';
 import type { TunnelProviders } from './data/tunnel-providers/tunnel-provider';
@@ -14,6 +15,8 @@ export interface HubDeps {
   audit: AuditRepository;
   /** The hub's API-key check with its short per-replica cache; invalidate a key when it changes. */
   apiKeys: ApiKeyCache;
+  /** Per-client limits on failed sign-ins (decision 47). */
+  loginThrottle: LoginThrottle;
   logger: Logger;
   /** Tunnel providers of runtime environments (local always, Cloudflare when configured). */
   tunnels: TunnelProviders;

@@ -7,8 +7,13 @@ import { participantOf } from './types';
 
 export function authHandlers(deps: HubDeps): HubHandlers<'login' | 'getMe'> {
   return {
-    async login({ body, requestId }) {
-      const session = await login(deps, { email: body.email, password: body.password, requestId });
+    async login({ body, requestId, req }) {
+      const session = await login(deps, {
+        email: body.email,
+        password: body.password,
+        requestId,
+        client: req.ip,
+      });
       return {
         status: 200,
         body: {

@@ -1,0 +1,113 @@
+import { LoginThrottle } from '../src/auth/login-throttle';
+import { login, MAX_FAILED_LOGINS } from '../src/use-cases/auth/login';
+import { startTestHub } from './harness';
+import type { TestHub } from './harness';
+
+let t: TestHub;
+beforeAll(async () => {
+  t = await startTestHub();
+});
+afterAll(() => t.close());
+
+/** Replaces the hub's per-client limits for one test (the handlers read them from the shared deps). */
+function limits(perAccount: number, perClient: number): void {
+  t.hub.deps.loginThrottle = new LoginThrottle({ windowMs: 3_600_000, perAccount, perClient, now: Date.now });
+}
+
+async function attempt(email: string, password: string) {
+  const res = await fetch(`${t.url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const body = (await res.json()) as { code?: string };
+  return { status: res.status, code: body.code, retryAfter: res.headers.get('retry-after') };
+}
+
+async function lockState(participantId: string) {
+  return t.database.prisma.participant.findUniqueOrThrow({
+    where: { id: participantId },
+    select: { failedLoginCount: true, lockedUntil: true },
+  });
+}
+
+describe('login lockout under concurrency', () => {
+  test('when 100 wrong sign-ins arrive at once from many clients, then at most 10 are evaluated and the account locks', async () => {
+    const member = await t.seedMember();
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        login(t.hub.deps, { email: member.email, password: `wrong-${i}`, client: `10.0.${i}.1` }).then(
+          () => 'signed-in',
+          (error: { code?: string }) => error.code,
+        ),
+      ),
+    );
+    expect(results.filter((r) => r === 'invalid_credentials').length).toBeLessThanOrEqual(MAX_FAILED_LOGINS);
+    expect(results.filter((r) => r === 'invalid_credentials').length).toBeGreaterThan(0);
+    expect(results.filter((r) => r === 'login_locked').length).toBeGreaterThanOrEqual(90);
+    expect(results).not.toContain('signed-in');
+    expect((await lockState(member.participantId)).lockedUntil).not.toBeNull();
+    // The right password from yet another client does not get in once locked.
+    await expect(
+      login(t.hub.deps, { email: member.email, password: member.password, client: '10.9.9.9' }),
+    ).rejects.toMatchObject({ code: 'login_locked' });
+    const events = await t.database.prisma.auditEvent.findMany({
+      where: { action: 'participant.login_locked', targetId: member.participantId },
+    });
+    expect(events).toHaveLength(1);
+  });
+
+  test('when a burst of wrong sign-ins holds the right password late in it, then the right one does not succeed', async () => {
+    limits(1_000, 1_000);
+    const member = await t.seedMember();
+    const burst = Array.from({ length: 60 }, (_, i) =>
+      attempt(member.email, i === 45 ? member.password : `wrong-${i}`),
+    );
+    const results = await Promise.all(burst);
+    expect(results.filter((r) => r.code === 'invalid_credentials').length).toBeLessThanOrEqual(10);
+    expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
+    const right = results[45]!;
+    // Attempts are counted as they arrive: the 46th attempt found the allowance taken.
+    expect(right.status).toBe(429);
+    expect(right.code).toBe('login_locked');
+    expect(Number(right.retryAfter)).toBeGreaterThan(0);
+  });
+
+  test('when one client keeps failing on one account, then it is throttled with Retry-After and the owner still signs in', async () => {
+    limits(3, 1_000);
+    const member = await t.seedMember();
+    for (let i = 0; i < 3; i += 1)
+      expect((await attempt(member.email, 'wrong')).code).toBe('invalid_credentials');
+    const throttled = await attempt(member.email, 'wrong');
+    expect(throttled.status).toBe(429);
+    expect(throttled.code).toBe('login_throttled');
+    expect(Number(throttled.retryAfter)).toBeGreaterThan(0);
+    // The throttled attempts did not count against the account: it is not locked for its owner elsewhere.
+    expect(await lockState(member.participantId)).toMatchObject({ failedLoginCount: 3, lockedUntil: null });
+    await expect(
+      login(t.hub.deps, { email: member.email, password: member.password, client: '10.1.1.1' }),
+    ).resolves.toMatchObject({ participant: { id: member.participantId } });
+  });
+
+  test('when one client sprays passwords over many accounts, then it gets 429 login_throttled with Retry-After', async () => {
+    limits(10, 20);
+    const results = [];
+    for (let i = 0; i < 30; i += 1) results.push(await attempt(`nobody-${i}@spray.test`, 'Winter2026!'));
+    expect(results.slice(0, 20).every((r) => r.code === 'invalid_credentials')).toBe(true);
+    expect(results.slice(20).every((r) => r.status === 429 && r.code === 'login_throttled')).toBe(true);
+    expect(Number(results[25]!.retryAfter)).toBeGreaterThan(0);
+  });
+
+  test('when a lock expires, then the count starts again from one', async () => {
+    limits(1_000, 1_000);
+    const member = await t.seedMember();
+    await t.database.prisma.participant.update({
+      where: { id: member.participantId },
+      data: { failedLoginCount: MAX_FAILED_LOGINS, lockedUntil: new Date(Date.now() - 1_000) },
+    });
+    expect((await attempt(member.email, 'wrong')).code).toBe('invalid_credentials');
+    expect(await lockState(member.participantId)).toMatchObject({ failedLoginCount: 1, lockedUntil: null });
+    expect((await attempt(member.email, member.password)).status).toBe(200);
+    expect(await lockState(member.participantId)).toMatchObject({ failedLoginCount: 0, lockedUntil: null });
+  });
+});
