@@ -1,55 +1,29 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dropDatabase } from '@svc/db-kit';
-import { exitWithin, freePort, startBuiltEntryPoint } from '@svc/testing';
+import { exitWithin, startBuiltEntryPoint } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
 import { formatLogLine } from '../src/processes';
 import type { DevStackFile } from '../src/state';
+import { devStackSettings, removeDevStack, startDevStack } from './support/dev-stack';
+import type { DevStackSettings } from './support/dev-stack';
 
 const packageDir = path.resolve(__dirname, '..');
-const SERVER = 'postgresql://postgres@127.0.0.1:5432';
 jest.setTimeout(120_000);
 
-const suffix = randomBytes(3).toString('hex');
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-stack-'));
-const databases = { hub: `svc_devstack_${suffix}_hub`, workflow: `svc_devstack_${suffix}_wf` };
-
-let ports: Record<string, string> | undefined;
+let settings: DevStackSettings | undefined;
 
 /**
  * The stack's settings: a second start of the same state uses the same ports, as a restart does (the hub
  * keeps the development host's relay and console router ports).
  */
 async function env(): Promise<Record<string, string>> {
-  ports ??= {
-    HUB_PORT: String(await freePort()),
-    WORKFLOW_PORT: String(await freePort()),
-    WORKFLOW_WORKER_PORT: String(await freePort()),
-    RELAY_PORT: String(await freePort()),
-    CONSOLE_ROUTER_PORT: String(await freePort()),
-    SVC_DEV_AGENT_SERVE_PORT: String(await freePort()),
-  };
-  return {
-    ...ports,
-    SVC_DEV_STATE_DIR: stateDir,
-    SVC_DEV_HUB_DATABASE: databases.hub,
-    SVC_DEV_WORKFLOW_DATABASE: databases.workflow,
-    SVC_DEV_QUEUE_PREFIX: `dst${suffix}`,
-  };
+  settings ??= await devStackSettings('devstack', stateDir);
+  return settings.env;
 }
 
-async function startUntilReady(vars: Record<string, string>): Promise<NodeProcess> {
-  const stack = startBuiltEntryPoint(packageDir, 'dist/main.js', vars);
-  const deadline = Date.now() + 90_000;
-  while (!stack.stdout().includes('ready — every service answers /readyz')) {
-    if (stack.child.exitCode !== null) throw new Error(`dev stack exited: ${stack.stderr()}`);
-    if (Date.now() > deadline) throw new Error(`dev stack not ready: ${stack.stdout().slice(-2000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return stack;
-}
+const startUntilReady = (vars: Record<string, string>) => startDevStack(vars, 90_000);
 
 /** Stops the stack with `signal` and expects exit 0; a failure shows how its shutdown went. */
 async function expectCleanStop(stack: NodeProcess, signal: NodeJS.Signals): Promise<void> {
@@ -67,9 +41,8 @@ const readFile = () =>
   JSON.parse(readFileSync(path.join(stateDir, 'dev-stack.json'), 'utf8')) as DevStackFile;
 
 afterAll(async () => {
-  for (const name of Object.values(databases))
-    await dropDatabase(SERVER, name, { force: true }).catch(() => undefined);
-  rmSync(stateDir, { recursive: true, force: true });
+  if (settings) await removeDevStack(settings, undefined);
+  else rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe('one-command stack', () => {

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -12,10 +12,10 @@ import {
   unwrap,
 } from '@svc/contracts';
 import type { WorkflowInvocation } from '@svc/contracts';
-import { dropDatabase } from '@svc/db-kit';
-import { exitWithin, freePort, startBuiltEntryPoint } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
 import type { DevStackFile } from '../src/state';
+import { devStackSettings, removeDevStack, startDevStack } from './support/dev-stack';
+import type { DevStackSettings } from './support/dev-stack';
 
 /**
  * Runs get owners by spawning (spec: two launch paths, hub spawn): on the whole development stack — hub,
@@ -24,48 +24,21 @@ import type { DevStackFile } from '../src/state';
  * the hub calls the host's relay, the relay runs `svc start`, and the spawned agent takes the stage to
  * `completed`.
  */
-const packageDir = path.resolve(__dirname, '..');
-const SERVER = 'postgresql://postgres@127.0.0.1:5432';
 const CAPABILITY = 'spawned-report';
 jest.setTimeout(240_000);
 
 const suffix = randomBytes(3).toString('hex');
-const stateDir = mkdtempSync(path.join(os.tmpdir(), 'svc-hub-spawn-'));
-const databases = { hub: `svc_spawn_${suffix}_hub`, workflow: `svc_spawn_${suffix}_wf` };
-let stack: NodeProcess;
+let settings: DevStackSettings;
+let stack: NodeProcess | undefined;
 let file: DevStackFile;
 
 beforeAll(async () => {
-  stack = startBuiltEntryPoint(packageDir, 'dist/main.js', {
-    HUB_PORT: String(await freePort()),
-    WORKFLOW_PORT: String(await freePort()),
-    WORKFLOW_WORKER_PORT: String(await freePort()),
-    RELAY_PORT: String(await freePort()),
-    CONSOLE_ROUTER_PORT: String(await freePort()),
-    SVC_DEV_AGENT_SERVE_PORT: String(await freePort()),
-    SVC_DEV_STATE_DIR: stateDir,
-    SVC_DEV_HUB_DATABASE: databases.hub,
-    SVC_DEV_WORKFLOW_DATABASE: databases.workflow,
-    SVC_DEV_QUEUE_PREFIX: `spw${suffix}`,
-  });
-  const deadline = Date.now() + 120_000;
-  while (!stack.stdout().includes('ready — every service answers /readyz')) {
-    if (stack.child.exitCode !== null) throw new Error(`dev stack exited: ${stack.stderr()}`);
-    if (Date.now() > deadline) throw new Error(`dev stack not ready: ${stack.stdout().slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  file = JSON.parse(readFileSync(path.join(stateDir, 'dev-stack.json'), 'utf8')) as DevStackFile;
+  settings = await devStackSettings('spawn', mkdtempSync(path.join(os.tmpdir(), 'svc-hub-spawn-')));
+  stack = await startDevStack(settings.env);
+  file = JSON.parse(readFileSync(path.join(settings.stateDir, 'dev-stack.json'), 'utf8')) as DevStackFile;
 }, 180_000);
 
-afterAll(async () => {
-  if (stack?.child.exitCode === null) {
-    stack.child.kill('SIGTERM');
-    await exitWithin(stack, 60_000);
-  }
-  for (const name of Object.values(databases))
-    await dropDatabase(SERVER, name, { force: true }).catch(() => undefined);
-  rmSync(stateDir, { recursive: true, force: true });
-});
+afterAll(() => removeDevStack(settings, stack));
 
 const hub = () => createHubClient({ baseUrl: file.hub_url, token: file.participant.token });
 const wf = () => createWorkflowClient({ baseUrl: file.workflow_url, apiKey: file.api_keys.workflow_all });
@@ -176,7 +149,7 @@ describe('runs get owners by spawning', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
     if (last?.state !== 'completed') {
-      throw new Error(`not completed: ${JSON.stringify(last)}\n${stack.stdout().slice(-5000)}`);
+      throw new Error(`not completed: ${JSON.stringify(last)}\n${stack?.stdout().slice(-5000) ?? ''}`);
     }
     expect(seen).toContain('owner_spawning');
     const stage = last.stages[0]!;

@@ -10,17 +10,14 @@
  * an installed package, as the repository root does for a reader.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dropDatabase } from '@svc/db-kit';
-import { exitWithin, freePort, startBuiltEntryPoint } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
+import { devStackSettings, removeDevStack, startDevStack } from './support/dev-stack';
+import type { DevStackSettings } from './support/dev-stack';
 
 const REPO = path.resolve(__dirname, '../../..');
-const packageDir = path.resolve(__dirname, '..');
-const SERVER = 'postgresql://postgres@127.0.0.1:5432';
 jest.setTimeout(600_000);
 
 interface Block {
@@ -47,11 +44,10 @@ function codeBlocks(markdown: string): Block[] {
 
 const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
 const blocks = codeBlocks(readme);
-const suffix = randomBytes(3).toString('hex');
 // The reader's repository root: the stack's state in its `.svc`, the repository's apps, the SDK installed.
 const workDir = mkdtempSync(path.join(os.tmpdir(), 'svc-readme-run-'));
 const stateDir = path.join(workDir, '.svc');
-const databases = { hub: `svc_readme_${suffix}_hub`, workflow: `svc_readme_${suffix}_wf` };
+let settings: DevStackSettings;
 let stack: NodeProcess | undefined;
 
 /** Keys of every object, recursively (array items by their first element), as sorted paths. */
@@ -78,26 +74,8 @@ function run(command: string, args: string[], timeoutMs: number) {
 }
 
 beforeAll(async () => {
-  const env = {
-    HUB_PORT: String(await freePort()),
-    WORKFLOW_PORT: String(await freePort()),
-    WORKFLOW_WORKER_PORT: String(await freePort()),
-    RELAY_PORT: String(await freePort()),
-    CONSOLE_ROUTER_PORT: String(await freePort()),
-    SVC_DEV_AGENT_SERVE_PORT: String(await freePort()),
-    SVC_DEV_STATE_DIR: stateDir,
-    SVC_DEV_HUB_DATABASE: databases.hub,
-    SVC_DEV_WORKFLOW_DATABASE: databases.workflow,
-    SVC_DEV_QUEUE_PREFIX: `rdm${suffix}`,
-  };
-  stack = startBuiltEntryPoint(packageDir, 'dist/main.js', env);
-  const deadline = Date.now() + 120_000;
-  while (!stack.stdout().includes('ready — every service answers /readyz')) {
-    if (stack.child.exitCode !== null)
-      throw new Error(`dev stack exited: ${stack.stderr()}\n${stack.stdout().slice(-3000)}`);
-    if (Date.now() > deadline) throw new Error(`dev stack not ready: ${stack.stdout().slice(-2000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  settings = await devStackSettings('readme', stateDir);
+  stack = await startDevStack(settings.env);
   symlinkSync(path.join(REPO, 'apps'), path.join(workDir, 'apps'));
   mkdirSync(path.join(workDir, 'node_modules', '@svc'), { recursive: true });
   symlinkSync(path.join(REPO, 'packages', 'sdk'), path.join(workDir, 'node_modules', '@svc', 'sdk'));
@@ -106,12 +84,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (stack) {
-    stack.child.kill('SIGINT');
-    await exitWithin(stack, 60_000);
-  }
-  for (const name of Object.values(databases))
-    await dropDatabase(SERVER, name, { force: true }).catch(() => undefined);
+  await removeDevStack(settings, stack);
   rmSync(workDir, { recursive: true, force: true });
 });
 
