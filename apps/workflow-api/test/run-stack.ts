@@ -83,6 +83,8 @@ export interface RunStack {
 export async function startRunStack(
   options: {
     env?: Record<string, string>;
+    /** More environment for the hub process. */
+    hubEnv?: Record<string, string>;
     /** Another Postgres server for the workflow database (the hub stays on the default one). */
     workflowServerUrl?: string;
     /** Another Redis (or Redis database index) for the queues. */
@@ -98,7 +100,7 @@ export async function startRunStack(
   const hubProcess = await startHub({
     databaseUrl: hubDb.url,
     serviceToken,
-    env: { HUB_MANAGED_PROVIDERS: 'local' },
+    env: { HUB_MANAGED_PROVIDERS: 'local', ...options.hubEnv },
   });
   const hubUrl = hubProcess.url;
   const queuePrefix = uniqueQueuePrefix('svct');
