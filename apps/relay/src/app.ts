@@ -76,7 +76,10 @@ export function buildRelay(options: RelayAppOptions): RelayApp {
       startTimeoutMs: config.spawn.startTimeoutMs,
       stopGraceMs: config.spawn.stopGraceMs,
       waitMs: config.spawn.waitMs,
-      missingSettings: () => missingSettings(config),
+      missingSettings: () => [
+        ...missingSettings(config),
+        ...(config.runtimeInstanceId ? [] : ['SVC_RUNTIME_INSTANCE_ID']),
+      ],
     },
     log: new SpawnLog(config.spawn.logFile),
     events,

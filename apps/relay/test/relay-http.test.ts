@@ -205,6 +205,25 @@ describe('relay readiness', () => {
   });
 });
 
+describe('relay spawn without svc', () => {
+  test('when the relay has a token but no svc to run, then it is ready and a spawn answers 503 host_not_spawn_ready naming what is missing', async () => {
+    const env = { ...fullEnv(), SVC_RELAY_SVC_ENTRY: '' };
+    const relay = await startRelay(env);
+
+    expect((await get(relay, '/readyz')).status).toBe(200);
+    const res = await get(relay, '/spawn', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-relay-token': env.SVC_RELAY_TOKEN! },
+      body: JSON.stringify({ spawn_id: 'spw_nosvc00001', agent: { name: 'nosvc' } }),
+    });
+
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ code: 'host_not_spawn_ready', spawn_id: 'spw_nosvc00001' });
+    expect(res.body?.detail).toContain('SVC_RELAY_SVC_ENTRY');
+    expect(res.text).not.toContain(env.SVC_RELAY_TOKEN!);
+  });
+});
+
 describe('relay status', () => {
   test('when /status is asked, then it reports the process facts and the bound port', async () => {
     const startedAt = new Date(Date.now() - 5_000);

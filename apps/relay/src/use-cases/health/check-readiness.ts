@@ -3,9 +3,7 @@ import type { ReadinessCheck } from '@svc/service-kit';
 import type { RelayConfig } from '../../env';
 
 type Settings = Pick<RelayConfig, 'hubUrl' | 'workspace' | 'workspaceApiKey'>;
-type SpawnSettings = Pick<RelayConfig, 'relayToken' | 'runtimeInstanceId'> & {
-  spawn: Pick<RelayConfig['spawn'], 'svcEntry'>;
-};
+type SpawnSettings = Pick<RelayConfig, 'relayToken'>;
 
 /** The settings the relay needs before it is ready, by readiness check name. */
 const REQUIRED_SETTINGS = [
@@ -39,10 +37,11 @@ export function relayReadinessChecks(
       if (!present) throw new Error(`missing ${setting.variable}`);
     };
   }
+  // Without a token the relay serves no spawns at all. A relay with a token that cannot run svc (no
+  // SVC_RELAY_SVC_ENTRY or host id, e.g. one run on its own by compose) stays ready for what it does, and
+  // answers a spawn with 503 host_not_spawn_ready naming what is missing.
   checks.spawn = async () => {
     if (!settings.relayToken) throw new Error('spawn disabled: missing SVC_RELAY_TOKEN');
-    if (!settings.spawn.svcEntry) throw new Error('spawn disabled: missing SVC_RELAY_SVC_ENTRY');
-    if (!settings.runtimeInstanceId) throw new Error('spawn disabled: missing SVC_RUNTIME_INSTANCE_ID');
   };
   if (settings.hubUrl && settings.workspaceApiKey && missingSettings(settings).length === 0) {
     const hub = settings.hubUrl.replace(/\/+$/, '');
