@@ -21,18 +21,58 @@ export interface ContractRecord {
 /** Map key of a template version. */
 export const templateVersionKey = (key: string, version: string) => `${key}\u0000${version}`;
 
+/**
+ * Metadata keys no JavaScript object can hold as data: assigning `__proto__` sets the prototype instead, so
+ * a stored or compiled classifier would silently lose the key and match more than its author asked.
+ */
+const RESERVED_METADATA_KEYS = new Set(['__proto__']);
+
+/**
+ * The metadata criteria of a request: its own properties only, each checked before it is copied (nothing is
+ * assigned by `obj[key] = value`, which cannot make `__proto__` an own key). A reserved key is 400
+ * `validation_failed`, so it can neither make a classifier look non-empty nor, in a PATCH, replace one.
+ */
+export function metadataOf(
+  input: Record<string, string> | undefined,
+  reserved: 'refuse' | 'skip' = 'refuse',
+): Record<string, string> {
+  const metadata: Record<string, string> = {};
+  if (input === undefined) return metadata;
+  for (const key of Object.keys(input)) {
+    if (RESERVED_METADATA_KEYS.has(key)) {
+      if (reserved === 'skip') continue;
+      throw new AppError({
+        status: 400,
+        code: 'validation_failed',
+        detail: `body/classifier/metadata/${key} is a reserved key.`,
+        extra: { errors: [{ location: `body/classifier/metadata/${key}`, message: 'is a reserved key' }] },
+      });
+    }
+    Object.defineProperty(metadata, key, {
+      value: input[key],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return metadata;
+}
+
 /** Missing parts of a classifier become empty; values are kept as given. */
-export function classifierOf(input: ClassifierInput | undefined): ClassifierRules {
+export function classifierOf(
+  input: ClassifierInput | undefined,
+  reserved: 'refuse' | 'skip' = 'refuse',
+): ClassifierRules {
   return {
     intentContains: [...(input?.intentContains ?? [])],
     requiredCapabilities: [...(input?.requiredCapabilities ?? [])],
-    metadata: { ...(input?.metadata ?? {}) },
+    metadata: metadataOf(input?.metadata, reserved),
   };
 }
 
-/** The stored classifier of a contract, every part present. */
+/** The stored classifier of a contract, every part present (a reserved metadata key stored earlier is left out). */
 export function storedClassifier(contract: Pick<WorkflowContract, 'classifier'>): ClassifierRules {
-  return classifierOf((contract.classifier as ClassifierInput | null) ?? undefined);
+  return classifierOf((contract.classifier as ClassifierInput | null) ?? undefined, 'skip');
 }
 
 /** The contract's template version with its stored definition (an absent definition reads as empty). */
@@ -58,7 +98,7 @@ export function checkContractRules(
   const criteria =
     classifier.intentContains.length +
     classifier.requiredCapabilities.length +
-    Object.keys(classifier.metadata).length;
+    Object.keys(classifier.metadata).filter((key) => !RESERVED_METADATA_KEYS.has(key)).length;
   if (fallback && criteria > 0) {
     throw new AppError({
       status: 400,
