@@ -208,10 +208,24 @@ beforeAll(async () => {
     }),
   );
   await until('the delivery', () => (receiver.received.length > 0 ? true : undefined));
-  // Spans are exported in batches every 100 ms: wait for the delivery's own span to arrive.
-  await until('the delivery span', () =>
-    otel.spans.find((x) => x.name === 'POST delivery' && x.traceId === traceId),
-  );
+  // Each process exports its spans in batches every 100 ms: wait until the trace is whole (the named spans
+  // are in, and every hub call's server span has arrived from the hub).
+  await until('the whole trace', () => {
+    const spans = otel.spans.filter((x) => x.traceId === traceId);
+    const names = new Set(spans.map((x) => x.name));
+    const expected = [
+      'createInvocation',
+      'launchInvocation',
+      'workflow-reconcile process',
+      'publishInvocationArtifact',
+      'workflow-delivery process',
+      'POST delivery',
+    ];
+    if (!expected.every((name) => names.has(name))) return undefined;
+    const calls = spans.filter((x) => x.kind === CLIENT && x.name.includes(' /internal/'));
+    const answered = calls.every((call) => spans.some((x) => x.parentSpanId === call.spanId));
+    return calls.length > 0 && answered ? true : undefined;
+  });
 }, 90_000);
 
 afterAll(async () => {
