@@ -335,15 +335,9 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     code: 'password_required',
     status: [400],
     title: 'An initial password is needed',
-    meaning: 'No account has this email yet, so adding the member creates one.',
-    fix: 'Send `password` with the initial password of the new account.',
-  },
-  {
-    code: 'password_not_allowed',
-    status: [400],
-    title: 'The person already has an account',
-    meaning: 'A password may only be given when the member is a new account.',
-    fix: 'Leave out `password`.',
+    meaning:
+      'Adding a member always takes an initial password; it is used when the email has no account yet (an existing account keeps its own).',
+    fix: 'Send `password` with an initial password of at least 12 characters.',
   },
   {
     code: 'api_key_not_found',

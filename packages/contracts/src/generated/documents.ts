@@ -462,7 +462,7 @@ export const hubDocument: OpenApiDocument = {
           "workspaces"
         ],
         "summary": "Add a participant to the workspace (an admin provisions the account when it does not exist yet).",
-        "description": "When no participant has the email, `password` is required and the account is created with it. An existing participant keeps their password; `password` must then be absent.",
+        "description": "`password` is always required (400 `password_required`): when no participant has the email the account is created with it; an existing participant keeps their own password and the one sent is not used. The answer is the same either way, so this operation does not tell whether an email has an account.",
         "security": [
           {
             "participantBearer": []
@@ -6161,7 +6161,7 @@ export const hubDocument: OpenApiDocument = {
             "type": "string",
             "minLength": 12,
             "maxLength": 1024,
-            "description": "Initial password for a new account (at least 12 characters)."
+            "description": "Initial password (at least 12 characters), used when the email has no account yet; required (400 `password_required` when absent), ignored for an existing account."
           }
         }
       },

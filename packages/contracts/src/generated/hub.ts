@@ -144,7 +144,7 @@ export interface paths {
         put?: never;
         /**
          * Add a participant to the workspace (an admin provisions the account when it does not exist yet).
-         * @description When no participant has the email, `password` is required and the account is created with it. An existing participant keeps their password; `password` must then be absent.
+         * @description `password` is always required (400 `password_required`): when no participant has the email the account is created with it; an existing participant keeps their own password and the one sent is not used. The answer is the same either way, so this operation does not tell whether an email has an account.
          */
         post: operations["addWorkspaceMember"];
         delete?: never;
@@ -1602,7 +1602,7 @@ export interface components {
             email: string;
             role: components["schemas"]["WorkspaceRole"];
             display_name?: string;
-            /** @description Initial password for a new account (at least 12 characters). */
+            /** @description Initial password (at least 12 characters), used when the email has no account yet; required (400 `password_required` when absent), ignored for an existing account. */
             password?: string;
         };
         /** @enum {string} */

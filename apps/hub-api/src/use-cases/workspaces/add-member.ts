@@ -15,8 +15,10 @@ export interface AddMemberInput {
 }
 
 /**
- * Adds a participant to a workspace. An admin provisions a new account (with its initial password) when
- * nobody has the email yet; an existing account keeps its own password.
+ * Adds a participant to a workspace. The request always carries an initial password, and the answer (status,
+ * code, timing) is the same whether the email has an account or not, so adding members cannot be used to
+ * find out which emails have accounts: a new account is created with the password; an existing account keeps
+ * its own and the one sent is dropped (it is hashed all the same, so both paths take alike long).
  */
 export async function addMember(
   deps: HubDeps,
@@ -27,22 +29,15 @@ export async function addMember(
 ) {
   assertOwnerRules(callerRole, undefined, input.role);
   const email = input.email.trim().toLowerCase();
-  const existing = await deps.db.participant.findUnique({ where: { email } });
-  if (existing && input.password !== undefined) {
-    throw new AppError({
-      status: 400,
-      code: 'password_not_allowed',
-      detail: 'This person already has an account; leave out password.',
-    });
-  }
-  if (!existing && input.password === undefined) {
+  if (input.password === undefined) {
     throw new AppError({
       status: 400,
       code: 'password_required',
-      detail: 'No account has this email yet; give an initial password.',
+      detail: 'Give an initial password; it is used when the email has no account yet.',
     });
   }
-  const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
+  const existing = await deps.db.participant.findUnique({ where: { email } });
+  const passwordHash = await hashPassword(input.password);
   try {
     return await deps.db.$transaction(async (tx) => {
       const participant =
@@ -52,7 +47,7 @@ export async function addMember(
             id: newId('prt'),
             email,
             displayName: input.displayName ?? email.split('@')[0] ?? email,
-            passwordHash: passwordHash as string,
+            passwordHash,
           },
         }));
       const membership = await tx.membership.create({
@@ -66,7 +61,8 @@ export async function addMember(
           action: 'workspace.member_added',
           targetType: 'participant',
           targetId: participant.id,
-          data: { role: input.role, account_created: !existing },
+          // Whether the account was new is not recorded here: workspace admins read these events.
+          data: { role: input.role },
           requestId: input.requestId,
         },
         tx,
