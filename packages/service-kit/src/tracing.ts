@@ -159,14 +159,22 @@ const headerGetter: TextMapGetter<Request['headers']> = {
   get: (carrier, key) => carrier[key],
 };
 
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
 /**
  * Express middleware opening one server span per request, continuing the caller's `traceparent`. The span
  * is named by the operation id the operation router labelled the request with (the method alone for
- * requests no operation answered). Undefined while tracing is off: nothing is mounted.
+ * requests no operation answered). Probes and scrapes without a `traceparent` get none. Undefined while
+ * tracing is off: nothing is mounted.
  */
 export function tracingMiddleware(): RequestHandler | undefined {
   if (!tracingOn) return undefined;
   return (req: Request, res: Response, next: NextFunction) => {
+    // Probes and scrapes nobody traced would each start a trace of their own: they get no span.
+    if (UNTRACED_PATHS.has(req.path) && req.headers.traceparent === undefined) {
+      next();
+      return;
+    }
     const parent = propagation.extract(ROOT_CONTEXT, req.headers, headerGetter);
     const span = tracer().startSpan(
       req.method,
