@@ -39,6 +39,8 @@ describe('tracing settings from OTEL_* variables', () => {
       serviceName: 'relay',
       exporters: ['otlp'],
       protocol: 'http/protobuf',
+      sampler: { name: 'parentbased_always_on', ratio: 1 },
+      batch: {},
     });
     expect(
       tracingSettingsFromEnv(
@@ -47,6 +49,10 @@ describe('tracing settings from OTEL_* variables', () => {
           OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
           OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
           OTEL_SERVICE_NAME: 'relay-eu-1',
+          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '0.25',
+          OTEL_BSP_SCHEDULE_DELAY: '200',
+          OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '64',
         },
         'relay',
       ),
@@ -55,6 +61,8 @@ describe('tracing settings from OTEL_* variables', () => {
       serviceName: 'relay-eu-1',
       exporters: ['otlp', 'console'],
       protocol: 'http/json',
+      sampler: { name: 'parentbased_traceidratio', ratio: 0.25 },
+      batch: { scheduledDelayMillis: 200, maxExportBatchSize: 64 },
     });
   });
 
@@ -66,6 +74,18 @@ describe('tracing settings from OTEL_* variables', () => {
     expect(() =>
       tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'x'),
     ).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL/);
+    expect(() =>
+      tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'jaeger_remote' }, 'x'),
+    ).toThrow(/OTEL_TRACES_SAMPLER/);
+    expect(() =>
+      tracingSettingsFromEnv(
+        { OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' },
+        'x',
+      ),
+    ).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(() =>
+      tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_BSP_SCHEDULE_DELAY: 'soon' }, 'x'),
+    ).toThrow(/OTEL_BSP_SCHEDULE_DELAY/);
   });
 });
 

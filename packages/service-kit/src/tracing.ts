@@ -25,7 +25,34 @@ export type TracingSettings =
       exporters: ('otlp' | 'console')[];
       /** OTLP over HTTP: `http/protobuf` (the OTLP default) or `http/json`. */
       protocol: 'http/protobuf' | 'http/json';
+      /** `OTEL_TRACES_SAMPLER` (default `parentbased_always_on`) and its ratio `OTEL_TRACES_SAMPLER_ARG`. */
+      sampler: { name: (typeof SAMPLERS)[number]; ratio: number };
+      /** `OTEL_BSP_*`: the batching of exports. */
+      batch: {
+        scheduledDelayMillis?: number;
+        exportTimeoutMillis?: number;
+        maxQueueSize?: number;
+        maxExportBatchSize?: number;
+      };
     };
+
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+function positiveInteger(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new ConfigError(`${name}: ${raw} is not a positive integer`);
+  return value;
+}
 
 const TRUE = new Set(['true', '1', 'yes']);
 
@@ -53,11 +80,30 @@ export function tracingSettingsFromEnv(env: NodeJS.ProcessEnv, defaultServiceNam
       `OTEL_EXPORTER_OTLP_PROTOCOL: ${protocol} is not supported (use http/protobuf or http/json)`,
     );
   }
+  const samplerName = (env.OTEL_TRACES_SAMPLER?.trim() || 'parentbased_always_on').toLowerCase();
+  if (!(SAMPLERS as readonly string[]).includes(samplerName)) {
+    throw new ConfigError(
+      `OTEL_TRACES_SAMPLER: ${samplerName} is not supported (use ${SAMPLERS.join(', ')})`,
+    );
+  }
+  const ratioRaw = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  const ratio = ratioRaw ? Number(ratioRaw) : 1;
+  if (samplerName.endsWith('traceidratio') && !(ratio >= 0 && ratio <= 1)) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG: ${ratioRaw} is not a ratio between 0 and 1`);
+  }
+  const batch = {
+    scheduledDelayMillis: positiveInteger(env, 'OTEL_BSP_SCHEDULE_DELAY'),
+    exportTimeoutMillis: positiveInteger(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
+    maxQueueSize: positiveInteger(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
+    maxExportBatchSize: positiveInteger(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+  };
   return {
     enabled: true,
     serviceName: env.OTEL_SERVICE_NAME?.trim() || defaultServiceName,
     exporters: [...new Set(names)] as ('otlp' | 'console')[],
     protocol,
+    sampler: { name: samplerName as (typeof SAMPLERS)[number], ratio },
+    batch: Object.fromEntries(Object.entries(batch).filter(([, v]) => v !== undefined)),
   };
 }
 
@@ -101,11 +147,18 @@ export function startTracing(options: {
         ? (require('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp)
         : (require('@opentelemetry/exporter-trace-otlp-proto') as typeof OtlpProto);
     // Endpoint, headers and timeout come from the OTEL_EXPORTER_OTLP_* variables.
-    return new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter() });
+    return new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...settings.batch });
   });
   /* eslint-enable @typescript-eslint/no-require-imports */
+  const { name: samplerName, ratio } = settings.sampler;
+  const root = samplerName.endsWith('always_off')
+    ? new sdk.AlwaysOffSampler()
+    : samplerName.endsWith('traceidratio')
+      ? new sdk.TraceIdRatioBasedSampler(ratio)
+      : new sdk.AlwaysOnSampler();
   const provider = new sdk.TracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
+    sampler: samplerName.startsWith('parentbased_') ? new sdk.ParentBasedSampler({ root }) : root,
     spanProcessors: processors,
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
