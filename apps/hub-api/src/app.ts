@@ -1,13 +1,16 @@
 import path from 'node:path';
 import { hubDocument, hubInternalDocument } from '@svc/contracts';
 import {
+  createCredentialNoticePublisher,
+  silentCredentialNotices,
+  subscribeCredentialNotices,
   createHttpApp,
   createSecretBox,
   mountApiDocs,
   mountOperations,
   parseSecretBoxKeys,
 } from '@svc/service-kit';
-import type { AppMetrics, Logger, SecretBox } from '@svc/service-kit';
+import type { AppMetrics, Logger, Redis, SecretBox } from '@svc/service-kit';
 import type { Express } from 'express';
 import { ApiKeyCache } from './auth/api-key-cache';
 import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from './auth/login-throttle';
@@ -113,6 +116,12 @@ export interface HubAppOptions {
   keyRefreshIntervalMs?: number;
   /** Request metrics in this registry; `/metrics` on the app when `serveRoute`. */
   metrics?: AppMetrics;
+  /**
+   * Redis for credential notices (decision 47): revocations and membership changes are announced on
+   * `<prefix>:credential-notices` after commit, and this replica's key cache drops keys other replicas
+   * revoke. Without it nothing is announced and caches fall back to their time limits.
+   */
+  notices?: { redis: Redis; prefix: string };
   /** Per-client sign-in limits (defaults: {@link LOGIN_THROTTLE_DEFAULTS}). */
   loginThrottle?: Partial<typeof LOGIN_THROTTLE_DEFAULTS>;
 }
@@ -147,6 +156,9 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
     box,
     audit: createAuditRepository(database.prisma),
     apiKeys,
+    notices: options.notices
+      ? createCredentialNoticePublisher({ ...options.notices, logger: logger.child({ module: 'notices' }) })
+      : silentCredentialNotices,
     loginThrottle: new LoginThrottle({
       ...LOGIN_THROTTLE_DEFAULTS,
       ...options.loginThrottle,
@@ -227,6 +239,19 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
       mountApiDocs(express, { document: { ...hubDocument, servers: [{ url: settings.HUB_PUBLIC_URL }] } });
     },
   });
+  const noticeSubscription = options.notices
+    ? subscribeCredentialNotices({
+        subscriber: options.notices.redis.duplicate({
+          lazyConnect: true,
+          connectionName: 'hub-credential-notices',
+        }),
+        prefix: options.notices.prefix,
+        logger: logger.child({ module: 'notices' }),
+        onNotice: (notice) => {
+          if (notice.kind === 'api_key_revoked') apiKeys.invalidate(notice.key_id);
+        },
+      })
+    : undefined;
   return {
     app,
     deps,
@@ -235,6 +260,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
     stop: () => {
       keys.stop();
       void spawns.stop();
+      void noticeSubscription?.close();
     },
   };
 }

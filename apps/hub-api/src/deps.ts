@@ -1,4 +1,4 @@
-import type { Logger, SecretBox } from '@svc/service-kit';
+import type { CredentialNoticePublisher, Logger, SecretBox } from '@svc/service-kit';
 import type { ApiKeyCache } from './auth/api-key-cache';
 import type { LoginThrottle } from './auth/login-throttle';
 import type { SigningKeyRing } from './auth/signing-keys';
@@ -15,6 +15,8 @@ export interface HubDeps {
   audit: AuditRepository;
   /** The hub's API-key check with its short per-replica cache; invalidate a key when it changes. */
   apiKeys: ApiKeyCache;
+  /** Announces revocations and membership changes to the other services (decision 47). */
+  notices: CredentialNoticePublisher;
   /** Per-client limits on failed sign-ins (decision 47). */
   loginThrottle: LoginThrottle;
   logger: Logger;

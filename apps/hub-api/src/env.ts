@@ -72,6 +72,16 @@ const schema = z.object({
   HUB_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   /** A separate listener (on HUB_HOST) for `GET /metrics`; when set, the public listener does not serve it. */
   HUB_METRICS_PORT: metricsPortField(),
+  /**
+   * Redis for credential notices: API-key revocations and membership changes reach the other services (and
+   * hub replicas) within a second. Unset: nothing is announced; their caches expire on their own (≤ 30 s).
+   */
+  HUB_REDIS_URL: envFields.redisUrl().optional(),
+  /** The services' Redis key prefix (the Workflow API's WORKFLOW_QUEUE_PREFIX); notices use `<prefix>:credential-notices`. */
+  HUB_REDIS_PREFIX: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,31}$/)
+    .default('svc'),
   LOG_LEVEL: envFields.logLevel(),
 });
 

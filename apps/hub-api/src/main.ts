@@ -1,5 +1,6 @@
 import {
   createLogger,
+  createRedis,
   createMetricsRegistry,
   installShutdown,
   runMain,
@@ -19,10 +20,12 @@ runMain('hub-api', async () => {
   const database = createDatabase(config.DATABASE_URL, { poolSize: config.HUB_DB_POOL_SIZE });
   const registry = createMetricsRegistry('hub-api');
   const metricsPort = config.HUB_METRICS_PORT;
+  const redis = config.HUB_REDIS_URL ? createRedis(config.HUB_REDIS_URL, { name: 'hub-api' }) : undefined;
   const hub = await createHub({
     database,
     settings: config,
     logger,
+    ...(redis ? { notices: { redis, prefix: config.HUB_REDIS_PREFIX } } : {}),
     metrics: { registry, serveRoute: metricsPort === undefined },
   });
   const server = await startHttpServer(hub.app, { host: config.HUB_HOST, port: config.HUB_PORT, logger });
@@ -41,6 +44,7 @@ runMain('hub-api', async () => {
       { name: 'agent-spawns', close: () => hub.spawns.stop() },
       { name: 'signing-keys', close: async () => hub.stop() },
       { name: 'database', close: () => database.close() },
+      ...(redis ? [{ name: 'redis', close: async () => void (await redis.quit()) }] : []),
       { name: 'traces', close: () => tracing.shutdown() },
     ],
   });

@@ -3,7 +3,7 @@ import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import type { TokenVerifier } from '@svc/auth';
 import { createHubInternalClient, workflowDocument } from '@svc/contracts';
 import type { HubInternalClient } from '@svc/contracts';
-import { createHttpApp, mountApiDocs, mountOperations } from '@svc/service-kit';
+import { createHttpApp, mountApiDocs, mountOperations, subscribeCredentialNotices } from '@svc/service-kit';
 import type { AppMetrics, Logger, Redis } from '@svc/service-kit';
 import type { Express } from 'express';
 import { accessGuard } from './auth/access-guard';
@@ -129,8 +129,22 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
           getJwks: createRemoteJwks({ url: new URL('/.well-known/jwks.json', options.hub.url).toString() }),
         })
       : undefined);
-  const resolver = createWorkflowCredentialResolver({ keys: createKeyIntrospector({ hub }), tokens });
+  const keys = createKeyIntrospector({ hub });
+  const resolver = createWorkflowCredentialResolver({ keys, tokens });
   const members = createMemberDirectory({ hub });
+  // The hub announces revocations and membership changes; the cached answers go at once (decision 47).
+  const notices = subscribeCredentialNotices({
+    subscriber: options.redis.duplicate({
+      lazyConnect: true,
+      connectionName: 'workflow-api-credential-notices',
+    }),
+    prefix,
+    logger,
+    onNotice: (notice) => {
+      if (notice.kind === 'api_key_revoked') keys.forgetKeyId(notice.key_id);
+      else members.forget(notice.workspace_id, notice.participant_id);
+    },
+  });
   const waiter = createAssignmentWaiter({
     subscriber: options.redis.duplicate({ lazyConnect: true, connectionName: 'workflow-api-assignments' }),
     prefix,
@@ -173,7 +187,7 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
     app,
     deps,
     async close() {
-      await Promise.all([waiter.close(), queue.close(), deliveries.close()]);
+      await Promise.all([waiter.close(), queue.close(), deliveries.close(), notices.close()]);
       deps.deliveryAgents.close();
     },
   };

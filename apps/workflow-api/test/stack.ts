@@ -53,7 +53,13 @@ export async function startWorkflowTestStack(
 ): Promise<WorkflowTestStack> {
   const serviceToken = newServiceToken();
   const [hubDb, wfDb] = await Promise.all([createHubDatabase(), createWorkflowDatabase()]);
-  const hub = await startHub({ databaseUrl: hubDb.url, serviceToken });
+  const queuePrefix = uniqueQueuePrefix('svct');
+  // The hub announces revocations and membership changes on this stack's Redis prefix (decision 47).
+  const hub = await startHub({
+    databaseUrl: hubDb.url,
+    serviceToken,
+    env: { HUB_REDIS_URL: REDIS_URL, HUB_REDIS_PREFIX: queuePrefix },
+  });
 
   const workspace = (slug: string) =>
     createHubWorkspace({ hubUrl: hub.url, databaseUrl: hubDb.url, slug, email: `owner@${slug}.test` });
@@ -75,7 +81,6 @@ export async function startWorkflowTestStack(
       },
     }),
   });
-  const queuePrefix = uniqueQueuePrefix('svct');
   const service = createWorkflowService({
     database,
     redis,

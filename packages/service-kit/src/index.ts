@@ -21,3 +21,4 @@ export * from './secret-box';
 export * from './migrate-command';
 export * from './canonical-json';
 export * from './text-check';
+export * from './credential-notices';

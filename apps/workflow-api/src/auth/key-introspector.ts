@@ -18,6 +18,8 @@ export interface KeyIntrospector {
   introspect(rawKey: string): Promise<ApiKeyActor | null>;
   /** Forget one key at once (e.g. after this service learns it was revoked). */
   forget(rawKey: string): void;
+  /** Forget every cached answer for the key with this id (the hub announced its revocation). */
+  forgetKeyId(keyId: string): void;
 }
 
 /**
@@ -90,6 +92,9 @@ export function createKeyIntrospector(options: {
     },
     forget(raw) {
       cache.delete(digest(raw));
+    },
+    forgetKeyId(keyId) {
+      for (const [id, entry] of cache) if (entry.actor?.keyId === keyId) cache.delete(id);
     },
   };
 }

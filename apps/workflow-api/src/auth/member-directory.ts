@@ -11,6 +11,8 @@ const MEMBER_CACHE_MS = 10_000;
 export interface MemberDirectory {
   /** The participant's membership of the workspace, or null when they are not a member. */
   find(workspaceId: string, participantId: string): Promise<Membership | null>;
+  /** Forget a cached membership at once (the hub announced a role change or a removal). */
+  forget(workspaceId: string, participantId: string): void;
 }
 
 /** Workspace memberships from the hub's internal API, cached for 10 s (non-members too). */
@@ -48,6 +50,9 @@ export function createMemberDirectory(options: {
       if (cache.size > 10_000) cache.clear();
       cache.set(key, { member, expiresAt: now() + MEMBER_CACHE_MS });
       return member;
+    },
+    forget(workspaceId, participantId) {
+      cache.delete(`${workspaceId}\u0000${participantId}`);
     },
   };
 }

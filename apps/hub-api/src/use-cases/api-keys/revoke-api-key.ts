@@ -3,9 +3,10 @@ import { apiKeyNotFound } from '../../data/api-keys.lookups';
 import type { HubDeps } from '../../deps';
 
 /**
- * Revokes a key at once: this replica forgets the key as soon as the revocation is committed; other hub
- * replicas stop accepting it within their key-cache time (10 s), services caching introspection within 30 s.
- * Revoking a revoked key changes nothing and returns it as it is.
+ * Revokes a key at once: this replica forgets the key as soon as the revocation is committed, and a notice
+ * (decision 47) makes other hub replicas and services caching introspection drop it within a second; when a
+ * notice is lost their cache times (10 s, 30 s) still bound the delay. Revoking a revoked key changes nothing
+ * and returns it as it is.
  */
 export async function revokeApiKey(
   deps: HubDeps,
@@ -14,11 +15,13 @@ export async function revokeApiKey(
   keyId: string,
   requestId?: string,
 ) {
+  let revokedNow = false;
   const result = await deps.db.$transaction(async (tx) => {
     const key = await tx.apiKey.findFirst({ where: { id: keyId, workspaceId } });
     if (!key) throw apiKeyNotFound();
     if (key.revokedAt) return key;
     const revoked = await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: deps.now() } });
+    revokedNow = true;
     await deps.audit.record(
       {
         workspaceId,
@@ -34,5 +37,7 @@ export async function revokeApiKey(
     return revoked;
   });
   deps.apiKeys.invalidate(keyId);
+  if (revokedNow)
+    await deps.notices.publish({ kind: 'api_key_revoked', key_id: keyId, workspace_id: workspaceId });
   return result;
 }

@@ -13,7 +13,7 @@ export async function changeMemberRole(
   role: WorkspaceRole,
   requestId?: string,
 ) {
-  return deps.db.$transaction(async (tx) => {
+  const changed = await deps.db.$transaction(async (tx) => {
     const key = { workspaceId_participantId: { workspaceId, participantId } };
     const current = await tx.membership.findUnique({ where: key });
     if (!current) throw memberNotFound();
@@ -38,4 +38,11 @@ export async function changeMemberRole(
     );
     return updated;
   });
+  // Services caching memberships drop this one at once (decision 47).
+  await deps.notices.publish({
+    kind: 'member_changed',
+    workspace_id: workspaceId,
+    participant_id: participantId,
+  });
+  return changed;
 }

@@ -32,4 +32,10 @@ export async function removeMember(
       tx,
     );
   });
+  // Services caching memberships drop this one at once (decision 47).
+  await deps.notices.publish({
+    kind: 'member_changed',
+    workspace_id: workspaceId,
+    participant_id: participantId,
+  });
 }

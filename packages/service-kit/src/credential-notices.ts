@@ -1,0 +1,111 @@
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+
+/**
+ * What the hub announces when a credential or a membership stops meaning what caches remember (decision 47):
+ * services drop the cached entry at once instead of waiting for its time to run out. A lost notice costs
+ * nothing but time: every cache keeps its own limit (introspection 30 s, memberships 10 s) as the fallback.
+ */
+export type CredentialNotice =
+  | { kind: 'api_key_revoked'; key_id: string; workspace_id: string }
+  | { kind: 'member_changed'; workspace_id: string; participant_id: string };
+
+/** The Redis pub/sub channel of the notices, under the deployment's key prefix (`svc` unless configured). */
+export function credentialNoticeChannel(prefix: string): string {
+  return `${prefix}:credential-notices`;
+}
+
+export interface CredentialNoticePublisher {
+  /** Announces a change after it is committed. Never throws: a notice that cannot be sent is logged. */
+  publish(notice: CredentialNotice): Promise<void>;
+}
+
+/** A publisher that sends nothing, for a hub without Redis (caches then fall back to their own limits). */
+export const silentCredentialNotices: CredentialNoticePublisher = { publish: async () => undefined };
+
+export function createCredentialNoticePublisher(options: {
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+}): CredentialNoticePublisher {
+  const channel = credentialNoticeChannel(options.prefix);
+  return {
+    async publish(notice) {
+      try {
+        await options.redis.publish(channel, JSON.stringify(notice));
+      } catch (error) {
+        options.logger.warn({ err: error, notice: notice.kind }, 'credential notice not published');
+      }
+    },
+  };
+}
+
+function parseNotice(message: string): CredentialNotice | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  const v = value as Record<string, unknown> | null;
+  if (typeof v !== 'object' || v === null) return undefined;
+  const text = (key: string) => typeof v[key] === 'string' && (v[key] as string).length > 0;
+  if (v.kind === 'api_key_revoked' && text('key_id') && text('workspace_id')) {
+    return { kind: 'api_key_revoked', key_id: v.key_id as string, workspace_id: v.workspace_id as string };
+  }
+  if (v.kind === 'member_changed' && text('workspace_id') && text('participant_id')) {
+    return {
+      kind: 'member_changed',
+      workspace_id: v.workspace_id as string,
+      participant_id: v.participant_id as string,
+    };
+  }
+  return undefined;
+}
+
+export interface CredentialNoticeSubscription {
+  /** Resolves once the subscription is active (notices published before are not seen). */
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens for notices on a connection of its own (`subscriber`, e.g. `redis.duplicate()`), which it closes.
+ * It resubscribes by itself after a reconnect (ioredis does); malformed messages are ignored.
+ */
+export function subscribeCredentialNotices(options: {
+  subscriber: Redis;
+  prefix: string;
+  logger: Logger;
+  onNotice: (notice: CredentialNotice) => void;
+}): CredentialNoticeSubscription {
+  const channel = credentialNoticeChannel(options.prefix);
+  const { subscriber, logger } = options;
+  subscriber.on('message', (from: string, message: string) => {
+    if (from !== channel) return;
+    const notice = parseNotice(message);
+    if (!notice) {
+      logger.warn('malformed credential notice ignored');
+      return;
+    }
+    try {
+      options.onNotice(notice);
+    } catch (error) {
+      logger.error({ err: error }, 'credential notice handler failed');
+    }
+  });
+  subscriber.on('error', (error: Error) => logger.warn({ err: error }, 'credential notice subscriber error'));
+  const ready = subscriber.subscribe(channel).then(
+    () => undefined,
+    (error: unknown) => {
+      logger.warn({ err: error }, 'credential notices not subscribed; caches fall back to their time limits');
+    },
+  );
+  return {
+    ready,
+    async close() {
+      await ready;
+      subscriber.disconnect();
+    },
+  };
+}
