@@ -9664,6 +9664,75 @@ export const hubInternalDocument: OpenApiDocument = {
         }
       }
     },
+    "/internal/v1/workspaces/{workspaceId}/provider-credentials/{provider}": {
+      "parameters": [
+        {
+          "name": "workspaceId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9_-]+$"
+          }
+        },
+        {
+          "name": "provider",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z0-9][a-z0-9_.-]*$"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getInternalProviderCredential",
+        "tags": [
+          "provider-credentials"
+        ],
+        "summary": "The workspace's credential for a provider, opened (404 `provider_credential_not_found`).",
+        "x-svc-actors": [
+          "service"
+        ],
+        "x-svc-scopes": [],
+        "responses": {
+          "200": {
+            "description": "The credential with its secret.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/InternalProviderCredential"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/internal/v1/projects/{projectId}": {
       "parameters": [
         {
@@ -10525,6 +10594,32 @@ export const hubInternalDocument: OpenApiDocument = {
           }
         }
       },
+      "InternalProviderCredential": {
+        "type": "object",
+        "required": [
+          "provider",
+          "secret",
+          "last4",
+          "rotated_at"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "provider": {
+            "type": "string"
+          },
+          "secret": {
+            "type": "string",
+            "description": "The opened secret; callers never log or store it."
+          },
+          "last4": {
+            "type": "string"
+          },
+          "rotated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
       "RosterProject": {
         "type": "object",
         "required": [
@@ -11094,6 +11189,10 @@ export const hubInternalDocument: OpenApiDocument = {
       "description": "Stage handoffs the workflow engine creates for the owners of its stages."
     },
     {
+      "name": "provider-credentials",
+      "description": "The opened secret of a workspace's provider credential, for the Workflow API's model assistance (it calls the workspace's own model provider with it). Only the service credential reaches this route; the secret is never logged, never cached by the hub and is read once per model call by the caller."
+    },
+    {
       "name": "roster",
       "description": "Projects, their agent rosters and the readiness of the runtime hosts behind them, for other services (the Workflow API's preflight and stage assignment)."
     },
@@ -11574,6 +11673,239 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/assistance": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "getAssistanceSettings",
+        "tags": [
+          "assistance"
+        ],
+        "summary": "The project's model-assistance settings (defaults, all off, when never set).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The settings.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AssistanceSettingsResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateAssistanceSettings",
+        "tags": [
+          "assistance"
+        ],
+        "summary": "Change the project's model-assistance settings (workspace owner or admin only; audited).",
+        "description": "Participants only, with the workspace role owner or admin (403 `assistance_role_required` otherwise). Fields sent replace the stored ones. Turning assistance on needs `provider`, `model` and `base_url` (400 `assistance_provider_required`); a base URL that is not loopback needs `data_may_leave_workspace` (400 `assistance_data_policy_refused`); a base URL carrying credentials is refused (400 `assistance_base_url_invalid`). Every change is the audit event `assistance.settings_changed`.",
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AssistanceSettingsPatch"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The settings after the change.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AssistanceSettingsResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/assistance/budget": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "getAssistanceBudget",
+        "tags": [
+          "assistance"
+        ],
+        "summary": "Calls and tokens used this UTC day and month against the project's ceilings, with warnings.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The budget.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AssistanceBudget"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/assistance/calls": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "listAssistanceCalls",
+        "tags": [
+          "assistance"
+        ],
+        "summary": "The project's model calls (audit events `assistance.called`), newest first.",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "limit",
+            "in": "query",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 200,
+              "default": 50
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The calls.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AssistanceCall"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -14198,6 +14530,475 @@ export const workflowDocument: OpenApiDocument = {
           }
         }
       },
+      "AssistanceBudgetLimits": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "calls_per_day": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000000
+          },
+          "tokens_per_day": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000000000
+          },
+          "calls_per_month": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 10000000
+          },
+          "tokens_per_month": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 10000000000
+          },
+          "warning_percent": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "description": "A period whose calls or tokens reach this share of its ceiling is flagged `warning`."
+          }
+        }
+      },
+      "AssistanceSettingsPatch": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "enabled": {
+            "type": "boolean"
+          },
+          "allow_assisted_routing": {
+            "type": "boolean",
+            "description": "An invocation resolved without a match follows the model's suggestion."
+          },
+          "data_may_leave_workspace": {
+            "type": "boolean",
+            "description": "Required for a remote (non-loopback) provider."
+          },
+          "store_prompts": {
+            "type": "boolean",
+            "description": "The audit event keeps the prompt text (always its SHA-256)."
+          },
+          "assist_on_tie": {
+            "type": "boolean",
+            "description": "Also ask when the total order had to break a tie by the oldest contract."
+          },
+          "provider": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "pattern": "^[a-z0-9][a-z0-9_.-]*$",
+            "maxLength": 64,
+            "description": "The catalog provider whose workspace credential authenticates the calls."
+          },
+          "model": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "base_url": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "maxLength": 500,
+            "description": "OpenAI-compatible base URL (`/chat/completions` is appended)."
+          },
+          "timeout_ms": {
+            "type": "integer",
+            "minimum": 100,
+            "maximum": 30000
+          },
+          "budget": {
+            "$ref": "#/components/schemas/AssistanceBudgetLimits"
+          }
+        }
+      },
+      "AssistanceSettings": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "enabled",
+          "allow_assisted_routing",
+          "data_may_leave_workspace",
+          "store_prompts",
+          "assist_on_tie",
+          "provider",
+          "model",
+          "base_url",
+          "timeout_ms",
+          "budget",
+          "revision",
+          "updated_at"
+        ],
+        "properties": {
+          "project_id": {
+            "type": "string"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "allow_assisted_routing": {
+            "type": "boolean"
+          },
+          "data_may_leave_workspace": {
+            "type": "boolean"
+          },
+          "store_prompts": {
+            "type": "boolean"
+          },
+          "assist_on_tie": {
+            "type": "boolean"
+          },
+          "provider": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "model": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "base_url": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "timeout_ms": {
+            "type": "integer"
+          },
+          "budget": {
+            "type": "object",
+            "required": [
+              "calls_per_day",
+              "tokens_per_day",
+              "calls_per_month",
+              "tokens_per_month",
+              "warning_percent"
+            ],
+            "properties": {
+              "calls_per_day": {
+                "type": "integer"
+              },
+              "tokens_per_day": {
+                "type": "integer"
+              },
+              "calls_per_month": {
+                "type": "integer"
+              },
+              "tokens_per_month": {
+                "type": "integer"
+              },
+              "warning_percent": {
+                "type": "integer"
+              }
+            }
+          },
+          "revision": {
+            "type": "integer",
+            "description": "0 while never set."
+          },
+          "updated_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "AssistanceSettingsResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/AssistanceSettings"
+          }
+        }
+      },
+      "AssistanceBudgetPeriod": {
+        "type": "object",
+        "required": [
+          "period_start",
+          "resets_at",
+          "calls_used",
+          "calls_limit",
+          "tokens_used",
+          "tokens_limit",
+          "warning",
+          "exhausted"
+        ],
+        "properties": {
+          "period_start": {
+            "type": "string",
+            "format": "date"
+          },
+          "resets_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "calls_used": {
+            "type": "integer"
+          },
+          "calls_limit": {
+            "type": "integer"
+          },
+          "tokens_used": {
+            "type": "integer"
+          },
+          "tokens_limit": {
+            "type": "integer"
+          },
+          "warning": {
+            "type": "boolean",
+            "description": "Calls or tokens used reached `warning_percent` of the ceiling."
+          },
+          "exhausted": {
+            "type": "boolean",
+            "description": "No further call fits this period."
+          }
+        }
+      },
+      "AssistanceBudget": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "warning_percent",
+          "warning",
+          "exhausted",
+          "day",
+          "month"
+        ],
+        "properties": {
+          "project_id": {
+            "type": "string"
+          },
+          "warning_percent": {
+            "type": "integer"
+          },
+          "warning": {
+            "type": "boolean",
+            "description": "Either period is at or over its warning threshold."
+          },
+          "exhausted": {
+            "type": "boolean",
+            "description": "Either period has no room for another call."
+          },
+          "day": {
+            "$ref": "#/components/schemas/AssistanceBudgetPeriod"
+          },
+          "month": {
+            "$ref": "#/components/schemas/AssistanceBudgetPeriod"
+          }
+        }
+      },
+      "AssistanceOutcome": {
+        "type": "string",
+        "enum": [
+          "suggested",
+          "no_suggestion",
+          "provider_down",
+          "timeout",
+          "invalid_answer",
+          "budget_exhausted",
+          "credential_missing"
+        ],
+        "description": "`suggested`: the model named one of the offered contracts; `no_suggestion`: it named none; `provider_down`: the provider refused or failed the call; `timeout`: no answer within `timeout_ms`; `invalid_answer`: the answer did not validate against the answer schema (never guessed at); `budget_exhausted`: no call was made, the day's or month's ceiling is reached; `credential_missing`: no call was made, the workspace holds no credential for the provider."
+      },
+      "AssistanceSuggestion": {
+        "type": "object",
+        "required": [
+          "contract_id",
+          "name",
+          "reason"
+        ],
+        "properties": {
+          "contract_id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "reason": {
+            "type": "string"
+          }
+        }
+      },
+      "AssistanceExplanation": {
+        "type": "object",
+        "description": "Present only when the project's model was asked (resolve found no match, or a broken tie).",
+        "required": [
+          "model_assisted",
+          "trigger",
+          "outcome",
+          "detail",
+          "provider",
+          "model",
+          "suggestion",
+          "contracts_offered",
+          "latency_ms",
+          "tokens_in",
+          "tokens_out",
+          "budget_warning"
+        ],
+        "properties": {
+          "model_assisted": {
+            "type": "boolean",
+            "enum": [
+              true
+            ]
+          },
+          "trigger": {
+            "type": "string",
+            "enum": [
+              "no_match",
+              "tie"
+            ]
+          },
+          "outcome": {
+            "$ref": "#/components/schemas/AssistanceOutcome"
+          },
+          "detail": {
+            "type": "string"
+          },
+          "provider": {
+            "type": "string"
+          },
+          "model": {
+            "type": "string"
+          },
+          "suggestion": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/AssistanceSuggestion"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "contracts_offered": {
+            "type": "integer"
+          },
+          "latency_ms": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "tokens_in": {
+            "type": "integer"
+          },
+          "tokens_out": {
+            "type": "integer"
+          },
+          "budget_warning": {
+            "type": "boolean"
+          },
+          "routing": {
+            "type": "string",
+            "enum": [
+              "pin_required",
+              "allowed"
+            ],
+            "description": "How an invocation may follow the suggestion: `pin_required` (send its `workflow_contract_id`) or `allowed` (the project allows assisted routing)."
+          }
+        }
+      },
+      "AssistanceCall": {
+        "type": "object",
+        "required": [
+          "call_id",
+          "created_at",
+          "actor_kind",
+          "actor_id",
+          "provider",
+          "model",
+          "trigger",
+          "outcome",
+          "tokens_in",
+          "tokens_out",
+          "latency_ms",
+          "suggestion",
+          "prompt_sha256",
+          "prompt"
+        ],
+        "properties": {
+          "call_id": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "actor_kind": {
+            "type": "string"
+          },
+          "actor_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "provider": {
+            "type": "string"
+          },
+          "model": {
+            "type": "string"
+          },
+          "trigger": {
+            "type": "string"
+          },
+          "outcome": {
+            "$ref": "#/components/schemas/AssistanceOutcome"
+          },
+          "tokens_in": {
+            "type": "integer"
+          },
+          "tokens_out": {
+            "type": "integer"
+          },
+          "latency_ms": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "suggestion": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/AssistanceSuggestion"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "prompt_sha256": {
+            "type": "string"
+          },
+          "prompt": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Kept only when the project sets `store_prompts`."
+          }
+        }
+      },
       "ContractsContractId": {
         "type": "string",
         "minLength": 1,
@@ -14840,6 +15641,9 @@ export const workflowDocument: OpenApiDocument = {
                     "type": "null"
                   }
                 ]
+              },
+              "assistance": {
+                "$ref": "#/components/schemas/AssistanceExplanation"
               }
             }
           }
@@ -15396,6 +16200,10 @@ export const workflowDocument: OpenApiDocument = {
               "null"
             ],
             "description": "Why this contract won (null when none matched)."
+          },
+          "model_assisted": {
+            "type": "boolean",
+            "description": "The route follows the model's suggestion (the project allows assisted routing)."
           }
         }
       },
@@ -16680,6 +17488,10 @@ export const workflowDocument: OpenApiDocument = {
     {
       "name": "artifact-schemas",
       "description": "Versioned artifact schemas of a workspace's projects. A version is identified by (project, name, version) and is immutable once registered: registering the same version with the same schema again is idempotent (200), with another schema it is refused (409 `artifact_schema_version_immutable`). An old version is deprecated, never changed; deprecation is final — there is no restore operation. Schemas are JSON Schema draft 2020-12, checked in strict mode (unknown keywords, formats and type mismatches are errors); only local references (`#…`) are allowed. Access needs the dedicated scopes `artifact-schemas:read` / `artifact-schemas:write`: no other scope, however broad, grants it."
+    },
+    {
+      "name": "assistance",
+      "description": "Optional model assistance for resolve and preflight, off unless a workspace owner or admin turns it on for the project (every change is the audit event `assistance.settings_changed`). Deterministic rules always run first: only when no contract matches (or, with `assist_on_tie`, when the total order had to break a tie by the oldest `contract_id`) the project's model ranks the active contracts it was shown and may suggest one of them, with its reason. It can never name a contract that was not offered, nor a template. The suggestion appears in the explanation as `assistance` (`model_assisted: true`) and never launches by itself: an invocation follows it only when the caller pins the suggested `workflow_contract_id`, or when the project sets `allow_assisted_routing` (the invocation's route then says `model_assisted: true`). Only the intent (secrets masked by the same rules as the logs), the request's capabilities and the offered contracts' ids, names and phrases reach the model. A provider whose base URL is not on this machine (loopback) is remote and needs `data_may_leave_workspace`. The model is called at `{base_url}/chat/completions` (OpenAI-compatible) with the workspace's provider credential for `provider` and a JSON Schema of the answer; the answer is validated before use. Every call is the audit event `assistance.called` (listed by `GET …/assistance/calls`), and a per-project budget of calls and tokens per UTC day and month is reserved atomically before each call. Apart from that audit event and the budget counter, resolve and preflight stay free of side effects."
     },
     {
       "name": "workflow-contracts",

@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/v1/workspaces/{workspaceId}/provider-credentials/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspaceId: string;
+                provider: string;
+            };
+            cookie?: never;
+        };
+        /** The workspace's credential for a provider, opened (404 `provider_credential_not_found`). */
+        get: operations["getInternalProviderCredential"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/internal/v1/projects/{projectId}": {
         parameters: {
             query?: never;
@@ -313,6 +333,14 @@ export interface components {
             completed_at: string | null;
             /** Format: date-time */
             cancelled_at: string | null;
+        };
+        InternalProviderCredential: {
+            provider: string;
+            /** @description The opened secret; callers never log or store it. */
+            secret: string;
+            last4: string;
+            /** Format: date-time */
+            rotated_at: string;
         };
         RosterProject: {
             id: string;
@@ -591,6 +619,35 @@ export interface operations {
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
             409: components["responses"]["Problem"];
+        };
+    };
+    getInternalProviderCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspaceId: string;
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credential with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["InternalProviderCredential"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
         };
     };
     getInternalProject: {

@@ -150,6 +150,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{projectId}/workflow/assistance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        /** The project's model-assistance settings (defaults, all off, when never set). */
+        get: operations["getAssistanceSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the project's model-assistance settings (workspace owner or admin only; audited).
+         * @description Participants only, with the workspace role owner or admin (403 `assistance_role_required` otherwise). Fields sent replace the stored ones. Turning assistance on needs `provider`, `model` and `base_url` (400 `assistance_provider_required`); a base URL that is not loopback needs `data_may_leave_workspace` (400 `assistance_data_policy_refused`); a base URL carrying credentials is refused (400 `assistance_base_url_invalid`). Every change is the audit event `assistance.settings_changed`.
+         */
+        patch: operations["updateAssistanceSettings"];
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/assistance/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        /** Calls and tokens used this UTC day and month against the project's ceilings, with warnings. */
+        get: operations["getAssistanceBudget"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/assistance/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        /** The project's model calls (audit events `assistance.called`), newest first. */
+        get: operations["listAssistanceCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects/{projectId}/workflow/contracts": {
         parameters: {
             query?: never;
@@ -806,6 +867,132 @@ export interface components {
                 message: string;
             }[];
         };
+        AssistanceBudgetLimits: {
+            calls_per_day?: number;
+            tokens_per_day?: number;
+            calls_per_month?: number;
+            tokens_per_month?: number;
+            /** @description A period whose calls or tokens reach this share of its ceiling is flagged `warning`. */
+            warning_percent?: number;
+        };
+        AssistanceSettingsPatch: {
+            enabled?: boolean;
+            /** @description An invocation resolved without a match follows the model's suggestion. */
+            allow_assisted_routing?: boolean;
+            /** @description Required for a remote (non-loopback) provider. */
+            data_may_leave_workspace?: boolean;
+            /** @description The audit event keeps the prompt text (always its SHA-256). */
+            store_prompts?: boolean;
+            /** @description Also ask when the total order had to break a tie by the oldest contract. */
+            assist_on_tie?: boolean;
+            /** @description The catalog provider whose workspace credential authenticates the calls. */
+            provider?: string | null;
+            model?: string | null;
+            /** @description OpenAI-compatible base URL (`/chat/completions` is appended). */
+            base_url?: string | null;
+            timeout_ms?: number;
+            budget?: components["schemas"]["AssistanceBudgetLimits"];
+        };
+        AssistanceSettings: {
+            project_id: string;
+            enabled: boolean;
+            allow_assisted_routing: boolean;
+            data_may_leave_workspace: boolean;
+            store_prompts: boolean;
+            assist_on_tie: boolean;
+            provider: string | null;
+            model: string | null;
+            base_url: string | null;
+            timeout_ms: number;
+            budget: {
+                calls_per_day: number;
+                tokens_per_day: number;
+                calls_per_month: number;
+                tokens_per_month: number;
+                warning_percent: number;
+            };
+            /** @description 0 while never set. */
+            revision: number;
+            /** Format: date-time */
+            updated_at: string | null;
+        };
+        AssistanceSettingsResponse: {
+            data: components["schemas"]["AssistanceSettings"];
+        };
+        AssistanceBudgetPeriod: {
+            /** Format: date */
+            period_start: string;
+            /** Format: date-time */
+            resets_at: string;
+            calls_used: number;
+            calls_limit: number;
+            tokens_used: number;
+            tokens_limit: number;
+            /** @description Calls or tokens used reached `warning_percent` of the ceiling. */
+            warning: boolean;
+            /** @description No further call fits this period. */
+            exhausted: boolean;
+        };
+        AssistanceBudget: {
+            project_id: string;
+            warning_percent: number;
+            /** @description Either period is at or over its warning threshold. */
+            warning: boolean;
+            /** @description Either period has no room for another call. */
+            exhausted: boolean;
+            day: components["schemas"]["AssistanceBudgetPeriod"];
+            month: components["schemas"]["AssistanceBudgetPeriod"];
+        };
+        /**
+         * @description `suggested`: the model named one of the offered contracts; `no_suggestion`: it named none; `provider_down`: the provider refused or failed the call; `timeout`: no answer within `timeout_ms`; `invalid_answer`: the answer did not validate against the answer schema (never guessed at); `budget_exhausted`: no call was made, the day's or month's ceiling is reached; `credential_missing`: no call was made, the workspace holds no credential for the provider.
+         * @enum {string}
+         */
+        AssistanceOutcome: "suggested" | "no_suggestion" | "provider_down" | "timeout" | "invalid_answer" | "budget_exhausted" | "credential_missing";
+        AssistanceSuggestion: {
+            contract_id: string;
+            name: string;
+            reason: string;
+        };
+        /** @description Present only when the project's model was asked (resolve found no match, or a broken tie). */
+        AssistanceExplanation: {
+            /** @enum {boolean} */
+            model_assisted: true;
+            /** @enum {string} */
+            trigger: "no_match" | "tie";
+            outcome: components["schemas"]["AssistanceOutcome"];
+            detail: string;
+            provider: string;
+            model: string;
+            suggestion: components["schemas"]["AssistanceSuggestion"] | null;
+            contracts_offered: number;
+            latency_ms: number | null;
+            tokens_in: number;
+            tokens_out: number;
+            budget_warning: boolean;
+            /**
+             * @description How an invocation may follow the suggestion: `pin_required` (send its `workflow_contract_id`) or `allowed` (the project allows assisted routing).
+             * @enum {string}
+             */
+            routing?: "pin_required" | "allowed";
+        };
+        AssistanceCall: {
+            call_id: string;
+            /** Format: date-time */
+            created_at: string;
+            actor_kind: string;
+            actor_id: string | null;
+            provider: string;
+            model: string;
+            trigger: string;
+            outcome: components["schemas"]["AssistanceOutcome"];
+            tokens_in: number;
+            tokens_out: number;
+            latency_ms: number | null;
+            suggestion: components["schemas"]["AssistanceSuggestion"] | null;
+            prompt_sha256: string;
+            /** @description Kept only when the project sets `store_prompts`. */
+            prompt: string | null;
+        };
         ContractsContractId: string;
         /** @description A stable key (letters, digits, `.`, `_`, `:`, `-`). */
         ContractsKey: string;
@@ -971,6 +1158,7 @@ export interface components {
                 unlisted_contracts: number;
                 winner_rule: ("only_candidate" | "priority" | "criteria_matched" | "non_fallback" | "oldest_contract") | null;
                 winner_reason: string | null;
+                assistance?: components["schemas"]["AssistanceExplanation"];
             };
         };
         /** @enum {string} */
@@ -1113,6 +1301,8 @@ export interface components {
             template_version: string | null;
             /** @description Why this contract won (null when none matched). */
             winner_reason: string | null;
+            /** @description The route follows the model's suggestion (the project allows assisted routing). */
+            model_assisted?: boolean;
         };
         InvocationsStage: {
             stage_id: string;
@@ -1747,6 +1937,120 @@ export interface operations {
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
             409: components["responses"]["Problem"];
+        };
+    };
+    getAssistanceSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistanceSettingsResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    updateAssistanceSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssistanceSettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description The settings after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistanceSettingsResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    getAssistanceBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AssistanceBudget"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    listAssistanceCalls: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calls. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AssistanceCall"][];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
         };
     };
     listWorkflowContracts: {
