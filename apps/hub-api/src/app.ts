@@ -32,6 +32,7 @@ import { contractHandlers } from './routes/contract.routes';
 import { internalHandlers } from './routes/internal.routes';
 import { internalHandoffHandlers } from './routes/internal-handoffs.routes';
 import { internalRosterHandlers } from './routes/internal-roster.routes';
+import { internalProviderHandlers } from './routes/internal-providers.routes';
 import { projectHandlers } from './routes/projects.routes';
 import { providerHandlers } from './routes/providers.routes';
 import { runtimeHandlers } from './routes/runtime.routes';
@@ -228,6 +229,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
         handlers: {
           ...internalHandlers(deps),
           ...internalRosterHandlers(deps),
+          ...internalProviderHandlers(deps),
           ...internalHandoffHandlers(deps),
           ...internalSpawnHandlers(deps, spawns),
         },

@@ -30,6 +30,7 @@ import { createSigningSecretCache } from './domain/signing-secrets';
 import { registerInvocationGauge } from './domain/workflow-metrics';
 import type { DeliveryMetrics } from './domain/workflow-metrics';
 import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
+import { assistHandlers } from './routes/assist.routes';
 import { invocationHandlers } from './routes/invocations.routes';
 import { preflightHandlers } from './routes/preflight.routes';
 import { contractHandlers } from './routes/contracts.routes';
@@ -173,6 +174,7 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
           ...artifactSchemaHandlers(deps, validators),
           ...runHandlers(deps, { validators, waiter, members }),
           ...deliveryHandlers(deps),
+          ...assistHandlers(deps, members),
         },
         resolver,
         guards: [accessGuard(deps.projects, members)],

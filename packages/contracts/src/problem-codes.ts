@@ -281,6 +281,36 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Ask an owner or admin of the workspace to decide it.',
   },
   {
+    code: 'assistance_role_required',
+    status: [403],
+    title: "Only an owner or admin may change a project's model assistance",
+    meaning: 'Model-assistance settings of a project are changed by workspace owners and admins only.',
+    fix: 'Ask an owner or admin of the workspace to change them.',
+  },
+  {
+    code: 'assistance_provider_required',
+    status: [400],
+    title: 'Model assistance needs a provider, a model and a base URL',
+    meaning:
+      'Assistance cannot be turned on before the project names the provider, the model and its base URL.',
+    fix: 'Send `provider`, `model` and `base_url` with `enabled: true` (or set them first).',
+  },
+  {
+    code: 'assistance_data_policy_refused',
+    status: [400],
+    title: 'A remote model provider needs data_may_leave_workspace',
+    meaning:
+      "The base URL is not on this machine, so intents would leave the workspace; the project's policy forbids it.",
+    fix: 'Set `data_may_leave_workspace: true` deliberately, or use a loopback (local) provider.',
+  },
+  {
+    code: 'assistance_base_url_invalid',
+    status: [400],
+    title: 'The model base URL is not usable',
+    meaning: 'The base URL is not an absolute http(s) URL, or it carries credentials, a query or a fragment.',
+    fix: 'Send the plain base URL (for example `https://host/v1`); the workspace provider credential is sent instead.',
+  },
+  {
     code: 'presented_key_mismatch',
     status: [500],
     title: 'The presented API key disagrees with the authenticated one',

@@ -56,7 +56,12 @@ export function contractHandlers(
       return { status: 200, body: { data: presentContract(contract) } };
     },
     async resolveWorkflowIntent(ctx) {
-      const result = await resolveIntent(deps, projectOf(ctx).id, ctx.body);
+      const project = projectOf(ctx);
+      const result = await resolveIntent(deps, project.id, ctx.body, {
+        actor: actorOf(ctx.actor),
+        project,
+        requestId: ctx.requestId,
+      });
       return { status: 200, body: { data: result } };
     },
   };

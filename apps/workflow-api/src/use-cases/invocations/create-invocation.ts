@@ -8,7 +8,9 @@ import type { WorkflowDeps } from '../../deps';
 import { assertStorableText } from '../../domain/invocation-request';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import type { Invocation } from '../../generated/prisma/client';
-import { resolveIntent } from '../resolve/resolve-intent';
+import { assistedContractRoute } from '../../data/assist-route.lookups';
+import type { AssistCaller } from '../assist/suggest-contract';
+import { resolveIntentAssisted } from '../resolve/resolve-intent';
 
 /** Idempotency keys are kept this long; after that the same key starts a new invocation. */
 export const IDEMPOTENCY_KEY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
@@ -22,6 +24,7 @@ async function decideInvocationRoute(
   deps: WorkflowDeps,
   projectId: string,
   request: InvocationRequestBody,
+  caller: AssistCaller,
 ): Promise<InvocationRoute> {
   const pinnedKey = request.workflow_template_key;
   const pinnedVersion = request.workflow_template_version;
@@ -84,11 +87,30 @@ async function decideInvocationRoute(
       winner_reason: `Pinned by workflow_template_key; '${contract.name}' (${contract.id}) is the highest-priority active contract using it.`,
     };
   }
-  const resolved = await resolveIntent(deps, projectId, {
-    intent: request.intent,
-    ...(request.required_capabilities ? { required_capabilities: request.required_capabilities } : {}),
-    ...(request.metadata ? { metadata: request.metadata } : {}),
-  });
+  const { result: resolved, followContractId } = await resolveIntentAssisted(
+    deps,
+    projectId,
+    {
+      intent: request.intent,
+      ...(request.required_capabilities ? { required_capabilities: request.required_capabilities } : {}),
+      ...(request.metadata ? { metadata: request.metadata } : {}),
+    },
+    caller,
+  );
+  // The project allows assisted routing and the model suggested an active contract: follow it, and say so.
+  const followed =
+    followContractId !== null ? await assistedContractRoute(deps.db, projectId, followContractId) : null;
+  if (followed) {
+    return {
+      matched: true,
+      selection: 'resolved',
+      contract_id: followed.contractId,
+      template_key: followed.templateKey,
+      template_version: followed.templateVersion,
+      winner_reason: `Model-assisted: ${resolved.explanation.assistance?.suggestion?.reason ?? 'suggested by the project model'}`,
+      model_assisted: true,
+    };
+  }
   return {
     matched: resolved.matched,
     selection: 'resolved',
@@ -132,7 +154,11 @@ export async function createInvocation(
   const request = normalizeInvocationRequest(input.body);
   // The SDK computes the same fingerprint from the same body (`invocationFingerprint` of @svc/contracts).
   const fingerprint = invocationFingerprint(input.body);
-  const route = await decideInvocationRoute(deps, project.id, request);
+  const route = await decideInvocationRoute(deps, project.id, request, {
+    actor,
+    project,
+    ...(input.requestId ? { requestId: input.requestId } : {}),
+  });
   const who = actorIdentity(actor);
 
   for (let attempt = 0; attempt < 3; attempt += 1) {
