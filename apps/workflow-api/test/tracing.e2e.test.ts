@@ -8,11 +8,12 @@ import type { RunStack } from './run-stack';
 
 /**
  * One trace across the services, followed through a real run: the hub, the Workflow API and its worker run
- * as built processes with `OTEL_*` pointing at a local OTLP/HTTP receiver (JSON protocol). A caller that
- * traces its own work sends one `traceparent` with the invoke, the launch and (as the stage's owner) the
- * artifact; the spans of every process must hang off it: the server spans by operation id, the hub calls of
- * the requests and of the reconcile job, the job spans continuing the request that enqueued them, and the
- * signed delivery POST, whose `traceparent` the receiver sees.
+ * as built processes with `OTEL_*` pointing at a local OTLP/HTTP receiver (JSON protocol), and the reference
+ * agent (which sends no trace context) does the stage. A caller that traces its own work sends one
+ * `traceparent` with the invoke and the launch; the spans of every process must hang off it: the server
+ * spans by operation id, the hub calls of the requests and of the reconcile job, the job spans continuing
+ * the invocation's trace (linking the agent's request that caused the delivery), and the signed delivery
+ * POST, whose `traceparent` the receiver sees.
  */
 jest.setTimeout(90_000);
 
@@ -24,6 +25,7 @@ interface ExportedSpan {
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
+  links: { traceId: string; spanId: string }[];
 }
 
 const SERVER = 2;
@@ -79,6 +81,10 @@ class OtlpReceiver {
                 parentSpanId: hexId(span.parentSpanId),
                 name: String(span.name),
                 kind: Number(span.kind),
+                links: ((span.links as { traceId: unknown; spanId: unknown }[]) ?? []).map((l) => ({
+                  traceId: hexId(l.traceId),
+                  spanId: hexId(l.spanId),
+                })),
                 attributes: Object.fromEntries(
                   ((span.attributes as { key: string; value: Record<string, unknown> }[]) ?? []).map((a) => [
                     a.key,
@@ -151,8 +157,7 @@ beforeAll(async () => {
       WORKFLOW_DELIVERY_TIMEOUT_MS: '3000',
     },
   });
-  // The stage's owner is played by this test (as an agent that traces its work would), not a process.
-  const agent = await s.addAgent(['report'], { start: false });
+  await s.addAgent(['report']);
   unwrap(
     await s.wf.POST('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
       params: { path: { projectId: s.project.id } },
@@ -171,42 +176,6 @@ beforeAll(async () => {
   invocationId = invocation.invocation_id;
   await launchInvocation(caller, { projectId: s.project.id, invocationId });
 
-  const owner = createWorkflowClient({
-    baseUrl: s.workflowUrl,
-    token: agent.token,
-    headers: { traceparent },
-  });
-  const stage = await (async () => {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const listed = unwrap(
-        await owner.GET('/api/v1/agents/me/workflow-stages', { params: { query: { wait: 2 } } }),
-      );
-      const found = listed.find((x) => x.invocation_id === invocationId);
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error('the stage was never assigned');
-    }
-  })();
-  unwrap(
-    await owner.POST('/api/v1/agents/me/workflow-stages/{stageId}/claim', {
-      params: { path: { stageId: stage.stage_id } },
-    }),
-  );
-  unwrap(
-    await owner.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
-      params: { path: { projectId: s.project.id, invocationId } },
-      body: {
-        payload: { title: 'Traced', summary: 'One trace.', items: [{ name: 'spans', score: 100 }] },
-        summary: 'One trace from invoke to delivery.',
-      },
-    }),
-  );
-  unwrap(
-    await owner.POST('/api/v1/agents/me/workflow-stages/{stageId}/complete', {
-      params: { path: { stageId: stage.stage_id } },
-      body: {},
-    }),
-  );
   await until('the delivery', () => (receiver.received.length > 0 ? true : undefined));
   // Each process exports its spans in batches every 100 ms: wait until the trace is whole (the named spans
   // are in, and every hub call's server span has arrived from the hub).
@@ -217,11 +186,12 @@ beforeAll(async () => {
       'createInvocation',
       'launchInvocation',
       'workflow-reconcile process',
-      'publishInvocationArtifact',
       'workflow-delivery process',
       'POST delivery',
     ];
     if (!expected.every((name) => names.has(name))) return undefined;
+    // The agent's artifact request (a trace of its own) that the delivery job links.
+    if (!otel.spans.some((x) => x.name === 'publishInvocationArtifact')) return undefined;
     const calls = spans.filter((x) => x.kind === CLIENT && x.name.includes(' /internal/'));
     const answered = calls.every((call) => spans.some((x) => x.parentSpanId === call.spanId));
     return calls.length > 0 && answered ? true : undefined;
@@ -297,12 +267,17 @@ describe('one trace from an invoke to its delivery', () => {
 
   test('the launch job continues the launch request, and its hub calls reach the hub', () => {
     const launched = one((x) => x.name === 'launchInvocation', 'launchInvocation');
-    const job = one(
+    // Every reconcile of the invocation continues its trace under the launch; the launch's own one assigns
+    // the stage (the one after the agent's completion links the agent's request instead).
+    const jobs = inTrace().filter(
       (x) => x.service === 'workflow-worker' && x.name === 'workflow-reconcile process',
-      'the reconcile job',
     );
+    expect(jobs.length).toBeGreaterThanOrEqual(1);
+    for (const reconcile of jobs) expect(reconcile.parentSpanId).toBe(launched.spanId);
+    const job = jobs.find((x) => childrenOf(x).some((c) => c.name === 'POST /internal/v1/handoffs'));
+    if (!job) throw new Error('no reconcile job created the stage handoff');
     expect(job.kind).toBe(CONSUMER);
-    expect(job.parentSpanId).toBe(launched.spanId);
+    expect(job.links).toEqual([]);
     expect(job.attributes['messaging.destination.name']).toBe('workflow-reconcile');
     const calls = childrenOf(job).filter((x) => x.kind === CLIENT);
     const roster = calls.find((x) => x.name === 'GET /internal/v1/projects/{projectId}/roster');
@@ -313,15 +288,21 @@ describe('one trace from an invoke to its delivery', () => {
     expect(childrenOf(handoff!).map((x) => `${x.service}:${x.name}`)).toEqual(['hub-api:createStageHandoff']);
   });
 
-  test('the delivery job continues the artifact request, and the signed POST carries its traceparent', () => {
-    const published = one((x) => x.name === 'publishInvocationArtifact', 'publishInvocationArtifact');
-    expect(published.parentSpanId).toBe(rootSpanId);
+  test('the delivery job continues the invocation, links the agent request, and the POST carries its traceparent', () => {
+    const launched = one((x) => x.name === 'launchInvocation', 'launchInvocation');
+    // The reference agent sent no trace context: its artifact request is a trace of its own.
+    const published = otel.spans.find(
+      (x) => x.service === 'workflow-api' && x.name === 'publishInvocationArtifact',
+    )!;
+    expect(published.traceId).not.toBe(traceId);
+    expect(published.parentSpanId).toBe('');
     const job = one(
       (x) => x.service === 'workflow-worker' && x.name === 'workflow-delivery process',
       'the delivery job',
     );
     expect(job.kind).toBe(CONSUMER);
-    expect(job.parentSpanId).toBe(published.spanId);
+    expect(job.parentSpanId).toBe(launched.spanId);
+    expect(job.links).toEqual([{ traceId: published.traceId, spanId: published.spanId }]);
     const post = one((x) => x.name === 'POST delivery', 'the delivery attempt');
     expect(post.kind).toBe(CLIENT);
     expect(post.parentSpanId).toBe(job.spanId);

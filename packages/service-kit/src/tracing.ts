@@ -275,6 +275,8 @@ export async function inSpan<T>(
   options: {
     kind?: SpanKind;
     traceparent?: unknown;
+    /** `traceparent`s of spans this work was caused by without being their child (span links). */
+    links?: unknown[];
     attributes?: Record<string, string | number | boolean>;
     isFailure?: (error: unknown) => boolean;
   },
@@ -282,9 +284,13 @@ export async function inSpan<T>(
 ): Promise<T> {
   if (!tracingOn) return work(undefined);
   const parent = options.traceparent !== undefined ? parentOf(options.traceparent) : context.active();
+  const links = (options.links ?? [])
+    .map((link) => trace.getSpanContext(parentOf(link)))
+    .filter((linked) => linked !== undefined)
+    .map((linked) => ({ context: linked }));
   const span = tracer().startSpan(
     name,
-    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes },
+    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links },
     parent,
   );
   try {

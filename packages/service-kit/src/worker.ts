@@ -42,6 +42,8 @@ export function startWorker<Data, Result = void>(
               kind: SpanKind.CONSUMER,
               // The trace of the request or job that enqueued it (its data carries a `traceparent`).
               traceparent: (job.data as { traceparent?: unknown } | undefined)?.traceparent ?? null,
+              // What caused the job when it continues another trace (e.g. the invocation's).
+              links: [(job.data as { traceLink?: unknown } | undefined)?.traceLink],
               attributes: {
                 'messaging.system': 'bullmq',
                 'messaging.operation.type': 'process',

@@ -40,7 +40,11 @@ export async function recordDeliveryEvent(
     skipDuplicates: true,
     select: { id: true },
   });
-  return created.map((row) => ({ deliveryId: row.id, trigger: 'scheduled' as const }));
+  return created.map((row) => ({
+    deliveryId: row.id,
+    trigger: 'scheduled' as const,
+    invocationId: invocation.id,
+  }));
 }
 
 /** After the commit: enqueue, and stamp what was enqueued (a failure is left to the sweeper). */

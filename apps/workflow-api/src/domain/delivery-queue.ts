@@ -1,7 +1,9 @@
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
-import { withTraceparent } from '@svc/service-kit';
+import { currentTraceparent } from '@svc/service-kit';
 import type { Logger, Redis } from '@svc/service-kit';
+import { jobTraces } from './invocation-trace';
+import type { JobTrace } from './invocation-trace';
 
 /** One job per delivery; the job id is the delivery id, so enqueuing a delivery twice is harmless. */
 export const DELIVERY_QUEUE = 'workflow-delivery';
@@ -11,9 +13,12 @@ export type DeliveryTrigger = 'scheduled' | 'manual' | 'replay';
 export interface DeliveryJob {
   deliveryId: string;
   trigger: DeliveryTrigger;
-  /** W3C trace context of what recorded or asked for the delivery (while tracing is on): its attempts continue it. */
-  traceparent?: string;
+  /** The invocation whose event it delivers (when known): its attempts continue the invocation's trace. */
+  invocationId?: string;
 }
+
+/** A delivery job's data: the ids, and (while tracing is on) the trace its attempts continue. */
+export type DeliveryJobData = Omit<DeliveryJob, 'invocationId'> & JobTrace;
 
 export interface DeliveryQueue {
   /** Enqueues (or, for an attempt asked for now, promotes a waiting delayed job); false when Redis refused. */
@@ -26,10 +31,10 @@ export function createDeliveryQueue(options: {
   prefix: string;
   logger: Logger;
 }): DeliveryQueue {
-  let queue: Queue<DeliveryJob> | undefined;
+  let queue: Queue<DeliveryJobData> | undefined;
   const open = () => {
     if (!queue) {
-      queue = new Queue<DeliveryJob>(DELIVERY_QUEUE, {
+      queue = new Queue<DeliveryJobData>(DELIVERY_QUEUE, {
         connection: options.connection,
         prefix: options.prefix,
       });
@@ -47,14 +52,27 @@ export function createDeliveryQueue(options: {
         for (const job of manual) {
           const existing = await q.getJob(job.deliveryId);
           if (existing && (await existing.isDelayed())) {
-            await existing.updateData(withTraceparent({ deliveryId: job.deliveryId, trigger: job.trigger }));
+            const traceparent = currentTraceparent();
+            await existing.updateData({
+              deliveryId: job.deliveryId,
+              trigger: job.trigger,
+              ...(traceparent ? { traceparent } : {}),
+            });
             await existing.promote();
           }
         }
+        const traces = await jobTraces(
+          typeof (options.connection as Redis).mget === 'function'
+            ? (options.connection as Redis)
+            : undefined,
+          options.prefix,
+          jobs.map((job) => job.invocationId),
+          options.logger,
+        );
         await q.addBulk(
-          jobs.map((job) => ({
+          jobs.map((job, i) => ({
             name: 'deliver',
-            data: withTraceparent({ deliveryId: job.deliveryId, trigger: job.trigger }),
+            data: { deliveryId: job.deliveryId, trigger: job.trigger, ...traces[i] },
             opts: {
               jobId: job.deliveryId,
               ...(job.delayMs && job.delayMs > 0 ? { delay: job.delayMs } : {}),

@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
-import { withTraceparent } from '@svc/service-kit';
 import type { Logger, Redis } from '@svc/service-kit';
+import { jobTraces } from './invocation-trace';
+import type { JobTrace } from './invocation-trace';
 
 /** The queue whose jobs reconcile invocations; one job per outbox row (job id = outbox row id). */
 export const RECONCILE_QUEUE = 'workflow-reconcile';
@@ -9,9 +10,10 @@ export const RECONCILE_QUEUE = 'workflow-reconcile';
 export interface ReconcileJob {
   outboxId: string;
   invocationId: string;
-  /** W3C trace context of the request or job that enqueued it (while tracing is on): the job continues it. */
-  traceparent?: string;
 }
+
+/** A reconcile job's data: the ids, and (while tracing is on) the trace it continues. */
+export type ReconcileJobData = ReconcileJob & JobTrace;
 
 /** Channel on which the engine announces new stage assignments (message: the agent id). */
 export function assignmentChannel(prefix: string): string {
@@ -36,10 +38,10 @@ export function createEngineQueue(options: {
   logger: Logger;
 }): EngineQueue {
   // Opened on first use, so a process that never launches anything holds no queue connection.
-  let queue: Queue<ReconcileJob> | undefined;
+  let queue: Queue<ReconcileJobData> | undefined;
   const open = () => {
     if (!queue) {
-      queue = new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+      queue = new Queue<ReconcileJobData>(RECONCILE_QUEUE, {
         connection: options.connection,
         prefix: options.prefix,
       });
@@ -52,10 +54,16 @@ export function createEngineQueue(options: {
     async enqueue(jobs) {
       if (jobs.length === 0) return true;
       try {
+        const traces = await jobTraces(
+          options.publisher,
+          options.prefix,
+          jobs.map((job) => job.invocationId),
+          options.logger,
+        );
         await open().addBulk(
-          jobs.map((job) => ({
+          jobs.map((job, i) => ({
             name: 'reconcile',
-            data: withTraceparent(job),
+            data: { outboxId: job.outboxId, invocationId: job.invocationId, ...traces[i] },
             opts: {
               jobId: job.outboxId,
               attempts: 8,
