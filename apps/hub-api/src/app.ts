@@ -75,6 +75,7 @@ export type HubSettings = Pick<
       | 'HUB_SPAWN_DEADLINE_SECONDS'
       | 'HUB_SPAWN_WAIT_SECONDS'
       | 'HUB_SPAWN_SWEEP_INTERVAL_SECONDS'
+      | 'HUB_TRUST_PROXY'
     >
   >;
 
@@ -195,6 +196,7 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
   const app = createHttpApp({
     logger,
     bodyLimit: settings.HUB_BODY_LIMIT,
+    ...(settings.HUB_TRUST_PROXY !== undefined ? { trustProxy: settings.HUB_TRUST_PROXY } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     configure(express) {
       mountOperations(express, {

@@ -77,6 +77,26 @@ const schema = z.object({
    * hub replicas) within a second. Unset: nothing is announced; their caches expire on their own (≤ 30 s).
    */
   HUB_REDIS_URL: envFields.redisUrl().optional(),
+  /**
+   * Express `trust proxy` behind a load balancer: a hop count (`1`), `true`, or addresses/subnets
+   * (`loopback, 10.0.0.0/8`). Sign-in limits count per client address (decision 47), so a hub behind a proxy
+   * must set it, or every client shares the proxy's address.
+   */
+  HUB_TRUST_PROXY: z
+    .string()
+    .min(1)
+    .optional()
+    .transform((value) =>
+      value === undefined
+        ? undefined
+        : /^\d+$/.test(value)
+          ? Number(value)
+          : value === 'true'
+            ? true
+            : value === 'false'
+              ? false
+              : value,
+    ),
   /** The services' Redis key prefix (the Workflow API's WORKFLOW_QUEUE_PREFIX); notices use `<prefix>:credential-notices`. */
   HUB_REDIS_PREFIX: z
     .string()

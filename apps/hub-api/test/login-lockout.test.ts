@@ -1,4 +1,4 @@
-import { LoginThrottle } from '../src/auth/login-throttle';
+import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from '../src/auth/login-throttle';
 import { login, MAX_FAILED_LOGINS } from '../src/use-cases/auth/login';
 import { startTestHub } from './harness';
 import type { TestHub } from './harness';
@@ -57,6 +57,24 @@ describe('login lockout under concurrency', () => {
     expect(events).toHaveLength(1);
   });
 
+  test('when one client sends 100 wrong sign-ins at once with the default limits, then at most 10 are evaluated and the right password is refused after', async () => {
+    t.hub.deps.loginThrottle = new LoginThrottle({ ...LOGIN_THROTTLE_DEFAULTS, now: Date.now });
+    const member = await t.seedMember();
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => attempt(member.email, `wrong-${i}`)),
+    );
+    expect(results.filter((r) => r.code === 'invalid_credentials').length).toBeLessThanOrEqual(
+      MAX_FAILED_LOGINS,
+    );
+    expect(results.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(90);
+    expect(results.every((r) => r.status === 401 || (r.status === 429 && Number(r.retryAfter) > 0))).toBe(
+      true,
+    );
+    const right = await attempt(member.email, member.password);
+    expect(right.status).toBe(429);
+    expect(['login_locked', 'login_throttled']).toContain(right.code);
+  });
+
   test('when a burst of wrong sign-ins holds the right password late in it, then the right one does not succeed', async () => {
     limits(1_000, 1_000);
     const member = await t.seedMember();
@@ -109,5 +127,39 @@ describe('login lockout under concurrency', () => {
     expect(await lockState(member.participantId)).toMatchObject({ failedLoginCount: 1, lockedUntil: null });
     expect((await attempt(member.email, member.password)).status).toBe(200);
     expect(await lockState(member.participantId)).toMatchObject({ failedLoginCount: 0, lockedUntil: null });
+  });
+});
+
+describe('per-client limits behind a proxy', () => {
+  let proxied: TestHub;
+  beforeAll(async () => {
+    proxied = await startTestHub({ settings: { HUB_TRUST_PROXY: 'loopback' } });
+    proxied.hub.deps.loginThrottle = new LoginThrottle({
+      windowMs: 3_600_000,
+      perAccount: 2,
+      perClient: 1_000,
+      now: Date.now,
+    });
+  });
+  afterAll(() => proxied.close());
+
+  const from = async (client: string, email: string, password: string) => {
+    const res = await fetch(`${proxied.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': client },
+      body: JSON.stringify({ email, password }),
+    });
+    return { status: res.status, code: ((await res.json()) as { code?: string }).code };
+  };
+
+  test('when HUB_TRUST_PROXY is set, then each forwarded client has its own limit and the owner is not throttled by another', async () => {
+    const member = await proxied.seedMember();
+    expect((await from('203.0.113.7', member.email, 'wrong')).code).toBe('invalid_credentials');
+    expect((await from('203.0.113.7', member.email, 'wrong')).code).toBe('invalid_credentials');
+    expect(await from('203.0.113.7', member.email, 'wrong')).toEqual({
+      status: 429,
+      code: 'login_throttled',
+    });
+    expect((await from('198.51.100.20', member.email, member.password)).status).toBe(200);
   });
 });
