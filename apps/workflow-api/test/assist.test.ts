@@ -296,6 +296,65 @@ test('settings: owner or admin participants only, refused when unusable, audited
   expect(events[0]!.data).toMatchObject({ before: { enabled: false }, after: { enabled: true } });
 });
 
+/** A participant of the workspace with this role, signed in. */
+async function memberToken(role: 'admin' | 'member') {
+  const email = `${role}-${randomBytes(4).toString('hex')}@acme.test`;
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  unwrap(
+    await s.hub.POST('/api/v1/workspaces/{workspace}/members', {
+      params: { path: { workspace: s.workspace.slug } },
+      body: { email, role, password },
+    }),
+  );
+  const res = await fetch(`${s.hubUrl}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: { token: string } }).data.token;
+}
+
+test('settings: a member may not change them, an admin may', async () => {
+  const { project } = await projectWithContracts();
+  const [member, admin] = await Promise.all([memberToken('member'), memberToken('admin')]);
+  const refused = await call(
+    'PATCH',
+    settingsPath(project.id),
+    { store_prompts: true },
+    {
+      authorization: `Bearer ${member}`,
+    },
+  );
+  expect(refused.status).toBe(403);
+  expect(refused.body.code).toBe('assistance_role_required');
+  const changed = await call(
+    'PATCH',
+    settingsPath(project.id),
+    { store_prompts: true },
+    {
+      authorization: `Bearer ${admin}`,
+    },
+  );
+  expect(changed.status).toBe(200);
+  expect(changed.body.data).toMatchObject({ store_prompts: true, enabled: false, revision: 1 });
+  // A change that changes nothing is not a new revision and not audited again.
+  const same = await call(
+    'PATCH',
+    settingsPath(project.id),
+    { store_prompts: true },
+    {
+      authorization: `Bearer ${admin}`,
+    },
+  );
+  expect(same.body.data).toMatchObject({ revision: 1 });
+  expect(
+    await s.database.prisma.auditEvent.count({
+      where: { projectId: project.id, action: 'assistance.settings_changed' },
+    }),
+  ).toBe(1);
+});
+
 test('on with a match: the model is not called', async () => {
   const { project, reports } = await projectWithContracts();
   await turnOn(project.id);
@@ -466,6 +525,38 @@ test('secrets in the intent never reach the model server', async () => {
   expect(raw).toContain('[REDACTED');
   expect(raw).toContain('summarize numbers using');
   expect(raw).not.toContain(providerSecret);
+  // The workspace credential is in no log line and no audit row of the Workflow API.
+  expect(s.logs.join('')).not.toContain(providerSecret);
+  const audit = await s.database.prisma.auditEvent.findMany({ where: { projectId: project.id } });
+  expect(JSON.stringify(audit)).not.toContain(providerSecret);
+});
+
+test('a tie the total order broke is offered to the model only with assist_on_tie', async () => {
+  const project = await newProject(s);
+  const older = await seedContract(s, project.id, { name: 'Older', intentContains: ['monthly close'] });
+  const newer = await seedContract(s, project.id, {
+    name: 'Newer',
+    intentContains: ['monthly close'],
+    templateKey: 'close-flow',
+  });
+  await turnOn(project.id);
+  const plain = await resolve(project.id, 'run the monthly close');
+  expect(plain.contract?.contract_id).toBe(older.id);
+  expect(plain.explanation.assistance).toBeUndefined();
+  expect(fake.received).toHaveLength(0);
+
+  await configure(project.id, { assist_on_tie: true });
+  fake.pick = 'Newer';
+  const tie = await resolve(project.id, 'run the monthly close');
+  // The deterministic winner stands; the suggestion is shown beside it.
+  expect(tie.matched).toBe(true);
+  expect(tie.contract?.contract_id).toBe(older.id);
+  expect(tie.explanation.assistance).toMatchObject({
+    trigger: 'tie',
+    outcome: 'suggested',
+    contracts_offered: 2,
+    suggestion: { contract_id: newer.id },
+  });
 });
 
 async function invoke(projectId: string, body: Record<string, unknown>) {
