@@ -17499,7 +17499,7 @@ export const workflowDocument: OpenApiDocument = {
     },
     {
       "name": "workflow-resolve",
-      "description": "Resolve is a pure, read-only function of the project's active contracts: it creates no row of any kind. The intent and every phrase are normalized the same way (Unicode NFKC, lower case, whitespace runs collapsed to one space, trimmed). A contract matches when every classifier criterion passes (the fallback matches anything). The winner is the first matching contract in this total order: highest `priority`; then most criteria matched (intent phrases found + required capabilities + metadata keys); then a specific contract before the fallback; then the oldest `contract_id` (ids sort by creation time). The same contracts and the same request always give the same answer. Each replica caches the compiled classifiers of a project; writes through the replica invalidate them at once, and a replica re-checks the project's contract stamp (count, latest `updated_at`, sum of revisions) at most once a second, so a change made through another replica is seen within one second."
+      "description": "Resolve is a pure, read-only function of the project's active contracts: it creates no row of any kind. The one exception is a project that turned model assistance on (tag `assistance`): a resolve without a match then writes that model call's budget counter and audit event, and nothing else. The intent and every phrase are normalized the same way (Unicode NFKC, lower case, whitespace runs collapsed to one space, trimmed). A contract matches when every classifier criterion passes (the fallback matches anything). The winner is the first matching contract in this total order: highest `priority`; then most criteria matched (intent phrases found + required capabilities + metadata keys); then a specific contract before the fallback; then the oldest `contract_id` (ids sort by creation time). The same contracts and the same request always give the same answer. Each replica caches the compiled classifiers of a project; writes through the replica invalidate them at once, and a replica re-checks the project's contract stamp (count, latest `updated_at`, sum of revisions) at most once a second, so a change made through another replica is seen within one second."
     },
     {
       "name": "delivery",
@@ -17511,7 +17511,7 @@ export const workflowDocument: OpenApiDocument = {
     },
     {
       "name": "preflight",
-      "description": "Preflight: read-only launch readiness of an intent (resolve plus template, schema, roster, runtime, spawn-policy and infrastructure checks) with typed blockers and recommended actions. Creates nothing."
+      "description": "Preflight: read-only launch readiness of an intent (resolve plus template, schema, roster, runtime, spawn-policy and infrastructure checks) with typed blockers and recommended actions. Creates nothing; a model-assisted resolve (tag `assistance`) writes only its budget counter and audit event."
     },
     {
       "name": "runs",
