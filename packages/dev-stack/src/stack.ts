@@ -130,6 +130,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         // Development only: the hub authorizes the local provider itself, so `local/echo` agents start
         // without a workspace provider credential.
         HUB_MANAGED_PROVIDERS: 'local',
+        // Revocations and membership changes reach the Workflow API at once (decision 47).
+        HUB_REDIS_URL: options.redisUrl,
+        HUB_REDIS_PREFIX: options.queuePrefix,
       },
       onExit,
     );
