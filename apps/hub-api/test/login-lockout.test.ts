@@ -163,3 +163,24 @@ describe('per-client limits behind a proxy', () => {
     expect((await from('198.51.100.20', member.email, member.password)).status).toBe(200);
   });
 });
+
+describe('LoginThrottle windows', () => {
+  test('when the window has passed, then the client may try again; a right password gives its attempt back', () => {
+    let now = 0;
+    const throttle = new LoginThrottle({ windowMs: 60_000, perAccount: 2, perClient: 3, now: () => now });
+    expect(throttle.admit('c', 'a@x')).toBe(true);
+    expect(throttle.admit('c', 'a@x')).toBe(true);
+    expect(throttle.admit('c', 'a@x')).toBe(false);
+    expect(throttle.retryAfter('c', 'a@x')).toBe(60);
+    // Another account from the same client is still open, up to the client's overall limit.
+    expect(throttle.admit('c', 'b@x')).toBe(true);
+    expect(throttle.admit('c', 'b@x')).toBe(false);
+    throttle.succeeded('c', 'b@x');
+    expect(throttle.admit('c', 'b@x')).toBe(true);
+    now = 30_000;
+    expect(throttle.retryAfter('c', 'a@x')).toBe(30);
+    now = 60_000;
+    expect(throttle.retryAfter('c', 'a@x')).toBe(0);
+    expect(throttle.admit('c', 'a@x')).toBe(true);
+  });
+});
