@@ -559,12 +559,17 @@ test('a tie the total order broke is offered to the model only with assist_on_ti
   });
 });
 
-async function invoke(projectId: string, body: Record<string, unknown>) {
+async function invoke(
+  projectId: string,
+  body: Record<string, unknown>,
+  key: string = randomUUID(),
+  status = 201,
+) {
   const res = await call('POST', `/api/v1/projects/${projectId}/workflow/invocations`, body, {
     'x-api-key': runKey,
-    'idempotency-key': randomUUID(),
+    'idempotency-key': key,
   });
-  expect(res.status).toBe(201);
+  expect(res.status).toBe(status);
   return res.body.data as {
     invocation_id: string;
     route: {
@@ -607,7 +612,15 @@ test('assisted routing: refused unless pinned or allowed, recorded when allowed'
   );
   expect(pre.status).toBe(200);
   expect(pre.body.data).toMatchObject({ matched: false, contract: { contract_id: deploys.id } });
-  const followed = await invoke(project.id, { intent });
+  const key = randomUUID();
+  const asked = fake.received.length;
+  const followed = await invoke(project.id, { intent }, key);
+  expect(fake.received).toHaveLength(asked + 1);
+  // A replay answers from the stored row and spends no model call.
+  const replay = await invoke(project.id, { intent }, key, 200);
+  expect(replay.invocation_id).toBe(followed.invocation_id);
+  expect(replay.route.model_assisted).toBe(true);
+  expect(fake.received).toHaveLength(asked + 1);
   expect(followed.route).toMatchObject({
     matched: true,
     selection: 'resolved',

@@ -17,6 +17,8 @@ export interface AssistCaller {
   actor: Actor;
   project: ProjectRef;
   requestId?: string;
+  /** Asked once assistance is on, before anything is spent: false skips the model (an invocation's replay). */
+  worthAsking?: () => Promise<boolean>;
 }
 
 export interface ContractSuggestion {
@@ -82,6 +84,7 @@ export async function suggestContract(
   const settings = await loadAssistSettings(deps.db, caller.project.id);
   if (!settings.enabled || !settings.provider || !settings.model || !settings.baseUrl) return null;
   if (tie && !settings.assistOnTie) return null;
+  if (caller.worthAsking && !(await caller.worthAsking())) return null;
   const trigger = tie ? 'tie' : 'no_match';
   const contracts = await offeredContracts(deps, caller.project.id, tie ? tiedWithWinner(explanation) : null);
   if (contracts.length === 0) return null;

@@ -158,6 +158,14 @@ export async function createInvocation(
     actor,
     project,
     ...(input.requestId ? { requestId: input.requestId } : {}),
+    // A retry of a stored invocation is answered from its row: it must not spend a model call.
+    worthAsking: async () => {
+      const existing = await deps.db.invocation.findUnique({
+        where: { projectId_idempotencyKey: { projectId: project.id, idempotencyKey: input.idempotencyKey } },
+        select: { keyExpiresAt: true },
+      });
+      return !existing || existing.keyExpiresAt.getTime() <= deps.now().getTime();
+    },
   });
   const who = actorIdentity(actor);
 
