@@ -207,7 +207,7 @@ describe('relay readiness', () => {
 
 describe('relay spawn without svc', () => {
   test('when the relay has a token but no svc to run, then it is ready and a spawn answers 503 host_not_spawn_ready naming what is missing', async () => {
-    const env = { ...fullEnv(), SVC_RELAY_SVC_ENTRY: '' };
+    const env: NodeJS.ProcessEnv = { ...fullEnv(), SVC_RELAY_SVC_ENTRY: '' };
     const relay = await startRelay(env);
 
     expect((await get(relay, '/readyz')).status).toBe(200);

@@ -127,13 +127,6 @@ export class AgentSpawner {
       });
     }
 
-    const entry: SpawnEntry = {
-      requestHash,
-      name,
-      requestedAt: this.deps.now(),
-      done: Promise.resolve(failure(502, 'spawn_failed', 'not started')),
-    };
-    this.entries.set(spawnId, entry);
     this.namesInFlight.set(name, spawnId);
     this.counts.requested += 1;
     this.deps.log.append({
@@ -144,7 +137,14 @@ export class AgentSpawner {
       command_key: request.command_key,
     });
     this.deps.events.report({ spawn_id: spawnId, event: 'requested', agent_name: name });
-    entry.done = this.run(request).then((outcome) => this.settle(spawnId, entry, outcome));
+    // The entry is in the map before anything is awaited: a repeat arriving now waits for this same spawn.
+    const entry: SpawnEntry = {
+      requestHash,
+      name,
+      requestedAt: this.deps.now(),
+      done: this.run(request).then((outcome) => this.settle(spawnId, entry, outcome)),
+    };
+    this.entries.set(spawnId, entry);
     return this.answer(spawnId, entry);
   }
 
