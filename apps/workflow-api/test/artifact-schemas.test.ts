@@ -703,7 +703,12 @@ describe('fuzzed requests', () => {
         const payload = f.value(0);
         const checked = await call('POST', `${base()}/${res.body.data.id}/validate`, bothKey, { payload });
         problemOrSuccess(checked, { jsonSchema, payload });
-        expect(checked.status).toBe(200);
+        // A NUL anywhere in the request is refused at the edge (text_invalid), whatever the schema says.
+        if (JSON.stringify(payload).includes('\\u0000')) {
+          expect([checked.status, checked.body.code]).toEqual([400, 'text_invalid']);
+        } else {
+          expect(checked.status).toBe(200);
+        }
       }
     }
     expect(statuses.has(400)).toBe(true);
