@@ -96,9 +96,8 @@ const ACTIVE_SUPERVISOR_STATES = new Set(['starting', 'running', 'backoff', 'sto
  * first hub write; then the agent is found by name or registered, started at the hub with launch path
  * `direct` (the one runtime credential issuance), its local state written (0600), and its process handed to
  * the local runtime's supervisor with argv split without a shell. Rule 7 is verified before returning. The
- * CLI never calls the relay (rule 8); when the relay runs it for a hub spawn (`--spawn-id`), the start is
- * recorded at the hub with launch path relay and that spawn id. An agent whose previous process exited with 78
- * (`ProviderModelNotFoundError`) is recovered: only its runtime home is cleared before the new start.
+ * CLI never calls the relay (rule 8); run by the relay (`--spawn-id`) it records a relay launch. An agent whose
+ * previous process exited with 78 (`ProviderModelNotFoundError`) is recovered: only its runtime home is cleared.
  */
 export async function startAgent(input: StartAgentInput): Promise<StartAgentResult> {
   const { flags, env, hub, workspace, stateDir } = input;
