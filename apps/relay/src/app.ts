@@ -5,6 +5,7 @@ import {
   createHttpApp,
   forbidden,
   labelOperation,
+  mountApiDocs,
   mountOperations,
   runReadinessChecks,
 } from '@svc/service-kit';
@@ -128,6 +129,8 @@ export function buildRelay(options: RelayAppOptions): RelayApp {
         next();
       });
       app.post('/spawn', relayTokenGuard(config.relayToken));
+      // The page of each problem code (the `type` of the relay's problems) and the relay's API reference.
+      mountApiDocs(app, { document: relayDocument });
       mountOperations<RelayApi.operations>(app, {
         document: relayDocument,
         handlers,

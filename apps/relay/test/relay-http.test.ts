@@ -224,6 +224,28 @@ describe('relay spawn without svc', () => {
   });
 });
 
+describe('relay problem pages', () => {
+  test("when a spawn is refused, then its problem type resolves to the relay's page for that code", async () => {
+    const relay = await startRelay(fullEnv());
+    const refused = await get(relay, '/spawn', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ spawn_id: 'spw_pages00001', agent: { name: 'pages' } }),
+    });
+    expect(refused.body).toMatchObject({
+      code: 'relay_token_missing',
+      type: '/docs/errors/relay_token_missing',
+    });
+
+    const page = await fetch(new URL(refused.body!.type as string, `${relay.url}/spawn`));
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    expect(html).toContain('relay_token_missing');
+    expect(html).toContain('x-svc-relay-token');
+  });
+});
+
 describe('relay status', () => {
   test('when /status is asked, then it reports the process facts and the bound port', async () => {
     const startedAt = new Date(Date.now() - 5_000);

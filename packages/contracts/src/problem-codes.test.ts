@@ -13,6 +13,7 @@ const REPO = path.resolve(__dirname, '../../..');
 const SOURCES = [
   'apps/hub-api/src',
   'apps/workflow-api/src',
+  'apps/relay/src',
   'packages/service-kit/src',
   'packages/auth/src',
 ];

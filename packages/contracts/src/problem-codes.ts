@@ -1,5 +1,5 @@
 /**
- * Every `code` a public service (hub, Workflow API) answers in a problem+json, with what it means and how to
+ * Every `code` a public service (hub, Workflow API) or a runtime host's relay answers in a problem+json, with what it means and how to
  * fix it. Each problem's `type` is `/docs/errors/<code>` (a URI reference resolved against the URL of the
  * request), and that page of the service that answered is rendered from this list.
  */
@@ -684,6 +684,89 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Send `spawn_id` only with `launch_path: relay`, or leave it out for a direct start.',
   },
 
+  // A runtime host's relay (POST /spawn)
+  {
+    code: 'relay_token_missing',
+    status: [401],
+    title: 'The relay token is missing',
+    meaning: 'A spawn request reached the relay without the `x-svc-relay-token` header.',
+    fix: "Send the host's relay token in `x-svc-relay-token` (the hub holds it sealed and sends it on a hub spawn).",
+  },
+  {
+    code: 'relay_token_invalid',
+    status: [403],
+    title: 'The relay token is wrong',
+    meaning: "The `x-svc-relay-token` header is not this host's relay token.",
+    fix: "Use the current relay token of the host (a runtime-config pull rotates it); never a key or another host's token.",
+  },
+  {
+    code: 'relay_spawn_disabled',
+    status: [503],
+    title: 'This relay serves no spawns',
+    meaning: 'The relay runs without a relay token (`SVC_RELAY_TOKEN`), so it refuses every spawn.',
+    fix: 'Run the relay through `svc runtime up` after `svc config pull-runtime`, which gives it the token.',
+  },
+  {
+    code: 'host_not_allowed',
+    status: [403],
+    title: 'The Host header is not this relay',
+    meaning:
+      "The request's `Host` names neither a loopback address nor the relay's public hostname (DNS rebinding).",
+    fix: 'Call the relay at 127.0.0.1 or at its public relay URL; add other names to `SVC_RELAY_ALLOWED_HOSTS`.',
+  },
+  {
+    code: 'spawn_id_conflict',
+    status: [409],
+    title: 'The spawn id was used for another spawn',
+    meaning: 'The relay has already taken this `spawn_id` with a different request body.',
+    fix: 'Repeat a spawn with exactly the same body; use a new `spawn_id` for a different spawn.',
+  },
+  {
+    code: 'command_not_allowed',
+    status: [422],
+    title: 'The command key is not allowed on this host',
+    meaning: "`command_key` is not in the host's allow-list of agent programs (`SVC_RELAY_COMMANDS`).",
+    fix: "Use a key the host allows, or add the program to the host's `SVC_RELAY_COMMANDS`.",
+  },
+  {
+    code: 'start_rule_violated',
+    status: [422],
+    title: 'svc start refused the spawn',
+    meaning:
+      'The local `svc start` refused the request; `rule` names the direct start rule, `cli_code` its own code.',
+    fix: 'Correct what the rule names (project or workdir, team, model, serve port) and spawn again with a new spawn id.',
+  },
+  {
+    code: 'host_not_spawn_ready',
+    status: [503],
+    title: 'The host cannot take spawns now',
+    meaning:
+      'The relay lacks what spawns need (svc, the host id, hub settings) or `svc runtime up` is not running.',
+    fix: 'Run the host with `svc runtime up` and check `svc config doctor`; the same spawn id may be tried again.',
+  },
+  {
+    code: 'spawn_timeout',
+    status: [504],
+    title: 'The spawn did not finish in time',
+    meaning:
+      '`svc start` did not finish within the start timeout; its process group was stopped, and the agent with it.',
+    fix: "Check the agent program (it must come up on its serve port) or raise the host's `SVC_RELAY_START_TIMEOUT_MS`.",
+  },
+  {
+    code: 'spawn_failed',
+    status: [502],
+    title: 'svc start failed',
+    meaning:
+      '`svc start` ended without starting the agent, for a reason other than a start rule (`cli_code`, `exit_code`).',
+    fix: "Read the relay's spawn log on the host and `svc start`'s code; spawn again with a new spawn id.",
+  },
+  {
+    code: 'spawn_interrupted',
+    status: [502],
+    title: 'The relay stopped during the spawn',
+    meaning: 'The relay restarted while this spawn was in flight, so its outcome is unknown.',
+    fix: 'Check `svc list` on the host, then spawn again with a new spawn id if the agent is not there.',
+  },
   // Runtime environments and their tunnels
   {
     code: 'runtime_environment_not_found',
