@@ -146,3 +146,28 @@ export function budgetPeriods(now: Date): { day: BudgetPeriod; month: BudgetPeri
 export function atWarning(used: number, limit: number, warningPercent: number): boolean {
   return used * 100 >= limit * warningPercent;
 }
+
+/**
+ * The settings as callers see them, without identity and revision: the public answer adds those, and a change
+ * compares and audits exactly these (never a secret: the provider key stays in the hub).
+ */
+export function assistSettingsFields(s: AssistSettings) {
+  return {
+    enabled: s.enabled,
+    allow_assisted_routing: s.allowAssistedRouting,
+    data_may_leave_workspace: s.dataMayLeaveWorkspace,
+    store_prompts: s.storePrompts,
+    assist_on_tie: s.assistOnTie,
+    provider: s.provider,
+    model: s.model,
+    base_url: s.baseUrl,
+    timeout_ms: s.timeoutMs,
+    budget: {
+      calls_per_day: s.budget.callsPerDay,
+      tokens_per_day: s.budget.tokensPerDay,
+      calls_per_month: s.budget.callsPerMonth,
+      tokens_per_month: s.budget.tokensPerMonth,
+      warning_percent: s.budget.warningPercent,
+    },
+  };
+}

@@ -1,5 +1,6 @@
 import type { WorkflowApi } from '@svc/contracts';
 import type { BudgetPeriodUsage, BudgetUsage } from '../data/assist-budget';
+import { assistSettingsFields } from '../domain/assist-settings';
 import type { AssistSettings } from '../domain/assist-settings';
 import type { AuditEvent } from '../generated/prisma/client';
 
@@ -8,22 +9,7 @@ type Schemas = WorkflowApi.components['schemas'];
 export function presentAssistSettings(s: AssistSettings): Schemas['AssistanceSettings'] {
   return {
     project_id: s.projectId,
-    enabled: s.enabled,
-    allow_assisted_routing: s.allowAssistedRouting,
-    data_may_leave_workspace: s.dataMayLeaveWorkspace,
-    store_prompts: s.storePrompts,
-    assist_on_tie: s.assistOnTie,
-    provider: s.provider,
-    model: s.model,
-    base_url: s.baseUrl,
-    timeout_ms: s.timeoutMs,
-    budget: {
-      calls_per_day: s.budget.callsPerDay,
-      tokens_per_day: s.budget.tokensPerDay,
-      calls_per_month: s.budget.callsPerMonth,
-      tokens_per_month: s.budget.tokensPerMonth,
-      warning_percent: s.budget.warningPercent,
-    },
+    ...assistSettingsFields(s),
     revision: s.revision,
     updated_at: s.updatedAt ? s.updatedAt.toISOString() : null,
   };

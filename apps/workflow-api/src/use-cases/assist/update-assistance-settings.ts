@@ -6,35 +6,13 @@ import type { MemberDirectory } from '../../auth/member-directory';
 import type { ProjectRef } from '../../auth/project-directory';
 import { assistSettingsOf, loadAssistSettings } from '../../data/assist-settings.lookups';
 import type { WorkflowDeps } from '../../deps';
-import { assertUsableAssistSettings } from '../../domain/assist-settings';
+import { assertUsableAssistSettings, assistSettingsFields } from '../../domain/assist-settings';
 import type { AssistSettings } from '../../domain/assist-settings';
 
 export type AssistanceSettingsPatch = WorkflowApi.components['schemas']['AssistanceSettingsPatch'];
 
 /** Workspace roles that may change a project's model assistance. */
 const ADMIN_ROLES = ['owner', 'admin'];
-
-/** The fields a change compares and audits (never a secret: the key stays in the hub). */
-function auditView(s: AssistSettings) {
-  return {
-    enabled: s.enabled,
-    allow_assisted_routing: s.allowAssistedRouting,
-    data_may_leave_workspace: s.dataMayLeaveWorkspace,
-    store_prompts: s.storePrompts,
-    assist_on_tie: s.assistOnTie,
-    provider: s.provider,
-    model: s.model,
-    base_url: s.baseUrl,
-    timeout_ms: s.timeoutMs,
-    budget: {
-      calls_per_day: s.budget.callsPerDay,
-      tokens_per_day: s.budget.tokensPerDay,
-      calls_per_month: s.budget.callsPerMonth,
-      tokens_per_month: s.budget.tokensPerMonth,
-      warning_percent: s.budget.warningPercent,
-    },
-  };
-}
 
 /**
  * Changes a project's model-assistance settings: workspace owners and admins only (403
@@ -87,7 +65,10 @@ export async function updateAssistanceSettings(
         },
       };
       assertUsableAssistSettings(after);
-      if (before.revision > 0 && JSON.stringify(auditView(before)) === JSON.stringify(auditView(after))) {
+      if (
+        before.revision > 0 &&
+        JSON.stringify(assistSettingsFields(before)) === JSON.stringify(assistSettingsFields(after))
+      ) {
         return before;
       }
       const data = {
@@ -123,7 +104,11 @@ export async function updateAssistanceSettings(
           action: 'assistance.settings_changed',
           targetType: 'project',
           targetId: project.id,
-          data: { before: auditView(before), after: auditView(after), revision: row.revision },
+          data: {
+            before: assistSettingsFields(before),
+            after: assistSettingsFields(after),
+            revision: row.revision,
+          },
           ...(requestId ? { requestId } : {}),
         },
         tx,
