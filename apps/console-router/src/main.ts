@@ -4,7 +4,7 @@ import {
   installShutdown,
   runMain,
   startHttpServer,
-  startMetricsListener,
+  startOptionalMetricsListener,
   startTracing,
 } from '@svc/service-kit/http';
 import { buildApp } from './app';
@@ -22,10 +22,11 @@ runMain('console-router', async () => {
     metrics: { registry, serveRoute: config.metricsPort === undefined },
   });
   const server = await startHttpServer(router.app, { host: config.host, port: config.port, logger });
-  const metricsServer =
-    config.metricsPort === undefined
-      ? undefined
-      : await startMetricsListener(registry, { host: config.host, port: config.metricsPort, logger });
+  const metricsSteps = await startOptionalMetricsListener(registry, {
+    host: config.host,
+    port: config.metricsPort,
+    logger,
+  });
   router.attach(server.server);
   router.start();
   const missing = router.routes.missingSettings();
@@ -40,7 +41,7 @@ runMain('console-router', async () => {
           await server.close();
         },
       },
-      ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
+      ...metricsSteps,
       { name: 'traces', close: () => tracing.shutdown() },
     ],
   });

@@ -5,7 +5,7 @@ import {
   installShutdown,
   runMain,
   startHttpServer,
-  startMetricsListener,
+  startOptionalMetricsListener,
   startTracing,
 } from '@svc/service-kit';
 import { createHub } from './app';
@@ -30,16 +30,17 @@ runMain('hub-api', async () => {
   });
   const server = await startHttpServer(hub.app, { host: config.HUB_HOST, port: config.HUB_PORT, logger });
   hub.spawns.startSweeper();
-  const metricsServer =
-    metricsPort === undefined
-      ? undefined
-      : await startMetricsListener(registry, { host: config.HUB_HOST, port: metricsPort, logger });
+  const metricsSteps = await startOptionalMetricsListener(registry, {
+    host: config.HUB_HOST,
+    port: metricsPort,
+    logger,
+  });
   const backfill = startRuntimeEnvironmentBackfill(hub.deps);
   installShutdown({
     logger,
     steps: [
       { name: 'http', close: () => server.close() },
-      ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
+      ...metricsSteps,
       { name: 'runtime-environment-backfill', close: async () => backfill.stop() },
       { name: 'agent-spawns', close: () => hub.spawns.stop() },
       { name: 'signing-keys', close: async () => hub.stop() },

@@ -3,7 +3,7 @@ import {
   installShutdown,
   runMain,
   startHttpServer,
-  startMetricsListener,
+  startOptionalMetricsListener,
   startTracing,
 } from '@svc/service-kit';
 import { buildRelay } from './app';
@@ -17,17 +17,18 @@ runMain('relay', async () => {
   const tracing = startTracing({ serviceName: 'relay', logger });
   const relay = buildRelay({ config, logger });
   const server = await startHttpServer(relay.app, { host: config.host, port: config.port, logger });
-  const metricsServer =
-    config.metricsPort === undefined
-      ? undefined
-      : await startMetricsListener(relayRegistry, { host: config.host, port: config.metricsPort, logger });
+  const metricsSteps = await startOptionalMetricsListener(relayRegistry, {
+    host: config.host,
+    port: config.metricsPort,
+    logger,
+  });
   const missing = missingSettings(config);
   if (missing.length > 0) logger.warn({ missing }, 'not ready until these variables are set');
   installShutdown({
     logger,
     steps: [
       { name: 'http server', close: () => server.close() },
-      { name: 'metrics listener', close: async () => metricsServer?.close() },
+      ...metricsSteps,
       // A spawn still starting is stopped with the relay (its outcome is `spawn_interrupted` after a restart).
       { name: 'spawns in flight', close: () => relay.spawner.stopInFlight() },
       { name: 'hub reports', close: () => relay.eventsFlushed() },

@@ -5,7 +5,7 @@ import {
   installShutdown,
   runMain,
   startHttpServer,
-  startMetricsListener,
+  startOptionalMetricsListener,
   startTracing,
 } from '@svc/service-kit';
 import { createWorkflowService } from './app';
@@ -42,15 +42,16 @@ runMain('workflow-api', async () => {
     port: config.WORKFLOW_PORT,
     logger,
   });
-  const metricsServer =
-    metricsPort === undefined
-      ? undefined
-      : await startMetricsListener(registry, { host: config.WORKFLOW_HOST, port: metricsPort, logger });
+  const metricsSteps = await startOptionalMetricsListener(registry, {
+    host: config.WORKFLOW_HOST,
+    port: metricsPort,
+    logger,
+  });
   installShutdown({
     logger,
     steps: [
       { name: 'http', close: () => server.close() },
-      ...(metricsServer ? [{ name: 'metrics', close: () => metricsServer.close(1_000) }] : []),
+      ...metricsSteps,
       { name: 'queues', close: () => service.close() },
       { name: 'redis', close: async () => void (await redis.quit().catch(() => redis.disconnect())) },
       { name: 'database', close: () => database.close() },
