@@ -8,7 +8,7 @@ import {
   storedDnsRecords,
 } from '../../data/runtime-environments.lookups';
 import type { EnvironmentWithHosts } from '../../data/runtime-environments.lookups';
-import { beginTunnelOperation, storedError } from './tunnel-operation';
+import { beginTunnelOperation, recordTunnelFailure } from './tunnel-operation';
 
 /**
  * Removes the environment's DNS records and tunnel at its provider (connections cleaned up first, the
@@ -39,28 +39,14 @@ export async function deleteRuntimeEnvironmentTunnel(
       dnsRecords,
     });
   } catch (error) {
-    const lastError = storedError(error);
-    await deps.db.$transaction(async (tx) => {
-      await tx.runtimeEnvironment.update({
-        where: { id: environment.id },
-        data: {
-          tunnelState: 'failed',
-          lastError: lastError as Prisma.InputJsonValue,
-          operationStartedAt: null,
-        },
-      });
-      await deps.audit.record(
-        {
-          workspaceId: workspace.id,
-          actor,
-          action: 'tunnel.delete_failed',
-          targetType: 'runtime_environment',
-          targetId: environment.id,
-          data: { name: environment.name, provider: providerName, error: lastError },
-          requestId,
-        },
-        tx,
-      );
+    await recordTunnelFailure(deps, {
+      operation: 'delete',
+      environment,
+      workspaceId: workspace.id,
+      actor,
+      requestId,
+      providerName,
+      error,
     });
     throw error;
   }

@@ -12,7 +12,7 @@ import {
 } from '../../data/runtime-environments.lookups';
 import type { EnvironmentWithHosts } from '../../data/runtime-environments.lookups';
 import type { TunnelLiveState, TunnelProviderName } from '../../data/tunnel-providers/tunnel-provider';
-import { beginTunnelOperation, storedError } from './tunnel-operation';
+import { beginTunnelOperation, recordTunnelFailure } from './tunnel-operation';
 
 export interface ProvisionTunnelInput {
   provider?: TunnelProviderName;
@@ -193,29 +193,14 @@ export async function provisionRuntimeEnvironmentTunnel(
       host,
     });
   } catch (error) {
-    const lastError = storedError(error);
-    await deps.db.$transaction(async (tx) => {
-      await tx.runtimeEnvironment.update({
-        where: { id: environment.id },
-        data: {
-          tunnelState: 'failed',
-          tunnelProvider: providerName,
-          lastError: lastError as Prisma.InputJsonValue,
-          operationStartedAt: null,
-        },
-      });
-      await deps.audit.record(
-        {
-          workspaceId: workspace.id,
-          actor,
-          action: 'tunnel.provision_failed',
-          targetType: 'runtime_environment',
-          targetId: environment.id,
-          data: { name: environment.name, provider: providerName, error: lastError },
-          requestId: input.requestId,
-        },
-        tx,
-      );
+    const lastError = await recordTunnelFailure(deps, {
+      operation: 'provision',
+      environment,
+      workspaceId: workspace.id,
+      actor,
+      requestId: input.requestId,
+      providerName,
+      error,
     });
     deps.logger.warn(
       { runtime_environment: environment.id, provider: providerName, code: lastError.code },
