@@ -1,14 +1,8 @@
-import { traceHeaders } from '@svc/service-kit';
+import { createHubClient } from '@svc/contracts';
+import type { HubApi, HubClient } from '@svc/contracts';
 import type { Logger } from '@svc/service-kit';
 
-export interface SpawnEvent {
-  spawn_id: string;
-  event: 'requested' | 'started' | 'failed';
-  agent_name: string;
-  agent_id?: string;
-  code?: string;
-  detail?: string;
-}
+export type SpawnEvent = HubApi.components['schemas']['RelaySpawnEvent'];
 
 /**
  * Reports spawn events to the hub's audit (`relay.spawn.<event>`) with the host's workspace API key. Reports
@@ -17,6 +11,7 @@ export interface SpawnEvent {
  */
 export class HubSpawnEvents {
   private queue: Promise<void> = Promise.resolve();
+  private readonly hub: HubClient | undefined;
 
   constructor(
     private readonly options: {
@@ -26,7 +21,12 @@ export class HubSpawnEvents {
       logger: Logger;
       timeoutMs?: number;
     },
-  ) {}
+  ) {
+    this.hub =
+      options.hubUrl && options.apiKey
+        ? createHubClient({ baseUrl: options.hubUrl, apiKey: options.apiKey, clientName: 'relay' })
+        : undefined;
+  }
 
   report(event: SpawnEvent): void {
     this.queue = this.queue.then(() => this.send(event));
@@ -38,28 +38,25 @@ export class HubSpawnEvents {
   }
 
   private async send(event: SpawnEvent): Promise<void> {
-    const { hubUrl, apiKey, runtimeInstanceId, logger } = this.options;
-    if (!hubUrl || !apiKey || !runtimeInstanceId) {
+    const { runtimeInstanceId, logger } = this.options;
+    if (!this.hub || !runtimeInstanceId) {
       logger.warn(
         { spawn_id: event.spawn_id, event: event.event },
         'spawn event not reported: the hub is not configured',
       );
       return;
     }
-    const url = `${hubUrl.replace(/\/+$/, '')}/api/v1/runtime-hosts/${encodeURIComponent(runtimeInstanceId)}/spawn-events`;
     let lastStatus: number | string = 'none';
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
-        const res = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': apiKey, ...traceHeaders() },
-          body: JSON.stringify(event),
+        const { response } = await this.hub.POST('/api/v1/runtime-hosts/{hostId}/spawn-events', {
+          params: { path: { hostId: runtimeInstanceId } },
+          body: event,
           signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
         });
-        await res.body?.cancel();
-        if (res.ok) return;
-        lastStatus = res.status;
-        if (res.status < 500 && res.status !== 429) break;
+        if (response.ok) return;
+        lastStatus = response.status;
+        if (response.status < 500 && response.status !== 429) break;
       } catch (error) {
         lastStatus = (error as Error).name;
       }
