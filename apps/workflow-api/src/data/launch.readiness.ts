@@ -38,12 +38,16 @@ async function rosterBlockers(deps: WorkflowDeps, projectId: string, template: R
   }
   if (!roster) return [hubUnreachable('roster')];
   const blockers: Blocker[] = [];
+  // Stages needing the same capabilities ask the hub once.
+  const spawnReadiness = new Map<string, ReturnType<typeof readSpawnReadiness>>();
   for (const stage of template.definition.stages) {
     const needed = [...new Set(stage.required_capabilities)].sort();
     if (eligibleOwners(roster, needed).length > 0) continue;
     const what = needed.length > 0 ? `capabilities ${needed.join(', ')}` : 'any capabilities';
     // Would the hub spawn an owner? Then a launched run asks for one; if not, say why (spawn policy).
-    const spawn = await readSpawnReadiness(deps, projectId, needed);
+    const key = needed.join(',');
+    if (!spawnReadiness.has(key)) spawnReadiness.set(key, readSpawnReadiness(deps, projectId, needed));
+    const spawn = await spawnReadiness.get(key);
     const spawnWay =
       spawn?.allowed && spawn.runtime_instance_id
         ? ` The project's spawn policy allows one: a launched run asks the hub to spawn it (model ${spawn.model ?? 'of the policy'} on runtime host ${spawn.runtime_instance_id}).`
