@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
@@ -28,33 +28,18 @@ export async function startHttpServer(
   const url = `http://${host}:${address.port}`;
   options.logger?.info({ url }, 'listening');
 
-  // Requests in flight, by method and path (no query string: it may carry a secret), so that a shutdown that
-  // has to cut connections says which requests held it up.
-  const inFlight = new Set<{ method?: string; path: string; res: ServerResponse }>();
-  // Open connections and how many requests each is serving: on close, a connection that serves none (idle
-  // keep-alive, or opened without a request yet) is ended at once instead of holding the shutdown.
-  const connections = new Map<Socket, number>();
+  // Open connections, tracked per connection (nothing is done per request): on close, a connection that
+  // serves no request (idle keep-alive, or opened without a request yet) is ended at once instead of holding
+  // the shutdown until its idle timeout.
+  const connections = new Set<Socket>();
   let closing: Promise<void> | undefined;
   server.on('connection', (socket: Socket) => {
     if (closing) {
       socket.destroy();
       return;
     }
-    connections.set(socket, 0);
+    connections.add(socket);
     socket.once('close', () => connections.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const entry = { method: req.method, path: (req.url ?? '').split('?')[0] ?? '', res };
-    const socket = req.socket;
-    inFlight.add(entry);
-    connections.set(socket, (connections.get(socket) ?? 0) + 1);
-    if (closing) res.setHeader('connection', 'close');
-    res.once('close', () => {
-      inFlight.delete(entry);
-      const serving = (connections.get(socket) ?? 1) - 1;
-      connections.set(socket, serving);
-      if (closing && serving === 0 && speaksHttp(socket)) socket.destroySoon();
-    });
   });
 
   return {
@@ -64,22 +49,34 @@ export async function startHttpServer(
     close(graceMs = 10_000) {
       closing ??= new Promise<void>((resolve) => {
         const force = setTimeout(() => {
+          // Which requests held the shutdown: method and path (no query string: it may carry a secret).
+          const inFlight = [...connections]
+            .map(responseOf)
+            .filter((res): res is ServerResponse => res !== undefined)
+            .map((res) => `${res.req.method} ${(res.req.url ?? '').split('?')[0]}`);
           options.logger?.warn(
-            { in_flight: [...inFlight].map((r) => `${r.method} ${r.path}`).slice(0, 20) },
+            { in_flight: inFlight.slice(0, 20) },
             'closing the connections still open after the grace period',
           );
           server.closeAllConnections();
         }, graceMs);
         force.unref();
-        // A keep-alive connection would otherwise stay open until its idle timeout: answers still to be sent
-        // ask the client to close, each connection ends once it serves no request, and idle ones end now.
-        for (const { res } of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
         server.close(() => {
           clearTimeout(force);
           resolve();
         });
-        for (const [socket, serving] of connections)
-          if (serving === 0 && speaksHttp(socket)) socket.destroy();
+        // Idle connections end now; one serving a request asks its client to close (when the answer has not
+        // started yet) and ends once the answer is sent.
+        for (const socket of connections) {
+          if (!speaksHttp(socket)) continue;
+          const res = responseOf(socket);
+          if (!res) {
+            socket.destroy();
+            continue;
+          }
+          if (!res.headersSent) res.setHeader('connection', 'close');
+          res.once('close', () => socket.destroySoon());
+        }
       });
       return closing;
     },
@@ -92,6 +89,11 @@ export async function startHttpServer(
  */
 function speaksHttp(socket: Socket): boolean {
   return (socket as Socket & { parser?: unknown }).parser != null;
+}
+
+/** The answer a connection is sending now (Node keeps it on the socket while a request is served). */
+function responseOf(socket: Socket): ServerResponse | undefined {
+  return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
 }
 
 export interface ShutdownStep {
