@@ -18,6 +18,24 @@ export interface StoredOwnerSpawn extends OwnerSpawnView {
 /** A failed spawn is asked for again after this long, at most this many times per owner needed. */
 export const SPAWN_RETRY_AFTER_MS = 30_000;
 export const SPAWN_ATTEMPTS = 3;
+/**
+ * A spawned agent that the hub reports `started` but that has not taken the stage this long after its start
+ * (it crashed, never heartbeated, or came up unable to own the stage) counts as a failed attempt.
+ */
+export const SPAWN_ONLINE_WITHIN_MS = 120_000;
+/** The `error_code` of a spawn whose agent started but did not come online in time. */
+export const SPAWNED_AGENT_NOT_ONLINE = 'spawned_agent_not_online';
+
+/**
+ * The spawn as the engine judges it: a `started` spawn whose agent has not owned the stage within
+ * {@link SPAWN_ONLINE_WITHIN_MS} of its start is failed with {@link SPAWNED_AGENT_NOT_ONLINE}; anything else is
+ * as the hub reports it. Only called while the stage still has no owner.
+ */
+export function judgeOwnerSpawn(stored: StoredOwnerSpawn, now: Date): StoredOwnerSpawn {
+  if (stored.state !== 'started' || !stored.finished_at) return stored;
+  if (now.getTime() - Date.parse(stored.finished_at) < SPAWN_ONLINE_WITHIN_MS) return stored;
+  return { ...stored, state: 'failed', error_code: SPAWNED_AGENT_NOT_ONLINE };
+}
 
 /**
  * The idempotency key of the spawn for a stage: one owner per stall (a stage whose spawned owner stalled
@@ -95,7 +113,10 @@ export function ownerSpawnFailedBlocker(
     stage_key: stageKey,
     spawn_id: spawn.spawn_id,
     runtime_instance_ids: [spawn.runtime_instance_id],
-    message: `The hub could not spawn an owner for stage '${stageKey}' on runtime host ${spawn.runtime_instance_id}: ${spawn.error_code ?? 'unknown error'} (spawn ${spawn.spawn_id}).`,
+    message:
+      spawn.error_code === SPAWNED_AGENT_NOT_ONLINE
+        ? `The agent '${spawn.agent_name}' spawned for stage '${stageKey}' on runtime host ${spawn.runtime_instance_id} started but did not come online within ${SPAWN_ONLINE_WITHIN_MS / 1000} s (spawn ${spawn.spawn_id}, ${SPAWNED_AGENT_NOT_ONLINE}).`
+        : `The hub could not spawn an owner for stage '${stageKey}' on runtime host ${spawn.runtime_instance_id}: ${spawn.error_code ?? 'unknown error'} (spawn ${spawn.spawn_id}).`,
     recommended_action: `Check the spawn at the hub and the host's relay, or start an agent with ${capabilitiesText(needed)} for the project; the run continues when one is online.`,
   });
 }

@@ -8,6 +8,7 @@ import {
   ownerSpawnFailedBlocker,
   ownerSpawnKey,
   ownerSpawnKeyPrefix,
+  judgeOwnerSpawn,
   ownerSpawningBlocker,
   spawnPolicyBlockers,
   storedOwnerSpawn,
@@ -29,7 +30,9 @@ export type StageOwnerSpawn =
  * When no roster agent can own the current stage: the owner the hub spawns for it (spec: two launch paths,
  * hub spawn). The spawn is asked for once per owner needed (a key per stall and attempt, so a repeat of the
  * reconcile finds the same spawn), followed on later passes, and asked for again under a new key when it
- * failed, at most {@link SPAWN_ATTEMPTS} times. What the stage keeps is written in the reconcile's transaction.
+ * failed, at most {@link SPAWN_ATTEMPTS} times. A spawn whose agent started but did not take the stage within
+ * `SPAWN_ONLINE_WITHIN_MS` counts as failed (`spawned_agent_not_online`) and is asked for again at once. What
+ * the stage keeps is written in the reconcile's transaction.
  */
 export async function spawnStageOwner(input: {
   deps: WorkflowDeps;
@@ -49,7 +52,10 @@ export async function spawnStageOwner(input: {
 
   if (stored && stored.state !== 'failed') {
     const fresh = await readOwnerSpawn(deps, stored.spawn_id);
-    if (fresh) stored = await keep(tx, stage, storedOwnerSpawn(fresh, stored.spawn_key, stored.attempt));
+    const current = fresh ? storedOwnerSpawn(fresh, stored.spawn_key, stored.attempt) : stored;
+    // Still no owner: a spawned agent that never came online is an attempt that failed.
+    const judged = judgeOwnerSpawn(current, now);
+    if (fresh || judged !== current) stored = await keep(tx, stage, judged);
     if (stored.state !== 'failed') {
       return { kind: 'spawning', blocker: ownerSpawningBlocker(stage.key, needed, stored), requested: null };
     }
