@@ -28,7 +28,7 @@ import { createEngineQueue } from './domain/reconcile-queue';
 import type { EngineQueue } from './domain/reconcile-queue';
 import { createSigningSecretCache } from './domain/signing-secrets';
 import { registerInvocationGauge } from './domain/workflow-metrics';
-import type { DeliveryMetrics } from './domain/workflow-metrics';
+import type { DeliveryMetrics, SweeperMetrics } from './domain/workflow-metrics';
 import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
 import { assistHandlers } from './routes/assist.routes';
 import { invocationHandlers } from './routes/invocations.routes';
@@ -85,6 +85,7 @@ export function createWorkflowDeps(
     queue: EngineQueue;
     deliveries: DeliveryQueue;
     deliveryMetrics?: DeliveryMetrics;
+    sweeperMetrics?: SweeperMetrics;
   },
 ): WorkflowDeps {
   const delivery = { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery };
@@ -104,6 +105,7 @@ export function createWorkflowDeps(
     signingSecrets: createSigningSecretCache(delivery.secrets),
     deliveryAgents: new DeliveryAgentPool(),
     ...(options.deliveryMetrics ? { deliveryMetrics: options.deliveryMetrics } : {}),
+    ...(options.sweeperMetrics ? { sweeperMetrics: options.sweeperMetrics } : {}),
   };
 }
 

@@ -11,7 +11,7 @@ import type { EngineSettings } from './domain/engine-settings';
 import type { DeliveryAgentPool } from './domain/http-sender';
 import type { EngineQueue } from './domain/reconcile-queue';
 import type { SigningSecretCache } from './domain/signing-secrets';
-import type { DeliveryMetrics } from './domain/workflow-metrics';
+import type { DeliveryMetrics, SweeperMetrics } from './domain/workflow-metrics';
 
 /**
  * Everything a workflow use-case may need; built once in app wiring, passed explicitly. The caches live here
@@ -40,4 +40,6 @@ export interface WorkflowDeps {
   deliveryAgents: DeliveryAgentPool;
   /** Delivery attempt counts and latencies (the worker process records them). */
   deliveryMetrics?: DeliveryMetrics;
+  /** What the sweeper re-enqueued and what the queue still held (the worker process records them). */
+  sweeperMetrics?: SweeperMetrics;
 }

@@ -28,7 +28,7 @@ import { DELIVERY_QUEUE, createDeliveryQueue } from './domain/delivery-queue';
 import type { DeliverySettings } from './domain/delivery-settings';
 import type { EngineSettings } from './domain/engine-settings';
 import { RECONCILE_QUEUE, createEngineQueue } from './domain/reconcile-queue';
-import { createDeliveryMetrics } from './domain/workflow-metrics';
+import { createDeliveryMetrics, createSweeperMetrics } from './domain/workflow-metrics';
 import { mountQueueDashboard } from './routes/queue-dashboard.routes';
 import { deliveryWorker } from './workers/delivery.worker';
 import { reconcileWorker } from './workers/reconcile.worker';
@@ -117,7 +117,12 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     hub,
     queue,
     deliveries,
-    ...(options.metrics ? { deliveryMetrics: createDeliveryMetrics(options.metrics) } : {}),
+    ...(options.metrics
+      ? {
+          deliveryMetrics: createDeliveryMetrics(options.metrics),
+          sweeperMetrics: createSweeperMetrics(options.metrics),
+        }
+      : {}),
   });
   const lockMs = options.jobLockMs ?? 30_000;
   const workers = (

@@ -336,7 +336,11 @@ describe('the save-time guard and configuration', () => {
       logger: createLogger({ name: 'delivery-test', level: 'silent' }),
       hub: {} as HubInternalClient,
       queue: {} as EngineQueue,
-      deliveries: { enqueue: async () => true, close: async () => undefined } as DeliveryQueue,
+      deliveries: {
+        enqueue: async () => true,
+        held: async () => new Set<string>(),
+        close: async () => undefined,
+      } as DeliveryQueue,
       delivery,
     });
   const project = (): ProjectRef => ({

@@ -47,11 +47,19 @@ export async function recordDeliveryEvent(
   }));
 }
 
-/** After the commit: enqueue, and stamp what was enqueued (a failure is left to the sweeper). */
-export async function dispatchDeliveries(db: Db, queue: DeliveryQueue, jobs: DeliveryJob[]): Promise<void> {
-  if (jobs.length === 0) return;
-  if (!(await queue.enqueue(jobs))) return;
+/**
+ * After the commit: enqueue, and stamp what was enqueued (a failure is left to the sweeper). True when the
+ * queue took the jobs.
+ */
+export async function dispatchDeliveries(
+  db: Db,
+  queue: DeliveryQueue,
+  jobs: DeliveryJob[],
+): Promise<boolean> {
+  if (jobs.length === 0) return true;
+  if (!(await queue.enqueue(jobs))) return false;
   await db.delivery
     .updateMany({ where: { id: { in: jobs.map((j) => j.deliveryId) } }, data: { enqueuedAt: new Date() } })
     .catch(() => undefined);
+  return true;
 }

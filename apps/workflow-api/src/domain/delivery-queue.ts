@@ -1,5 +1,4 @@
 import { Queue } from 'bullmq';
-import type { ConnectionOptions } from 'bullmq';
 import { currentTraceparent } from '@svc/service-kit';
 import type { Logger, Redis } from '@svc/service-kit';
 import { jobTraces } from './invocation-trace';
@@ -23,11 +22,17 @@ export type DeliveryJobData = Omit<DeliveryJob, 'invocationId'> & JobTrace;
 export interface DeliveryQueue {
   /** Enqueues (or, for an attempt asked for now, promotes a waiting delayed job); false when Redis refused. */
   enqueue(jobs: (DeliveryJob & { delayMs?: number })[]): Promise<boolean>;
+  /**
+   * The delivery ids among `ids` whose job the queue still holds (waiting, active or delayed: its job hash
+   * exists), in one round trip. Jobs are removed when they finish, so a missing id has no job that will run.
+   * Throws when Redis cannot answer.
+   */
+  held(ids: string[]): Promise<Set<string>>;
   close(): Promise<void>;
 }
 
 export function createDeliveryQueue(options: {
-  connection: Redis | ConnectionOptions;
+  connection: Redis;
   prefix: string;
   logger: Logger;
 }): DeliveryQueue {
@@ -62,9 +67,7 @@ export function createDeliveryQueue(options: {
           }
         }
         const traces = await jobTraces(
-          typeof (options.connection as Redis).mget === 'function'
-            ? (options.connection as Redis)
-            : undefined,
+          options.connection,
           options.prefix,
           jobs.map((job) => job.invocationId),
           options.logger,
@@ -89,6 +92,20 @@ export function createDeliveryQueue(options: {
         );
         return false;
       }
+    },
+    async held(ids) {
+      if (ids.length === 0) return new Set();
+      const q = open();
+      // The job's hash key (`<prefix>:<queue>:<job id>`), as BullMQ names it.
+      const pipeline = options.connection.pipeline();
+      for (const id of ids) pipeline.exists(q.toKey(id));
+      const answers = (await pipeline.exec()) ?? [];
+      const held = new Set<string>();
+      answers.forEach(([error, exists], i) => {
+        if (error) throw error;
+        if (exists === 1) held.add(ids[i]!);
+      });
+      return held;
     },
     async close() {
       await queue?.close();

@@ -99,3 +99,42 @@ export function registerInvocationGauge(
     },
   });
 }
+
+/** What the sweeper did, counted where it runs (every worker replica runs one). */
+export interface SweeperMetrics {
+  /** Work handed to the queue again: outbox rows, fresh reconciles, deliveries, handoff closures retried. */
+  requeued(kind: 'outbox' | 'recheck' | 'delivery' | 'handoff', count: number): void;
+  /** Overdue pending deliveries the sweeper asked the queue about: still held (left alone) or missing. */
+  deliveriesChecked(held: number, missing: number): void;
+}
+
+/**
+ * `svc_workflow_sweeper_requeued_total{kind}` and `svc_workflow_sweeper_deliveries_checked_total{queue}`
+ * (`queue` is `held` or `missing`). A healthy worker under a backlog checks many deliveries and re-enqueues none.
+ */
+export function createSweeperMetrics(registry: Registry): SweeperMetrics {
+  const requeued = new Counter({
+    name: 'svc_workflow_sweeper_requeued_total',
+    help: 'Work the sweeper handed to the queue again, by kind: outbox, recheck, delivery, handoff.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const checked = new Counter({
+    name: 'svc_workflow_sweeper_deliveries_checked_total',
+    help: 'Overdue pending deliveries the sweeper looked up in the queue, by answer: held or missing.',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+  });
+  for (const kind of ['outbox', 'recheck', 'delivery', 'handoff'] as const) requeued.inc({ kind }, 0);
+  checked.inc({ queue: 'held' }, 0);
+  checked.inc({ queue: 'missing' }, 0);
+  return {
+    requeued(kind, count) {
+      if (count > 0) requeued.inc({ kind }, count);
+    },
+    deliveriesChecked(held, missing) {
+      if (held > 0) checked.inc({ queue: 'held' }, held);
+      if (missing > 0) checked.inc({ queue: 'missing' }, missing);
+    },
+  };
+}

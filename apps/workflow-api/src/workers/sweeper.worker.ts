@@ -1,6 +1,6 @@
 import { withDeadline } from '@svc/service-kit';
 import type { WorkflowDeps } from '../deps';
-import { sweepOnce } from '../use-cases/runs/sweep-outbox';
+import { newSweepState, sweepOnce } from '../use-cases/runs/sweep-outbox';
 
 /** Longest one sweep pass may take before the next one is scheduled regardless. */
 const SWEEP_DEADLINE_MS = 60_000;
@@ -10,10 +10,16 @@ export function startSweeper(deps: WorkflowDeps): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  const state = newSweepState();
   const tick = () => {
     // A pass that hangs (a query on a dead connection) must not stop every later pass.
-    running = withDeadline(sweepOnce(deps), SWEEP_DEADLINE_MS, 'a sweep pass')
+    running = withDeadline(sweepOnce(deps, state), SWEEP_DEADLINE_MS, 'a sweep pass')
       .then((result) => {
+        const metrics = deps.sweeperMetrics;
+        metrics?.requeued('outbox', result.requeued);
+        metrics?.requeued('recheck', result.rechecked);
+        metrics?.requeued('delivery', result.deliveries);
+        metrics?.requeued('handoff', result.handoffs);
         if (result.requeued + result.rechecked + result.deliveries + result.handoffs > 0)
           deps.logger.info(result, 'sweeper re-enqueued work');
       })

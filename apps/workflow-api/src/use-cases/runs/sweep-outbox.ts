@@ -1,7 +1,8 @@
 import { newId } from '@svc/service-kit';
-import { dispatchDeliveries } from '../../data/delivery.events';
 import type { WorkflowDeps } from '../../deps';
 import type { ReconcileJob } from '../../domain/reconcile-queue';
+import { newDeliverySweepState, sweepDeliveries } from '../delivery/sweep-deliveries';
+import type { DeliverySweepState } from '../delivery/sweep-deliveries';
 import { closeStageHandoffs } from './close-stage-handoffs';
 
 const BATCH = 500;
@@ -9,6 +10,15 @@ const BATCH = 500;
 const FIRST_ENQUEUE_GRACE_MS = 1_000;
 /** Processed outbox rows are kept this long (for inspection), then deleted. */
 const OUTBOX_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/** What one sweeper keeps between its passes (in memory). */
+export interface SweepState {
+  deliveries: DeliverySweepState;
+}
+
+export function newSweepState(): SweepState {
+  return { deliveries: newDeliverySweepState() };
+}
 
 export interface SweepResult {
   /** Outbox rows whose job was lost (Redis flushed, enqueue failed, worker died) and were enqueued again. */
@@ -18,7 +28,7 @@ export interface SweepResult {
    * launched ones past their run deadline (the reconcile fails them).
    */
   rechecked: number;
-  /** Pending deliveries whose next attempt was overdue (their job lost), enqueued again. */
+  /** Pending deliveries whose job the queue no longer held, enqueued again. */
   deliveries: number;
   /** Stage handoffs cancelled at the hub on a retry (the first attempt after the commit did not get through). */
   handoffs: number;
@@ -30,7 +40,7 @@ export interface SweepResult {
  * get a fresh reconcile; stage handoffs the hub has not confirmed closed are cancelled again. Safe to run in every
  * worker replica at once.
  */
-export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
+export async function sweepOnce(deps: WorkflowDeps, state: SweepState): Promise<SweepResult> {
   const now = deps.now().getTime();
   const lost = await deps.db.outboxEntry.findMany({
     where: {
@@ -67,26 +77,8 @@ export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
       data: { enqueuedAt: new Date(now), attempts: { increment: 1 } },
     });
   }
-  // Deliveries whose next attempt is overdue: their job was lost (Redis flushed, enqueue failed). The job id is
-  // the delivery id, so a job that still exists is left alone.
-  const overdue = await deps.db.delivery.findMany({
-    where: {
-      status: 'pending',
-      nextAttemptAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) },
-      // A backlog the queue is still working through was enqueued recently: leave it alone.
-      OR: [{ enqueuedAt: null }, { enqueuedAt: { lt: new Date(now - deps.engine.outboxRedeliverMs) } }],
-    },
-    orderBy: { nextAttemptAt: 'asc' },
-    take: BATCH * 4,
-    select: { id: true },
-  });
-  if (overdue.length > 0) {
-    await dispatchDeliveries(
-      deps.db,
-      deps.deliveries,
-      overdue.map((d) => ({ deliveryId: d.id, trigger: 'scheduled' as const })),
-    );
-  }
+  // Deliveries whose job the queue lost (their rows wait, the queue no longer holds them).
+  const deliveries = await sweepDeliveries(deps, state.deliveries);
   // Stage handoffs the hub has not confirmed closed yet (it was down, or the process died after the commit).
   const handoffs = await closeStageHandoffs(deps);
   await deps.db.outboxEntry.deleteMany({
@@ -98,7 +90,7 @@ export async function sweepOnce(deps: WorkflowDeps): Promise<SweepResult> {
   return {
     requeued: lost.length,
     rechecked: fresh.length,
-    deliveries: overdue.length,
+    deliveries: deliveries.requeued,
     handoffs: handoffs.closed,
   };
 }
