@@ -17,6 +17,11 @@ export default tseslint.config(
     },
   },
   {
+    // The control web app's page runs in the browser.
+    files: ['apps/control-web/src/web/**'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['**/*.cjs', '**/*.js'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

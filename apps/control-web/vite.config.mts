@@ -1,0 +1,24 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The single-page app: built from src/web into dist/public, which the server serves. Nothing inline (no
+ * inline script or style, no module preload polyfill), so the page runs under the server's strict policy.
+ */
+export default defineConfig({
+  root: path.join(here, 'src/web'),
+  base: '/',
+  plugins: [react()],
+  build: {
+    outDir: path.join(here, 'dist/public'),
+    emptyOutDir: true,
+    modulePreload: { polyfill: false },
+    assetsInlineLimit: 0,
+    sourcemap: false,
+    target: 'es2022',
+  },
+});
