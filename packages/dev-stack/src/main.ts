@@ -23,6 +23,7 @@ async function main(): Promise<void> {
       worker: port('WORKFLOW_WORKER_PORT', 4101),
       relay: port('RELAY_PORT', 8787),
       consoleRouter: port('CONSOLE_ROUTER_PORT', 8790),
+      controlWeb: port('CONTROL_WEB_PORT', 4200),
     },
     workspaceSlug: env.SVC_DEV_WORKSPACE ?? 'dev',
     projectCode: env.SVC_DEV_PROJECT ?? 'DEMO',
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
   write(`[dev-stack]        relay            ${f.relay_url}`);
   write(`[dev-stack]        console-router   ${f.console_router_url}`);
   write(`[dev-stack]        console agent    ${f.agent.console_url} (${f.agent.name})`);
+  write(`[dev-stack]        control web      ${f.control_web_url} (sign in as ${f.participant.email})`);
   write(
     `[dev-stack]        workspace ${f.workspace.slug} (${f.workspace.id}), project ${f.project.code} (${f.project.id})`,
   );

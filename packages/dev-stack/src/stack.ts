@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { withDatabase } from '@svc/db-kit';
@@ -25,7 +26,14 @@ export interface StackOptions {
   redisUrl: string;
   hubDatabase: string;
   workflowDatabase: string;
-  ports: { hub: number; workflow: number; worker: number; relay: number; consoleRouter: number };
+  ports: {
+    hub: number;
+    workflow: number;
+    worker: number;
+    relay: number;
+    consoleRouter: number;
+    controlWeb: number;
+  };
   workspaceSlug: string;
   projectCode: string;
   adminEmail: string;
@@ -49,7 +57,7 @@ export interface RunningStack {
  * the development workspace (idempotently), starts the hub and the Workflow API, then brings this machine up
  * as the workspace's runtime host the way an operator does — `svc login --pull-runtime`, `svc runtime up`
  * (relay, console router, heartbeats, agent supervision) and `svc start` of the development agent (a
- * reference agent serving its console) — and writes `.svc/dev-stack.json`.
+ * reference agent serving its console), then the control web app — and writes `.svc/dev-stack.json`.
  */
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   await checkPostgres(withDatabase(options.databaseServerUrl, 'postgres'));
@@ -66,6 +74,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     worker: local(options.ports.worker),
     relay: local(options.ports.relay),
     consoleRouter: local(options.ports.consoleRouter),
+    controlWeb: local(options.ports.controlWeb),
   };
   const hubDb = withDatabase(options.databaseServerUrl, options.hubDatabase);
   const workflowDb = withDatabase(options.databaseServerUrl, options.workflowDatabase);
@@ -240,11 +249,28 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const consoleUrl = `${urls.consoleRouter}/${bootstrapped.workspace.slug}/agents/${started.agent_id}`;
     await unlessOneExits(waitForConsoleRoute(`${consoleUrl}/global/health`));
 
+    // The control web app, at a loopback origin the console router accepts for terminal WebSockets. Its
+    // session key is made anew at each start: a restart of the stack signs the browser out.
+    const controlWeb = group.start(
+      'control-web',
+      app('control-web', 'main.js'),
+      {
+        CONTROL_WEB_PORT: String(options.ports.controlWeb),
+        CONTROL_WEB_HUB_URL: urls.hub,
+        CONTROL_WEB_WORKFLOW_URL: urls.workflow,
+        CONTROL_WEB_SESSION_KEYS: `dev:${randomBytes(32).toString('base64')}`,
+        CONTROL_WEB_CONSOLE_ORIGINS: urls.consoleRouter,
+      },
+      onExit,
+    );
+    await unlessOneExits(waitUntilReady(controlWeb.process, urls.controlWeb));
+
     const file: DevStackFile = {
       hub_url: urls.hub,
       workflow_url: urls.workflow,
       relay_url: urls.relay,
       console_router_url: urls.consoleRouter,
+      control_web_url: urls.controlWeb,
       workspace: bootstrapped.workspace,
       project: seeded.project,
       participant: { email: options.adminEmail, password: secrets.admin_password, token: seeded.token },

@@ -19,6 +19,8 @@ export interface DevStackFile {
   workflow_url: string;
   relay_url: string;
   console_router_url: string;
+  /** The signed-in web application (sign in with `participant`). */
+  control_web_url: string;
   workspace: { id: string; slug: string };
   project: { id: string; code: string };
   participant: { email: string; password: string; token: string };

@@ -57,6 +57,7 @@ describe('one-command stack', () => {
           'agent',
           'api_keys',
           'console_router_url',
+          'control_web_url',
           'hub_url',
           'participant',
           'project',
@@ -73,7 +74,13 @@ describe('one-command stack', () => {
         'workflow_all',
       ]);
       expect(statSync(path.join(stateDir, 'dev-stack.json')).mode & 0o777).toBe(0o600);
-      for (const url of [first.hub_url, first.workflow_url, first.relay_url, first.console_router_url]) {
+      for (const url of [
+        first.hub_url,
+        first.workflow_url,
+        first.relay_url,
+        first.console_router_url,
+        first.control_web_url,
+      ]) {
         expect((await fetch(`${url}/healthz`)).status).toBe(200);
         expect((await fetch(`${url}/readyz`)).status).toBe(200);
       }

@@ -1,7 +1,7 @@
 import express from 'express';
 import type { Router } from 'express';
 import { z } from 'zod';
-import { AppError, badRequest } from '@svc/service-kit';
+import { badRequest } from '@svc/service-kit';
 import type { SecretBox } from '@svc/service-kit';
 import { sessionOf } from '../auth/session';
 import { clearedCookie, sealSession, sessionCookie } from '../domain/session-cookie';
@@ -21,7 +21,7 @@ const signInBody = z.object({
 
 /**
  * The session: `POST /session` signs in at the hub and sets the sealed cookie, `GET /session` says who is
- * signed in and until when, `DELETE /session` signs out (removes the cookie). The token itself never reaches
+ * signed in (null: nobody) and until when, `DELETE /session` signs out (removes the cookie). The token itself never reaches
  * the page.
  */
 export function sessionRoutes(deps: SessionRouteDeps): Router {
@@ -48,11 +48,14 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
       },
     });
   });
+  // Signed out is an answer, not a failure: `data` is null (so the page learns it without a 401).
   router.get('/session', (_req, res) => {
     const session = sessionOf(res);
-    if (!session) throw new AppError({ status: 401, code: 'not_signed_in', detail: 'Sign in first.' });
+    res.setHeader('Cache-Control', 'no-store');
     res.status(200).json({
-      data: { participant_id: session.participantId, expires_at: new Date(session.expiresAt).toISOString() },
+      data: session
+        ? { participant_id: session.participantId, expires_at: new Date(session.expiresAt).toISOString() }
+        : null,
     });
   });
   router.delete('/session', (_req, res) => {

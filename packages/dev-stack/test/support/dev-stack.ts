@@ -30,6 +30,7 @@ export async function devStackSettings(prefix: string, stateDir: string): Promis
       RELAY_PORT: String(await freePort()),
       CONSOLE_ROUTER_PORT: String(await freePort()),
       SVC_DEV_AGENT_SERVE_PORT: String(await freePort()),
+      CONTROL_WEB_PORT: String(await freePort()),
       SVC_DEV_STATE_DIR: stateDir,
       SVC_DEV_HUB_DATABASE: databases.hub,
       SVC_DEV_WORKFLOW_DATABASE: databases.workflow,

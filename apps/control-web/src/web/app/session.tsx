@@ -33,6 +33,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   const refresh = useCallback(async () => {
     try {
+      const session = await callServer<{ participant_id: string } | null>('GET', '/session');
+      if (!session) {
+        setState({ status: 'signed-out' });
+        return;
+      }
       const me = await clients.hub.me();
       setState({ status: 'signed-in', me });
     } catch (error) {

@@ -1,0 +1,56 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { NodeProcess } from '@svc/testing';
+// The development stack's own test helpers: the browser tests run the same stack `pnpm start` runs.
+import {
+  devStackSettings,
+  removeDevStack,
+  startDevStack,
+} from '../../../../packages/dev-stack/test/support/dev-stack';
+import type { DevStackSettings } from '../../../../packages/dev-stack/test/support/dev-stack';
+
+/** The parts of `.svc/dev-stack.json` the browser tests use. */
+export interface StackFile {
+  hub_url: string;
+  workflow_url: string;
+  console_router_url: string;
+  control_web_url: string;
+  workspace: { id: string; slug: string };
+  project: { id: string; code: string };
+  participant: { email: string; password: string; token: string };
+  agent: { id: string; name: string; console_url: string };
+}
+
+export interface BrowserStack {
+  /** What the stack wrote to its `dev-stack.json` (URLs, workspace, the owner's credentials). */
+  file: StackFile;
+  /** The control web app's origin (`http://127.0.0.1:<port>`). */
+  baseUrl: string;
+  /** Stops every service, drops the stack's databases and removes its state. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Brings up a real development stack of the test's own (free ports, its own databases and Redis prefix):
+ * hub, Workflow API and worker, this machine as runtime host through `svc runtime up`, the reference agent,
+ * and the control web app, exactly as `pnpm start` does. Needs the build (`pnpm build`), as `pnpm test` makes.
+ */
+export async function startBrowserStack(name = 'web', timeoutMs = 150_000): Promise<BrowserStack> {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), `svc-${name}-`));
+  const settings: DevStackSettings = await devStackSettings(name, stateDir);
+  let process: NodeProcess | undefined;
+  try {
+    process = await startDevStack(settings.env, timeoutMs);
+  } catch (error) {
+    await removeDevStack(settings, process);
+    throw error;
+  }
+  const file = JSON.parse(readFileSync(path.join(stateDir, 'dev-stack.json'), 'utf8')) as StackFile;
+  const running = process;
+  return {
+    file,
+    baseUrl: file.control_web_url,
+    stop: () => removeDevStack(settings, running),
+  };
+}
