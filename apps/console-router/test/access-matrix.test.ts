@@ -4,10 +4,9 @@ import {
   assertCredentialFactories,
   caseTitle,
   casesByOperation,
-  callAnonymous,
   checkAccessCase,
+  createMatrixCoverage,
   generateAccessMatrix,
-  nonEmpty,
 } from '@svc/testing';
 import type { CredentialFactories, MatrixTarget } from '@svc/testing';
 import { startEchoAgent } from './support/clients';
@@ -17,17 +16,22 @@ import type { InProcessRouter, RegisteredAgent } from './support/stack';
 
 /**
  * The unauthorized matrix of the console router, generated from its document, against the real hub and a
- * live route: each protected (`proxyAgent*`) operation refuses a missing credential (401), a credential this
- * router does not read (API key, service and relay tokens: 401 `credential_invalid`), an agent on the
- * participants-only terminal (403) and a caller of another workspace (403). The router answers all of them
- * itself, before anything is forwarded: a server standing for the agent only has to accept connections.
+ * live route: each protected (`proxyAgent*`) operation refuses a missing credential (401), a forged one of every
+ * kind (401), a credential this router does not read (API key, service and relay tokens, an agent's runtime
+ * credential: 401 `credential_invalid`), an agent on the participants-only terminal (403), a caller of another
+ * workspace (403) and another workspace's agent under this workspace's prefix (404: this host does not route
+ * it). A console ticket is read as its participant, so it is refused only where participants are. The probes
+ * and `/routes/refresh` read no credential. The router answers all of these itself, before anything is
+ * forwarded: a server standing for the agent only has to accept connections.
  *
  * A router serves one host of one workspace, so "a caller of another workspace" is sent to the router of the
  * other workspace's host, on a live route there, with this workspace's credentials.
  */
 const matrix = generateAccessMatrix(consoleRouterDocument, {
-  unreadCredentials: ['api_key', 'service', 'relay_token'],
+  unreadCredentials: ['api_key', 'service', 'relay_token', 'runtime_credential'],
+  tokenActors: { console_ticket: 'participant' },
 });
+const coverage = createMatrixCoverage(consoleRouterDocument, matrix);
 
 jest.setTimeout(60_000);
 
@@ -45,6 +49,16 @@ const credentials: CredentialFactories = {
   // The router reads neither: well-formed values stand for them.
   service: () => `svs_${randomBytes(32).toString('base64url')}`,
   relay_token: () => `rlt_${randomBytes(32).toString('base64url')}`,
+  console_ticket: () => s.ticket(s.home, homeAgent.id),
+  // The agent's runtime credential, renewed by the agent itself at the hub.
+  runtime_credential: async () => {
+    const res = await fetch(`${s.hub.url}/api/v1/agents/me/runtime-credential`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${homeAgent.token}` },
+    });
+    if (!res.ok) throw new Error(`runtime credential: HTTP ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { data: { token: string } }).data.token;
+  },
 };
 
 const target: MatrixTarget = {
@@ -53,8 +67,10 @@ const target: MatrixTarget = {
   allScopes: [],
   params: () => ({ workspace: s.home.owner.workspace.slug, agentId: homeAgent.id }),
   foreignParams: () => ({ workspace: s.other.owner.workspace.slug, agentId: otherAgent.id }),
+  coverage,
 };
-const foreignTarget: MatrixTarget = { ...target, url: () => otherRouter.url };
+/** The other workspace's router, on its own live route: a caller of this workspace has no business there. */
+const foreignTarget: MatrixTarget = { ...target, url: () => otherRouter.url, params: target.foreignParams };
 
 beforeAll(async () => {
   s = await ConsoleStack.start();
@@ -86,23 +102,18 @@ describe('the generated matrix', () => {
   });
 });
 
-describe.each(
-  nonEmpty(matrix.anonymous, 'anonymous console router operations').map(
-    (op) => [`${op.method.toUpperCase()} ${op.path} (${op.operationId})`, op] as const,
-  ),
-)('%s', (_name, op) => {
-  test('when no credential is sent, then it answers (neither 401 nor 403)', async () => {
-    const status = await callAnonymous(homeRouter.url, op);
-    expect([401, 403]).not.toContain(status);
-    expect(op.responses).toContain(String(status));
+describe.each(casesByOperation(matrix))('%s', (_operation, cases) => {
+  test.each(cases.map((c) => [caseTitle(c), c] as const))('%s', async (_name, c) => {
+    const { expected, actual } = await checkAccessCase(
+      c,
+      c.check === 'other_workspace' ? foreignTarget : target,
+    );
+    expect(actual).toEqual(expected);
   });
 });
 
-describe.each(casesByOperation(matrix))('%s', (_operation, cases) => {
-  test.each(cases.map((c) => [caseTitle(c), c] as const))('%s', async (_name, c) => {
-    const { expected, actual } = await checkAccessCase(c, c.foreign ? foreignTarget : target);
-    expect(actual).toEqual(expected);
-  });
+test('when the matrix has run, then every operation of the document was proven for every credential kind', () => {
+  expect(coverage.missing()).toEqual([]);
 });
 
 test('when the matrix has run, then no refused call reached an agent', () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { relayDocument } from '@svc/contracts';
 import { createLogger, startHttpServer } from '@svc/service-kit';
@@ -6,10 +7,9 @@ import {
   assertCredentialFactories,
   caseTitle,
   casesByOperation,
-  callAnonymous,
   checkAccessCase,
+  createMatrixCoverage,
   generateAccessMatrix,
-  nonEmpty,
 } from '@svc/testing';
 import type { CredentialFactories, MatrixTarget } from '@svc/testing';
 import { buildApp } from '../src/app';
@@ -18,15 +18,28 @@ import { startFakeHub } from './support/fake-hub';
 import type { FakeHub } from './support/fake-hub';
 
 /**
- * The unauthorized matrix of the relay, generated from its document. Today every operation is anonymous, so the
- * protected list is empty and the relay reads no credential. A protected operation added to the document (for
- * instance `POST /spawn` for `relay_token`) generates its cases here at once, and the credential check below
- * fails until this file can make every credential those cases present.
+ * The unauthorized matrix of the relay, generated from its document. Every operation is anonymous for the shared
+ * credential layer: the probes read no credential (each answers as documented with none and with a forged one of
+ * every kind), and `POST /spawn` guards the host's relay token itself, before the body (decision 45): without it
+ * 401 `relay_token_missing` whatever else is sent, a wrong one 403 `relay_token_invalid`, and the right one
+ * passes to the body's validation. A protected operation added to the document generates its cases here, and the
+ * credential check below fails until this file can make every credential those cases present.
  */
-const matrix = generateAccessMatrix(relayDocument);
+const matrix = generateAccessMatrix(relayDocument, {
+  selfGuarded: {
+    relaySpawn: {
+      credential: 'relay_token',
+      missing: { status: 401, code: 'relay_token_missing' },
+      invalid: { status: 403, code: 'relay_token_invalid' },
+    },
+  },
+});
+const coverage = createMatrixCoverage(relayDocument, matrix);
 
-/** How to make each credential for the relay: none yet, since no relay operation needs one. */
-const credentials: CredentialFactories = {};
+const RELAY_TOKEN = randomBytes(32).toString('base64url');
+
+/** How to make each credential for the relay: its own relay token is the only one it reads. */
+const credentials: CredentialFactories = { relay_token: () => RELAY_TOKEN };
 
 let hub: FakeHub;
 let server: RunningServer;
@@ -37,6 +50,7 @@ const target: MatrixTarget = {
   allScopes: [],
   params: () => ({}),
   foreignParams: () => ({}),
+  coverage,
 };
 
 beforeAll(async () => {
@@ -46,6 +60,7 @@ beforeAll(async () => {
     SVC_HUB_URL: hub.url,
     SVC_WORKSPACE: 'acme',
     SVC_WORKSPACE_API_KEY: 'key-access-matrix',
+    SVC_RELAY_TOKEN: RELAY_TOKEN,
   });
   const logger = createLogger({
     name: 'relay',
@@ -61,52 +76,40 @@ afterAll(async () => {
 });
 
 describe('the generated matrix', () => {
-  test('when the relay document is read, then every credential its protected operations need has a factory (today: none protected, none needed)', () => {
+  test('when the relay document is read, then every credential its cases present has a factory', () => {
     // Fails as soon as a protected operation is added while `credentials` above cannot make its callers.
     assertCredentialFactories(matrix, credentials);
-    if (Object.keys(credentials).length === 0) {
-      expect(matrix.protected.map((op) => op.operationId)).toEqual([]);
-    }
+    expect(matrix.protected.map((op) => op.operationId)).toEqual([]);
   });
 
-  test('when a relay-token operation such as POST /spawn is added, then the credential check fails until factories exist', () => {
-    const withSpawn = {
+  test('when a relay-token operation is added for the shared credential layer, then the credential check fails until factories exist', () => {
+    const withProtected = {
       ...relayDocument,
       paths: {
         ...relayDocument.paths,
-        '/spawn': {
-          post: {
-            operationId: 'spawnAgent',
+        '/agents': {
+          get: {
+            operationId: 'listRelayAgents',
             'x-svc-actors': ['relay_token'],
             'x-svc-scopes': [],
-            responses: { '202': {}, '401': {}, '403': {} },
+            responses: { '200': {}, '401': {}, '403': {} },
           },
         },
       },
     };
-    expect(() => assertCredentialFactories(generateAccessMatrix(withSpawn), credentials)).toThrow(
-      'the matrix needs credentials of participant, api_key, agent, service',
+    expect(() => assertCredentialFactories(generateAccessMatrix(withProtected), credentials)).toThrow(
+      'the matrix needs credentials of participant, api_key, agent, service, console_ticket, runtime_credential',
     );
   });
 });
 
-describe.each(
-  nonEmpty(matrix.anonymous, 'anonymous relay operations').map(
-    (op) => [`${op.method.toUpperCase()} ${op.path} (${op.operationId})`, op] as const,
-  ),
-)('%s', (_name, op) => {
-  test('when no credential is sent, then it answers (neither 401 nor 403)', async () => {
-    const status = await callAnonymous(server.url, op);
-    expect([401, 403]).not.toContain(status);
-    expect(op.responses).toContain(String(status));
+describe.each(casesByOperation(matrix))('%s', (_operation, cases) => {
+  test.each(cases.map((c) => [caseTitle(c), c] as const))('%s', async (_name, c) => {
+    const { expected, actual } = await checkAccessCase(c, target);
+    expect(actual).toEqual(expected);
   });
 });
 
-if (matrix.cases.length > 0) {
-  describe.each(casesByOperation(matrix))('%s', (_operation, cases) => {
-    test.each(cases.map((c) => [caseTitle(c), c] as const))('%s', async (_name, c) => {
-      const { expected, actual } = await checkAccessCase(c, target);
-      expect(actual).toEqual(expected);
-    });
-  });
-}
+test('when the matrix has run, then every operation of the document was proven for every credential kind', () => {
+  expect(coverage.missing()).toEqual([]);
+});

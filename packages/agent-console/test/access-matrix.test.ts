@@ -5,6 +5,9 @@ import {
   caseTitle,
   casesByOperation,
   checkAccessCase,
+  createMatrixCoverage,
+  CREDENTIAL_HEADERS,
+  forgedCredential,
   generateAccessMatrix,
 } from '@svc/testing';
 import type { AccessCase, CredentialFactories, MatrixTarget } from '@svc/testing';
@@ -15,14 +18,17 @@ import type { TestConsole } from './support';
 
 /**
  * The unauthorized matrix of the agent console, generated from `x-svc-actors` / `x-svc-scopes` of its document:
- * no credential (401) and, for the terminal (participants only), the agent's own token (403
- * `actor_not_allowed`). The console reads no API key, service token or relay token, so each is answered 401
- * `credential_invalid`. The terminal's cases run twice: over plain HTTP (access is decided before the handler
- * answers 426 to a request that is not an upgrade) and as WebSocket upgrades, which the console answers itself.
+ * no credential (401), a forged credential of every kind (401) and, for the terminal (participants only), the
+ * agent's own token (403 `actor_not_allowed`). The console reads no API key, service token, relay token or runtime
+ * credential, so each is answered 401 `credential_invalid`; a console ticket is read as its participant. The
+ * terminal's cases run twice: over plain HTTP (access is decided before the handler answers 426 to a request that
+ * is not an upgrade) and as WebSocket upgrades, which the console answers itself.
  */
 const matrix = generateAccessMatrix(agentConsoleDocument, {
-  unreadCredentials: ['api_key', 'service', 'relay_token'],
+  unreadCredentials: ['api_key', 'service', 'relay_token', 'runtime_credential'],
+  tokenActors: { console_ticket: 'participant' },
 });
+const coverage = createMatrixCoverage(agentConsoleDocument, matrix);
 
 let t: TestConsole;
 
@@ -33,6 +39,8 @@ const credentials: CredentialFactories = {
   api_key: () => 'svc_abcdefghijkl_0123456789012345678901234567890123456789012',
   service: () => mint.service(),
   relay_token: () => 'relay-token-0123456789abcdef0123456789abcdef',
+  console_ticket: () => mint.ticket(),
+  runtime_credential: () => mint.runtime(),
 };
 
 const target: MatrixTarget = {
@@ -41,6 +49,7 @@ const target: MatrixTarget = {
   allScopes: ALL_SCOPES,
   params: () => ({}),
   foreignParams: () => ({}),
+  coverage,
 };
 
 beforeAll(async () => {
@@ -70,17 +79,14 @@ describe.each(casesByOperation(matrix))('%s', (_operation, cases) => {
   });
 });
 
-const HEADER_OF: Record<string, (credential: string) => Record<string, string>> = {
-  participant: (c) => ({ authorization: `Bearer ${c}` }),
-  agent: (c) => ({ authorization: `Bearer ${c}` }),
-  api_key: (c) => ({ 'x-api-key': c }),
-  service: (c) => ({ 'x-svc-service-token': c }),
-  relay_token: (c) => ({ 'x-svc-relay-token': c }),
-};
-
 async function upgradeAnswer(c: AccessCase): Promise<{ status: number; code: string }> {
   const factory = c.actor ? credentials[c.actor] : undefined;
-  const headers = c.actor && factory ? HEADER_OF[c.actor]!(await (factory as () => Promise<string>)()) : {};
+  const credential = c.forged
+    ? forgedCredential(c.actor!)
+    : factory
+      ? await (factory as () => Promise<string>)()
+      : undefined;
+  const headers = c.actor && credential !== undefined ? CREDENTIAL_HEADERS[c.actor](credential) : {};
   const ws = new WebSocket(`${t.url.replace('http', 'ws')}${c.operation.path}`, { headers });
   ws.on('error', () => undefined);
   return new Promise((resolve, reject) => {
@@ -100,4 +106,8 @@ describe('GET /terminal as a WebSocket upgrade', () => {
   test.each(terminalCases.map((c) => [caseTitle(c), c] as const))('%s', async (_name, c) => {
     expect(await upgradeAnswer(c)).toEqual(c.expected);
   });
+});
+
+test('when the matrix has run, then every operation of the document was proven for every credential kind', () => {
+  expect(coverage.missing()).toEqual([]);
 });

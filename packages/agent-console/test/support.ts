@@ -45,6 +45,13 @@ export const mint = {
       claims: { email: 'ada@example.com' },
     }).token,
   service: () => issuer.issue({ audience: 'service', subject: 'workflow-api', ttlSeconds: 600 }).token,
+  runtime: (agentId = AGENT_ID) =>
+    issuer.issue({
+      audience: 'runtime',
+      subject: agentId,
+      ttlSeconds: 600,
+      claims: { workspace_id: WORKSPACE_ID, provider: 'local', model: 'local/echo' },
+    }).token,
   forgedTicket: () =>
     strangerIssuer.issue({
       audience: 'console',

@@ -1,12 +1,16 @@
 import {
+  ANSWERED,
   assertCredentialFactories,
   assertDeviations,
   casesByOperation,
   generateAccessMatrix,
   missingCredentialFactories,
+  MATRIX_CREDENTIAL_KINDS,
   nonEmpty,
+  pathOf,
   readOperations,
   RESOURCE_NOT_FOUND,
+  SAMPLE_ID,
 } from './access-matrix';
 import type { MatrixDocument } from './access-matrix';
 
@@ -21,7 +25,12 @@ const doc: MatrixDocument = {
   },
   paths: {
     '/healthz': {
-      get: { operationId: 'live', 'x-svc-actors': ['anonymous'], 'x-svc-scopes': [], responses: {} },
+      get: {
+        operationId: 'live',
+        'x-svc-actors': ['anonymous'],
+        'x-svc-scopes': [],
+        responses: { '200': { description: 'OK.' } },
+      },
     },
     '/workspaces/{workspace}/things': {
       parameters: [{ $ref: '#/components/parameters/Workspace' }],
@@ -71,14 +80,18 @@ describe('access matrix generation', () => {
     );
   });
 
-  test('when the matrix is generated, then every protected operation gets the unauthorized trio', () => {
+  test('when the matrix is generated, then every protected operation gets its refusals for every credential kind', () => {
     const matrix = generateAccessMatrix(doc);
     expect(matrix.anonymous.map((op) => op.operationId)).toEqual(['live']);
-    expect(summary(matrix.cases)).toEqual([
+    const notForged = matrix.cases.filter((c) => !c.forged);
+    expect(summary(notForged)).toEqual([
+      `live anonymous → 0 ${ANSWERED.code}`,
       'listThings no_credential → 401 credential_missing',
       'listThings wrong_actor agent → 403 actor_not_allowed',
       'listThings wrong_actor service → 403 actor_not_allowed',
       'listThings wrong_actor relay_token → 403 actor_not_allowed',
+      'listThings wrong_token console_ticket → 401 credential_invalid',
+      'listThings wrong_token runtime_credential → 401 credential_invalid',
       'listThings scope_missing things:read → 403 scope_missing',
       'listThings other_workspace participant → 403 workspace_forbidden',
       'listThings other_workspace api_key → 403 workspace_forbidden',
@@ -87,23 +100,147 @@ describe('access matrix generation', () => {
       'touchThing wrong_actor api_key → 403 actor_not_allowed',
       'touchThing wrong_actor service → 403 actor_not_allowed',
       'touchThing wrong_actor relay_token → 403 actor_not_allowed',
+      'touchThing wrong_token console_ticket → 401 credential_invalid',
+      'touchThing wrong_token runtime_credential → 401 credential_invalid',
       `touchThing other_workspace agent → 404 ${RESOURCE_NOT_FOUND}`,
       'ping no_credential → 401 credential_missing',
       'ping wrong_actor participant → 403 actor_not_allowed',
       'ping wrong_actor api_key → 403 actor_not_allowed',
       'ping wrong_actor agent → 403 actor_not_allowed',
       'ping wrong_actor relay_token → 403 actor_not_allowed',
+      'ping wrong_token console_ticket → 401 credential_invalid',
+      'ping wrong_token runtime_credential → 401 credential_invalid',
     ]);
+    // Every operation meets a forged credential of every kind: refused where credentials are read, not read
+    // (answered as documented) on an anonymous operation.
+    for (const op of matrix.operations) {
+      const forged = matrix.cases.filter((c) => c.forged && c.operation === op);
+      expect(forged.map((c) => c.actor)).toEqual([...MATRIX_CREDENTIAL_KINDS]);
+      expect(new Set(forged.map((c) => c.expected))).toEqual(
+        new Set([op.operationId === 'live' ? ANSWERED : { status: 401, code: 'credential_invalid' }]),
+      );
+    }
     expect(casesByOperation(matrix).map(([name, cases]) => [name, cases.length])).toEqual([
-      ['GET /workspaces/{workspace}/things (listThings)', 7],
-      ['POST /things/{thingId} (touchThing)', 6],
-      ['GET /internal/ping (ping)', 5],
+      ['GET /healthz (live)', 8],
+      ['GET /workspaces/{workspace}/things (listThings)', 16],
+      ['POST /things/{thingId} (touchThing)', 15],
+      ['GET /internal/ping (ping)', 14],
+    ]);
+  });
+
+  test('when a path names a resource inside another, then each inner id of another workspace expects 404', () => {
+    const nested: MatrixDocument = {
+      openapi: '3.1.0',
+      info: { title: 'Nested', version: '1' },
+      paths: {
+        '/teams/{teamId}/agents/{agentId}': {
+          put: {
+            operationId: 'addAgent',
+            parameters: [
+              { name: 'teamId', in: 'path', required: true },
+              { name: 'agentId', in: 'path', required: true },
+            ],
+            'x-svc-actors': ['participant'],
+            'x-svc-scopes': [],
+            responses: documented,
+          },
+        },
+        '/workspaces/{workspace}/providers/{provider}/keys/{keyId}': {
+          get: {
+            operationId: 'getKey',
+            parameters: ['workspace', 'provider', 'keyId'].map((name) => ({
+              name,
+              in: 'path',
+              required: true,
+            })),
+            'x-svc-actors': ['api_key'],
+            'x-svc-scopes': [],
+            responses: documented,
+          },
+        },
+      },
+    };
+    const matrix = generateAccessMatrix(nested, { nameParams: ['provider'] });
+    expect(summary(matrix.cases.filter((c) => c.foreign.length > 0))).toEqual([
+      `addAgent other_workspace participant → 404 ${RESOURCE_NOT_FOUND}`,
+      `addAgent foreign_id participant agentId → 404 ${RESOURCE_NOT_FOUND}`,
+      'getKey other_workspace api_key → 403 workspace_forbidden',
+      `getKey foreign_id api_key keyId → 404 ${RESOURCE_NOT_FOUND}`,
+    ]);
+    const target = {
+      params: () => ({ teamId: 'team_home' }),
+      foreignParams: () => ({ agentId: 'agt_far', teamId: 'team_far' }),
+    };
+    const byId = (id: string) => matrix.cases.find((c) => c.id === id)!;
+    expect(pathOf(byId('addAgent foreign_id participant agentId'), target)).toBe(
+      '/teams/team_home/agents/agt_far',
+    );
+    expect(pathOf(byId('addAgent other_workspace participant'), target)).toBe(
+      `/teams/team_far/agents/${SAMPLE_ID}`,
+    );
+    // The rest of a foreign_id path must be the callers' own resources, or a 404 would prove nothing.
+    expect(() =>
+      pathOf(byId('addAgent foreign_id participant agentId'), { ...target, params: () => ({}) }),
+    ).toThrow("no resource of the callers' workspace for {teamId}");
+  });
+
+  test('when an anonymous operation guards a credential itself, then its own codes are expected', () => {
+    const guarded: MatrixDocument = {
+      openapi: '3.1.0',
+      info: { title: 'Guarded', version: '1' },
+      paths: {
+        '/spawn': {
+          post: {
+            operationId: 'spawn',
+            'x-svc-actors': ['anonymous'],
+            'x-svc-scopes': [],
+            responses: { '200': {}, '400': {}, '401': {}, '403': {} },
+          },
+        },
+      },
+    };
+    const matrix = generateAccessMatrix(guarded, {
+      selfGuarded: {
+        spawn: {
+          credential: 'relay_token',
+          missing: { status: 401, code: 'relay_token_missing' },
+          invalid: { status: 403, code: 'relay_token_invalid' },
+        },
+      },
+    });
+    expect(summary(matrix.cases)).toEqual([
+      'spawn no_credential → 401 relay_token_missing',
+      'spawn forged participant → 401 relay_token_missing',
+      'spawn forged api_key → 401 relay_token_missing',
+      'spawn forged agent → 401 relay_token_missing',
+      'spawn forged service → 401 relay_token_missing',
+      'spawn forged relay_token → 403 relay_token_invalid',
+      'spawn forged console_ticket → 401 relay_token_missing',
+      'spawn forged runtime_credential → 401 relay_token_missing',
+      `spawn own_credential relay_token → 0 ${ANSWERED.code}`,
+    ]);
+    expect(() =>
+      generateAccessMatrix(guarded, { selfGuarded: { nope: matrix.cases[0]!.expected as never } }),
+    ).toThrow("selfGuarded names 'nope', which is no anonymous operation of the document");
+  });
+
+  test('when a service reads console tickets as participants, then a ticket is refused only where participants are', () => {
+    const matrix = generateAccessMatrix(doc, {
+      tokenActors: { console_ticket: 'participant' },
+      unreadCredentials: ['runtime_credential'],
+    });
+    expect(summary(matrix.cases.filter((c) => c.check === 'wrong_token'))).toEqual([
+      'listThings wrong_token runtime_credential → 401 credential_invalid',
+      'touchThing wrong_token console_ticket → 403 actor_not_allowed',
+      'touchThing wrong_token runtime_credential → 401 credential_invalid',
+      'ping wrong_token console_ticket → 403 actor_not_allowed',
+      'ping wrong_token runtime_credential → 401 credential_invalid',
     ]);
   });
 
   test('when the service does not read a credential kind, then that wrong actor expects 401 credential_invalid', () => {
     const matrix = generateAccessMatrix(doc, { unreadCredentials: ['relay_token'] });
-    expect(summary(matrix.cases.filter((c) => c.actor === 'relay_token'))).toEqual([
+    expect(summary(matrix.cases.filter((c) => c.actor === 'relay_token' && !c.forged))).toEqual([
       'listThings wrong_actor relay_token → 401 credential_invalid',
       'touchThing wrong_actor relay_token → 401 credential_invalid',
       'ping wrong_actor relay_token → 401 credential_invalid',
@@ -148,10 +285,14 @@ describe('access matrix guards', () => {
       info: { title: 'Probes', version: '1' },
       paths: { '/healthz': doc.paths!['/healthz']! },
     });
-    expect(onlyAnonymous.cases).toEqual([]);
-    expect(() => casesByOperation(onlyAnonymous)).toThrow(
-      'the generated list of protected operations of Probes is empty',
-    );
+    expect(onlyAnonymous.protected).toEqual([]);
+    expect(onlyAnonymous.cases.every((c) => c.check === 'anonymous')).toBe(true);
+    const empty = generateAccessMatrix({
+      openapi: '3.1.0',
+      info: { title: 'Empty', version: '1' },
+      paths: {},
+    });
+    expect(() => casesByOperation(empty)).toThrow('the generated list of operations of Empty is empty');
     expect(() => nonEmpty([], 'things')).toThrow('the generated list of things is empty');
     expect(nonEmpty([1], 'things')).toEqual([1]);
   });
@@ -159,11 +300,21 @@ describe('access matrix guards', () => {
   test('when the matrix needs a credential kind the test cannot make, then it names the kind', () => {
     const matrix = generateAccessMatrix(doc);
     const factories = { participant: () => 't', api_key: () => 'k', agent: () => 'a', service: () => 's' };
-    expect(missingCredentialFactories(matrix, factories)).toEqual(['relay_token']);
+    expect(missingCredentialFactories(matrix, factories)).toEqual([
+      'relay_token',
+      'console_ticket',
+      'runtime_credential',
+    ]);
     expect(() => assertCredentialFactories(matrix, factories)).toThrow(
-      'Small: the matrix needs credentials of relay_token but the test has no factory for them',
+      'Small: the matrix needs credentials of relay_token, console_ticket, runtime_credential but the test has no factory for them',
     );
-    expect(() => assertCredentialFactories(matrix, { ...factories, relay_token: () => 'r' })).not.toThrow();
+    const all = {
+      ...factories,
+      relay_token: () => 'r',
+      console_ticket: () => 'c',
+      runtime_credential: () => 'u',
+    };
+    expect(() => assertCredentialFactories(matrix, all)).not.toThrow();
   });
 
   test('when a deviation names no case or repeats the contract answer, then the list is refused', () => {

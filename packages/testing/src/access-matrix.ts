@@ -1,24 +1,42 @@
 import type { OpenApiDocument } from '@svc/contracts';
 import { listOperations } from '@svc/service-kit';
+import {
+  CREDENTIAL_HEADERS,
+  CREDENTIAL_LABELS,
+  MATRIX_ACTOR_KINDS,
+  MATRIX_CREDENTIAL_KINDS,
+  MATRIX_TOKEN_KINDS,
+  forgedCredential,
+} from './access-matrix-credentials';
+import type { MatrixActorKind, MatrixCredentialKind, MatrixTokenKind } from './access-matrix-credentials';
+
+export * from './access-matrix-credentials';
+export * from './access-matrix-coverage';
 
 /**
- * The unauthorized matrix of a contract document: for every operation, the cases a caller without access must
- * be refused with, generated from the document's `x-svc-actors` and `x-svc-scopes` (decisions 4 and 5):
+ * The unauthorized matrix of a contract document: for every operation and every credential kind, the answer a
+ * caller without access must get, generated from the document's `x-svc-actors` and `x-svc-scopes` (decisions 4
+ * and 5):
  *
  * - no credential → 401 `credential_missing`;
+ * - a forged credential of each kind (right format, issued by nobody) → 401 `credential_invalid`;
  * - each actor kind the operation does not list → 403 `actor_not_allowed` (or 401 `credential_invalid` when
  *   the service does not read that kind of credential at all);
+ * - a console ticket or runtime credential (hub tokens that are no actor) → 401 `credential_invalid` where the
+ *   service does not read them;
  * - an API key lacking one declared scope → 403 `scope_missing`;
  * - a caller of another workspace → 403 `workspace_forbidden` for a `{workspace}` / `{workspaceId}` path, 404
- *   for a resource addressed by its own id.
+ *   for a resource addressed by its own id;
+ * - a resource of another workspace named inside the caller's own path (`/teams/{mine}/agents/{theirs}`) → 404;
+ * - an anonymous operation answers a documented status other than 401/403, with no credential or a forged one
+ *   of any kind (anonymous operations read no credential);
+ * - an operation that guards a credential itself (`selfGuarded`) refuses a missing and a wrong one with its own
+ *   codes, and lets its own credential through.
  *
  * Generation is pure; `checkAccessCase` sends one case over HTTP. Test files wire them into jest, so a new
- * operation in a document gets its cases without anyone writing them.
+ * operation in a document gets its cases without anyone writing them, and `createMatrixCoverage` fails a test
+ * file whose run left an operation or a case unproven.
  */
-
-/** Actor kinds of `x-svc-actors` other than `anonymous` (the same list as `ACTOR_KINDS` of `@svc/auth`). */
-export const MATRIX_ACTOR_KINDS = ['participant', 'api_key', 'agent', 'service', 'relay_token'] as const;
-export type MatrixActorKind = (typeof MATRIX_ACTOR_KINDS)[number];
 
 /** Actor kinds that belong to a workspace, so "a caller of another workspace" exists for them. */
 const WORKSPACE_ACTORS: readonly MatrixActorKind[] = ['participant', 'api_key', 'agent'];
@@ -28,13 +46,13 @@ const WORKSPACE_PARAMS = ['workspace', 'workspaceId'];
 /** The expected code of a 404 for a resource addressed by id: the code names the resource (`project_not_found`). */
 export const RESOURCE_NOT_FOUND = '<resource>_not_found';
 
-const ACTOR_LABELS: Record<MatrixActorKind, string> = {
-  participant: 'a participant token',
-  api_key: 'an API key',
-  agent: 'an agent token',
-  service: 'a service token',
-  relay_token: 'a relay token',
-};
+/**
+ * The expected answer of an anonymous operation (or of a self-guarded one given its own credential): any status
+ * the document lists for the operation except 401 and 403.
+ */
+export const ANSWERED: Answer = { status: 0, code: '<documented answer, neither 401 nor 403>' };
+
+const INVALID: Answer = { status: 401, code: 'credential_invalid' };
 
 /** A contract document, as the router reads it. */
 export type MatrixDocument = OpenApiDocument;
@@ -55,21 +73,32 @@ export interface Answer {
   code: string;
 }
 
-export type AccessCheck = 'no_credential' | 'wrong_actor' | 'scope_missing' | 'other_workspace';
+export type AccessCheck =
+  | 'anonymous'
+  | 'no_credential'
+  | 'forged'
+  | 'wrong_actor'
+  | 'wrong_token'
+  | 'own_credential'
+  | 'scope_missing'
+  | 'other_workspace'
+  | 'foreign_id';
 
 export interface AccessCase {
-  /** Stable id, used to list known deviations: `<operationId> <check>[ <actor>][ <scope>]`. */
+  /** Stable id, used to list known deviations: `<operationId> <check>[ <kind>][ <scope or parameter>]`. */
   id: string;
   /** "when …, then …" */
   name: string;
   check: AccessCheck;
   operation: MatrixOperation;
-  /** Whose credential is presented; none for `no_credential`. */
-  actor?: MatrixActorKind;
+  /** Whose credential is presented; none for `no_credential` and the bare `anonymous` case. */
+  actor?: MatrixCredentialKind;
+  /** The credential is forged (`forgedCredential`) rather than made by the test's factory. */
+  forged: boolean;
   /** `scope_missing`: the declared scope the key lacks. */
   lacking?: string;
-  /** `other_workspace`: path parameters are taken from the other workspace's resources. */
-  foreign: boolean;
+  /** Path parameters whose values are taken from the other workspace's resources. */
+  foreign: string[];
   expected: Answer;
 }
 
@@ -81,12 +110,31 @@ export interface AccessMatrix {
   cases: AccessCase[];
 }
 
+/** An operation listed as anonymous whose handler checks one credential itself, before the body. */
+export interface SelfGuard {
+  credential: MatrixCredentialKind;
+  /** The answer without that credential (whatever else is sent). */
+  missing: Answer;
+  /** The answer to a wrong one. */
+  invalid: Answer;
+}
+
 export interface MatrixOptions {
   /**
    * Credential kinds the service under test does not read at all (its resolver has no method for them):
-   * `authenticate` answers such a credential 401 `credential_invalid`, before any actor check.
+   * `authenticate` answers such a credential 401 `credential_invalid`, before any actor check. Console tickets
+   * and runtime credentials are unread unless `tokenActors` names them.
    */
-  unreadCredentials?: readonly MatrixActorKind[];
+  unreadCredentials?: readonly MatrixCredentialKind[];
+  /** Hub tokens that are no actor kind but which this service reads as one (a console ticket as a participant). */
+  tokenActors?: Partial<Record<MatrixTokenKind, MatrixActorKind>>;
+  /** Anonymous operations that guard a credential themselves, by operationId. */
+  selfGuarded?: Record<string, SelfGuard>;
+  /**
+   * Path parameters that name something other than a workspace's resource (a provider, an environment's name),
+   * so no "resource of another workspace" exists for them.
+   */
+  nameParams?: readonly string[];
 }
 
 /**
@@ -105,36 +153,107 @@ export function readOperations(doc: MatrixDocument): MatrixOperation[] {
   }));
 }
 
-function label(op: MatrixOperation): string {
+export function operationLabel(op: MatrixOperation): string {
   return `${op.method.toUpperCase()} ${op.path} (${op.operationId})`;
 }
 
-function casesOf(op: MatrixOperation, unread: readonly MatrixActorKind[]): AccessCase[] {
-  const cases: AccessCase[] = [
+type CaseInput = Omit<AccessCase, 'operation' | 'forged' | 'foreign'> &
+  Partial<Pick<AccessCase, 'forged' | 'foreign'>>;
+
+function anonymousCases(op: MatrixOperation): CaseInput[] {
+  return [
+    {
+      id: `${op.operationId} anonymous`,
+      name: 'when no credential is sent, then it answers as documented (neither 401 nor 403)',
+      check: 'anonymous',
+      expected: ANSWERED,
+    },
+    ...MATRIX_CREDENTIAL_KINDS.map((kind): CaseInput => ({
+      id: `${op.operationId} anonymous ${kind}`,
+      name: `when a forged ${CREDENTIAL_LABELS[kind].replace(/^an? /, '')} is sent, then it is not read: it answers as documented`,
+      check: 'anonymous',
+      actor: kind,
+      forged: true,
+      expected: ANSWERED,
+    })),
+  ];
+}
+
+function selfGuardedCases(op: MatrixOperation, guard: SelfGuard): CaseInput[] {
+  const own = CREDENTIAL_LABELS[guard.credential];
+  return [
+    {
+      id: `${op.operationId} no_credential`,
+      name: `when no credential is sent, then ${guard.missing.status} ${guard.missing.code}`,
+      check: 'no_credential',
+      expected: guard.missing,
+    },
+    ...MATRIX_CREDENTIAL_KINDS.map((kind): CaseInput => ({
+      id: `${op.operationId} forged ${kind}`,
+      name:
+        kind === guard.credential
+          ? `when a wrong ${own.replace(/^an? /, '')} is sent, then ${guard.invalid.status} ${guard.invalid.code}`
+          : `when ${CREDENTIAL_LABELS[kind]} is sent instead of ${own}, then ${guard.missing.status} ${guard.missing.code}`,
+      check: 'forged',
+      actor: kind,
+      forged: true,
+      expected: kind === guard.credential ? guard.invalid : guard.missing,
+    })),
+    {
+      id: `${op.operationId} own_credential ${guard.credential}`,
+      name: `when the right ${own.replace(/^an? /, '')} is sent, then it passes the guard and answers as documented`,
+      check: 'own_credential',
+      actor: guard.credential,
+      expected: ANSWERED,
+    },
+  ];
+}
+
+function protectedCases(op: MatrixOperation, options: MatrixOptions): CaseInput[] {
+  const unread = options.unreadCredentials ?? [];
+  const cases: CaseInput[] = [
     {
       id: `${op.operationId} no_credential`,
       name: 'when no credential is sent, then 401 credential_missing',
       check: 'no_credential',
-      operation: op,
-      foreign: false,
       expected: { status: 401, code: 'credential_missing' },
     },
   ];
+  for (const kind of MATRIX_CREDENTIAL_KINDS) {
+    cases.push({
+      id: `${op.operationId} forged ${kind}`,
+      name: `when a forged ${CREDENTIAL_LABELS[kind].replace(/^an? /, '')} (issued by nobody) is sent, then 401 credential_invalid`,
+      check: 'forged',
+      actor: kind,
+      forged: true,
+      expected: INVALID,
+    });
+  }
   for (const actor of MATRIX_ACTOR_KINDS) {
     if (op.actors.includes(actor)) continue;
     const isUnread = unread.includes(actor);
     cases.push({
       id: `${op.operationId} wrong_actor ${actor}`,
       name: isUnread
-        ? `when ${ACTOR_LABELS[actor]} (a credential this service does not read) is sent, then 401 credential_invalid`
-        : `when ${ACTOR_LABELS[actor]} is sent (an actor the contract does not list), then 403 actor_not_allowed`,
+        ? `when ${CREDENTIAL_LABELS[actor]} (a credential this service does not read) is sent, then 401 credential_invalid`
+        : `when ${CREDENTIAL_LABELS[actor]} is sent (an actor the contract does not list), then 403 actor_not_allowed`,
       check: 'wrong_actor',
-      operation: op,
       actor,
-      foreign: false,
-      expected: isUnread
-        ? { status: 401, code: 'credential_invalid' }
-        : { status: 403, code: 'actor_not_allowed' },
+      expected: isUnread ? INVALID : { status: 403, code: 'actor_not_allowed' },
+    });
+  }
+  for (const token of MATRIX_TOKEN_KINDS) {
+    const readAs = unread.includes(token) ? undefined : options.tokenActors?.[token];
+    if (readAs !== undefined && op.actors.includes(readAs)) continue;
+    cases.push({
+      id: `${op.operationId} wrong_token ${token}`,
+      name:
+        readAs === undefined
+          ? `when ${CREDENTIAL_LABELS[token]} (a hub token this service does not accept) is sent, then 401 credential_invalid`
+          : `when ${CREDENTIAL_LABELS[token]} (read as ${CREDENTIAL_LABELS[readAs]}, which the contract does not list) is sent, then 403 actor_not_allowed`,
+      check: 'wrong_token',
+      actor: token,
+      expected: readAs === undefined ? INVALID : { status: 403, code: 'actor_not_allowed' },
     });
   }
   if (op.actors.includes('api_key')) {
@@ -143,35 +262,51 @@ function casesOf(op: MatrixOperation, unread: readonly MatrixActorKind[]): Acces
         id: `${op.operationId} scope_missing ${scope}`,
         name: `when an API key holding every scope but ${scope} is sent, then 403 scope_missing`,
         check: 'scope_missing',
-        operation: op,
         actor: 'api_key',
         lacking: scope,
-        foreign: false,
         expected: { status: 403, code: 'scope_missing' },
       });
     }
   }
-  const [scoping] = op.pathParams;
-  if (scoping !== undefined) {
-    const byWorkspace = op.pathParams.some((p) => WORKSPACE_PARAMS.includes(p));
-    for (const actor of WORKSPACE_ACTORS) {
-      if (!op.actors.includes(actor)) continue;
+  const [scoping, ...inner] = op.pathParams;
+  if (scoping === undefined) return cases;
+  const byWorkspace = WORKSPACE_PARAMS.includes(scoping);
+  const resources = inner.filter((p) => !WORKSPACE_PARAMS.includes(p) && !options.nameParams?.includes(p));
+  for (const actor of WORKSPACE_ACTORS) {
+    if (!op.actors.includes(actor)) continue;
+    if (byWorkspace || !options.nameParams?.includes(scoping)) {
       cases.push({
         id: `${op.operationId} other_workspace ${actor}`,
         name: byWorkspace
-          ? `when ${ACTOR_LABELS[actor]} of another workspace is sent, then 403 workspace_forbidden`
-          : `when ${ACTOR_LABELS[actor]} of another workspace asks for this resource, then 404 like a missing one`,
+          ? `when ${CREDENTIAL_LABELS[actor]} of another workspace is sent, then 403 workspace_forbidden`
+          : `when ${CREDENTIAL_LABELS[actor]} of another workspace asks for this resource, then 404 like a missing one`,
         check: 'other_workspace',
-        operation: op,
         actor,
-        foreign: true,
+        foreign: [scoping],
         expected: byWorkspace
           ? { status: 403, code: 'workspace_forbidden' }
           : { status: 404, code: RESOURCE_NOT_FOUND },
       });
     }
+    for (const param of resources) {
+      cases.push({
+        id: `${op.operationId} foreign_id ${actor} ${param}`,
+        name: `when ${CREDENTIAL_LABELS[actor]} names another workspace's {${param}} inside its own path, then 404 like a missing one`,
+        check: 'foreign_id',
+        actor,
+        foreign: [param],
+        expected: { status: 404, code: RESOURCE_NOT_FOUND },
+      });
+    }
   }
   return cases;
+}
+
+function isDocumented(c: AccessCase): boolean {
+  if (c.expected === ANSWERED) {
+    return c.operation.responses.some((status) => status !== '401' && status !== '403');
+  }
+  return c.operation.responses.includes(String(c.expected.status));
 }
 
 /**
@@ -182,16 +317,29 @@ export function generateAccessMatrix(doc: MatrixDocument, options: MatrixOptions
   const operations = readOperations(doc);
   const anonymous = operations.filter((op) => op.actors.includes('anonymous'));
   const protectedOps = operations.filter((op) => !op.actors.includes('anonymous'));
-  const unknown = protectedOps.flatMap((op) =>
-    op.actors
-      .filter((a) => !(MATRIX_ACTOR_KINDS as readonly string[]).includes(a))
-      .map((a) => `${label(op)}: unknown actor kind '${a}'`),
-  );
+  const unknown = [
+    ...protectedOps.flatMap((op) =>
+      op.actors
+        .filter((a) => !(MATRIX_ACTOR_KINDS as readonly string[]).includes(a))
+        .map((a) => `${operationLabel(op)}: unknown actor kind '${a}'`),
+    ),
+    ...Object.keys(options.selfGuarded ?? {})
+      .filter((id) => !anonymous.some((op) => op.operationId === id))
+      .map((id) => `selfGuarded names '${id}', which is no anonymous operation of the document`),
+  ];
   if (unknown.length > 0) throw new Error(unknown.join('\n'));
-  const cases = protectedOps.flatMap((op) => casesOf(op, options.unreadCredentials ?? []));
+  const cases = operations.flatMap((op) => {
+    const guard = options.selfGuarded?.[op.operationId];
+    const inputs = guard
+      ? selfGuardedCases(op, guard)
+      : op.actors.includes('anonymous')
+        ? anonymousCases(op)
+        : protectedCases(op, options);
+    return inputs.map((c): AccessCase => ({ forged: false, foreign: [], ...c, operation: op }));
+  });
   const undocumented = cases
-    .filter((c) => !c.operation.responses.includes(String(c.expected.status)))
-    .map((c) => `${label(c.operation)}: "${c.name}" but the document lists no ${c.expected.status}`);
+    .filter((c) => !isDocumented(c))
+    .map((c) => `${operationLabel(c.operation)}: "${c.name}" but the document lists no ${c.expected.status}`);
   if (undocumented.length > 0) {
     throw new Error(`answers the contract does not document:\n${[...new Set(undocumented)].join('\n')}`);
   }
@@ -214,10 +362,10 @@ export function nonEmpty<T>(list: readonly T[], what: string): T[] {
 export function casesByOperation(matrix: AccessMatrix): [string, AccessCase[]][] {
   const rows = new Map<string, AccessCase[]>();
   for (const c of matrix.cases) {
-    const key = label(c.operation);
+    const key = operationLabel(c.operation);
     rows.set(key, [...(rows.get(key) ?? []), c]);
   }
-  return nonEmpty([...rows.entries()], `protected operations of ${matrix.title}`);
+  return nonEmpty([...rows.entries()], `operations of ${matrix.title}`);
 }
 
 /**
@@ -230,15 +378,17 @@ export interface CredentialFactories {
   agent?: () => Promise<string> | string;
   service?: () => Promise<string> | string;
   relay_token?: () => Promise<string> | string;
+  console_ticket?: () => Promise<string> | string;
+  runtime_credential?: () => Promise<string> | string;
 }
 
-/** Actor kinds the matrix presents a credential of, for which `factories` has no factory. */
+/** Credential kinds the matrix presents a genuine credential of, for which `factories` has no factory. */
 export function missingCredentialFactories(
   matrix: AccessMatrix,
   factories: CredentialFactories,
-): MatrixActorKind[] {
-  const needed = new Set(matrix.cases.flatMap((c) => (c.actor ? [c.actor] : [])));
-  return MATRIX_ACTOR_KINDS.filter((kind) => needed.has(kind) && factories[kind] === undefined);
+): MatrixCredentialKind[] {
+  const needed = new Set(matrix.cases.flatMap((c) => (c.actor && !c.forged ? [c.actor] : [])));
+  return MATRIX_CREDENTIAL_KINDS.filter((kind) => needed.has(kind) && factories[kind] === undefined);
 }
 
 /** Throws when the matrix needs a credential kind the test cannot make. */
@@ -283,49 +433,63 @@ export interface MatrixTarget {
   /** Path parameter values in the callers' workspace; parameters not listed get `SAMPLE_ID`. */
   params: () => Record<string, string>;
   /**
-   * Path parameter values naming resources of another workspace. An `other_workspace` case needs one for the
-   * first path parameter of its operation (the one that scopes the request).
+   * Path parameter values naming resources of another workspace, for `other_workspace` (the first path
+   * parameter) and `foreign_id` cases (any other).
    */
   foreignParams: () => Record<string, string>;
+  /**
+   * Valid request bodies by operationId, sent with `foreign_id` cases: the caller has access to the path, so
+   * the body is validated before the resource is looked up, and an empty body would be refused first (every other
+   * case sends `{}`: access is decided before the body is read).
+   */
+  bodies?: Record<string, unknown>;
+  /** Sends a request; defaults to the global `fetch` (a Unix-socket service passes its own). */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
+  /** Records the cases that answered as expected, for `createMatrixCoverage`. */
+  coverage?: { record(caseId: string): void };
 }
 
 /** A well-formed id no resource has. */
 export const SAMPLE_ID = 'x_0000';
 
-const HEADER_OF: Record<MatrixActorKind, (credential: string) => Record<string, string>> = {
-  participant: (c) => ({ authorization: `Bearer ${c}` }),
-  agent: (c) => ({ authorization: `Bearer ${c}` }),
-  api_key: (c) => ({ 'x-api-key': c }),
-  service: (c) => ({ 'x-svc-service-token': c }),
-  relay_token: (c) => ({ 'x-svc-relay-token': c }),
-};
-
 async function credentialFor(c: AccessCase, target: MatrixTarget): Promise<Record<string, string>> {
   if (!c.actor) return {};
+  if (c.forged) return CREDENTIAL_HEADERS[c.actor](forgedCredential(c.actor));
   const factory = target.credentials[c.actor];
   if (!factory) throw new Error(`${c.id}: no credential factory for ${c.actor}`);
   const scopes = c.lacking !== undefined ? target.allScopes.filter((s) => s !== c.lacking) : target.allScopes;
   const credential =
     c.actor === 'api_key' ? await factory(scopes) : await (factory as () => Promise<string>)();
-  return HEADER_OF[c.actor](credential);
+  return CREDENTIAL_HEADERS[c.actor](credential);
 }
 
-function urlOf(c: AccessCase, target: MatrixTarget): string {
+/** The path of a case, its parameters filled from the callers' workspace or, where the case says, the other one. */
+export function pathOf(c: AccessCase, target: Pick<MatrixTarget, 'params' | 'foreignParams'>): string {
   const home = target.params();
-  const foreign = c.foreign ? target.foreignParams() : {};
-  const [scoping] = c.operation.pathParams;
-  if (c.foreign && (scoping === undefined || foreign[scoping] === undefined)) {
-    throw new Error(`${c.id}: no resource of another workspace for {${scoping}}`);
+  const foreign = c.foreign.length > 0 ? target.foreignParams() : {};
+  for (const param of c.foreign) {
+    if (foreign[param] === undefined)
+      throw new Error(`${c.id}: no resource of another workspace for {${param}}`);
   }
-  return c.operation.path.replace(
-    /\{(\w+)\}/g,
-    (_, name: string) => foreign[name] ?? home[name] ?? SAMPLE_ID,
+  if (c.check === 'foreign_id') {
+    // The rest of the path must name real resources of the callers' own workspace, or a 404 proves nothing.
+    const unset = c.operation.pathParams.filter((p) => !c.foreign.includes(p) && home[p] === undefined);
+    if (unset.length > 0) throw new Error(`${c.id}: no resource of the callers' workspace for {${unset[0]}}`);
+  }
+  return c.operation.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+    encodeURIComponent((c.foreign.includes(name) ? foreign[name] : home[name]) ?? SAMPLE_ID),
   );
+}
+
+function answered(c: AccessCase, status: number): boolean {
+  return status !== 401 && status !== 403 && c.operation.responses.includes(String(status));
 }
 
 /**
  * Sends one case to the service and returns the answer expected (the contract's, or a listed deviation's)
- * beside the answer given. A 404 whose code ends in `_not_found` is reported as `RESOURCE_NOT_FOUND`.
+ * beside the answer given. A 404 whose code ends in `_not_found` is reported as `RESOURCE_NOT_FOUND` (and a
+ * refusal that carries `data` never is: it would be a leak); a documented answer other than 401/403 is reported
+ * as `ANSWERED` where that is expected.
  */
 export async function checkAccessCase(
   c: AccessCase,
@@ -333,21 +497,28 @@ export async function checkAccessCase(
   deviations: Record<string, KnownDeviation> = {},
 ): Promise<{ expected: Answer; actual: Answer }> {
   const headers = { 'content-type': 'application/json', ...(await credentialFor(c, target)) };
-  const res = await fetch(`${target.url()}${urlOf(c, target)}`, {
+  const send = target.fetch ?? fetch;
+  const res = await send(`${target.url()}${pathOf(c, target)}`, {
     method: c.operation.method.toUpperCase(),
     headers,
-    body: ['post', 'put', 'patch'].includes(c.operation.method) ? '{}' : undefined,
+    body: ['post', 'put', 'patch'].includes(c.operation.method)
+      ? JSON.stringify((c.check === 'foreign_id' && target.bodies?.[c.operation.operationId]) || {})
+      : undefined,
   });
-  const body = (await res.json().catch(() => ({}))) as { code?: unknown };
+  const body = (await res.json().catch(() => ({}))) as { code?: unknown; data?: unknown };
   const code = typeof body.code === 'string' ? body.code : '';
-  const actual = {
-    status: res.status,
-    code:
-      c.expected.code === RESOURCE_NOT_FOUND && res.status === 404 && /^[a-z_]+_not_found$/.test(code)
-        ? RESOURCE_NOT_FOUND
-        : code,
-  };
-  return { expected: deviations[c.id]?.actual ?? c.expected, actual };
+  const notFound =
+    c.expected.code === RESOURCE_NOT_FOUND &&
+    res.status === 404 &&
+    /^[a-z_]+_not_found$/.test(code) &&
+    body.data === undefined;
+  const actual =
+    c.expected === ANSWERED && answered(c, res.status)
+      ? ANSWERED
+      : { status: res.status, code: notFound ? RESOURCE_NOT_FOUND : code };
+  const expected = deviations[c.id]?.actual ?? c.expected;
+  if (actual.status === expected.status && actual.code === expected.code) target.coverage?.record(c.id);
+  return { expected, actual };
 }
 
 /** The test name of a case: a listed deviation says so, with the answer given today. */
@@ -356,13 +527,4 @@ export function caseTitle(c: AccessCase, deviations: Record<string, KnownDeviati
   return deviation
     ? `${c.name} [KNOWN DEVIATION: answers ${deviation.actual.status} ${deviation.actual.code}; ${deviation.reason}]`
     : c.name;
-}
-
-/** Answers an anonymous operation gives without a credential must not be 401 or 403. */
-export async function callAnonymous(url: string, op: MatrixOperation): Promise<number> {
-  const res = await fetch(`${url}${op.path.replace(/\{(\w+)\}/g, SAMPLE_ID)}`, {
-    method: op.method.toUpperCase(),
-  });
-  await res.arrayBuffer();
-  return res.status;
 }
