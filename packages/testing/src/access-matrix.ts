@@ -12,6 +12,7 @@ import type { MatrixActorKind, MatrixCredentialKind, MatrixTokenKind } from './a
 
 export * from './access-matrix-credentials';
 export * from './access-matrix-coverage';
+export * from './access-matrix-attacks';
 
 /**
  * The unauthorized matrix of a contract document: for every operation and every credential kind, the answer a
