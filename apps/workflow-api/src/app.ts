@@ -12,6 +12,7 @@ import { createKeyIntrospector } from './auth/key-introspector';
 import { createMemberDirectory } from './auth/member-directory';
 import { createProjectDirectory } from './auth/project-directory';
 import { createWorkflowAudit } from './data/audit.repository';
+import { createDeliveryAttemptStore } from './data/delivery-attempts.batch';
 import { createContractIndex } from './data/contract-index.cache';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
@@ -86,6 +87,8 @@ export function createWorkflowDeps(
     deliveries: DeliveryQueue;
     deliveryMetrics?: DeliveryMetrics;
     sweeperMetrics?: SweeperMetrics;
+    /** Connections of delivery sends (the worker sizes them to its delivery concurrency). */
+    deliveryAgents?: DeliveryAgentPool;
   },
 ): WorkflowDeps {
   const delivery = { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery };
@@ -103,7 +106,8 @@ export function createWorkflowDeps(
     deliveries: options.deliveries,
     contractIndex: createContractIndex(options.database.prisma),
     signingSecrets: createSigningSecretCache(delivery.secrets),
-    deliveryAgents: new DeliveryAgentPool(),
+    deliveryAttempts: createDeliveryAttemptStore(options.database.pool),
+    deliveryAgents: options.deliveryAgents ?? new DeliveryAgentPool(),
     ...(options.deliveryMetrics ? { deliveryMetrics: options.deliveryMetrics } : {}),
     ...(options.sweeperMetrics ? { sweeperMetrics: options.sweeperMetrics } : {}),
   };

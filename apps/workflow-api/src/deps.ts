@@ -3,6 +3,7 @@ import type { Logger } from '@svc/service-kit';
 import type { HubInternalClient } from '@svc/contracts';
 import type { ProjectDirectory } from './auth/project-directory';
 import type { WorkflowAudit } from './data/audit.repository';
+import type { DeliveryAttemptStore } from './data/delivery-attempts.batch';
 import type { ContractIndex } from './data/contract-index.cache';
 import type { Db } from './db';
 import type { DeliveryQueue } from './domain/delivery-queue';
@@ -36,6 +37,8 @@ export interface WorkflowDeps {
   contractIndex: ContractIndex;
   /** Opened signing secrets of delivery subscriptions. */
   signingSecrets: SigningSecretCache;
+  /** Reads and records delivery attempts, batching the statements of concurrent attempts. */
+  deliveryAttempts: DeliveryAttemptStore;
   /** Keep-alive connections and TLS contexts of delivery sends. */
   deliveryAgents: DeliveryAgentPool;
   /** Delivery attempt counts and latencies (the worker process records them). */

@@ -26,11 +26,12 @@ import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
 import { DELIVERY_QUEUE, createDeliveryQueue } from './domain/delivery-queue';
 import type { DeliverySettings } from './domain/delivery-settings';
+import { DeliveryAgentPool } from './domain/http-sender';
 import type { EngineSettings } from './domain/engine-settings';
 import { RECONCILE_QUEUE, createEngineQueue } from './domain/reconcile-queue';
 import { createDeliveryMetrics, createSweeperMetrics } from './domain/workflow-metrics';
 import { mountQueueDashboard } from './routes/queue-dashboard.routes';
-import { deliveryWorker } from './workers/delivery.worker';
+import { DEFAULT_DELIVERY_CONCURRENCY, deliveryWorker } from './workers/delivery.worker';
 import { reconcileWorker } from './workers/reconcile.worker';
 import { startSweeper } from './workers/sweeper.worker';
 
@@ -41,7 +42,10 @@ export function workerDefinitions(
 ): WorkerDefinition<unknown, unknown>[] {
   return [
     reconcileWorker(deps, options.concurrency) as WorkerDefinition<unknown, unknown>,
-    deliveryWorker(deps, options.deliveryConcurrency) as WorkerDefinition<unknown, unknown>,
+    deliveryWorker(deps, options.deliveryConcurrency ?? DEFAULT_DELIVERY_CONCURRENCY) as WorkerDefinition<
+      unknown,
+      unknown
+    >,
   ];
 }
 
@@ -117,6 +121,10 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     hub,
     queue,
     deliveries,
+    // As many connections per receiver as deliveries run at once: none waits for a socket of its own worker.
+    deliveryAgents: new DeliveryAgentPool({
+      maxSocketsPerAgent: options.deliveryConcurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
+    }),
     ...(options.metrics
       ? {
           deliveryMetrics: createDeliveryMetrics(options.metrics),

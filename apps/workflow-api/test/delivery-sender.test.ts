@@ -57,6 +57,9 @@ function receive(req: http.IncomingMessage, res: http.ServerResponse): void {
       case '/big':
         res.writeHead(200).end('€'.repeat(5000));
         return;
+      case '/nul':
+        res.writeHead(202).end('ok\u0000done');
+        return;
       case '/slow-headers':
         return;
       case '/slow-body':
@@ -430,6 +433,11 @@ describe('sendDelivery', () => {
     // '€' is 3 bytes: 682 whole characters fit in 2048 bytes.
     expect(result.responseSnippet).toBe('€'.repeat(682));
     expect(Buffer.byteLength(result.responseSnippet)).toBeLessThanOrEqual(2048);
+  });
+
+  it('when the response body holds NUL, then the snippet has U+FFFD in its place (Postgres text has no NUL)', async () => {
+    const result = await sendDelivery({ ...base(), url: urlOf('/nul') });
+    expect(result).toMatchObject({ status: 202, responseSnippet: 'ok\uFFFDdone', error: null });
   });
 
   it('when the certificate is not trusted (no ca), then tls_error', async () => {

@@ -40,7 +40,10 @@ export interface DeliveryResult {
   /** The response status, also when the body then failed or timed out; null when no response arrived. */
   status: number | null;
   latencyMs: number;
-  /** The first 2 KiB of the response body, decoded as UTF-8 (a character cut at the limit is dropped). */
+  /**
+   * The first 2 KiB of the response body, decoded as UTF-8 (a character cut at the limit is dropped, NUL
+   * replaced by U+FFFD).
+   */
   responseSnippet: string;
   /** From `Retry-After` (seconds or HTTP-date), at most 24 h; null when absent or unreadable. */
   retryAfterMs: number | null;
@@ -292,7 +295,8 @@ function exchange(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ status, responseSnippet: snippet, retryAfterMs, error });
+      // Postgres text cannot hold NUL: the attempt record keeps U+FFFD in its place.
+      resolve({ status, responseSnippet: snippet.replace(/\0/g, '\uFFFD'), retryAfterMs, error });
     }
 
     request.on('error', (error) => finish(networkErrorCode(error)));

@@ -5,8 +5,14 @@ import { DELIVERY_QUEUE } from '../domain/delivery-queue';
 import type { DeliveryJob } from '../domain/delivery-queue';
 import { attemptDelivery } from '../use-cases/delivery/attempt-delivery';
 
+/** Deliveries one worker process attempts at once (`WORKFLOW_DELIVERY_CONCURRENCY` sets it). */
+export const DEFAULT_DELIVERY_CONCURRENCY = 100;
+
 /** `workflow-delivery`: one job per delivery; a failed attempt reschedules the same job (same id). */
-export function deliveryWorker(deps: WorkflowDeps, concurrency = 100): WorkerDefinition<DeliveryJob, void> {
+export function deliveryWorker(
+  deps: WorkflowDeps,
+  concurrency = DEFAULT_DELIVERY_CONCURRENCY,
+): WorkerDefinition<DeliveryJob, void> {
   return {
     queue: DELIVERY_QUEUE,
     concurrency,

@@ -11,24 +11,6 @@ export type AttemptOutcome =
   /** Try again at `at` (the caller reschedules the job). */
   | { kind: 'retry'; at: Date };
 
-/** The delivery and its subscription, as one attempt needs them. */
-interface AttemptRow {
-  id: string;
-  status: string;
-  attempts: number;
-  body: string;
-  subscription_id: string;
-  url: string;
-  is_active: boolean;
-  deleted_at: Date | null;
-  secret_sealed: string;
-  previous_secret_sealed: string | null;
-  previous_secret_expires_at: Date | null;
-  consecutive_exhaustions: number;
-  workspace_id: string;
-  project_id: string;
-}
-
 /** Up to ±10 % of the delay, so retries of many deliveries do not arrive in one burst. */
 function jittered(ms: number): number {
   return Math.max(0, Math.round(ms * (0.9 + Math.random() * 0.2)));
@@ -39,22 +21,15 @@ function jittered(ms: number): number {
  * address, record the attempt, then settle: 2xx succeeded; 410 disables the subscription; otherwise a retry per the
  * schedule (never sooner than `Retry-After`) until the schedule is used up, then failed — and a subscription whose
  * deliveries fail that way several times in a row is disabled (audited). A manual or replay attempt is one attempt.
- * The hot path is two plain SQL statements (read, then attempt + delivery update in one statement).
+ * The hot path is two plain SQL statements (read, then attempt + delivery update in one statement), each shared
+ * with the other attempts the worker runs at the same time (`deps.deliveryAttempts`).
  */
 export async function attemptDelivery(
   deps: WorkflowDeps,
   deliveryId: string,
   trigger: DeliveryTrigger,
 ): Promise<AttemptOutcome> {
-  const read = await deps.pool.query<AttemptRow>(
-    `SELECT d.id, d.status, d.attempts, d.body, d.subscription_id, s.url, s.is_active, s.deleted_at,
-            s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at, s.consecutive_exhaustions,
-            s.workspace_id, s.project_id
-       FROM deliveries d JOIN delivery_subscriptions s ON s.id = d.subscription_id
-      WHERE d.id = $1`,
-    [deliveryId],
-  );
-  const row = read.rows[0];
+  const row = await deps.deliveryAttempts.read(deliveryId);
   if (!row) return { kind: 'done' };
   if (trigger === 'scheduled' && row.status !== 'pending') return { kind: 'done' };
   if (!row.is_active || row.deleted_at) {
@@ -125,29 +100,20 @@ export async function attemptDelivery(
     nextAttemptAt = new Date(now.getTime() + delay);
   }
   const status = ok ? 'succeeded' : canRetry ? 'pending' : 'failed';
-  await deps.pool.query(
-    `WITH recorded AS (
-       INSERT INTO delivery_attempts (id, delivery_id, attempt, trigger, started_at, status_code, latency_ms, error,
-                                      response_snippet)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
-     UPDATE deliveries SET attempts = $3, status = $10, last_status_code = $6, next_attempt_at = $11,
-                           completed_at = $12
-      WHERE id = $2`,
-    [
-      newId('dat'),
-      deliveryId,
-      attempt,
-      trigger,
-      started,
-      result.status,
-      Math.round(result.latencyMs),
-      result.error,
-      result.responseSnippet,
-      status,
-      nextAttemptAt,
-      status === 'pending' ? null : now,
-    ],
-  );
+  await deps.deliveryAttempts.record({
+    attemptId: newId('dat'),
+    deliveryId,
+    attempt,
+    trigger,
+    startedAt: started,
+    statusCode: result.status,
+    latencyMs: Math.round(result.latencyMs),
+    error: result.error,
+    responseSnippet: result.responseSnippet,
+    status,
+    nextAttemptAt,
+    completedAt: status === 'pending' ? null : now,
+  });
   const subscription = { id: row.subscription_id, workspaceId: row.workspace_id, projectId: row.project_id };
   if (ok) {
     if (row.consecutive_exhaustions > 0) {
