@@ -1,4 +1,3 @@
-import { DelayedError, RateLimitError, WaitingChildrenError, WaitingError } from 'bullmq';
 import type { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram } from 'prom-client';
@@ -26,14 +25,15 @@ export interface QueueMetrics {
   watch(worker: Worker): void;
 }
 
-/** A processor that ends by moving its job (delay, wait for children, rate limit) has not failed. */
+/** BullMQ's errors that move a job instead of failing it, by class name (bullmq itself is not loaded here). */
+const RESCHEDULES = new Set(['DelayedError', 'WaitingChildrenError', 'RateLimitError', 'WaitingError']);
+
+/**
+ * A processor that ends by moving its job (delay, wait for children, rate limit) has not failed. Matched by
+ * name, so a process that never runs a worker (the hub, through the kit's index) does not load BullMQ.
+ */
 function isReschedule(error: unknown): boolean {
-  return (
-    error instanceof DelayedError ||
-    error instanceof WaitingChildrenError ||
-    error instanceof RateLimitError ||
-    error instanceof WaitingError
-  );
+  return error instanceof Error && RESCHEDULES.has(error.constructor.name);
 }
 
 /**

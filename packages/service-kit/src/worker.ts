@@ -1,5 +1,5 @@
-import { Worker } from 'bullmq';
-import type { ConnectionOptions, Job, WorkerOptions } from 'bullmq';
+import type * as BullMq from 'bullmq';
+import type { ConnectionOptions, Job, Worker, WorkerOptions } from 'bullmq';
 import type { Logger } from 'pino';
 import { SpanKind, inSpan, tracingEnabled } from './tracing';
 
@@ -32,6 +32,9 @@ export function startWorker<Data, Result = void>(
   },
 ): ManagedWorker {
   const log = options.logger.child({ queue: definition.queue });
+  // Loaded here, not at the top: processes that import the kit without running a worker never load BullMQ.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Worker } = require('bullmq') as typeof BullMq;
   const worker = new Worker<Data, Result>(
     definition.queue,
     (job, token) =>
