@@ -71,7 +71,11 @@ describe('svc runtime up', () => {
     expect(relay).toMatchObject({
       name: 'relay',
       port: host.relayPort,
-      argv: [process.execPath, expect.stringMatching(/relay[/\\]dist[/\\]main\.js$/)],
+      argv: [
+        process.execPath,
+        '--max-semi-space-size=4',
+        expect.stringMatching(/relay[/\\]dist[/\\]main\.js$/),
+      ],
     });
     expect(router).toMatchObject({
       name: 'console-router',

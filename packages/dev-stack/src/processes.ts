@@ -31,6 +31,15 @@ export interface ManagedProcess {
 }
 
 /**
+ * How every service is started for memory, as in the images (infra/docker/Dockerfile): a small young generation
+ * and large freed blocks given back by glibc's malloc (docs/benchmarks.md, "Service memory").
+ */
+export const SERVICE_MEMORY_ENV = {
+  NODE_OPTIONS: '--max-semi-space-size=4',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+} as const;
+
+/**
  * The stack's child processes (started with `@svc/testing`'s process helpers): each line they print is
  * prefixed with their name; stopping sends SIGTERM to all, waits for them, and SIGKILLs what is left after the
  * grace period.
@@ -52,13 +61,19 @@ export class ProcessGroup {
     // Own process group: a Ctrl-C in the terminal reaches the stack only, which then stops each child
     // exactly once (a child that got both the terminal's SIGINT and our SIGTERM would take it as a
     // second, impatient signal).
-    const child = startBuiltEntryPoint(process.cwd(), script, env, {
-      name,
-      args,
-      detached: true,
-      outputLimit: 8_000,
-      onLine: (line) => this.options.write(`${prefix} ${this.options.rawLogs ? line : formatLogLine(line)}`),
-    });
+    const child = startBuiltEntryPoint(
+      process.cwd(),
+      script,
+      { ...SERVICE_MEMORY_ENV, ...env },
+      {
+        name,
+        args,
+        detached: true,
+        outputLimit: 8_000,
+        onLine: (line) =>
+          this.options.write(`${prefix} ${this.options.rawLogs ? line : formatLogLine(line)}`),
+      },
+    );
     const managed: ManagedProcess = { name, process: child, exitCode: undefined, stopped: false };
     void child.exited.then((code) => {
       managed.exitCode = code;

@@ -4,8 +4,11 @@ import { relaySpawnEnvironment } from './relay-spawn-environment';
 import type { HubApi } from '@svc/contracts';
 
 /** The pulled runtime config without its secrets (what the profile keeps). */
-/** Node options of the console router process (memory after traffic stays near its idle size). */
-export const ROUTER_NODE_OPTIONS = '--max-semi-space-size=4';
+/**
+ * Node options of the relay and the console router processes: a small young generation, so memory after
+ * traffic stays near the idle size (docs/benchmarks.md, "Service memory"), as in the images.
+ */
+export const SERVICE_NODE_OPTIONS = '--max-semi-space-size=4';
 
 export type RuntimeSettings = Omit<HubApi.components['schemas']['RuntimeConfig'], 'auth'>;
 
@@ -289,10 +292,13 @@ export function serviceSpecs(input: {
     CONSOLE_ROUTER_PUBLIC_BASE_URL: router.publicBaseUrl,
     CONSOLE_ROUTER_UPSTREAM_SECRET: input.upstreamSecret,
   };
+  // Other sites whose pages may open consoles (the control web app), as the host's operator sets them.
+  const pageOrigins = input.hostEnv.CONSOLE_ROUTER_ALLOWED_ORIGINS?.trim();
+  if (pageOrigins) routerEnv.CONSOLE_ROUTER_ALLOWED_ORIGINS = pageOrigins;
   return [
     {
       name: 'relay',
-      argv: [input.nodePath, input.relayMain],
+      argv: [input.nodePath, SERVICE_NODE_OPTIONS, input.relayMain],
       host: relay.bindHost,
       port: relay.listenPort,
       url: localUrl(relay.bindHost, relay.listenPort),
@@ -303,7 +309,7 @@ export function serviceSpecs(input: {
       name: 'console-router',
       // A small young generation: after a burst of traffic V8 keeps what it grew, which is most of the router's
       // memory beyond its route table (docs/benchmarks.md, "Console router").
-      argv: [input.nodePath, ROUTER_NODE_OPTIONS, input.routerMain],
+      argv: [input.nodePath, SERVICE_NODE_OPTIONS, input.routerMain],
       host: router.bindHost,
       port: router.listenPort,
       url: localUrl(router.bindHost, router.listenPort),
