@@ -3,15 +3,16 @@
 //
 //   pnpm run build && node bench/service-memory.mjs [--load 60] [--settle 300] [--rounds 3] [--fresh-wait 10]
 //                                                  [--concurrency 4] [--growth-mb 10] [--target-mb 120]
-//                                                  [--node-options '--flag …'] [--heap-snapshots DIR] [--json]
+//                                                  [--node-options '--flag …'] [--node-defaults]
+//                                                  [--heap-snapshots DIR] [--json]
 //
 // Starts, from their builds and over fresh migrated databases and the machine's Redis (under a prefix of its
 // own), every process a deployment runs: the hub (`apps/hub-api/dist/main.js`, with HUB_REDIS_URL), the Workflow
 // API (`dist/main.js`) and its worker (`dist/worker-main.js`), the relay and the console router of a runtime host
 // (both pointed at the real hub), and one reference agent (runs stages and serves its console on a registered
 // port). Each runs at its production defaults (NODE_ENV=production, LOG_LEVEL=warn) with the node options its
-// deployment starts it with (DEPLOYED_NODE_OPTIONS below; `--node-options` replaces them for every process, e.g.
-// `--node-options ''` for Node's defaults), plus `--require bench/memory-probe.cjs`, which answers SIGUSR2 with
+// deployment starts it with (DEPLOYED_NODE_OPTIONS and DEPLOYED_ENV below; `--node-defaults` drops both,
+// `--node-options '…'` replaces the node options for every process), plus `--require bench/memory-probe.cjs`, which answers SIGUSR2 with
 // the process's own heap figures. Set-up goes through the public APIs: a workspace, a project, keys, a live
 // runtime host, the agent, an artifact schema, a one-stage contract and a delivery subscription to a receiver in
 // this process.
@@ -52,8 +53,12 @@ import { benchCli, cleanupStack, f, lineCounter, machine, printLines, root } fro
 
 const NAME = 'service-memory';
 const cli = benchCli(NAME);
-/** The node options each process is started with where it is deployed (infra/, svc runtime, dev stack). */
+/**
+ * How every process is started where it is deployed (infra/docker and k8s, the svc runtime, the dev stack): its
+ * node options, and glibc's malloc told to give large blocks back to the system when they are freed.
+ */
 const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4';
+const DEPLOYED_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
 const ENGINE_QUEUES = ['workflow-reconcile', 'workflow-delivery'];
 const INTENT = 'Please write the weekly report for the memory bench';
 const CAPABILITY = 'report';
@@ -69,6 +74,7 @@ const { values: args } = parseArgs({
     'growth-mb': { type: 'string', default: '10' },
     'target-mb': { type: 'string', default: '120' },
     'node-options': { type: 'string' },
+    'node-defaults': { type: 'boolean', default: false },
     'heap-snapshots': { type: 'string' },
     json: { type: 'boolean', default: false },
   },
@@ -80,7 +86,11 @@ const freshWaitMs = cli.seconds(args['fresh-wait'], 'fresh-wait');
 const concurrency = cli.intBetween(args.concurrency, 'concurrency', 1, 64);
 const growthMb = cli.intBetween(args['growth-mb'], 'growth-mb', 0, 10_000);
 const targetMb = cli.intBetween(args['target-mb'], 'target-mb', 1, 100_000);
-const nodeOptions = (args['node-options'] ?? DEPLOYED_NODE_OPTIONS).split(/\s+/).filter(Boolean);
+const nodeDefaults = args['node-defaults'];
+const nodeOptions = (args['node-options'] ?? (nodeDefaults ? '' : DEPLOYED_NODE_OPTIONS))
+  .split(/\s+/)
+  .filter(Boolean);
+const launchEnv = nodeDefaults ? {} : DEPLOYED_ENV;
 const snapshotDir = args['heap-snapshots'] ? path.resolve(args['heap-snapshots']) : undefined;
 if (process.platform !== 'linux') cli.fail('reads /proc/<pid>/status: runs on Linux only');
 
@@ -109,7 +119,12 @@ teardown.push(() => rmSync(tmp, { recursive: true, force: true }));
 const probeDir = path.join(tmp, 'probe');
 mkdirSync(probeDir);
 const probeArgs = ['--require', path.join(root, 'bench', 'memory-probe.cjs'), ...nodeOptions];
-const production = { NODE_ENV: 'production', LOG_LEVEL: 'warn', SVC_MEMORY_PROBE_DIR: probeDir };
+const production = {
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'warn',
+  SVC_MEMORY_PROBE_DIR: probeDir,
+  ...launchEnv,
+};
 
 /** The processes measured, by service name: { proc, lines }. */
 const services = new Map();
@@ -615,7 +630,8 @@ function loops(stack) {
   const relayToken = { 'x-svc-relay-token': relay.token };
   const relayRequests = [
     () => call('relay', 'GET status', `${relay.url}/status`),
-    () => call('relay', 'GET readyz', `${relay.url}/readyz`),
+    // 503 is the readiness answer when the hub does not answer within the relay's 2 s (a loaded machine).
+    () => call('relay', 'GET readyz', `${relay.url}/readyz`, { ok: [200, 503] }),
     () =>
       call('relay', 'spawn without token', `${relay.url}/spawn`, {
         method: 'POST',
@@ -723,7 +739,12 @@ function printTable(result) {
   const m = result.machine;
   console.log(
     `\nService memory — ${result.settings.rounds} round(s) of ${result.settings.load_s} s load + ${result.settings.settle_s} s idle; ` +
-      `node options: ${result.settings.node_options || '(none)'}; ${m.cpus}× ${m.model}, Node ${m.node}; ` +
+      `node options: ${result.settings.node_options || '(none)'}; ` +
+      `env: ${
+        Object.entries(result.settings.launch_env)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ') || '(none)'
+      }; ${m.cpus}× ${m.model}, Node ${m.node}; ` +
       `load average ${f(m.load_average_1m.before, 2)} → ${f(m.load_average_1m.after, 2)}`,
   );
   console.log('\nRSS MB (V8 heap used MB) at each reading; peak = highest RSS sampled during the load');
@@ -789,6 +810,7 @@ async function main() {
         fresh_wait_s: freshWaitMs / 1000,
         concurrency,
         node_options: nodeOptions.join(' '),
+        launch_env: launchEnv,
         target_idle_mb: targetMb,
         growth_mb: growthMb,
       },
