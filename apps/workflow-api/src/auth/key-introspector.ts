@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { parseApiKey } from '@svc/auth';
 import type { ApiKeyActor } from '@svc/auth';
 import type { HubInternalClient } from '@svc/contracts';
 import { AppError } from '@svc/service-kit';
@@ -25,7 +26,8 @@ export interface KeyIntrospector {
 /**
  * Verifies workspace API keys through the hub's internal introspection, caching each answer for the time the
  * hub allows (never more than 30 s). Concurrent lookups of one key share one call; the raw key is never used
- * as a map key (its SHA-256 is). A hub that does not answer is a 503, not a 401.
+ * as a map key (its SHA-256 is). A value that is not in the API-key format is inactive without a call. A hub
+ * that does not answer is a 503, not a 401.
  */
 export function createKeyIntrospector(options: {
   hub: HubInternalClient;
@@ -82,6 +84,9 @@ export function createKeyIntrospector(options: {
 
   return {
     async introspect(raw) {
+      // A value that is not an API key at all (a JWT in the key header, a truncated key) is no live key: it is
+      // refused here, without asking the hub, which would refuse it as a malformed request (a 503 here).
+      if (parseApiKey(raw) === null) return null;
       const id = digest(raw);
       const hit = cache.get(id);
       if (hit && hit.expiresAt > now()) return hit.actor;
