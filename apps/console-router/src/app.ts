@@ -71,7 +71,7 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
   const { config, logger } = options;
   const hubTimeoutMs = options.hubTimeoutMs ?? 2000;
   const now = options.now ?? (() => new Date());
-  const origins = originRules(config.publicBaseUrl);
+  const origins = originRules(config.publicBaseUrl, config.allowedOrigins);
   const isAllowedHost = hostCheck(origins);
   const requestIds = createRequestIds();
   const activity = new RouteActivity();

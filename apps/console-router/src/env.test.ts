@@ -21,6 +21,7 @@ describe('console router configuration', () => {
       runtimeInstanceId: undefined,
       runtimeKey: undefined,
       publicBaseUrl: undefined,
+      allowedOrigins: [],
       upstreamSecret: undefined,
       pollMs: 5000,
       wsIdleMs: 600_000,
@@ -38,6 +39,7 @@ describe('console router configuration', () => {
         SVC_RUNTIME_INSTANCE_ID: 'rti_abc123',
         SVC_WORKSPACE_API_KEY: 'svk_runtime-key',
         CONSOLE_ROUTER_PUBLIC_BASE_URL: 'https://console.example.test/',
+        CONSOLE_ROUTER_ALLOWED_ORIGINS: 'https://control.example.test, http://127.0.0.1:4200/',
         CONSOLE_ROUTER_UPSTREAM_SECRET: 'x'.repeat(32),
         CONSOLE_ROUTER_POLL_MS: '2000',
         CONSOLE_ROUTER_WS_IDLE_MS: '60000',
@@ -51,6 +53,7 @@ describe('console router configuration', () => {
       runtimeInstanceId: 'rti_abc123',
       runtimeKey: 'svk_runtime-key',
       publicBaseUrl: 'https://console.example.test',
+      allowedOrigins: ['https://control.example.test', 'http://127.0.0.1:4200'],
       upstreamSecret: 'x'.repeat(32),
       pollMs: 2000,
       wsIdleMs: 60_000,
@@ -92,6 +95,11 @@ describe('console router configuration', () => {
     expect(
       configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_PUBLIC_BASE_URL: 'console' }),
     ).toContain('CONSOLE_ROUTER_PUBLIC_BASE_URL');
+    for (const bad of ['control.example.test', 'https://control.example.test/console', 'ftp://x.test']) {
+      expect(
+        configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_ALLOWED_ORIGINS: bad }),
+      ).toContain('CONSOLE_ROUTER_ALLOWED_ORIGINS');
+    }
   });
 
   test('when the host settings are empty strings, then they count as not set', () => {

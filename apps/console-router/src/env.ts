@@ -21,6 +21,35 @@ const runtimeInstanceId = z
   )
   .refine((value) => /^rti_[A-Za-z0-9_-]{1,100}$/.test(value), 'must be a runtime host id (rti_…)');
 
+/** A comma-separated list of web origins: scheme, host and port only (`https://control.example.com`). */
+const pageOrigins = z.string().transform((value, ctx) => {
+  const origins: string[] = [];
+  for (const item of value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {
+      url = undefined;
+    }
+    if (
+      !url ||
+      (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+      url.origin !== item.replace(/\/+$/, '')
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `'${item}' is not an http(s) origin (scheme://host[:port], no path)`,
+      });
+      return z.NEVER;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
+});
+
 const publicBaseUrl = envFields.httpUrl().transform((value) => new URL(value));
 
 /**
@@ -42,6 +71,11 @@ export const consoleRouterEnvSchema = z
     SVC_WORKSPACE_API_KEY: optional(z.string().min(1)),
     /** The public base URL the tunnel serves: its host is the allowed public `Host`, its origin the allowed WebSocket `Origin`. */
     CONSOLE_ROUTER_PUBLIC_BASE_URL: optional(publicBaseUrl),
+    /**
+     * Origins of other sites' pages that may open consoles over WebSockets, comma-separated (the control web
+     * app's, e.g. `https://control.example.com`). The public origin and loopback pages are always allowed.
+     */
+    CONSOLE_ROUTER_ALLOWED_ORIGINS: optional(pageOrigins),
     /** The host's console secret; each agent's proxy key is derived from it. */
     CONSOLE_ROUTER_UPSTREAM_SECRET: optional(envFields.secret(32)),
     /** How often the route table is polled (a 304 costs almost nothing). */
@@ -63,6 +97,7 @@ export const consoleRouterEnvSchema = z
     runtimeInstanceId: env.SVC_RUNTIME_INSTANCE_ID,
     runtimeKey: env.SVC_WORKSPACE_API_KEY,
     publicBaseUrl: env.CONSOLE_ROUTER_PUBLIC_BASE_URL?.toString().replace(/\/+$/, ''),
+    allowedOrigins: env.CONSOLE_ROUTER_ALLOWED_ORIGINS ?? [],
     upstreamSecret: env.CONSOLE_ROUTER_UPSTREAM_SECRET,
     pollMs: env.CONSOLE_ROUTER_POLL_MS,
     wsIdleMs: env.CONSOLE_ROUTER_WS_IDLE_MS,

@@ -172,6 +172,30 @@ describe('the terminal WebSocket', () => {
     }
   });
 
+  test('when the host allows the control web app’s origin, then its page opens the terminal there and nowhere else', async () => {
+    const control = 'https://control.example.test';
+    const allowing = await s.startRouter(s.home, { CONSOLE_ROUTER_ALLOWED_ORIGINS: control });
+    try {
+      const terminalAt = async (base: string) =>
+        `${base.replace('http://', 'ws://')}/${slug()}/agents/${agent.id}/terminal?ticket=${await s.ticket(s.home, agent.id)}`;
+      const ws = await openSocket(await terminalAt(allowing.url), { origin: control });
+      try {
+        ws.send(Buffer.from('echo control-$((6*7))\n'));
+        await readUntil(ws, 'control-42');
+      } finally {
+        ws.close();
+        await closed(ws);
+      }
+      // A router that does not list it keeps refusing it.
+      await expect(openSocket(await terminalAt(router.url), { origin: control })).rejects.toMatchObject({
+        status: 403,
+        body: { code: 'origin_not_allowed' },
+      });
+    } finally {
+      await allowing.close();
+    }
+  });
+
   test('when an agent token opens it, then 403 actor_not_allowed (participants only)', async () => {
     await expect(
       openSocket(terminalUrl(''), { origin: PUBLIC_ORIGIN, ...bearer(agent.token) }),

@@ -55,6 +55,21 @@ describe('Host and Origin rules', () => {
     expect(isAllowedOrigin(origin, rules)).toBe(false);
   });
 
+  test('when page origins are configured, then their WebSockets may open, but they are no allowed Host', () => {
+    const withPages = originRules('https://console.example.test', ['https://Control.Example.test']);
+    expect(isAllowedOrigin('https://control.example.test', withPages)).toBe(true);
+    expect(isAllowedOrigin('http://control.example.test', withPages)).toBe(false);
+    expect(isAllowedOrigin('https://control.example.test.evil.example', withPages)).toBe(false);
+    expect(isAllowedOrigin('https://control.example.test', rules)).toBe(false);
+    expect(isAllowedHost('control.example.test', withPages)).toBe(false);
+    expect(
+      isAllowedOrigin(
+        'https://control.example.test',
+        originRules(undefined, ['https://control.example.test']),
+      ),
+    ).toBe(true);
+  });
+
   test('when remote addresses are read, then loopback ones are told apart', () => {
     expect(isLoopbackAddress('127.0.0.1')).toBe(true);
     expect(isLoopbackAddress('::ffff:127.0.0.1')).toBe(true);

@@ -10,12 +10,22 @@ export interface OriginRules {
   publicHost?: string | undefined;
   /** Origin of the public base URL (`https://console.example.test`). */
   publicOrigin?: string | undefined;
+  /**
+   * Other origins whose pages may open WebSockets (e.g. the control web app's), lower case. They are allowed as
+   * `Origin` only, never as `Host`: the router is still addressed by loopback or its public host.
+   */
+  pageOrigins?: ReadonlySet<string> | undefined;
 }
 
-export function originRules(publicBaseUrl: string | undefined): OriginRules {
-  if (!publicBaseUrl) return {};
+export function originRules(
+  publicBaseUrl: string | undefined,
+  pageOrigins: readonly string[] = [],
+): OriginRules {
+  const pages =
+    pageOrigins.length > 0 ? { pageOrigins: new Set(pageOrigins.map((o) => o.toLowerCase())) } : {};
+  if (!publicBaseUrl) return pages;
   const url = new URL(publicBaseUrl);
-  return { publicHost: url.host.toLowerCase(), publicOrigin: url.origin.toLowerCase() };
+  return { publicHost: url.host.toLowerCase(), publicOrigin: url.origin.toLowerCase(), ...pages };
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -74,7 +84,7 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return address === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(address);
 }
 
-/** A WebSocket `Origin` the router accepts: the public origin, or a page served from loopback. */
+/** A WebSocket `Origin` the router accepts: the public origin, a configured page origin, or a loopback page. */
 export function isAllowedOrigin(origin: string | undefined, rules: OriginRules): boolean {
   if (!origin) return false;
   let url: URL;
@@ -84,6 +94,8 @@ export function isAllowedOrigin(origin: string | undefined, rules: OriginRules):
     return false;
   }
   if (url.origin.toLowerCase() !== origin.toLowerCase().replace(/\/+$/, '')) return false;
-  if (rules.publicOrigin !== undefined && url.origin.toLowerCase() === rules.publicOrigin) return true;
+  const lower = url.origin.toLowerCase();
+  if (rules.publicOrigin !== undefined && lower === rules.publicOrigin) return true;
+  if (rules.pageOrigins?.has(lower)) return true;
   return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHostname(url.hostname);
 }

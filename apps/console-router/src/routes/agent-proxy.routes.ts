@@ -36,7 +36,8 @@ const originNotAllowed = () =>
   new AppError({
     status: 403,
     code: 'origin_not_allowed',
-    detail: "A WebSocket may be opened only from the console's public origin or a loopback page.",
+    detail:
+      "A WebSocket may be opened only from the console's public origin, an origin the host allows (CONSOLE_ROUTER_ALLOWED_ORIGINS) or a loopback page.",
   });
 
 const notConfigured = () =>
