@@ -13,6 +13,11 @@ export default defineConfig({
   root: path.join(here, 'src/web'),
   base: '/',
   plugins: [react()],
+  resolve: {
+    // The scope catalog (presets, destructive scopes) the hub itself uses, compiled from its source: the
+    // package's entry point also holds the token code, which has no place in the page.
+    alias: { '@svc/auth/scopes': path.join(here, '../../packages/auth/src/scopes.ts') },
+  },
   build: {
     outDir: path.join(here, 'dist/public'),
     emptyOutDir: true,

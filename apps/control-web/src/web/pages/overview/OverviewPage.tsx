@@ -1,15 +1,21 @@
-import { useClients, useSession } from '../../app/session';
+import { Link } from 'react-router';
 import { unwrap } from '../../app/api';
 import { useApi } from '../../app/hooks';
 import { navRoutes } from '../../app/routes';
 import { roleAllows } from '../../app/roles';
+import { useClients, useSession } from '../../app/session';
 import { useWorkspace } from '../../app/workspace';
-import { Link } from 'react-router';
 import { Loading } from '../../components/Loading';
 import { ProblemMessage } from '../../components/ProblemMessage';
 import { dateTime } from '../../components/time';
+import { AttentionList } from './AttentionList';
+import { SummaryCards } from './SummaryCards';
+import './overview.css';
 
-/** The workspace's home: who you are here, what you may do, and its projects. */
+/**
+ * The workspace's home: hosts ready to spawn and agents online (live), the invocations needing attention,
+ * the projects, where to go next, and who you are here.
+ */
 export function OverviewPage() {
   const { workspace, role } = useWorkspace();
   const { state } = useSession();
@@ -28,31 +34,18 @@ export function OverviewPage() {
   const base = `/w/${workspace.slug}`;
 
   return (
-    <section aria-labelledby="page-title">
+    <section aria-labelledby="page-title" className="page-overview">
       <h1 id="page-title">{workspace.name}</h1>
-      <dl className="facts">
-        <dt>Workspace</dt>
-        <dd>
-          <code>{workspace.slug}</code> ({workspace.id})
-        </dd>
-        <dt>Signed in as</dt>
-        <dd>{participant ? `${participant.display_name} <${participant.email}>` : '—'}</dd>
-        <dt>Your role</dt>
-        <dd>{role}</dd>
-        <dt>Created</dt>
-        <dd>{dateTime(workspace.created_at)}</dd>
-      </dl>
+      <p className="muted">
+        Signed in as {participant ? `${participant.display_name} <${participant.email}>` : '—'}, {role} of{' '}
+        <code>{workspace.slug}</code>.
+      </p>
 
-      <h2>Go to</h2>
-      <ul className="link-list">
-        {navRoutes
-          .filter((route) => route.path !== '' && roleAllows(role, route.roles))
-          .map((route) => (
-            <li key={route.path}>
-              <Link to={`${base}/${route.path}`}>{route.nav!.label}</Link>
-            </li>
-          ))}
-      </ul>
+      <SummaryCards />
+
+      <h2>Needs attention</h2>
+      {projects.data && projects.data.length === 0 && <p>No projects, so no invocations yet.</p>}
+      {projects.data && projects.data.length > 0 && <AttentionList projects={projects.data} />}
 
       <h2>Projects</h2>
       {projects.loading && !projects.data && <Loading what="Loading projects" />}
@@ -81,6 +74,29 @@ export function OverviewPage() {
           </tbody>
         </table>
       )}
+
+      <h2>Go to</h2>
+      <ul className="link-list">
+        {navRoutes
+          .filter((route) => route.path !== '' && roleAllows(role, route.roles))
+          .map((route) => (
+            <li key={route.path}>
+              <Link to={`${base}/${route.path}`}>{route.nav!.label}</Link>
+            </li>
+          ))}
+      </ul>
+
+      <h2>Workspace</h2>
+      <dl className="facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{workspace.id}</code>
+        </dd>
+        <dt>Your role</dt>
+        <dd>{role}</dd>
+        <dt>Created</dt>
+        <dd>{dateTime(workspace.created_at)}</dd>
+      </dl>
     </section>
   );
 }

@@ -1,0 +1,66 @@
+import { Link } from 'react-router';
+import { unwrap } from '../../app/api';
+import { usePolling } from '../../app/hooks';
+import { useClients } from '../../app/session';
+import { useWorkspace } from '../../app/workspace';
+import { ProblemMessage } from '../../components/ProblemMessage';
+
+const RUNNING = new Set(['online', 'idle', 'busy']);
+
+/** Runtime hosts ready to spawn and agents running now, read again every 10 s, each linking to its page. */
+export function SummaryCards() {
+  const { workspace } = useWorkspace();
+  const { hub } = useClients();
+  const base = `/w/${workspace.slug}`;
+  const networks = usePolling(
+    (signal) =>
+      hub.raw
+        .GET('/api/v1/workspaces/{workspace}/networks', {
+          params: { path: { workspace: workspace.id } },
+          signal,
+        })
+        .then(unwrap),
+    10_000,
+    [workspace.id],
+  );
+  const agents = usePolling(
+    (signal) =>
+      hub.raw
+        .GET('/api/v1/workspaces/{workspace}/agents', {
+          params: { path: { workspace: workspace.id } },
+          signal,
+        })
+        .then(unwrap),
+    10_000,
+    [workspace.id],
+  );
+  const hosts = networks.data?.hosts;
+  const ready = hosts?.filter((h) => h.spawn_ready).length;
+  const live = agents.data?.filter((a) => a.status !== 'evicted');
+  const running = live?.filter((a) => RUNNING.has(a.status)).length;
+  return (
+    <>
+      <ul className="summary" aria-label="Workspace summary">
+        <li className="card" data-testid="summary-hosts">
+          <span className="card-number">{hosts ? `${ready} / ${hosts.length}` : '…'}</span>
+          <span className="card-label">runtime hosts spawn ready</span>
+          <Link to={`${base}/networks`}>Networks</Link>
+        </li>
+        <li className="card" data-testid="summary-agents">
+          <span className="card-number">{live ? `${running} / ${live.length}` : '…'}</span>
+          <span className="card-label">agents online</span>
+          <Link to={`${base}/agents`}>Agents</Link>
+        </li>
+        <li className="card" data-testid="summary-running">
+          <span className="card-number">
+            {hosts ? hosts.reduce((sum, h) => sum + h.running_agents, 0) : '…'}
+          </span>
+          <span className="card-label">agents with a fresh heartbeat on the hosts</span>
+          <Link to={`${base}/networks`}>Hosts</Link>
+        </li>
+      </ul>
+      <ProblemMessage error={networks.error} context="Runtime hosts could not be read" />
+      <ProblemMessage error={agents.error} context="Agents could not be read" />
+    </>
+  );
+}
