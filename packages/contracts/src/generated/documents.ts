@@ -11208,7 +11208,7 @@ export const workflowDocument: OpenApiDocument = {
   "info": {
     "title": "Workflow API",
     "version": "1.0.0",
-    "description": "Governed workflows: Resolve, Preflight, Invoke, Launch, Consume. Success bodies are `{ \"data\": … }`; errors are RFC 9457 problem+json with a stable `code`. Send the workspace API key in `X-API-Key`.\n\nText rule (every operation): a string anywhere in a request — body values and JSON object keys at any depth, path and query parameters, headers — holding a NUL character (U+0000) or an unpaired UTF-16 surrogate is refused with 400 `text_invalid`, whose `errors` name each place (`body/metadata/ke~1y`, `query/cursor`). Other control characters (U+0001–U+001F, U+007F–U+009F) are accepted and stored exactly as sent unless a field's own schema restricts them; clients that display stored text escape them. A body whose `Content-Encoding` (`gzip`, `deflate`, `br`) does not decode is 400 `body_encoding_invalid`."
+    "description": "Governed workflows: Resolve, Preflight, Invoke, Launch, Consume. Success bodies are `{ \"data\": … }`; errors are RFC 9457 problem+json with a stable `code`. Send the workspace API key in `X-API-Key`.\n\nA signed-in participant (the control web app) sends the hub's participant JWT as `Authorization: Bearer` instead, on the operations whose `x-svc-actors` list `participant`: reading contracts, artifact schemas, invocations, artifacts and deliveries, resolve and preflight (any member of the project's workspace), and their writes (`x-svc-participant-roles`; a viewer is refused with 403 `role_forbidden`). Scopes do not apply to participants, their workspace role does. Operations that return a secret (delivery subscriptions and their signing secrets) stay with API keys.\n\nText rule (every operation): a string anywhere in a request — body values and JSON object keys at any depth, path and query parameters, headers — holding a NUL character (U+0000) or an unpaired UTF-16 surrogate is refused with 400 `text_invalid`, whose `errors` name each place (`body/metadata/ke~1y`, `query/cursor`). Other control characters (U+0001–U+001F, U+007F–U+009F) are accepted and stored exactly as sent unless a field's own schema restricts them; clients that display stored text escape them. A body whose `Content-Encoding` (`gzip`, `deflate`, `br`) does not decode is 400 `body_encoding_invalid`."
   },
   "servers": [
     {
@@ -11295,14 +11295,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Registered schema versions of the workspace, oldest first, without their JSON Schema bodies.",
         "description": "Filter by `project_id`, `name` and `version`; all three together inspect one version (at most one item). Deprecated versions are listed with `deprecated_at` set. Pass `next_cursor` as `cursor` for the next page; it is null on the last page. Fetch one version with its JSON Schema by id.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "artifact-schemas:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "parameters": [
@@ -11401,14 +11411,23 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Register a schema version (201); the same version with the same schema again answers 200.",
         "description": "`project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "artifact-schemas:write"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -11493,14 +11512,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "One schema version with its JSON Schema.",
         "description": "A version of another workspace is reported as not found (404 `artifact_schema_not_found`).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "artifact-schemas:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -11557,14 +11586,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Check a payload against a schema version before publishing it; changes nothing.",
         "description": "Answers 200 whether the payload conforms or not: `valid` says which, and `errors` lists at most 50 failures, each with the JSON Pointer `path` of the offending value. A deprecated version still validates (so old artifacts stay checkable).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "artifact-schemas:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -11631,14 +11670,23 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Deprecate a schema version (idempotent; final — there is no restore).",
         "description": "Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "artifact-schemas:write"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -11925,14 +11973,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Active contracts of the project, oldest first (paginated).",
         "description": "Retired contracts are left out unless `include_inactive=true`. Pages are ordered by `contract_id` ascending (creation order): pass `next_cursor` as `cursor` for the next page; it is null on the last.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-contracts:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "parameters": [
@@ -12021,14 +12079,23 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Create a contract; returns it with its `contract_id`.",
         "description": "400 `classifier_empty` (no criteria and not a fallback), 400 `fallback_with_criteria`, 400 `classifier_phrase_empty` (a phrase that normalizes to nothing), 400 `template_stage_duplicate`, 409 `template_version_immutable`.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-contracts:write"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -12091,14 +12158,24 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "One contract, active or retired (404 `contract_not_found`).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-contracts:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -12134,14 +12211,23 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Change some fields of a contract; `is_active` false retires it, true reactivates it.",
         "description": "Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-contracts:write"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -12197,14 +12283,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Deterministic match of an intent against the active contracts, with a full explanation.",
         "description": "Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-contracts:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -12575,14 +12671,24 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "Deliveries of the project, newest first, with filters.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "parameters": [
@@ -12815,14 +12921,24 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "One delivery with every attempt (time, status, latency, truncated response).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -12876,14 +12992,23 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "A new attempt now (same delivery id, fresh timestamp and signature), whatever the delivery's status.",
         "description": "409 `subscription_disabled` when the subscription is disabled or deleted. Audited as `delivery.redelivered`.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -12937,14 +13062,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "The project's invocations, newest first, with filters and a cursor.",
         "description": "Ordered by creation time, newest first (then by id). Filters combine (all must hold): `state` and `attention` (each repeatable: any of the values), `contract_id`, `template_key` (with optional `template_version`), `created_since` (created at or after) and `created_until` (created before). Pass `next_cursor` as `cursor` for the next page with the same filters; it is null on the last page. A cursor that cannot be read is 400 `cursor_invalid`. Each item is the invocation without its stages (read one invocation for its stages, current stage and latest handoff).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflows:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "parameters": [
@@ -13093,14 +13228,23 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Invoke — persist one request under an idempotency key (or replay the original).",
         "description": "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The intent is stored exactly as sent (returned as `intent` and given to the stages' owners as sent); for matching and the fingerprint the request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). Two requests that differ only in the intent's case or spacing are the same request for a key (the replay returns the intent first sent). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflows:run"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "parameters": [
@@ -13201,14 +13345,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "An invocation's lifecycle state, route, stage progress, latest handoff and attention signal.",
         "description": "`stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflows:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13254,14 +13408,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
         "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-contracts:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13328,14 +13492,23 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Launch — start or reconcile the governed run of an invocation.",
         "description": "Runs the same readiness check as preflight (route, template, artifact schema, roster of running agents, runtime readiness, infrastructure). A `refuses_launch` blocker refuses the launch with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once with `launch.outcome` `accepted`, or `accepted_waiting_for_owner` with the `waits_for_owner` blockers (also shown on the invocation until an owner is found); the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state (`launch.outcome` `reconciling`); on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200 (`launch.outcome` `terminal`). A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflows:run"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13469,14 +13642,23 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Cancel an invocation that is not terminal; its stages are closed and their owners released.",
         "description": "Any non-terminal state (`received`, `blocked`, `launching`, `awaiting_approval`, `running`, `waiting_for_artifact`) becomes `cancelled` (attention `none`): open stages become `cancelled`, stages not reached `skipped`, their owners are released (the stage leaves their stage list and any action on it is 409 `stage_not_open`), the run ends, and the `invocation.cancelled` delivery event is recorded in the same transaction. The stages' hub handoffs are cancelled at the hub right after (retried by the sweeper until the hub confirms). Cancelling a `cancelled` invocation again answers 200 with it unchanged; a `completed` or `failed` one is 409 `invocation_terminal`. `reason` (at most 500 characters, redacted) is kept in `cancellation`. Audited as `invocation.cancelled`.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflows:run"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13543,14 +13725,24 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Consume — the strict artifact envelope of an invocation.",
         "description": "404 `artifact_not_found` until a valid artifact is published (the invocation then shows an `artifact` identity and is `completed`); the envelope after. Fetch it only once the invocation is `completed`.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-artifacts:read"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
