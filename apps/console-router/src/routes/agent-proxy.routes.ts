@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError } from '@svc/service-kit/http';
 import type { Logger } from '@svc/service-kit/http';
+import { corsHeaders, isPreflight, PREFLIGHT_HEADERS } from '../domain/cors';
 import { isAllowedOrigin } from '../domain/request-origin';
 import type { OriginRules } from '../domain/request-origin';
 import type { RequestIds } from '../domain/request-ids';
@@ -126,6 +127,14 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     if (logger.isLevelEnabled('debug')) logWhenFinished(req, res, path.agentId, requestId);
     if (!deps.isAllowedHost(req.headers.host)) {
       refuse(hostNotAllowed(), requestId, req, res);
+      return true;
+    }
+    // Pages the router accepts read its answers (CORS); their preflight is answered before any credential.
+    const cors = corsHeaders(req.headers.origin, deps.origins);
+    if (cors) for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
+    if (isPreflight(req)) {
+      if (!cors) refuse(originNotAllowed(), requestId, req, res);
+      else res.writeHead(204, { ...PREFLIGHT_HEADERS, 'Content-Length': '0' }).end();
       return true;
     }
     const request = { method: req.method ?? 'GET', path, headers: req.headers };
