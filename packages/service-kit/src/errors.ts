@@ -169,13 +169,14 @@ export interface ProblemResponse {
 export function toProblem(error: unknown, requestId?: string): ProblemResponse {
   const base = (status: number, code: string, detail?: string, extra: Record<string, unknown> = {}) => {
     const body: ProblemBody = {
+      // Extra members never replace the standard ones (a resource's `status` must not hide the HTTP status).
+      ...extra,
       // The code's page on the service that answered (`/docs/errors/<code>`, see docs.ts), relative to the request URL.
       type: `/docs/errors/${code}`,
       title: problemTitle(status),
       status,
       code,
       ...(detail ? { detail } : {}),
-      ...extra,
       ...(requestId ? { request_id: requestId } : {}),
     };
     return body;

@@ -198,6 +198,25 @@ function bodySent(req: Request): boolean {
 }
 
 /**
+ * The operations grouped by path, literal segments before parameters at the first place two paths differ
+ * (`/deliveries/replay` before `/deliveries/{deliveryId}`), otherwise in document order: a request is
+ * answered by the most specific path it matches, whatever the document's order.
+ */
+function bySpecificity<T extends { path: string }>(operations: T[]): T[] {
+  const shape = (path: string) => path.split('/').map((part) => (part.startsWith('{') ? 1 : 0));
+  const firstIndex = new Map<string, number>();
+  operations.forEach((o, i) => firstIndex.set(o.path, firstIndex.get(o.path) ?? i));
+  const compare = (a: T, b: T): number => {
+    const [x, y] = [shape(a.path), shape(b.path)];
+    for (let i = 0; i < Math.min(x.length, y.length); i += 1) {
+      if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+    }
+    return (firstIndex.get(a.path) as number) - (firstIndex.get(b.path) as number);
+  };
+  return [...operations].sort(compare);
+}
+
+/**
  * Mounts every operation of a contract document on an express app. For each request: authenticate the
  * credential, check actors and scopes declared in the contract, validate path, query and body with ajv
  * against the contract's schemas, run the guards, call the handler and send its typed result. Methods the
@@ -238,7 +257,8 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
   }
 
   const byPath = new Map<string, Method[]>();
-  for (const op of operations) {
+  const ordered = bySpecificity(operations);
+  for (const [index, op] of ordered.entries()) {
     const handler = handlers[op.operationId] as OperationHandler<unknown>;
     const anonymous = op.actors.includes('anonymous');
     const rule = { actors: op.actors.filter((a): a is ActorKind => a !== 'anonymous'), scopes: op.scopes };
@@ -358,20 +378,21 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
     });
     (app as Router)[op.method](toExpressPath(op.path), ...pipeline);
     byPath.set(op.path, [...(byPath.get(op.path) ?? []), op.method]);
-  }
-
-  for (const [path, methods] of byPath) {
-    const allow = methods.map((m) => m.toUpperCase()).join(', ');
-    (app as Router).all(toExpressPath(path), (req: Request, _res: Response, next: NextFunction) => {
-      next(
-        new AppError({
-          status: 405,
-          code: 'method_not_allowed',
-          detail: `${req.method} is not supported here; use ${allow}.`,
-          headers: { Allow: allow },
-        }),
-      );
-    });
+    // After a path's last method, its 405: a method the path lacks must not fall through to a path with a
+    // parameter in that place (`DELETE /agents/me` is not `DELETE /agents/{agentId}`).
+    if (ordered[index + 1]?.path !== op.path) {
+      const allow = (byPath.get(op.path) ?? []).map((m) => m.toUpperCase()).join(', ');
+      (app as Router).all(toExpressPath(op.path), (req: Request, _res: Response, next: NextFunction) => {
+        next(
+          new AppError({
+            status: 405,
+            code: 'method_not_allowed',
+            detail: `${req.method} is not supported here; use ${allow}.`,
+            headers: { Allow: allow },
+          }),
+        );
+      });
+    }
   }
   return operations.map(({ raw: _raw, parameters: _parameters, ...meta }) => meta);
 }
