@@ -105,8 +105,8 @@ export function ApiKeysPage() {
       >
         <p>
           <strong>{revoking?.name}</strong> (<code>svc_{revoking?.prefix}_…</code>) stops working at once at
-          the hub and within 30 seconds at the other services. Whatever uses it is refused from then on. This
-          cannot be undone.
+          the hub and within seconds at the other services (30 s at most). Whatever uses it is refused from
+          then on. This cannot be undone.
         </p>
       </ConfirmDialog>
     </section>

@@ -17,7 +17,7 @@ function until(when: string | null, now = Date.now()): string {
   const ms = new Date(when).getTime() - now;
   if (!Number.isFinite(ms) || ms <= 0) return '';
   const hours = Math.floor(ms / 3_600_000);
-  return hours < 48 ? `in ${Math.max(1, hours)} h` : `in ${Math.floor(hours / 24)} days`;
+  return hours < 48 ? `in ${Math.max(1, hours)} h` : `in ${Math.round(ms / 86_400_000)} days`;
 }
 
 /** The keys with access, expiry, last use and status; `onRevoke` (managers only) adds the revoke action. */

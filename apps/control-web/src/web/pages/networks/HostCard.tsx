@@ -97,7 +97,10 @@ export function HostCard({ host, now }: { host: NetworkHost; now: number }) {
       </div>
       {host.console_activity && host.console_activity.length > 0 && (
         <details className="activity">
-          <summary>Console activity ({host.console_activity.length} agents)</summary>
+          <summary>
+            Console activity ({host.console_activity.length}{' '}
+            {host.console_activity.length === 1 ? 'agent' : 'agents'})
+          </summary>
           <ul>
             {host.console_activity.map((a) => (
               <li key={a.agent_id}>
