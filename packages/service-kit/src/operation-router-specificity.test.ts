@@ -24,6 +24,13 @@ const document: OpenApiDocument = {
     },
     '/things/replay': { post: { operationId: 'replayThings', ...anonymous, ...ok } },
     '/things/me': { get: { operationId: 'getMyThing', ...anonymous, ...ok } },
+    '/groups/{groupId}/things/{thingId}/links': {
+      get: { operationId: 'listLinks', ...anonymous, ...ok },
+      post: { operationId: 'addLink', ...anonymous, ...ok },
+      delete: { operationId: 'removeLinks', ...anonymous, ...ok },
+    },
+    '/groups/{groupId}/things': { get: { operationId: 'listGroupThings', ...anonymous, ...ok } },
+    '/groups/{groupId}/settings/x/y': { get: { operationId: 'getDeepSetting', ...anonymous, ...ok } },
   },
 };
 
@@ -47,6 +54,11 @@ beforeAll(async () => {
           deleteThing: answer('deleteThing'),
           replayThings: answer('replayThings'),
           getMyThing: answer('getMyThing'),
+          listLinks: answer('listLinks'),
+          addLink: answer('addLink'),
+          removeLinks: answer('removeLinks'),
+          listGroupThings: answer('listGroupThings'),
+          getDeepSetting: answer('getDeepSetting'),
         } as never,
         logger,
       }),
@@ -78,4 +90,12 @@ test('when the literal path has the method, then its own handler answers; other 
   expect(other.status).toBe(405);
   expect(other.headers.get('allow')).toBe('GET, DELETE');
   expect(seen).toEqual(['replayThings', 'getMyThing', 'deleteThing']);
+});
+
+test('when a path has several methods among paths of other shapes, then every one of its methods answers', async () => {
+  for (const method of ['GET', 'POST', 'DELETE']) {
+    expect((await fetch(`${base}/groups/g1/things/t1/links`, { method })).status).toBe(204);
+  }
+  const put = await fetch(`${base}/groups/g1/things/t1/links`, { method: 'PUT' });
+  expect(put.headers.get('allow')).toBe('GET, POST, DELETE');
 });

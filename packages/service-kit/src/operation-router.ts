@@ -211,6 +211,8 @@ function bySpecificity<T extends { path: string }>(operations: T[]): T[] {
     for (let i = 0; i < Math.min(x.length, y.length); i += 1) {
       if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
     }
+    // A total order (shape, then length, then first place in the document), so a path's methods stay together.
+    if (x.length !== y.length) return x.length - y.length;
     return (firstIndex.get(a.path) as number) - (firstIndex.get(b.path) as number);
   };
   return [...operations].sort(compare);
