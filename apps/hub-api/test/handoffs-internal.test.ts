@@ -234,7 +234,7 @@ describe('POST /internal/v1/handoffs/{handoffId}/cancel', () => {
       status: 409,
       code: 'handoff_invalid_transition',
     });
-    expect((completed.error as unknown as { status: string }).status).toBe('completed');
+    expect((completed.error as unknown as { current_status: string }).current_status).toBe('completed');
     const stored = await t.database.prisma.handoff.findUniqueOrThrow({ where: { id: created.id } });
     expect(stored.status).toBe('completed');
 

@@ -345,7 +345,7 @@ describe('the handoff lifecycle', () => {
     const expectInvalid = async (res: Promise<{ response: Response; error?: unknown }>, status: string) => {
       const out = await res;
       expect(out.response.status).toBe(409);
-      expect(out.error).toMatchObject({ code: 'handoff_invalid_transition', status });
+      expect(out.error).toMatchObject({ code: 'handoff_invalid_transition', current_status: status });
       expect((out.error as { detail: string }).detail).toContain(status);
     };
     await expectInvalid(a.complete(handoff.id), 'open');
@@ -365,14 +365,14 @@ describe('the handoff lifecycle', () => {
     const cancel = await t
       .client({ token: member.token })
       .POST('/api/v1/handoffs/{handoffId}/cancel', path(handoff.id));
-    expect(cancel.error).toMatchObject({ code: 'handoff_invalid_transition', status: 'completed' });
+    expect(cancel.error).toMatchObject({ code: 'handoff_invalid_transition', current_status: 'completed' });
     const lateEvidence = await a.evidence(handoff.id, 'late');
-    expect(lateEvidence.error).toMatchObject({ code: 'handoff_not_in_progress', status: 'completed' });
+    expect(lateEvidence.error).toMatchObject({ code: 'handoff_not_in_progress', current_status: 'completed' });
     const earlyEvidence = await a.evidence(
       (await createHandoff(member, { title: 'fresh', assignee_agent_id: agent.id })).id,
       'early',
     );
-    expect(earlyEvidence.error).toMatchObject({ code: 'handoff_not_in_progress', status: 'open' });
+    expect(earlyEvidence.error).toMatchObject({ code: 'handoff_not_in_progress', current_status: 'open' });
   });
 
   test('when another agent acts on an assigned handoff, then 403 handoff_not_assigned and nothing changes', async () => {
@@ -447,7 +447,7 @@ describe('the handoff lifecycle', () => {
       blocker_reason: null,
     });
     const again = await act(agent.token).unblock(handoff.id);
-    expect(again.error).toMatchObject({ code: 'handoff_invalid_transition', status: 'cancelled' });
+    expect(again.error).toMatchObject({ code: 'handoff_invalid_transition', current_status: 'cancelled' });
     expect(await auditActions(handoff.id)).toContain('handoff.cancelled');
 
     const owner = await t.seedMember('owner', member.workspace);

@@ -412,7 +412,7 @@ describe('POST /api/v1/agents/me/runtime-credential', () => {
     expect(stopped.data?.data.status).toBe('offline');
     const res = await refresh(agentToken);
     expect(res.response.status).toBe(409);
-    expect(res.error).toMatchObject({ code: 'agent_not_running', status: 'offline' });
+    expect(res.error).toMatchObject({ code: 'agent_not_running', current_status: 'offline' });
     expect(await auditRows(t, REFRESHED, agentId)).toHaveLength(0);
   });
 

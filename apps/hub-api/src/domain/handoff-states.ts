@@ -39,7 +39,7 @@ export function invalidTransition(handoff: Handoff, action: HandoffAction): AppE
     status: 409,
     code: 'handoff_invalid_transition',
     detail: `Cannot ${action} handoff '${handoff.id}': it is ${handoff.status} (${action} needs ${rule.from.join(' or ')}).`,
-    extra: { status: handoff.status, action, allowed_from: rule.from },
+    extra: { current_status: handoff.status, action, allowed_from: rule.from },
   });
 }
 

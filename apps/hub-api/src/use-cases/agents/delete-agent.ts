@@ -25,7 +25,7 @@ export async function deleteAgent(
         status: 409,
         code: 'agent_not_evicted',
         detail: `Agent '${agent.name}' is ${agent.status}; only an evicted agent can be deleted. Evict it first.`,
-        extra: { status: agent.status },
+        extra: { current_status: agent.status },
       });
     }
     const [handoffs, evidence, messages] = await Promise.all([

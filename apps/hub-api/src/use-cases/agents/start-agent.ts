@@ -76,7 +76,7 @@ export async function startAgent(
           status: 409,
           code: 'agent_already_running',
           detail: `Agent '${agent.name}' is ${agent.status} with a fresh heartbeat; stop it before starting it again.`,
-          extra: { status: agent.status },
+          extra: { current_status: agent.status },
         });
       }
       const host = agent.runtimeInstanceId

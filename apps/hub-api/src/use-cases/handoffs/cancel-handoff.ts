@@ -47,7 +47,7 @@ export async function cancelHandoff(
       options.idempotent &&
       error instanceof AppError &&
       error.code === 'handoff_invalid_transition' &&
-      error.extra.status === 'cancelled'
+      error.extra.current_status === 'cancelled'
     ) {
       return load();
     }

@@ -40,7 +40,7 @@ export async function submitHandoffEvidence(
       status: 409,
       code: 'handoff_not_in_progress',
       detail: `Handoff '${handoff.id}' is ${handoff.status}; evidence is accepted while it is ${IN_PROGRESS_STATUSES.join(', ')}.`,
-      extra: { status: handoff.status },
+      extra: { current_status: handoff.status },
     });
   }
   const redacted = redactValue(input.content, MAX_EVIDENCE_DEPTH + 1);

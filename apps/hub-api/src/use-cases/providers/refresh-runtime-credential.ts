@@ -32,7 +32,7 @@ export async function refreshRuntimeCredential(
           status: 409,
           code: 'agent_not_running',
           detail: `Agent '${agent.name}' is ${agent.status}; only a running agent refreshes its runtime credential. Start it again to get one.`,
-          extra: { status: agent.status },
+          extra: { current_status: agent.status },
         });
       }
       if (!agent.model) {

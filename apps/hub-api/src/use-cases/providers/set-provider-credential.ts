@@ -35,7 +35,8 @@ export async function setProviderCredential(
     });
   }
   const sealed = deps.box.seal(input.secret, providerCredentialAad(workspaceId, input.provider));
-  const last4 = input.secret.slice(-4);
+  // By code point: slicing UTF-16 units could keep half a surrogate pair, which Postgres cannot store.
+  const last4 = [...input.secret].slice(-4).join('');
 
   const attempt = () =>
     deps.db.$transaction(async (tx) => {

@@ -167,7 +167,7 @@ async function assign(ctx: Ctx, stage: RunStage, exclude: string[]): Promise<'as
           workspace_id: ctx.invocation.workspaceId,
           project_id: ctx.invocation.projectId,
           assignee_agent_id: candidate.agentId,
-          title: `Workflow stage: ${stage.title}`.slice(0, 200),
+          title: [...`Workflow stage: ${stage.title}`].slice(0, 200).join(''),
           description: `Stage ${stage.position} ('${stage.key}') of invocation ${ctx.invocation.id}.`,
           reference: {
             kind: 'workflow_stage',
