@@ -346,6 +346,7 @@ export const hubDocument: OpenApiDocument = {
       },
       "post": {
         "operationId": "createWorkspace",
+        "description": "Errors: 409 `workspace_slug_taken` (workspace slug already used).",
         "tags": [
           "workspaces"
         ],
@@ -448,6 +449,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -537,6 +541,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "patch": {
         "operationId": "updateWorkspaceMember",
+        "description": "Errors: 404 `member_not_found` (not a member).",
         "tags": [
           "workspaces"
         ],
@@ -612,6 +617,7 @@ export const hubDocument: OpenApiDocument = {
       },
       "delete": {
         "operationId": "removeWorkspaceMember",
+        "description": "Errors: 404 `member_not_found` (not a member).",
         "tags": [
           "workspaces"
         ],
@@ -633,6 +639,9 @@ export const hubDocument: OpenApiDocument = {
         "responses": {
           "204": {
             "description": "Removed."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -707,6 +716,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -717,6 +729,7 @@ export const hubDocument: OpenApiDocument = {
       },
       "post": {
         "operationId": "createApiKey",
+        "description": "Errors: 400 `expiry_in_past` (expiry in the past); 400 `preset_or_scopes_required` (give a preset or scopes); 400 `unknown_scopes` (unknown scopes).",
         "tags": [
           "api-keys"
         ],
@@ -792,6 +805,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getApiKey",
+        "description": "Errors: 404 `api_key_not_found` (no such API key).",
         "tags": [
           "api-keys"
         ],
@@ -829,6 +843,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -846,7 +863,7 @@ export const hubDocument: OpenApiDocument = {
           "api-keys"
         ],
         "summary": "Revoke a key.",
-        "description": "The key stops working at once on the hub replica that revoked it, within 10 s on other hub replicas (each caches key rows that briefly) and within 30 s on services that cache introspection.",
+        "description": "The key stops working at once on the hub replica that revoked it, within 10 s on other hub replicas (each caches key rows that briefly) and within 30 s on services that cache introspection. Errors: 404 `api_key_not_found` (no such API key).",
         "security": [
           {
             "participantBearer": []
@@ -879,6 +896,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -932,6 +952,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -1016,6 +1039,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getProject",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "projects"
         ],
@@ -1045,6 +1069,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -1117,7 +1144,7 @@ export const hubDocument: OpenApiDocument = {
           "audit"
         ],
         "summary": "Audit events of the workspace, newest first, with keyset pagination.",
-        "description": "Only events recorded in this workspace are listed; events of other workspaces and hub-wide events (such as participant sign-ins, which belong to no workspace) never appear. Order is `created_at` descending, then `id` descending, so pages are stable while new events arrive: pass `next_cursor` as `cursor` to get the next (older) page; `next_cursor` is null on the last page. A cursor is opaque: keep the other filters the same while paging. All filters combine with AND.",
+        "description": "Only events recorded in this workspace are listed; events of other workspaces and hub-wide events (such as participant sign-ins, which belong to no workspace) never appear. Order is `created_at` descending, then `id` descending, so pages are stable while new events arrive: pass `next_cursor` as `cursor` to get the next (older) page; `next_cursor` is null on the last page. A cursor is opaque: keep the other filters the same while paging. All filters combine with AND. Errors: 400 `invalid_cursor` (unknown list cursor); 400 `invalid_time_range` (the time range is reversed).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -1250,7 +1277,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Handoffs of the workspace, oldest first, with optional filters.",
-        "description": "Pages with `limit` and `after` (the last id of the previous page). `reference_id` needs `reference_kind`.",
+        "description": "Pages with `limit` and `after` (the last id of the previous page). `reference_id` needs `reference_kind`. Errors: 400 `reference_kind_required` (reference_kind is missing).",
         "security": [
           {
             "participantBearer": []
@@ -1425,7 +1452,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "One handoff with its evidence (oldest first).",
-        "description": "A handoff of another workspace is reported as not found. An agent sees the handoffs assigned to it and the open, unassigned ones of its workspace (which it may claim); any other is not found.",
+        "description": "A handoff of another workspace is reported as not found. An agent sees the handoffs assigned to it and the open, unassigned ones of its workspace (which it may claim); any other is not found. Errors: 404 `handoff_not_found` (no such handoff).",
         "security": [
           {
             "participantBearer": []
@@ -1464,6 +1491,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -1488,7 +1518,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Cancel a handoff that is not completed or cancelled yet.",
-        "description": "A completed or cancelled handoff answers 409 `handoff_invalid_transition` naming its status. Any other state moves to `cancelled`.",
+        "description": "A completed or cancelled handoff answers 409 `handoff_invalid_transition` naming its status in `current_status`. Any other state moves to `cancelled`. Errors: 404 `handoff_not_found` (no such handoff).",
         "security": [
           {
             "participantBearer": []
@@ -1527,6 +1557,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -1604,7 +1637,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Accept an assigned handoff: `open → accepted`.",
-        "description": "Only the assignee may act (403 `handoff_not_assigned`); another state answers 409 `handoff_invalid_transition` naming the current status.",
+        "description": "Only the assignee may act (403 `handoff_not_assigned`); another state answers 409 `handoff_invalid_transition` naming the current status in `current_status`. Errors: 404 `handoff_not_found` (no such handoff).",
         "security": [
           {
             "agentBearer": []
@@ -1619,6 +1652,9 @@ export const hubDocument: OpenApiDocument = {
         "responses": {
           "200": {
             "$ref": "#/components/responses/HandoffResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -1647,7 +1683,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Claim a handoff: `open | accepted → claimed`.",
-        "description": "The assignee claims its handoff. An open handoff without an assignee can be claimed by any agent of the workspace, which becomes its assignee (the first claim wins; a later one gets 403 `handoff_not_assigned`).",
+        "description": "The assignee claims its handoff. An open handoff without an assignee can be claimed by any agent of the workspace, which becomes its assignee (the first claim wins; a later one gets 403 `handoff_not_assigned`). Errors: 404 `handoff_not_found` (no such handoff); 409 `handoff_invalid_transition` (the handoff cannot move that way).",
         "security": [
           {
             "agentBearer": []
@@ -1662,6 +1698,9 @@ export const hubDocument: OpenApiDocument = {
         "responses": {
           "200": {
             "$ref": "#/components/responses/HandoffResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -1690,7 +1729,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Report a blocker: `accepted | claimed → blocked`, with `blocker_reason`.",
-        "description": "A blocked handoff is the attention signal the workflow engine reads for the stage it stands for.",
+        "description": "A blocked handoff is the attention signal the workflow engine reads for the stage it stands for. Errors: 404 `handoff_not_found` (no such handoff); 409 `handoff_invalid_transition` (the handoff cannot move that way).",
         "security": [
           {
             "agentBearer": []
@@ -1742,6 +1781,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "post": {
         "operationId": "unblockHandoff",
+        "description": "Errors: 404 `handoff_not_found` (no such handoff); 409 `handoff_invalid_transition` (the handoff cannot move that way).",
         "tags": [
           "handoffs"
         ],
@@ -1760,6 +1800,9 @@ export const hubDocument: OpenApiDocument = {
         "responses": {
           "200": {
             "$ref": "#/components/responses/HandoffResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -1788,7 +1831,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Submit evidence on an accepted, claimed or blocked handoff; it is stored redacted.",
-        "description": "`content` is any JSON value up to 64 KiB (serialized; 413 `evidence_too_large` above) nested at most 32 levels (400 `evidence_too_deep`). Before it is stored, fields named like secrets are replaced with `[REDACTED]` and secret shapes inside strings (API keys, JWTs and bearer values, relay and service tokens, provider keys, repository tokens, private keys, URL passwords) are masked. The response shows what was stored. On an open, completed or cancelled handoff: 409 `handoff_not_in_progress`.",
+        "description": "`content` is any JSON value up to 64 KiB (serialized; 413 `evidence_too_large` above) nested at most 32 levels (400 `evidence_too_deep`). Before it is stored, fields named like secrets are replaced with `[REDACTED]` and secret shapes inside strings (API keys, JWTs and bearer values, relay and service tokens, provider keys, repository tokens, private keys, URL passwords) are masked. The response shows what was stored. On an open, completed or cancelled handoff: 409 `handoff_not_in_progress`. Errors: 404 `handoff_not_found` (no such handoff).",
         "security": [
           {
             "agentBearer": []
@@ -1862,7 +1905,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Complete a claimed handoff: `claimed → completed`.",
-        "description": "A `summary`, when given, is stored redacted as evidence of kind `completion_summary`.",
+        "description": "A `summary`, when given, is stored redacted as evidence of kind `completion_summary`. Errors: 404 `handoff_not_found` (no such handoff); 409 `handoff_invalid_transition` (the handoff cannot move that way).",
         "security": [
           {
             "agentBearer": []
@@ -1955,6 +1998,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -2042,6 +2088,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getRepo",
+        "description": "Errors: 404 `repo_not_found` (no such repo).",
         "tags": [
           "repos"
         ],
@@ -2080,6 +2127,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -2104,7 +2154,7 @@ export const hubDocument: OpenApiDocument = {
           "repos"
         ],
         "summary": "Set or rotate the repo's PAT or deploy key. Participants only; agents and API keys get 403.",
-        "description": "Needs a participant with the owner, admin or member role in the repo's workspace (a viewer gets 403 `role_forbidden`; a repo of a workspace the participant is not a member of is not found). The secret is sealed with AES-256-GCM (the key id travels inside the ciphertext, so encryption keys can rotate) and never returned, logged or audited; the response is the repo with `credential.fingerprint` (first 12 hex digits of the secret's SHA-256). Setting a credential again rotates it: `set_at` stays, `rotated_at` moves. A `pat` must be 20–255 printable characters without spaces; a `deploy_key` an unencrypted OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`) or RSA/EC PEM private key. Otherwise 400 `repo_credential_invalid`.",
+        "description": "Needs a participant with the owner, admin or member role in the repo's workspace (a viewer gets 403 `role_forbidden`; a repo of a workspace the participant is not a member of is not found). The secret is sealed with AES-256-GCM (the key id travels inside the ciphertext, so encryption keys can rotate) and never returned, logged or audited; the response is the repo with `credential.fingerprint` (first 12 hex digits of the secret's SHA-256). Setting a credential again rotates it: `set_at` stays, `rotated_at` moves. A `pat` must be 20–255 printable characters without spaces; a `deploy_key` an unencrypted OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`) or RSA/EC PEM private key. Otherwise 400 `repo_credential_invalid`. Errors: 404 `repo_not_found` (no such repo).",
         "security": [
           {
             "participantBearer": []
@@ -2220,6 +2270,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -2350,6 +2403,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "post": {
         "operationId": "markInboxMessageRead",
+        "description": "Errors: 404 `message_not_found` (no such message).",
         "tags": [
           "messages"
         ],
@@ -2384,6 +2438,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -2408,7 +2465,7 @@ export const hubDocument: OpenApiDocument = {
           "messages"
         ],
         "summary": "An agent's inbox for operators (the back end of `svc internal inbox --name <agent>`).",
-        "description": "Reading does not mark messages read. An agent of another workspace is reported as not found.",
+        "description": "Reading does not mark messages read. An agent of another workspace is reported as not found. Errors: 404 `agent_not_found` (no such agent).",
         "security": [
           {
             "participantBearer": []
@@ -2466,7 +2523,7 @@ export const hubDocument: OpenApiDocument = {
           "messages"
         ],
         "summary": "Send a message (ask, nudge or console) to an agent.",
-        "description": "Who may send: the target agent itself; another agent of the workspace that shares a team with the target, or an active project assignment (a project the agent's own `project_id` names, or one a team of the agent is assigned to and not unassigned from) — anyone else gets 403 `peer_message_forbidden`, and the refusal is audited (`message.denied`, without the body); a participant with the owner, admin or member role in the target's workspace; an API key of that workspace with `messages:write`. An agent of another workspace is not found; an evicted target answers 409 `agent_evicted`. `body` is at most 16 KiB (UTF-8; 400 `message_too_large` above).",
+        "description": "Who may send: the target agent itself; another agent of the workspace that shares a team with the target, or an active project assignment (a project the agent's own `project_id` names, or one a team of the agent is assigned to and not unassigned from) — anyone else gets 403 `peer_message_forbidden`, and the refusal is audited (`message.denied`, without the body); a participant with the owner, admin or member role in the target's workspace; an API key of that workspace with `messages:write`. An agent of another workspace is not found; an evicted target answers 409 `agent_evicted`. `body` is at most 16 KiB (UTF-8; 400 `message_too_large` above). Errors: 404 `agent_not_found` (no such agent).",
         "security": [
           {
             "participantBearer": []
@@ -2631,7 +2688,7 @@ export const hubDocument: OpenApiDocument = {
           "console"
         ],
         "summary": "A short-lived ticket to open one agent's console from a browser.",
-        "description": "For a participant who is a member of the agent's workspace. The ticket is an ES256 JWT (audience `console`, at most 60 s) bound to the participant, the workspace and this agent; the console router verifies it through the hub's JWKS and accepts it as the `ticket` query parameter, where a browser cannot send an `Authorization` header (WebSocket upgrades, `EventSource`). It grants nothing at any other service and nothing on another agent's routes. Each issuance is audited as `console.ticket.issued`. An agent of another workspace, or an evicted one, is reported as not found.",
+        "description": "For a participant who is a member of the agent's workspace. The ticket is an ES256 JWT (audience `console`, at most 60 s) bound to the participant, the workspace and this agent; the console router verifies it through the hub's JWKS and accepts it as the `ticket` query parameter, where a browser cannot send an `Authorization` header (WebSocket upgrades, `EventSource`). It grants nothing at any other service and nothing on another agent's routes. Each issuance is audited as `console.ticket.issued`. An agent of another workspace, or an evicted one, is reported as not found. Errors: 404 `agent_not_found` (no such agent).",
         "security": [
           {
             "participantBearer": []
@@ -2734,6 +2791,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -2758,7 +2818,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-environments"
         ],
         "summary": "The environment with its tunnel's live state, read from the provider now.",
-        "description": "`tunnel.live` is read from the provider on every call (status and open connections at Cloudflare; the hosts' readiness for `local`). A provider that does not answer is 502 `tunnel_provider_unavailable`; a provider error is 502 `tunnel_provider_error` with the provider's codes in `provider_errors`.",
+        "description": "`tunnel.live` is read from the provider on every call (status and open connections at Cloudflare; the hosts' readiness for `local`). A provider that does not answer is 502 `tunnel_provider_unavailable`; a provider error is 502 `tunnel_provider_error` with the provider's codes in `provider_errors`. Errors: 404 `runtime_environment_not_found` (no such runtime environment).",
         "security": [
           {
             "participantBearer": []
@@ -2792,6 +2852,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -2963,7 +3026,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-environments"
         ],
         "summary": "What the host's tunnel connector runs with, including the connector token (runtime keys only).",
-        "description": "`svc runtime up` reads this at start. `connector` is null when the host's environment has no active tunnel that needs a connector (no environment, `local`, `external`). The token is the secret `cloudflared tunnel run --token-file` uses; the answer is never cached and every read is audited as `credential.tunnel_token.read` (without the token).",
+        "description": "`svc runtime up` reads this at start. `connector` is null when the host's environment has no active tunnel that needs a connector (no environment, `local`, `external`). The token is the secret `cloudflared tunnel run --token-file` uses; the answer is never cached and every read is audited as `credential.tunnel_token.read` (without the token). Errors: 404 `runtime_host_not_found` (no such runtime host).",
         "security": [
           {
             "apiKey": []
@@ -3066,6 +3129,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -3080,7 +3146,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-hosts"
         ],
         "summary": "Register a runtime host; the answer holds its relay token, shown this once.",
-        "description": "`name` is unique in the workspace (409 `runtime_host_name_taken`). `workdir_root` is an absolute path (POSIX `/…` or Windows `C:\\…`) without `.` or `..` segments. `console_public_base_url` and `relay_public_url` are https URLs without credentials, query or fragment; plain http is accepted for `127.0.0.1` and `localhost` only. The console router and the relay cannot listen on the same bind host and port. Omitted endpoint settings take their defaults (console router `127.0.0.1:8790`, prefix empty; relay `127.0.0.1:8787`).",
+        "description": "`name` is unique in the workspace (409 `runtime_host_name_taken`). `workdir_root` is an absolute path (POSIX `/…` or Windows `C:\\…`) without `.` or `..` segments. `console_public_base_url` and `relay_public_url` are https URLs without credentials, query or fragment; plain http is accepted for `127.0.0.1` and `localhost` only. The console router and the relay cannot listen on the same bind host and port. Omitted endpoint settings take their defaults (console router `127.0.0.1:8790`, prefix empty; relay `127.0.0.1:8787`). Errors: 400 `workdir_root_invalid` (unusable workdir root).",
         "security": [
           {
             "participantBearer": []
@@ -3160,6 +3226,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getRuntimeHost",
+        "description": "Errors: 404 `runtime_host_not_found` (no such runtime host).",
         "tags": [
           "runtime-hosts"
         ],
@@ -3225,7 +3292,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-hosts"
         ],
         "summary": "A host reports that it is alive and whether its relay and console router are ready.",
-        "description": "Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`.",
+        "description": "Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`. Errors: 404 `runtime_host_not_found` (no such runtime host).",
         "security": [
           {
             "apiKey": []
@@ -3296,7 +3363,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-hosts"
         ],
         "summary": "Replace a host's relay token; the old one stops working at once. The new one is shown this once.",
-        "description": "Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`.",
+        "description": "Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`. Errors: 404 `runtime_host_not_found` (no such runtime host).",
         "security": [
           {
             "participantBearer": []
@@ -3400,6 +3467,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -3421,7 +3491,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-config"
         ],
         "summary": "Pull a runtime host's endpoints and credentials (relay token, workspace API key).",
-        "description": "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets.",
+        "description": "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).",
         "security": [
           {
             "participantBearer": []
@@ -3600,6 +3670,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -3699,6 +3772,7 @@ export const hubDocument: OpenApiDocument = {
       },
       "delete": {
         "operationId": "revokeProviderCredential",
+        "description": "Errors: 404 `provider_credential_not_found` (no credential for this provider).",
         "tags": [
           "providers"
         ],
@@ -3773,6 +3847,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -3852,6 +3929,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getProjectSpawnPolicy",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "spawn"
         ],
@@ -3882,6 +3960,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -3899,7 +3980,7 @@ export const hubDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Set a project's override of the spawn policy (replaces it whole); audited as `spawn_policy.updated`.",
-        "description": "The same rules as the workspace's policy. The override wins over the workspace's policy as a whole.",
+        "description": "The same rules as the workspace's policy. The override wins over the workspace's policy as a whole. Errors: 400 `provider_model_unsupported` (unsupported provider/model identifier); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -3960,7 +4041,7 @@ export const hubDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Remove a project's override (the workspace's policy applies again); audited as `spawn_policy.deleted`.",
-        "description": "Removing an override that does not exist is harmless and answers the same.",
+        "description": "Removing an override that does not exist is harmless and answers the same. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -3991,6 +4072,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -4015,7 +4099,7 @@ export const hubDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Ask the hub to spawn an agent for a project on a spawn-ready host through its relay.",
-        "description": "The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).\n\n`spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only.",
+        "description": "The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).\n\n`spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -4111,6 +4195,7 @@ export const hubDocument: OpenApiDocument = {
       },
       "get": {
         "operationId": "listAgentSpawns",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "spawn"
         ],
@@ -4205,6 +4290,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getAgentSpawn",
+        "description": "Errors: 404 `agent_spawn_not_found` (no such agent spawn).",
         "tags": [
           "spawn"
         ],
@@ -4235,6 +4321,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -4259,7 +4348,7 @@ export const hubDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "A host's relay reports a spawn it ran (requested, started or failed); audited as `relay.spawn.<event>`.",
-        "description": "Sent by the relay with the key its host heartbeats with. The event is recorded in the workspace's audit with the spawn id, the agent name and, when given, the agent id and the failure's code and detail (redacted). A host of another workspace is not found.",
+        "description": "Sent by the relay with the key its host heartbeats with. The event is recorded in the workspace's audit with the spawn id, the agent name and, when given, the agent id and the failure's code and detail (redacted). A host of another workspace is not found. Errors: 404 `runtime_host_not_found` (no such runtime host).",
         "security": [
           {
             "apiKey": []
@@ -4377,6 +4466,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -4491,6 +4583,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -4528,7 +4623,7 @@ export const hubDocument: OpenApiDocument = {
           "teams"
         ],
         "summary": "Add an agent of the team's workspace to the team (idempotent).",
-        "description": "Adding a member again returns the existing membership unchanged. An agent of another workspace is reported as not found (404 `agent_not_found`); an evicted agent cannot join (409 `agent_evicted`).",
+        "description": "Adding a member again returns the existing membership unchanged. An agent of another workspace is reported as not found (404 `agent_not_found`); an evicted agent cannot join (409 `agent_evicted`). Errors: 404 `team_not_found` (no such team).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -4560,6 +4655,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -4576,6 +4674,7 @@ export const hubDocument: OpenApiDocument = {
       },
       "delete": {
         "operationId": "removeTeamAgent",
+        "description": "Errors: 404 `agent_not_found` (no such agent); 404 `team_not_found` (no such team).",
         "tags": [
           "teams"
         ],
@@ -4595,6 +4694,9 @@ export const hubDocument: OpenApiDocument = {
         "responses": {
           "204": {
             "description": "The agent is not a member (any more)."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -4633,7 +4735,7 @@ export const hubDocument: OpenApiDocument = {
           "teams"
         ],
         "summary": "Add a member of the team's workspace to the team (idempotent).",
-        "description": "The participant must be a member of the team's workspace; anyone else is reported as not found (404 `participant_not_found`).",
+        "description": "The participant must be a member of the team's workspace; anyone else is reported as not found (404 `participant_not_found`). Errors: 404 `team_not_found` (no such team).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -4665,6 +4767,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -4678,6 +4783,7 @@ export const hubDocument: OpenApiDocument = {
       },
       "delete": {
         "operationId": "removeTeamParticipant",
+        "description": "Errors: 404 `participant_not_found` (no such member); 404 `team_not_found` (no such team).",
         "tags": [
           "teams"
         ],
@@ -4697,6 +4803,9 @@ export const hubDocument: OpenApiDocument = {
         "responses": {
           "204": {
             "description": "The participant is not a member of the team (any more)."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -4723,6 +4832,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "listProjectTeams",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "teams"
         ],
@@ -4767,6 +4877,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -4784,7 +4897,7 @@ export const hubDocument: OpenApiDocument = {
           "teams"
         ],
         "summary": "Assign a team of the project's workspace to the project.",
-        "description": "A new assignment, or the reactivation of an ended one, answers 201. A team that is already assigned answers 200 with the assignment unchanged. A team of another workspace is refused with 400 `team_not_found`.",
+        "description": "A new assignment, or the reactivation of an ended one, answers 201. A team that is already assigned answers 200 with the assignment unchanged. A team of another workspace is refused with 400 `team_not_found`. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -4884,7 +4997,7 @@ export const hubDocument: OpenApiDocument = {
           "teams"
         ],
         "summary": "End a team's assignment to a project; the assignment is kept with `unassigned_at` set.",
-        "description": "Ending an ended assignment changes nothing and returns it. A team that was never assigned is 404 `project_team_not_found`.",
+        "description": "Ending an ended assignment changes nothing and returns it. A team that was never assigned is 404 `project_team_not_found`. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -4915,6 +5028,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -5317,7 +5433,7 @@ export const hubDocument: OpenApiDocument = {
           "agents"
         ],
         "summary": "Register an agent on a runtime host of the workspace. It starts `offline`.",
-        "description": "`runtime_instance_id` is the host inventory id (`rti_…`); a runtime bundle id (`wrt_…`, from runtime.env) is refused with 400 `runtime_bundle_id_not_allowed`. Exactly one of `project_code` and `workdir` is given (400 `project_and_workdir_exclusive` when both, `project_or_workdir_required` when neither); a new worker (`worker: true`) needs `project_code` and `team_id`. `workdir` is absolute and inside the host's `workdir_root` (400 `workdir_outside_root`). `model` is an exact provider/model identifier of the current catalog (400 `provider_model_unsupported` with `close_matches`). `serve_port` and `console_route` are unique among the host's agents that are not evicted (409 `serve_port_taken`, `console_route_taken`); the name is unique in the workspace (409 `agent_name_taken`). With `team_id` the agent joins that team.",
+        "description": "`runtime_instance_id` is the host inventory id (`rti_…`); a runtime bundle id (`wrt_…`, from runtime.env) is refused with 400 `runtime_bundle_id_not_allowed`. Exactly one of `project_code` and `workdir` is given (400 `project_and_workdir_exclusive` when both, `project_or_workdir_required` when neither); a new worker (`worker: true`) needs `project_code` and `team_id`. `workdir` is absolute and inside the host's `workdir_root` (400 `workdir_outside_root`). `model` is an exact provider/model identifier of the current catalog (400 `provider_model_unsupported` with `close_matches`). `serve_port` and `console_route` are unique among the host's agents that are not evicted (409 `serve_port_taken`, `console_route_taken`); the name is unique in the workspace (409 `agent_name_taken`). With `team_id` the agent joins that team. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id); 400 `worker_requires_project_and_team` (a worker needs a project and a team).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -5386,6 +5502,7 @@ export const hubDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getAgent",
+        "description": "Errors: 404 `agent_not_found` (no such agent).",
         "tags": [
           "agents"
         ],
@@ -5416,6 +5533,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -5433,7 +5553,7 @@ export const hubDocument: OpenApiDocument = {
           "agents"
         ],
         "summary": "Delete an evicted agent that nothing references any more.",
-        "description": "Only an evicted agent can be deleted (409 `agent_not_evicted`). The row is kept while runs, handoffs, claims, evidence or messages reference it (409 `agent_referenced`, with the counts).",
+        "description": "Only an evicted agent can be deleted (409 `agent_not_evicted`). The row is kept while runs, handoffs, claims, evidence or messages reference it (409 `agent_referenced`, with the counts). Errors: 404 `agent_not_found` (no such agent).",
         "security": [
           {
             "participantBearer": []
@@ -5450,6 +5570,9 @@ export const hubDocument: OpenApiDocument = {
         "responses": {
           "204": {
             "description": "Deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"
@@ -5473,7 +5596,7 @@ export const hubDocument: OpenApiDocument = {
           "agents"
         ],
         "summary": "Start an agent (direct CLI start or relay spawn); returns its AGENT_TOKEN and one runtime credential.",
-        "description": "Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. A relay spawn's start names its `spawn_id`, which both events carry. The tokens are in this response only.",
+        "description": "Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. A relay spawn's start names its `spawn_id`, which both events carry. The tokens are in this response only. Errors: 400 `provider_model_unsupported` (unsupported provider/model identifier); 400 `spawn_id_requires_relay` (spawn_id needs the relay launch path); 404 `agent_not_found` (no such agent).",
         "parameters": [
           {
             "name": "agentId",
@@ -5549,7 +5672,7 @@ export const hubDocument: OpenApiDocument = {
           "agents"
         ],
         "summary": "Mark an agent stopped (`offline`); its id is kept for a restart (idempotent).",
-        "description": "An evicted agent cannot be stopped (409 `agent_evicted`).",
+        "description": "An evicted agent cannot be stopped (409 `agent_evicted`). Errors: 404 `agent_not_found` (no such agent).",
         "parameters": [
           {
             "name": "agentId",
@@ -5590,6 +5713,9 @@ export const hubDocument: OpenApiDocument = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
           "401": {
             "$ref": "#/components/responses/Problem"
           },
@@ -5612,7 +5738,7 @@ export const hubDocument: OpenApiDocument = {
           "agents"
         ],
         "summary": "Evict an agent's hub identity (final). Nothing is deleted; its token stops working at once.",
-        "description": "Evicting an evicted agent changes nothing and returns it.",
+        "description": "Evicting an evicted agent changes nothing and returns it. Errors: 404 `agent_not_found` (no such agent).",
         "parameters": [
           {
             "name": "agentId",
@@ -5654,6 +5780,9 @@ export const hubDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
           },
           "401": {
             "$ref": "#/components/responses/Problem"

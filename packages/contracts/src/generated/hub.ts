@@ -121,7 +121,10 @@ export interface paths {
          */
         get: operations["listWorkspaces"];
         put?: never;
-        /** Create a workspace; the caller becomes its owner. */
+        /**
+         * Create a workspace; the caller becomes its owner.
+         * @description Errors: 409 `workspace_slug_taken` (workspace slug already used).
+         */
         post: operations["createWorkspace"];
         delete?: never;
         options?: never;
@@ -167,11 +170,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a member. The last owner cannot be removed. */
+        /**
+         * Remove a member. The last owner cannot be removed.
+         * @description Errors: 404 `member_not_found` (not a member).
+         */
         delete: operations["removeWorkspaceMember"];
         options?: never;
         head?: never;
-        /** Change a member's role. The last owner cannot be demoted. */
+        /**
+         * Change a member's role. The last owner cannot be demoted.
+         * @description Errors: 404 `member_not_found` (not a member).
+         */
         patch: operations["updateWorkspaceMember"];
         trace?: never;
     };
@@ -188,7 +197,10 @@ export interface paths {
         /** API keys of the workspace (never their secrets). */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key from a preset or explicit scopes. The secret is in this response only. */
+        /**
+         * Create an API key from a preset or explicit scopes. The secret is in this response only.
+         * @description Errors: 400 `expiry_in_past` (expiry in the past); 400 `preset_or_scopes_required` (give a preset or scopes); 400 `unknown_scopes` (unknown scopes).
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -207,13 +219,16 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One API key (without its secret). */
+        /**
+         * One API key (without its secret).
+         * @description Errors: 404 `api_key_not_found` (no such API key).
+         */
         get: operations["getApiKey"];
         put?: never;
         post?: never;
         /**
          * Revoke a key.
-         * @description The key stops working at once on the hub replica that revoked it, within 10 s on other hub replicas (each caches key rows that briefly) and within 30 s on services that cache introspection.
+         * @description The key stops working at once on the hub replica that revoked it, within 10 s on other hub replicas (each caches key rows that briefly) and within 30 s on services that cache introspection. Errors: 404 `api_key_not_found` (no such API key).
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -251,7 +266,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One project. A project of another workspace is reported as not found. */
+        /**
+         * One project. A project of another workspace is reported as not found.
+         * @description Errors: 404 `project_not_found` (no such project).
+         */
         get: operations["getProject"];
         put?: never;
         post?: never;
@@ -293,7 +311,7 @@ export interface paths {
         };
         /**
          * Audit events of the workspace, newest first, with keyset pagination.
-         * @description Only events recorded in this workspace are listed; events of other workspaces and hub-wide events (such as participant sign-ins, which belong to no workspace) never appear. Order is `created_at` descending, then `id` descending, so pages are stable while new events arrive: pass `next_cursor` as `cursor` to get the next (older) page; `next_cursor` is null on the last page. A cursor is opaque: keep the other filters the same while paging. All filters combine with AND.
+         * @description Only events recorded in this workspace are listed; events of other workspaces and hub-wide events (such as participant sign-ins, which belong to no workspace) never appear. Order is `created_at` descending, then `id` descending, so pages are stable while new events arrive: pass `next_cursor` as `cursor` to get the next (older) page; `next_cursor` is null on the last page. A cursor is opaque: keep the other filters the same while paging. All filters combine with AND. Errors: 400 `invalid_cursor` (unknown list cursor); 400 `invalid_time_range` (the time range is reversed).
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -316,7 +334,7 @@ export interface paths {
         };
         /**
          * Handoffs of the workspace, oldest first, with optional filters.
-         * @description Pages with `limit` and `after` (the last id of the previous page). `reference_id` needs `reference_kind`.
+         * @description Pages with `limit` and `after` (the last id of the previous page). `reference_id` needs `reference_kind`. Errors: 400 `reference_kind_required` (reference_kind is missing).
          */
         get: operations["listHandoffs"];
         put?: never;
@@ -342,7 +360,7 @@ export interface paths {
         };
         /**
          * One handoff with its evidence (oldest first).
-         * @description A handoff of another workspace is reported as not found. An agent sees the handoffs assigned to it and the open, unassigned ones of its workspace (which it may claim); any other is not found.
+         * @description A handoff of another workspace is reported as not found. An agent sees the handoffs assigned to it and the open, unassigned ones of its workspace (which it may claim); any other is not found. Errors: 404 `handoff_not_found` (no such handoff).
          */
         get: operations["getHandoff"];
         put?: never;
@@ -366,7 +384,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a handoff that is not completed or cancelled yet.
-         * @description A completed or cancelled handoff answers 409 `handoff_invalid_transition` naming its status. Any other state moves to `cancelled`.
+         * @description A completed or cancelled handoff answers 409 `handoff_invalid_transition` naming its status in `current_status`. Any other state moves to `cancelled`. Errors: 404 `handoff_not_found` (no such handoff).
          */
         post: operations["cancelHandoff"];
         delete?: never;
@@ -405,7 +423,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an assigned handoff: `open → accepted`.
-         * @description Only the assignee may act (403 `handoff_not_assigned`); another state answers 409 `handoff_invalid_transition` naming the current status.
+         * @description Only the assignee may act (403 `handoff_not_assigned`); another state answers 409 `handoff_invalid_transition` naming the current status in `current_status`. Errors: 404 `handoff_not_found` (no such handoff).
          */
         post: operations["acceptHandoff"];
         delete?: never;
@@ -427,7 +445,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a handoff: `open | accepted → claimed`.
-         * @description The assignee claims its handoff. An open handoff without an assignee can be claimed by any agent of the workspace, which becomes its assignee (the first claim wins; a later one gets 403 `handoff_not_assigned`).
+         * @description The assignee claims its handoff. An open handoff without an assignee can be claimed by any agent of the workspace, which becomes its assignee (the first claim wins; a later one gets 403 `handoff_not_assigned`). Errors: 404 `handoff_not_found` (no such handoff); 409 `handoff_invalid_transition` (the handoff cannot move that way).
          */
         post: operations["claimHandoff"];
         delete?: never;
@@ -449,7 +467,7 @@ export interface paths {
         put?: never;
         /**
          * Report a blocker: `accepted | claimed → blocked`, with `blocker_reason`.
-         * @description A blocked handoff is the attention signal the workflow engine reads for the stage it stands for.
+         * @description A blocked handoff is the attention signal the workflow engine reads for the stage it stands for. Errors: 404 `handoff_not_found` (no such handoff); 409 `handoff_invalid_transition` (the handoff cannot move that way).
          */
         post: operations["blockHandoff"];
         delete?: never;
@@ -469,7 +487,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Clear a blocker: `blocked → claimed` (`blocker_reason` becomes null). */
+        /**
+         * Clear a blocker: `blocked → claimed` (`blocker_reason` becomes null).
+         * @description Errors: 404 `handoff_not_found` (no such handoff); 409 `handoff_invalid_transition` (the handoff cannot move that way).
+         */
         post: operations["unblockHandoff"];
         delete?: never;
         options?: never;
@@ -490,7 +511,7 @@ export interface paths {
         put?: never;
         /**
          * Submit evidence on an accepted, claimed or blocked handoff; it is stored redacted.
-         * @description `content` is any JSON value up to 64 KiB (serialized; 413 `evidence_too_large` above) nested at most 32 levels (400 `evidence_too_deep`). Before it is stored, fields named like secrets are replaced with `[REDACTED]` and secret shapes inside strings (API keys, JWTs and bearer values, relay and service tokens, provider keys, repository tokens, private keys, URL passwords) are masked. The response shows what was stored. On an open, completed or cancelled handoff: 409 `handoff_not_in_progress`.
+         * @description `content` is any JSON value up to 64 KiB (serialized; 413 `evidence_too_large` above) nested at most 32 levels (400 `evidence_too_deep`). Before it is stored, fields named like secrets are replaced with `[REDACTED]` and secret shapes inside strings (API keys, JWTs and bearer values, relay and service tokens, provider keys, repository tokens, private keys, URL passwords) are masked. The response shows what was stored. On an open, completed or cancelled handoff: 409 `handoff_not_in_progress`. Errors: 404 `handoff_not_found` (no such handoff).
          */
         post: operations["submitHandoffEvidence"];
         delete?: never;
@@ -512,7 +533,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a claimed handoff: `claimed → completed`.
-         * @description A `summary`, when given, is stored redacted as evidence of kind `completion_summary`.
+         * @description A `summary`, when given, is stored redacted as evidence of kind `completion_summary`. Errors: 404 `handoff_not_found` (no such handoff); 409 `handoff_invalid_transition` (the handoff cannot move that way).
          */
         post: operations["completeHandoff"];
         delete?: never;
@@ -554,7 +575,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One repo with its credential summary. A repo of another workspace is reported as not found. */
+        /**
+         * One repo with its credential summary. A repo of another workspace is reported as not found.
+         * @description Errors: 404 `repo_not_found` (no such repo).
+         */
         get: operations["getRepo"];
         put?: never;
         post?: never;
@@ -576,7 +600,7 @@ export interface paths {
         get?: never;
         /**
          * Set or rotate the repo's PAT or deploy key. Participants only; agents and API keys get 403.
-         * @description Needs a participant with the owner, admin or member role in the repo's workspace (a viewer gets 403 `role_forbidden`; a repo of a workspace the participant is not a member of is not found). The secret is sealed with AES-256-GCM (the key id travels inside the ciphertext, so encryption keys can rotate) and never returned, logged or audited; the response is the repo with `credential.fingerprint` (first 12 hex digits of the secret's SHA-256). Setting a credential again rotates it: `set_at` stays, `rotated_at` moves. A `pat` must be 20–255 printable characters without spaces; a `deploy_key` an unencrypted OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`) or RSA/EC PEM private key. Otherwise 400 `repo_credential_invalid`.
+         * @description Needs a participant with the owner, admin or member role in the repo's workspace (a viewer gets 403 `role_forbidden`; a repo of a workspace the participant is not a member of is not found). The secret is sealed with AES-256-GCM (the key id travels inside the ciphertext, so encryption keys can rotate) and never returned, logged or audited; the response is the repo with `credential.fingerprint` (first 12 hex digits of the secret's SHA-256). Setting a credential again rotates it: `set_at` stays, `rotated_at` moves. A `pat` must be 20–255 printable characters without spaces; a `deploy_key` an unencrypted OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`) or RSA/EC PEM private key. Otherwise 400 `repo_credential_invalid`. Errors: 404 `repo_not_found` (no such repo).
          */
         put: operations["setRepoCredential"];
         post?: never;
@@ -641,7 +665,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark one of the calling agent's messages read (again is harmless and keeps the first time). */
+        /**
+         * Mark one of the calling agent's messages read (again is harmless and keeps the first time).
+         * @description Errors: 404 `message_not_found` (no such message).
+         */
         post: operations["markInboxMessageRead"];
         delete?: never;
         options?: never;
@@ -660,7 +687,7 @@ export interface paths {
         };
         /**
          * An agent's inbox for operators (the back end of `svc internal inbox --name <agent>`).
-         * @description Reading does not mark messages read. An agent of another workspace is reported as not found.
+         * @description Reading does not mark messages read. An agent of another workspace is reported as not found. Errors: 404 `agent_not_found` (no such agent).
          */
         get: operations["listAgentInbox"];
         put?: never;
@@ -684,7 +711,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message (ask, nudge or console) to an agent.
-         * @description Who may send: the target agent itself; another agent of the workspace that shares a team with the target, or an active project assignment (a project the agent's own `project_id` names, or one a team of the agent is assigned to and not unassigned from) — anyone else gets 403 `peer_message_forbidden`, and the refusal is audited (`message.denied`, without the body); a participant with the owner, admin or member role in the target's workspace; an API key of that workspace with `messages:write`. An agent of another workspace is not found; an evicted target answers 409 `agent_evicted`. `body` is at most 16 KiB (UTF-8; 400 `message_too_large` above).
+         * @description Who may send: the target agent itself; another agent of the workspace that shares a team with the target, or an active project assignment (a project the agent's own `project_id` names, or one a team of the agent is assigned to and not unassigned from) — anyone else gets 403 `peer_message_forbidden`, and the refusal is audited (`message.denied`, without the body); a participant with the owner, admin or member role in the target's workspace; an API key of that workspace with `messages:write`. An agent of another workspace is not found; an evicted target answers 409 `agent_evicted`. `body` is at most 16 KiB (UTF-8; 400 `message_too_large` above). Errors: 404 `agent_not_found` (no such agent).
          */
         post: operations["sendAgentMessage"];
         delete?: never;
@@ -729,7 +756,7 @@ export interface paths {
         put?: never;
         /**
          * A short-lived ticket to open one agent's console from a browser.
-         * @description For a participant who is a member of the agent's workspace. The ticket is an ES256 JWT (audience `console`, at most 60 s) bound to the participant, the workspace and this agent; the console router verifies it through the hub's JWKS and accepts it as the `ticket` query parameter, where a browser cannot send an `Authorization` header (WebSocket upgrades, `EventSource`). It grants nothing at any other service and nothing on another agent's routes. Each issuance is audited as `console.ticket.issued`. An agent of another workspace, or an evicted one, is reported as not found.
+         * @description For a participant who is a member of the agent's workspace. The ticket is an ES256 JWT (audience `console`, at most 60 s) bound to the participant, the workspace and this agent; the console router verifies it through the hub's JWKS and accepts it as the `ticket` query parameter, where a browser cannot send an `Authorization` header (WebSocket upgrades, `EventSource`). It grants nothing at any other service and nothing on another agent's routes. Each issuance is audited as `console.ticket.issued`. An agent of another workspace, or an evicted one, is reported as not found. Errors: 404 `agent_not_found` (no such agent).
          */
         post: operations["createConsoleTicket"];
         delete?: never;
@@ -772,7 +799,7 @@ export interface paths {
         };
         /**
          * The environment with its tunnel's live state, read from the provider now.
-         * @description `tunnel.live` is read from the provider on every call (status and open connections at Cloudflare; the hosts' readiness for `local`). A provider that does not answer is 502 `tunnel_provider_unavailable`; a provider error is 502 `tunnel_provider_error` with the provider's codes in `provider_errors`.
+         * @description `tunnel.live` is read from the provider on every call (status and open connections at Cloudflare; the hosts' readiness for `local`). A provider that does not answer is 502 `tunnel_provider_unavailable`; a provider error is 502 `tunnel_provider_error` with the provider's codes in `provider_errors`. Errors: 404 `runtime_environment_not_found` (no such runtime environment).
          */
         get: operations["getRuntimeEnvironmentTunnel"];
         put?: never;
@@ -803,7 +830,7 @@ export interface paths {
         };
         /**
          * What the host's tunnel connector runs with, including the connector token (runtime keys only).
-         * @description `svc runtime up` reads this at start. `connector` is null when the host's environment has no active tunnel that needs a connector (no environment, `local`, `external`). The token is the secret `cloudflared tunnel run --token-file` uses; the answer is never cached and every read is audited as `credential.tunnel_token.read` (without the token).
+         * @description `svc runtime up` reads this at start. `connector` is null when the host's environment has no active tunnel that needs a connector (no environment, `local`, `external`). The token is the secret `cloudflared tunnel run --token-file` uses; the answer is never cached and every read is audited as `credential.tunnel_token.read` (without the token). Errors: 404 `runtime_host_not_found` (no such runtime host).
          */
         get: operations["getTunnelConnector"];
         put?: never;
@@ -829,7 +856,7 @@ export interface paths {
         put?: never;
         /**
          * Register a runtime host; the answer holds its relay token, shown this once.
-         * @description `name` is unique in the workspace (409 `runtime_host_name_taken`). `workdir_root` is an absolute path (POSIX `/…` or Windows `C:\…`) without `.` or `..` segments. `console_public_base_url` and `relay_public_url` are https URLs without credentials, query or fragment; plain http is accepted for `127.0.0.1` and `localhost` only. The console router and the relay cannot listen on the same bind host and port. Omitted endpoint settings take their defaults (console router `127.0.0.1:8790`, prefix empty; relay `127.0.0.1:8787`).
+         * @description `name` is unique in the workspace (409 `runtime_host_name_taken`). `workdir_root` is an absolute path (POSIX `/…` or Windows `C:\…`) without `.` or `..` segments. `console_public_base_url` and `relay_public_url` are https URLs without credentials, query or fragment; plain http is accepted for `127.0.0.1` and `localhost` only. The console router and the relay cannot listen on the same bind host and port. Omitted endpoint settings take their defaults (console router `127.0.0.1:8790`, prefix empty; relay `127.0.0.1:8787`). Errors: 400 `workdir_root_invalid` (unusable workdir root).
          */
         post: operations["registerRuntimeHost"];
         delete?: never;
@@ -848,7 +875,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One runtime host. A host of another workspace is reported as not found. */
+        /**
+         * One runtime host. A host of another workspace is reported as not found.
+         * @description Errors: 404 `runtime_host_not_found` (no such runtime host).
+         */
         get: operations["getRuntimeHost"];
         put?: never;
         post?: never;
@@ -872,7 +902,7 @@ export interface paths {
         put?: never;
         /**
          * A host reports that it is alive and whether its relay and console router are ready.
-         * @description Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`.
+         * @description Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`. Errors: 404 `runtime_host_not_found` (no such runtime host).
          */
         post: operations["recordRuntimeHostHeartbeat"];
         delete?: never;
@@ -895,7 +925,7 @@ export interface paths {
         put?: never;
         /**
          * Replace a host's relay token; the old one stops working at once. The new one is shown this once.
-         * @description Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`.
+         * @description Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`. Errors: 404 `runtime_host_not_found` (no such runtime host).
          */
         post: operations["rotateRelayToken"];
         delete?: never;
@@ -939,7 +969,7 @@ export interface paths {
         };
         /**
          * Pull a runtime host's endpoints and credentials (relay token, workspace API key).
-         * @description For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets.
+         * @description For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).
          */
         get: operations["getRuntimeConfig"];
         put?: never;
@@ -1006,7 +1036,10 @@ export interface paths {
          */
         put: operations["setProviderCredential"];
         post?: never;
-        /** Delete the workspace's credential for a provider; runtime credentials stop using it at once. */
+        /**
+         * Delete the workspace's credential for a provider; runtime credentials stop using it at once.
+         * @description Errors: 404 `provider_credential_not_found` (no credential for this provider).
+         */
         delete: operations["revokeProviderCredential"];
         options?: never;
         head?: never;
@@ -1049,17 +1082,20 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** A project's spawn policy override and its effective policy (the override, else the workspace's). */
+        /**
+         * A project's spawn policy override and its effective policy (the override, else the workspace's).
+         * @description Errors: 404 `project_not_found` (no such project).
+         */
         get: operations["getProjectSpawnPolicy"];
         /**
          * Set a project's override of the spawn policy (replaces it whole); audited as `spawn_policy.updated`.
-         * @description The same rules as the workspace's policy. The override wins over the workspace's policy as a whole.
+         * @description The same rules as the workspace's policy. The override wins over the workspace's policy as a whole. Errors: 400 `provider_model_unsupported` (unsupported provider/model identifier); 404 `project_not_found` (no such project).
          */
         put: operations["putProjectSpawnPolicy"];
         post?: never;
         /**
          * Remove a project's override (the workspace's policy applies again); audited as `spawn_policy.deleted`.
-         * @description Removing an override that does not exist is harmless and answers the same.
+         * @description Removing an override that does not exist is harmless and answers the same. Errors: 404 `project_not_found` (no such project).
          */
         delete: operations["deleteProjectSpawnPolicy"];
         options?: never;
@@ -1077,14 +1113,17 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Spawns of the workspace, newest first. */
+        /**
+         * Spawns of the workspace, newest first.
+         * @description Errors: 404 `project_not_found` (no such project).
+         */
         get: operations["listAgentSpawns"];
         put?: never;
         /**
          * Ask the hub to spawn an agent for a project on a spawn-ready host through its relay.
          * @description The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).
          *
-         *     `spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only.
+         *     `spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only. Errors: 404 `project_not_found` (no such project).
          */
         post: operations["createAgentSpawn"];
         delete?: never;
@@ -1104,7 +1143,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One spawn. */
+        /**
+         * One spawn.
+         * @description Errors: 404 `agent_spawn_not_found` (no such agent spawn).
+         */
         get: operations["getAgentSpawn"];
         put?: never;
         post?: never;
@@ -1128,7 +1170,7 @@ export interface paths {
         put?: never;
         /**
          * A host's relay reports a spawn it ran (requested, started or failed); audited as `relay.spawn.<event>`.
-         * @description Sent by the relay with the key its host heartbeats with. The event is recorded in the workspace's audit with the spawn id, the agent name and, when given, the agent id and the failure's code and detail (redacted). A host of another workspace is not found.
+         * @description Sent by the relay with the key its host heartbeats with. The event is recorded in the workspace's audit with the spawn id, the agent name and, when given, the agent id and the failure's code and detail (redacted). A host of another workspace is not found. Errors: 404 `runtime_host_not_found` (no such runtime host).
          */
         post: operations["recordRelaySpawnEvent"];
         delete?: never;
@@ -1193,11 +1235,14 @@ export interface paths {
         get?: never;
         /**
          * Add an agent of the team's workspace to the team (idempotent).
-         * @description Adding a member again returns the existing membership unchanged. An agent of another workspace is reported as not found (404 `agent_not_found`); an evicted agent cannot join (409 `agent_evicted`).
+         * @description Adding a member again returns the existing membership unchanged. An agent of another workspace is reported as not found (404 `agent_not_found`); an evicted agent cannot join (409 `agent_evicted`). Errors: 404 `team_not_found` (no such team).
          */
         put: operations["addTeamAgent"];
         post?: never;
-        /** Remove an agent from the team (idempotent; removing a non-member changes nothing). */
+        /**
+         * Remove an agent from the team (idempotent; removing a non-member changes nothing).
+         * @description Errors: 404 `agent_not_found` (no such agent); 404 `team_not_found` (no such team).
+         */
         delete: operations["removeTeamAgent"];
         options?: never;
         head?: never;
@@ -1217,11 +1262,14 @@ export interface paths {
         get?: never;
         /**
          * Add a member of the team's workspace to the team (idempotent).
-         * @description The participant must be a member of the team's workspace; anyone else is reported as not found (404 `participant_not_found`).
+         * @description The participant must be a member of the team's workspace; anyone else is reported as not found (404 `participant_not_found`). Errors: 404 `team_not_found` (no such team).
          */
         put: operations["addTeamParticipant"];
         post?: never;
-        /** Remove a participant from the team (idempotent). */
+        /**
+         * Remove a participant from the team (idempotent).
+         * @description Errors: 404 `participant_not_found` (no such member); 404 `team_not_found` (no such team).
+         */
         delete: operations["removeTeamParticipant"];
         options?: never;
         head?: never;
@@ -1237,12 +1285,15 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Teams assigned to a project, active assignments first by default only. */
+        /**
+         * Teams assigned to a project, active assignments first by default only.
+         * @description Errors: 404 `project_not_found` (no such project).
+         */
         get: operations["listProjectTeams"];
         put?: never;
         /**
          * Assign a team of the project's workspace to the project.
-         * @description A new assignment, or the reactivation of an ended one, answers 201. A team that is already assigned answers 200 with the assignment unchanged. A team of another workspace is refused with 400 `team_not_found`.
+         * @description A new assignment, or the reactivation of an ended one, answers 201. A team that is already assigned answers 200 with the assignment unchanged. A team of another workspace is refused with 400 `team_not_found`. Errors: 404 `project_not_found` (no such project).
          */
         post: operations["assignProjectTeam"];
         delete?: never;
@@ -1266,7 +1317,7 @@ export interface paths {
         post?: never;
         /**
          * End a team's assignment to a project; the assignment is kept with `unassigned_at` set.
-         * @description Ending an ended assignment changes nothing and returns it. A team that was never assigned is 404 `project_team_not_found`.
+         * @description Ending an ended assignment changes nothing and returns it. A team that was never assigned is 404 `project_team_not_found`. Errors: 404 `project_not_found` (no such project).
          */
         delete: operations["unassignProjectTeam"];
         options?: never;
@@ -1400,7 +1451,7 @@ export interface paths {
         put?: never;
         /**
          * Register an agent on a runtime host of the workspace. It starts `offline`.
-         * @description `runtime_instance_id` is the host inventory id (`rti_…`); a runtime bundle id (`wrt_…`, from runtime.env) is refused with 400 `runtime_bundle_id_not_allowed`. Exactly one of `project_code` and `workdir` is given (400 `project_and_workdir_exclusive` when both, `project_or_workdir_required` when neither); a new worker (`worker: true`) needs `project_code` and `team_id`. `workdir` is absolute and inside the host's `workdir_root` (400 `workdir_outside_root`). `model` is an exact provider/model identifier of the current catalog (400 `provider_model_unsupported` with `close_matches`). `serve_port` and `console_route` are unique among the host's agents that are not evicted (409 `serve_port_taken`, `console_route_taken`); the name is unique in the workspace (409 `agent_name_taken`). With `team_id` the agent joins that team.
+         * @description `runtime_instance_id` is the host inventory id (`rti_…`); a runtime bundle id (`wrt_…`, from runtime.env) is refused with 400 `runtime_bundle_id_not_allowed`. Exactly one of `project_code` and `workdir` is given (400 `project_and_workdir_exclusive` when both, `project_or_workdir_required` when neither); a new worker (`worker: true`) needs `project_code` and `team_id`. `workdir` is absolute and inside the host's `workdir_root` (400 `workdir_outside_root`). `model` is an exact provider/model identifier of the current catalog (400 `provider_model_unsupported` with `close_matches`). `serve_port` and `console_route` are unique among the host's agents that are not evicted (409 `serve_port_taken`, `console_route_taken`); the name is unique in the workspace (409 `agent_name_taken`). With `team_id` the agent joins that team. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id); 400 `worker_requires_project_and_team` (a worker needs a project and a team).
          */
         post: operations["registerAgent"];
         delete?: never;
@@ -1418,13 +1469,16 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One agent. An agent of another workspace is reported as not found. */
+        /**
+         * One agent. An agent of another workspace is reported as not found.
+         * @description Errors: 404 `agent_not_found` (no such agent).
+         */
         get: operations["getAgent"];
         put?: never;
         post?: never;
         /**
          * Delete an evicted agent that nothing references any more.
-         * @description Only an evicted agent can be deleted (409 `agent_not_evicted`). The row is kept while runs, handoffs, claims, evidence or messages reference it (409 `agent_referenced`, with the counts).
+         * @description Only an evicted agent can be deleted (409 `agent_not_evicted`). The row is kept while runs, handoffs, claims, evidence or messages reference it (409 `agent_referenced`, with the counts). Errors: 404 `agent_not_found` (no such agent).
          */
         delete: operations["deleteAgent"];
         options?: never;
@@ -1443,7 +1497,7 @@ export interface paths {
         put?: never;
         /**
          * Start an agent (direct CLI start or relay spawn); returns its AGENT_TOKEN and one runtime credential.
-         * @description Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. A relay spawn's start names its `spawn_id`, which both events carry. The tokens are in this response only.
+         * @description Refused for an evicted agent (409 `agent_evicted`) and for an agent that is already running with a fresh heartbeat (409 `agent_already_running`; stop it first). The agent's runtime host must have a fresh heartbeat, and for `relay` also a ready relay (409 `runtime_host_not_ready`, with `reasons`). `model` (or the agent's registered model) must be an exact catalog identifier; `serve_port` follows the registration rules. On success the agent is `online` with `started_at` and `last_heartbeat_at` set, exactly one runtime credential is issued (audited as `credential.runtime.issued`), and the start is audited as `agent.started`. A relay spawn's start names its `spawn_id`, which both events carry. The tokens are in this response only. Errors: 400 `provider_model_unsupported` (unsupported provider/model identifier); 400 `spawn_id_requires_relay` (spawn_id needs the relay launch path); 404 `agent_not_found` (no such agent).
          */
         post: operations["startAgent"];
         delete?: never;
@@ -1463,7 +1517,7 @@ export interface paths {
         put?: never;
         /**
          * Mark an agent stopped (`offline`); its id is kept for a restart (idempotent).
-         * @description An evicted agent cannot be stopped (409 `agent_evicted`).
+         * @description An evicted agent cannot be stopped (409 `agent_evicted`). Errors: 404 `agent_not_found` (no such agent).
          */
         post: operations["stopAgent"];
         delete?: never;
@@ -1483,7 +1537,7 @@ export interface paths {
         put?: never;
         /**
          * Evict an agent's hub identity (final). Nothing is deleted; its token stops working at once.
-         * @description Evicting an evicted agent changes nothing and returns it.
+         * @description Evicting an evicted agent changes nothing and returns it. Errors: 404 `agent_not_found` (no such agent).
          */
         post: operations["evictAgent"];
         delete?: never;
@@ -2725,6 +2779,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -2782,6 +2837,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -2850,6 +2906,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -2910,6 +2967,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -2939,6 +2997,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -2967,6 +3026,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -3026,6 +3086,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3189,6 +3250,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3216,6 +3278,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3258,6 +3321,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["HandoffResult"];
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3276,6 +3340,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["HandoffResult"];
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3317,6 +3382,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["HandoffResult"];
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3403,6 +3469,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -3462,6 +3529,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3528,6 +3596,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -3608,6 +3677,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3764,6 +3834,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -3793,6 +3864,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -3923,6 +3995,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -4077,6 +4150,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -4161,6 +4235,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -4260,6 +4335,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -4321,6 +4397,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4386,6 +4463,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4505,6 +4583,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4571,6 +4650,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
         };
@@ -4630,6 +4710,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4658,6 +4739,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4683,6 +4765,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4711,6 +4794,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4735,6 +4819,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4765,6 +4850,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -4836,6 +4922,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -5083,6 +5170,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -5106,6 +5194,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -5167,6 +5256,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
@@ -5195,6 +5285,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
