@@ -7,8 +7,10 @@
 import { loadHubConfig } from '../../../apps/hub-api/src/env';
 import { loadWorkflowConfig } from '../../../apps/workflow-api/src/env';
 import { loadRelayConfig } from '../../../apps/relay/src/env';
-import { loadConsoleRouterConfig } from '../../../apps/console-router/src/env';
+import { consoleRouterEnvSchema, loadConsoleRouterConfig } from '../../../apps/console-router/src/env';
+import { isAllowedOrigin, originRules } from '../../../apps/console-router/src/domain/request-origin';
 import { loadReferenceAgentConfig } from '../../../apps/reference-agent/src/env';
+import { controlWebEnvSchema, loadControlWebConfig } from '../../../apps/control-web/src/env';
 import type { AppName, Entry } from './model';
 
 export interface Facts {
@@ -23,6 +25,10 @@ export interface Facts {
   workflowUrl?: { variable: string; url: string };
   /** The issuer this service accepts on the hub's tokens (its HUB_ISSUER, else its hub URL). */
   issuer?: string;
+  /** Control web app: the origin people open it at, and the console router origins its page may call. */
+  page?: { publicUrl: string; consoleOrigins: string[] };
+  /** Console router: its public origin, and what its `Origin` rule says of a page's origin. */
+  console?: { publicOrigin: string | undefined; acceptsPage(origin: string): boolean };
 }
 
 export interface EntrySpec {
@@ -30,6 +36,11 @@ export interface EntrySpec {
   parse(env: Record<string, string>): Facts;
   /** Optional in the schema, required in a deployment: variable → why. */
   requiredToDeploy: Record<string, string>;
+  /**
+   * The app's own prefix and every variable its schema reads: a variable with the prefix that the schema does
+   * not read is a misspelling the app would silently ignore (the schema drops unknown keys).
+   */
+  settings?: { prefix: string; known: readonly string[] };
 }
 
 function urlCheck(protocols: string[]) {
@@ -132,6 +143,11 @@ export const APPS: Record<AppName, Partial<Record<Entry, EntrySpec>>> = {
           },
           hubUrl: { variable: 'HUB_URL', url: config.hubUrl },
           issuer: config.hubIssuer,
+          console: {
+            publicOrigin: config.publicBaseUrl ? new URL(config.publicBaseUrl).origin : undefined,
+            acceptsPage: (origin) =>
+              isAllowedOrigin(origin, originRules(config.publicBaseUrl, config.allowedOrigins)),
+          },
         };
       },
       requiredToDeploy: {
@@ -139,6 +155,7 @@ export const APPS: Record<AppName, Partial<Record<Entry, EntrySpec>>> = {
         SVC_WORKSPACE_API_KEY: 'the router is not ready (/readyz route_table) without the host key',
         CONSOLE_ROUTER_UPSTREAM_SECRET: 'the router is not ready (/readyz upstream_secret) without it',
       },
+      settings: { prefix: 'CONSOLE_ROUTER_', known: Object.keys(consoleRouterEnvSchema.in.shape) },
     },
   },
   'reference-agent': {
@@ -152,6 +169,29 @@ export const APPS: Record<AppName, Partial<Record<Entry, EntrySpec>>> = {
         };
       },
       requiredToDeploy: {},
+    },
+  },
+  'control-web': {
+    main: {
+      parse(env) {
+        const config = loadControlWebConfig(env);
+        return {
+          listen: {
+            hostVar: 'CONTROL_WEB_HOST',
+            host: config.host,
+            portVar: 'CONTROL_WEB_PORT',
+            port: config.port,
+          },
+          hubUrl: { variable: 'CONTROL_WEB_HUB_URL', url: config.hubUrl },
+          workflowUrl: { variable: 'CONTROL_WEB_WORKFLOW_URL', url: config.workflowUrl },
+          page: { publicUrl: config.publicOrigin, consoleOrigins: config.consoleOrigins },
+        };
+      },
+      requiredToDeploy: {
+        CONTROL_WEB_PUBLIC_URL:
+          'without it the app takes http://<CONTROL_WEB_HOST>:<port> as its address: the session cookie is never Secure and no HSTS is sent',
+      },
+      settings: { prefix: 'CONTROL_WEB_', known: Object.keys(controlWebEnvSchema.in.shape) },
     },
   },
   // The CLI image runs one-shot setup scripts; it has no env schema of its own.

@@ -7,7 +7,10 @@
  * - issuer and URLs agree between services: whoever verifies the hub's tokens trusts the hub's public URL
  *   as issuer; every hub URL and Workflow API URL reaches the hub's / the Workflow API's port, or is its
  *   public URL; the hub announces the Workflow API's own public URL; the API and the worker share their
- *   database, Redis and queue prefix.
+ *   database, Redis and queue prefix;
+ * - the control web app is opened over https (unless on a loopback name), every console router of the
+ *   deployment accepts its pages as `Origin` (the router's own rule), and its page's policy allows every
+ *   router's public origin.
  */
 import { APPS, type Facts } from './apps';
 import type { Deployment, Workload } from './model';
@@ -19,6 +22,16 @@ function normalize(url: string): string {
   } catch {
     return url;
   }
+}
+
+/** A hostname that names the machine itself, where a browser keeps a non-Secure cookie to itself. */
+function isLoopbackName(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname === '[::1]' ||
+    /^127(\.\d{1,3}){3}$/.test(hostname)
+  );
 }
 
 function portOf(url: URL): number {
@@ -51,6 +64,12 @@ export function checkDeployment(deployment: Deployment): string[] {
     }
     for (const [variable, why] of Object.entries(spec.requiredToDeploy))
       if (!workload.env[variable]) problems.push(`${where}: ${variable} is not set; ${why}`);
+    if (spec.settings)
+      for (const variable of Object.keys(workload.env))
+        if (variable.startsWith(spec.settings.prefix) && !spec.settings.known.includes(variable))
+          problems.push(
+            `${where}: ${variable} is not a setting of ${workload.app} (misspelt?); the app ignores it`,
+          );
     if (facts.listen) {
       if (facts.listen.host !== '0.0.0.0')
         problems.push(
@@ -146,6 +165,29 @@ export function checkDeployment(deployment: Deployment): string[] {
       p.workload.env.HUB_SERVICE_TOKEN !== hubToken
     )
       problems.push(`${p.workload.origin} ${p.workload.name}: HUB_SERVICE_TOKEN differs from hub-api's`);
+
+  const webApps = parsed.filter((p) => p.facts.page !== undefined);
+  const routers = parsed.filter((p) => p.facts.console !== undefined);
+  for (const web of webApps) {
+    const where = `${web.workload.origin} ${web.workload.name} (control-web)`;
+    const page = web.facts.page!;
+    const url = new URL(page.publicUrl);
+    if (url.protocol !== 'https:' && !isLoopbackName(url.hostname))
+      problems.push(
+        `${where}: CONTROL_WEB_PUBLIC_URL ${page.publicUrl} is not https: the session cookie would not be Secure and sign-ins would cross the network in clear`,
+      );
+    for (const router of routers) {
+      const rule = router.facts.console!;
+      if (!rule.acceptsPage(page.publicUrl))
+        problems.push(
+          `${router.workload.origin} ${router.workload.name}: refuses pages of the control web app's origin ${page.publicUrl} (list it in CONSOLE_ROUTER_ALLOWED_ORIGINS), so its consoles and terminals would not open`,
+        );
+      if (rule.publicOrigin !== undefined && !page.consoleOrigins.includes(rule.publicOrigin))
+        problems.push(
+          `${where}: CONTROL_WEB_CONSOLE_ORIGINS does not list the console router's public origin ${rule.publicOrigin}, so the page's Content-Security-Policy blocks its consoles`,
+        );
+    }
+  }
 
   const workflowProcesses = parsed.filter(
     (p) =>

@@ -98,6 +98,7 @@ describe('the deployment files as they are', () => {
       'relay main',
       'console-router main',
       'reference-agent main',
+      'control-web main',
     ])
       expect(apps).toContain(expected);
     const relay = deployment.workloads.find((w) => w.app === 'relay')!;
@@ -121,12 +122,14 @@ describe('the deployment files as they are', () => {
         .sort();
     expect(served(DEV)).toEqual([
       'Deployment/console-router',
+      'Deployment/control-web',
       'Deployment/hub-api',
       'Deployment/relay',
       'Deployment/workflow-api',
       'Deployment/workflow-worker',
     ]);
     expect(served(PROD)).toEqual([
+      'Deployment/control-web',
       'Deployment/hub-api',
       'Deployment/workflow-api',
       'Deployment/workflow-worker',
@@ -141,6 +144,7 @@ describe('the deployment files as they are', () => {
       .filter((o): o is Yaml => o !== null);
     const deployments = objects.filter((o) => o.kind === 'Deployment');
     expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
+      'control-web',
       'hub-api',
       'workflow-api',
       'workflow-worker',
@@ -160,7 +164,11 @@ describe('the deployment files as they are', () => {
       const hpa = objects.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === name);
       expect(hpa?.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
       expect(hpa?.spec.minReplicas).toBeGreaterThanOrEqual(2);
-      // The pod applies its own image's migrations before it serves.
+      // The pod applies its own image's migrations before it serves (control-web has no database).
+      if (name === 'control-web') {
+        expect(deployment.spec.template.spec.initContainers).toBeUndefined();
+        continue;
+      }
       const init = deployment.spec.template.spec.initContainers?.[0];
       expect(init?.command).toEqual(['node', 'dist/migrate.js']);
       expect(init?.image).toBe(deployment.spec.template.spec.containers[0].image);
@@ -290,5 +298,198 @@ describe('each defect of the issue, re-introduced, fails the check', () => {
       if (object.kind === 'ConfigMap' && object.metadata.name === 'hub-api') object.data.HUB_PORT = '4001';
     });
     failing(kube(PROD, { rendered }), /hub-api .*readinessProbe is 4000, but HUB_PORT is 4001/);
+  });
+});
+
+describe('the control web app', () => {
+  const BASE = 'infra/k8s/base';
+  const failing = (deployment: Deployment, pattern: RegExp) => {
+    const problems = checkDeployment(deployment);
+    expect(problems.filter((problem) => pattern.test(problem))).not.toEqual([]);
+  };
+  const objectsOf = (dir: string): Yaml[] =>
+    files.rendered
+      .get(dir)!
+      .split(/^---$/m)
+      .map((text) => parse(text) as Yaml | null)
+      .filter((o): o is Yaml => o !== null);
+  const editConfigMap = (dir: string, name: string, edit: (data: Record<string, string>) => void) =>
+    editRendered(dir, (object) => {
+      if (object.kind === 'ConfigMap' && object.metadata.name === name) edit(object.data);
+    });
+
+  test('every overlay: probes on /healthz and /readyz, resources, the session keys from its Secret, the same hardening as the others; prod is https with replicas, a PDB and an HPA', () => {
+    for (const dir of [BASE, DEV, PROD]) {
+      const objects = objectsOf(dir);
+      const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'control-web')!;
+      const pod = deployment.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      expect(pod.automountServiceAccountToken).toBe(false);
+      const [container] = pod.containers;
+      expect(container.command).toEqual(['node', 'dist/main.js']);
+      expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(container.resources.requests.cpu).toBeDefined();
+      expect(container.resources.limits.memory).toBeDefined();
+      expect(container.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'control-web')!;
+      expect(service.spec.ports).toEqual([{ name: 'http', port: 4200, targetPort: 'http' }]);
+      const workload = kube(dir).workloads.find((w) => w.app === 'control-web')!;
+      expect(workload.placeholders).toEqual(new Set(['CONTROL_WEB_SESSION_KEYS']));
+    }
+    const prod = objectsOf(PROD);
+    const web = kube(PROD).workloads.find((w) => w.app === 'control-web')!;
+    expect(new URL(web.env.CONTROL_WEB_PUBLIC_URL!).protocol).toBe('https:');
+    expect(web.env.CONTROL_WEB_TRUST_PROXY).toBe('1');
+    const deployment = prod.find((o) => o.kind === 'Deployment' && o.metadata.name === 'control-web')!;
+    expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
+    expect(deployment.spec.template.spec.containers[0].startupProbe.httpGet.path).toBe('/healthz');
+    const pdb = prod.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'control-web');
+    expect(pdb?.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    const hpa = prod.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'control-web');
+    expect(hpa?.spec.minReplicas).toBeGreaterThanOrEqual(2);
+  });
+
+  test('compose: published on 127.0.0.1:4200, the session keys from infra/.env, after the hub and the Workflow API; the router accepts its pages', () => {
+    const services = parseDocument(files.composeText).toJS({ maxAliasCount: -1 }).services as Yaml;
+    const web = services['control-web'];
+    expect(web.ports).toEqual(['127.0.0.1:4200:4200']);
+    expect(web.environment.CONTROL_WEB_SESSION_KEYS).toMatch(/^\$\{CONTROL_WEB_SESSION_KEYS:\?/);
+    expect(web.depends_on['hub-api'].condition).toBe('service_healthy');
+    expect(web.depends_on['workflow-api'].condition).toBe('service_healthy');
+    // No committed key: the example leaves it for the operator.
+    expect(files.envExampleText).toMatch(/^CONTROL_WEB_SESSION_KEYS=$/m);
+    const workload = compose().workloads.find((w) => w.app === 'control-web')!;
+    expect(workload.placeholders).toContain('CONTROL_WEB_SESSION_KEYS');
+    const router = compose().workloads.find((w) => w.app === 'console-router')!;
+    expect(router.env.CONSOLE_ROUTER_ALLOWED_ORIGINS).toBe(workload.env.CONTROL_WEB_PUBLIC_URL);
+  });
+
+  test('the session keys missing: from infra/.env.example, from the compose service, from the Secret instructions', () => {
+    const envExampleText = files.envExampleText.replace(/^CONTROL_WEB_SESSION_KEYS=.*$/m, '');
+    expect(envExampleText).not.toEqual(files.envExampleText);
+    failing(compose({ envExampleText }), /\$\{CONTROL_WEB_SESSION_KEYS\} is not in infra\/\.env\.example/);
+    const composeText = editCompose((services) => {
+      delete services['control-web'].environment.CONTROL_WEB_SESSION_KEYS;
+    });
+    failing(compose({ composeText }), /control-web .*invalid configuration: .*CONTROL_WEB_SESSION_KEYS/);
+    const secretInstructions = files.secretInstructions.replace(
+      /--from-literal=CONTROL_WEB_SESSION_KEYS=/,
+      '--from-literal=CONTROL_WEB_SESSION_KEY=',
+    );
+    expect(secretInstructions).not.toEqual(files.secretInstructions);
+    for (const dir of [BASE, DEV, PROD]) {
+      const problems = checkDeployment(kube(dir, { secretInstructions }));
+      expect(problems).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /Deployment\/control-web .*invalid configuration: .*CONTROL_WEB_SESSION_KEYS/,
+          ),
+        ]),
+      );
+    }
+  });
+
+  test('a misspelt or missing setting: CONTROL_WEB_PUBLIC_URI for …_URL, a console router setting misspelt', () => {
+    const rendered = editConfigMap(PROD, 'control-web', (data) => {
+      data.CONTROL_WEB_PUBLIC_URI = data.CONTROL_WEB_PUBLIC_URL!;
+      delete data.CONTROL_WEB_PUBLIC_URL;
+    });
+    const problems = checkDeployment(kube(PROD, { rendered }));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/control-web .*CONTROL_WEB_PUBLIC_URI is not a setting of control-web/),
+        expect.stringMatching(/control-web .*CONTROL_WEB_PUBLIC_URL is not set; .*Secure/),
+      ]),
+    );
+    const composeText = editCompose((services) => {
+      const env = services['console-router'].environment;
+      env.CONSOLE_ROUTER_ALLOWED_ORIGIN = env.CONSOLE_ROUTER_ALLOWED_ORIGINS;
+      delete env.CONSOLE_ROUTER_ALLOWED_ORIGINS;
+    });
+    failing(compose({ composeText }), /CONSOLE_ROUTER_ALLOWED_ORIGIN is not a setting of console-router/);
+  });
+
+  test('values the app refuses or that cannot work: a console origin with a path, http in production, URLs to the wrong service or port, a listener on 127.0.0.1', () => {
+    failing(
+      kube(DEV, {
+        rendered: editConfigMap(DEV, 'control-web', (data) => {
+          data.CONTROL_WEB_CONSOLE_ORIGINS = 'http://localhost:8790/consoles';
+        }),
+      }),
+      /control-web .*invalid configuration: .*CONTROL_WEB_CONSOLE_ORIGINS/,
+    );
+    failing(
+      kube(PROD, {
+        rendered: editConfigMap(PROD, 'control-web', (data) => {
+          data.CONTROL_WEB_PUBLIC_URL = 'http://control.example.com';
+        }),
+      }),
+      /CONTROL_WEB_PUBLIC_URL http:\/\/control\.example\.com is not https/,
+    );
+    const composeText = editCompose((services) => {
+      const env = services['control-web'].environment;
+      env.CONTROL_WEB_HUB_URL = 'http://hub-api:4100';
+      env.CONTROL_WEB_WORKFLOW_URL = 'http://hub-api:4000';
+      env.CONTROL_WEB_HOST = '127.0.0.1';
+    });
+    const problems = checkDeployment(compose({ composeText }));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /CONTROL_WEB_HUB_URL=http:\/\/hub-api:4100 lands on port 4100, but hub-api listens on 4000/,
+        ),
+        expect.stringMatching(
+          /CONTROL_WEB_WORKFLOW_URL=http:\/\/hub-api:4000 reaches hub-api, not workflow-api/,
+        ),
+        expect.stringMatching(/CONTROL_WEB_HOST is 127\.0\.0\.1/),
+      ]),
+    );
+    failing(
+      kube(PROD, {
+        rendered: editConfigMap(PROD, 'control-web', (data) => {
+          data.CONTROL_WEB_PORT = '4201';
+        }),
+      }),
+      /Deployment\/control-web .*readinessProbe is 4200, but CONTROL_WEB_PORT is 4201/,
+    );
+  });
+
+  test('the console router refuses its pages, or its page policy blocks the router', () => {
+    // The base's router without the control web app's origin.
+    failing(
+      kube(BASE, {
+        rendered: editConfigMap(BASE, 'console-router', (data) => {
+          delete data.CONSOLE_ROUTER_ALLOWED_ORIGINS;
+        }),
+      }),
+      /Deployment\/console-router: refuses pages of the control web app's origin https:\/\/control\.example\.com/,
+    );
+    // Compose served on a real hostname, the router setting left out.
+    const envExampleText = files.envExampleText.replace(
+      /^CONTROL_WEB_PUBLIC_URL=.*$/m,
+      'CONTROL_WEB_PUBLIC_URL=https://control.example.com',
+    );
+    const composeText = editCompose((services) => {
+      delete services['console-router'].environment.CONSOLE_ROUTER_ALLOWED_ORIGINS;
+    });
+    failing(
+      compose({ composeText, envExampleText }),
+      /console-router: refuses pages of the control web app's origin/,
+    );
+    expect(checkDeployment(compose({ envExampleText }))).toEqual([]);
+    // The page's policy without the router's public origin.
+    failing(
+      kube(DEV, {
+        rendered: editConfigMap(DEV, 'control-web', (data) => {
+          delete data.CONTROL_WEB_CONSOLE_ORIGINS;
+        }),
+      }),
+      /CONTROL_WEB_CONSOLE_ORIGINS does not list the console router's public origin http:\/\/localhost:8790/,
+    );
   });
 });

@@ -1,6 +1,7 @@
 /** What every reader (compose, rendered Kubernetes manifests) turns a deployment file into. */
 
-export type AppName = 'hub-api' | 'workflow-api' | 'relay' | 'console-router' | 'reference-agent' | 'svc-cli';
+export type AppName =
+  'hub-api' | 'workflow-api' | 'relay' | 'console-router' | 'reference-agent' | 'control-web' | 'svc-cli';
 
 /** Which entry point of an app image a container runs. */
 export type Entry = 'main' | 'worker' | 'migrate' | 'bootstrap';

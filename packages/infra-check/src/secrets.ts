@@ -10,7 +10,7 @@ const DUMMY_TOKEN = 'dummy-secret-value-for-the-manifest-check-0123456789';
 const SHAPES: Array<{ test: RegExp; value: (name: string) => string }> = [
   { test: /^DATABASE_URL$/, value: () => 'postgresql://svc:dummy-password@postgres.invalid:5432/svc' },
   { test: /(^|_)REDIS_URL$/, value: () => 'rediss://:dummy-password@redis.invalid:6380' },
-  { test: /_ENCRYPTION_KEYS$/, value: () => `k1:${Buffer.alloc(32, 7).toString('base64')}` },
+  { test: /_(ENCRYPTION|SESSION)_KEYS$/, value: () => `k1:${Buffer.alloc(32, 7).toString('base64')}` },
   { test: /_EMAIL$/, value: () => 'owner@example.com' },
   { test: /_EXPIRES_AT$/, value: () => '2030-01-01T00:00:00.000Z' },
   { test: /_INSTANCE_ID$/, value: () => 'rti_dummy0123456789' },
