@@ -1,0 +1,383 @@
+import { randomBytes } from 'node:crypto';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { launchBrowser, openPage, signIn } from './support/browser';
+import type { TestPage } from './support/browser';
+import { startBrowserStack } from './support/stack';
+import type { BrowserStack } from './support/stack';
+
+jest.setTimeout(180_000);
+
+let stack: BrowserStack;
+let browser: Browser;
+const suffix = randomBytes(3).toString('hex');
+const viewer = {
+  email: `viewer-${suffix}@dev.svc.local`,
+  password: `viewer-${randomBytes(12).toString('hex')}`,
+};
+const keyName = `CI deploy ${suffix}`;
+/** Set by the key test, read by the audit test (the events the key's life caused). */
+let createdKeyId: string | undefined;
+
+/** A call to the hub as the stack's owner, or with `headers` instead of the owner's token. */
+async function hub(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = { authorization: `Bearer ${stack.file.participant.token}` },
+): Promise<Response> {
+  return fetch(`${stack.file.hub_url}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+async function hubJson<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await hub(method, path, body);
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { data: T }).data;
+}
+
+beforeAll(async () => {
+  stack = await startBrowserStack('webkeys');
+  browser = await launchBrowser();
+  await hubJson('POST', `/api/v1/workspaces/${stack.file.workspace.slug}/members`, {
+    email: viewer.email,
+    password: viewer.password,
+    role: 'viewer',
+    display_name: 'Viewer',
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+}, 120_000);
+
+const owner = () => ({ email: stack.file.participant.email, password: stack.file.participant.password });
+const workspacePath = (page = '') =>
+  `${stack.baseUrl}/w/${stack.file.workspace.slug}${page ? `/${page}` : ''}`;
+
+/** Nothing the page did was refused by its policy, and nothing threw or logged an error. */
+function expectCleanPage(test: TestPage, allowedConsoleErrors: RegExp[] = []): void {
+  expect(test.cspViolations).toEqual([]);
+  expect(test.pageErrors).toEqual([]);
+  expect(test.consoleErrors.filter((text) => !allowedConsoleErrors.some((re) => re.test(text)))).toEqual([]);
+}
+
+async function ownerPage(): Promise<TestPage> {
+  const test = await openPage(browser);
+  await signIn(test.page, stack.baseUrl, owner());
+  return test;
+}
+
+/** Waits until the locator's text matches (the page reads its data again on its own schedule). */
+async function untilText(locator: Locator, pattern: RegExp, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = (await locator.textContent()) ?? '';
+    if (pattern.test(text)) return text;
+    if (Date.now() > deadline) throw new Error(`still "${text}" after ${timeoutMs} ms, expected ${pattern}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** The text of a cell of the key's row (by the cell's `data-label`). */
+function keyCell(page: Page, label: string) {
+  return page.locator(`tr[data-key-id="${createdKeyId}"] td[data-label="${label}"]`);
+}
+
+describe('Settings → API keys', () => {
+  test('when the owner creates a key from a preset, then it is shown once, copies, shows its use, and once revoked is refused', async () => {
+    const test = await ownerPage();
+    const { page } = test;
+    try {
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.baseUrl });
+      await page.goto(workspacePath('settings/api-keys'));
+      await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+      // The development stack's own keys are listed (never their secrets).
+      await page.getByRole('table', { name: 'API keys' }).waitFor();
+      await test.screenshot('api-keys-list');
+
+      await page.getByRole('button', { name: 'New API key' }).click();
+      await page.getByLabel('Name').fill(keyName);
+      // Explicit scopes are grouped by the spec's families; destructive ones are flagged.
+      await page.getByRole('radio', { name: 'Explicit scopes' }).check();
+      await page.getByRole('checkbox', { name: 'admin:tunnels' }).check();
+      await page.getByText('This key will hold destructive or privileged scopes (admin:tunnels)').waitFor();
+      await test.screenshot('api-keys-explicit-scopes');
+      await page.getByRole('radio', { name: 'From a preset' }).check();
+      await page.getByRole('radio', { name: /Automation \/ CI/ }).check();
+      await page.getByText('Grants:').getByText('workflows:run').waitFor();
+      await page.getByLabel('Expires').selectOption('30');
+      await test.screenshot('api-keys-create-form');
+      await page.getByRole('button', { name: 'Create key' }).click();
+
+      // Shown once: masked until asked for, with its prefix only.
+      const panel = page.getByRole('region', { name: `Key “${keyName}” created` });
+      await panel.waitFor();
+      const keys = await hubJson<{ id: string; name: string; prefix: string; preset: string | null }[]>(
+        'GET',
+        `/api/v1/workspaces/${stack.file.workspace.slug}/api-keys`,
+      );
+      const record = keys.find((k) => k.name === keyName);
+      expect(record?.preset).toBe('automation');
+      createdKeyId = record!.id;
+      await expect(panel.getByLabel('The new key, hidden').textContent()).resolves.toMatch(
+        new RegExp(`^svc_${record!.prefix}_•+$`),
+      );
+      await test.screenshot('api-keys-created-masked');
+
+      await panel.getByRole('button', { name: 'Copy key' }).click();
+      await panel.getByText('Copied').waitFor();
+      const copied = String(await page.evaluate('navigator.clipboard.readText()'));
+      // Compared without printing: a failing assertion shows booleans, never the key.
+      expect(copied.startsWith(`svc_${record!.prefix}_`) && copied.length > 30).toBe(true);
+      await page.evaluate('navigator.clipboard.writeText("")');
+
+      // Listed with its expiry (in 30 days) and no use yet.
+      await expect(keyCell(page, 'expires').textContent()).resolves.toMatch(/in (29|30) days/);
+      await expect(keyCell(page, 'last-used').textContent()).resolves.toBe('never');
+
+      // Used once with the copied key, the list shows it used (the page reads the keys again every 15 s).
+      const use = await hub('GET', `/api/v1/workspaces/${stack.file.workspace.slug}/projects`, undefined, {
+        'x-api-key': copied,
+      });
+      expect(use.status).toBe(200);
+      await untilText(keyCell(page, 'last-used'), /^\d+ (s|min) ago$/, 25_000);
+      await panel.getByRole('button', { name: 'I have stored the key' }).click();
+      await expect(panel.count()).resolves.toBe(0);
+      await test.screenshot('api-keys-used');
+
+      // Revoke asks first; Cancel keeps the key.
+      await page.getByRole('button', { name: `Revoke ${keyName}` }).click();
+      const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
+      await dialog.waitFor();
+      await test.screenshot('api-keys-revoke-confirm');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await expect(page.locator(`tr[data-key-id="${createdKeyId}"]`).count()).resolves.toBe(1);
+      await page.getByRole('button', { name: `Revoke ${keyName}` }).click();
+      await dialog.getByRole('button', { name: 'Revoke key' }).click();
+      await page.locator(`tr[data-key-id="${createdKeyId}"]`).waitFor({ state: 'detached' });
+
+      const refused = await hub(
+        'GET',
+        `/api/v1/workspaces/${stack.file.workspace.slug}/projects`,
+        undefined,
+        {
+          'x-api-key': copied,
+        },
+      );
+      expect(refused.status).toBe(401);
+
+      await page.getByRole('checkbox', { name: 'Show revoked keys' }).check();
+      await page.locator(`tr[data-key-id="${createdKeyId}"]`).getByText('revoked', { exact: true }).waitFor();
+      await expect(page.getByRole('button', { name: `Revoke ${keyName}` }).count()).resolves.toBe(0);
+      await test.screenshot('api-keys-revoked');
+      // The key never reached the page's storage.
+      expect(await page.evaluate('[localStorage.length, sessionStorage.length]')).toEqual([0, 0]);
+      expectCleanPage(test);
+    } finally {
+      await test.close();
+    }
+  });
+
+  test('when a viewer signs in, then API keys are not offered and the hub refuses them the actions', async () => {
+    const test = await openPage(browser);
+    const { page } = test;
+    try {
+      await signIn(page, stack.baseUrl, viewer);
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      expect(await nav.getByRole('link').allTextContents()).not.toContain('API keys');
+      await page.goto(workspacePath('settings/api-keys'));
+      await page.getByText('This page is not available to your role (viewer)').waitFor();
+      await expect(page.getByRole('button', { name: 'New API key' }).count()).resolves.toBe(0);
+      await expect(page.getByRole('button', { name: /^Revoke/ }).count()).resolves.toBe(0);
+      await test.screenshot('api-keys-viewer');
+      // Not offered, and not possible either: the hub refuses the viewer through the app's own forwarding.
+      const created = await page.evaluate(async (slug) => {
+        const response = await fetch(`/hub/api/v1/workspaces/${slug}/api-keys`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-svc-csrf': '1' },
+          body: JSON.stringify({ name: 'viewer key', preset: 'read-only' }),
+        });
+        return response.status;
+      }, stack.file.workspace.slug);
+      expect(created).toBe(403);
+      // The viewer still reads the Networks view.
+      await page.goto(workspacePath('networks'));
+      await page.getByTestId('spawn-readiness').first().waitFor();
+      expectCleanPage(test, [/status of 403/]);
+    } finally {
+      await test.close();
+    }
+  });
+});
+
+describe('Networks', () => {
+  test("when the owner opens Networks, then the stack's host shows spawn ready with a live heartbeat age, its agents and URLs", async () => {
+    interface NetworkHost {
+      runtime_instance_id: string;
+      name: string;
+      spawn_ready: boolean;
+      running_agents: number;
+      console_public_base_url: string;
+      relay_public_url: string | null;
+    }
+    const view = await hubJson<{ hosts: NetworkHost[] }>(
+      'GET',
+      `/api/v1/workspaces/${stack.file.workspace.slug}/networks`,
+    );
+    expect(view.hosts).toHaveLength(1);
+    const host = view.hosts[0]!;
+    const test = await ownerPage();
+    const { page } = test;
+    try {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Networks' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Networks' }).waitFor();
+      const card = page.getByRole('article', { name: host.name });
+      await card.waitFor();
+      await card.getByText('Spawn ready', { exact: true }).waitFor({ timeout: 60_000 });
+      await expect(card.getByTestId('console-url').textContent()).resolves.toBe(host.console_public_base_url);
+      await expect(card.getByTestId('relay-url').textContent()).resolves.toBe(
+        host.relay_public_url ?? 'none',
+      );
+      await expect(card.getByText(host.runtime_instance_id).count()).resolves.toBe(1);
+      // The running agents count is the hub's, read again while the page is open (the reference agent).
+      const running = await card.getByTestId('running-agents').textContent();
+      expect(Number(running)).toBeGreaterThanOrEqual(0);
+      const fresh = await hubJson<{ hosts: NetworkHost[] }>(
+        'GET',
+        `/api/v1/workspaces/${stack.file.workspace.slug}/networks`,
+      );
+      expect(Number(running)).toBe(fresh.hosts[0]!.running_agents);
+
+      // The heartbeat age counts up between heartbeats and starts again when the next one is read.
+      const ages: number[] = [];
+      for (let i = 0; i < 14; i += 1) {
+        const text = (await card.getByTestId('heartbeat-age').textContent()) ?? '';
+        const match = /^(\d+) s ago$/.exec(text);
+        expect(match).not.toBeNull();
+        ages.push(Number(match![1]));
+        await page.waitForTimeout(1000);
+      }
+      expect(ages.some((age, i) => i > 0 && age > ages[i - 1]!)).toBe(true);
+      expect(ages.some((age, i) => i > 0 && age < ages[i - 1]!)).toBe(true);
+      expect(Math.max(...ages)).toBeLessThanOrEqual(45);
+      await test.screenshot('networks');
+      expectCleanPage(test);
+    } finally {
+      await test.close();
+    }
+  });
+});
+
+describe('Audit log', () => {
+  test('when the owner filters the log by action and by actor, then the events the key test caused are shown', async () => {
+    expect(createdKeyId).toBeDefined();
+    const me = await hubJson<{ participant: { id: string } }>('GET', '/api/v1/me');
+    const test = await ownerPage();
+    const { page } = test;
+    try {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+      await page.locator('table.audit-table tbody tr').first().waitFor();
+      await test.screenshot('audit-all');
+
+      // A malformed action is caught in the form, before asking.
+      await page.getByLabel('Action').fill('API Key!');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.getByText('Use an action such as api_key.created').waitFor();
+      await test.screenshot('audit-invalid-filter');
+
+      await page.getByLabel('Action').fill('api_key.*');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.waitForURL(/action=api_key\.\*/);
+      const rows = page.locator('table.audit-table tbody tr');
+      await rows.first().waitFor();
+      const actions = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-action')));
+      expect(actions.length).toBeGreaterThan(0);
+      expect(actions.every((a) => a?.startsWith('api_key.'))).toBe(true);
+      const keyRows = rows.filter({ hasText: createdKeyId! });
+      await expect(
+        keyRows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-action')).sort()),
+      ).resolves.toEqual(['api_key.created', 'api_key.revoked']);
+      await test.screenshot('audit-filter-action');
+
+      // Narrow to the owner as actor (kind and id); the key's events stay, every row is the owner's.
+      await page.getByLabel('Actor kind').selectOption('participant');
+      await page.getByLabel('Actor id').fill(me.participant.id);
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.waitForURL(new RegExp(`actor_id=${me.participant.id}`));
+      await keyRows.first().waitFor();
+      const actors = await page.locator('table.audit-table tbody tr td:nth-child(3)').allTextContents();
+      expect(actors.length).toBeGreaterThan(0);
+      expect(actors.every((text) => text === `participant ${me.participant.id}`)).toBe(true);
+      await test.screenshot('audit-filter-actor');
+
+      // Another actor's view of the same actions holds none of them.
+      await page.getByLabel('Actor id').fill('prt_nobody');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.getByText('No events match these filters.').waitFor();
+      expectCleanPage(test);
+    } finally {
+      await test.close();
+    }
+  });
+});
+
+describe('Overview', () => {
+  test('when the owner opens the workspace, then it shows hosts ready, agents online, attention and links', async () => {
+    const agents = await hubJson<{ status: string }[]>(
+      'GET',
+      `/api/v1/workspaces/${stack.file.workspace.slug}/agents`,
+    );
+    const live = agents.filter((a) => a.status !== 'evicted');
+    // An invocation no contract routes: its launch is refused, so it is blocked and needs attention.
+    const key = (stack.file as unknown as { api_keys: { workflow_all: string } }).api_keys.workflow_all;
+    const invocations = `${stack.file.workflow_url}/api/v1/projects/${stack.file.project.id}/workflow/invocations`;
+    const intent = `route nothing for ${suffix}`;
+    const invoked = await fetch(invocations, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'idempotency-key': `web-a-${suffix}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ intent }),
+    });
+    expect(invoked.status).toBe(201);
+    const invocationId = ((await invoked.json()) as { data: { invocation_id: string } }).data.invocation_id;
+    const launched = await fetch(`${invocations}/${invocationId}/launch`, {
+      method: 'POST',
+      headers: { 'x-api-key': key },
+    });
+    expect(launched.status).toBe(409);
+    const test = await ownerPage();
+    const { page } = test;
+    try {
+      await page.getByRole('heading', { level: 1, name: 'Development' }).waitFor();
+      const hosts = page.getByTestId('summary-hosts');
+      await hosts.getByText('1 / 1').waitFor({ timeout: 30_000 });
+      await page
+        .getByTestId('summary-agents')
+        .getByText(new RegExp(`^\\d+ / ${live.length}$`))
+        .waitFor();
+      await page.getByRole('heading', { level: 2, name: 'Needs attention' }).waitFor();
+      const attention = page.getByRole('table', { name: 'Invocations needing attention' });
+      const row = attention.getByRole('row').filter({ hasText: invocationId });
+      await row.waitFor();
+      await expect(row.textContent()).resolves.toContain(intent);
+      await expect(row.getByRole('cell').nth(3).textContent()).resolves.toMatch(/^blocked/);
+      await page
+        .getByRole('table', { name: `Projects of Development` })
+        .getByRole('cell', { name: stack.file.project.code })
+        .waitFor();
+      await hosts.getByRole('link', { name: 'Networks' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Networks' }).waitFor();
+      await page.goBack();
+      await page.getByRole('heading', { level: 2, name: 'Needs attention' }).waitFor();
+      await page.waitForTimeout(500);
+      await test.screenshot('overview');
+      expectCleanPage(test, [/status of 403/]);
+    } finally {
+      await test.close();
+    }
+  });
+});
