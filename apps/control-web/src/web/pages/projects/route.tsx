@@ -1,19 +1,59 @@
 import type { PageRoute } from '../../app/page-route';
 import { ALL_ROLES } from '../../app/roles';
-import { Placeholder } from '../../components/Placeholder';
+import { ContractEditPage } from './contracts/ContractEditPage';
+import { ContractsPage } from './contracts/ContractsPage';
+import { InvocationPage } from './invocations/InvocationPage';
+import { InvocationsPage } from './invocations/InvocationsPage';
+import { TryIntentPage } from './intent/TryIntentPage';
+import { ProjectsPage } from './ProjectsPage';
+import { ArtifactSchemasPage } from './schemas/ArtifactSchemasPage';
 
-// Placeholder until this page is built: replace this file's route with the real page.
+// Every member reads a project's workflow; the Workflow API lets owner, admin and member change it
+// (`x-svc-participant-roles`), and each page offers its actions to those roles only.
 export const routes: PageRoute[] = [
   {
     path: 'projects',
     title: 'Projects',
     roles: ALL_ROLES,
     nav: { label: 'Projects', order: 30 },
-    element: (
-      <Placeholder
-        title="Projects"
-        about="Projects and their workflow: contracts, intents, artifact schemas, invocations and deliveries."
-      />
-    ),
+    element: <ProjectsPage />,
+  },
+  { path: 'projects/:projectId', title: 'Contracts', roles: ALL_ROLES, element: <ContractsPage /> },
+  { path: 'projects/:projectId/contracts', title: 'Contracts', roles: ALL_ROLES, element: <ContractsPage /> },
+  {
+    path: 'projects/:projectId/contracts/new',
+    title: 'New contract',
+    roles: ALL_ROLES,
+    element: <ContractEditPage />,
+  },
+  {
+    path: 'projects/:projectId/contracts/:contractId',
+    title: 'Contract',
+    roles: ALL_ROLES,
+    element: <ContractEditPage />,
+  },
+  {
+    path: 'projects/:projectId/intent',
+    title: 'Try an intent',
+    roles: ALL_ROLES,
+    element: <TryIntentPage />,
+  },
+  {
+    path: 'projects/:projectId/schemas',
+    title: 'Artifact schemas',
+    roles: ALL_ROLES,
+    element: <ArtifactSchemasPage />,
+  },
+  {
+    path: 'projects/:projectId/invocations',
+    title: 'Invocations',
+    roles: ALL_ROLES,
+    element: <InvocationsPage />,
+  },
+  {
+    path: 'projects/:projectId/invocations/:invocationId',
+    title: 'Invocation',
+    roles: ALL_ROLES,
+    element: <InvocationPage />,
   },
 ];

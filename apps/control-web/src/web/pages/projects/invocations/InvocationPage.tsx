@@ -1,0 +1,208 @@
+import { useMemo, useState } from 'react';
+import { useParams } from 'react-router';
+import { unwrap } from '../../../app/api';
+import { usePolling } from '../../../app/hooks';
+import { useClients } from '../../../app/session';
+import { useWorkspace } from '../../../app/workspace';
+import { ConfirmDialog } from '../../../components/ConfirmDialog';
+import { Loading } from '../../../components/Loading';
+import { ProblemMessage } from '../../../components/ProblemMessage';
+import { ago, dateTime } from '../../../components/time';
+import { ProjectFrame, useCanEdit, useProjectId } from '../project';
+import { ArtifactView } from './ArtifactView';
+import { Blockers } from './Blockers';
+import { Deliveries } from './Deliveries';
+import { StageTimeline } from './StageTimeline';
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+/** How often a moving run is read again. */
+const LIVE_MS = 1500;
+
+/**
+ * One invocation, live: its state and attention, the stage timeline, what holds it, its artifact and
+ * envelope, its deliveries (attempts, replay) and cancel. Polling stops once the invocation is terminal.
+ */
+export function InvocationPage() {
+  const { invocationId } = useParams();
+  const projectId = useProjectId();
+  const canEdit = useCanEdit();
+  const { workspace } = useWorkspace();
+  const { workflow, hub } = useClients();
+  const [terminal, setTerminal] = useState(false);
+  const [cancelling, setCancelling] = useState(false);
+  const [reason, setReason] = useState('');
+  const invocation = usePolling(
+    async (signal) => {
+      const data = unwrap(
+        await workflow.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}', {
+          params: { path: { projectId, invocationId: invocationId! } },
+          signal,
+        }),
+      );
+      setTerminal(TERMINAL.has(data.state));
+      return data;
+    },
+    terminal ? 0 : LIVE_MS,
+    [projectId, invocationId],
+  );
+  const agents = usePolling(
+    (signal) =>
+      hub.raw
+        .GET('/api/v1/workspaces/{workspace}/agents', {
+          params: { path: { workspace: workspace.id } },
+          signal,
+        })
+        .then(unwrap),
+    terminal ? 0 : 10_000,
+    [workspace.id],
+  );
+  const agentNames = useMemo(
+    () => new Map((agents.data ?? []).map((a) => [a.id, a.name] as const)),
+    [agents.data],
+  );
+  const inv = invocation.data;
+
+  return (
+    <ProjectFrame title="Invocation">
+      {invocation.loading && !inv && <Loading what="Loading the invocation" />}
+      <ProblemMessage error={invocation.error} context="The invocation could not be loaded" />
+      {inv && (
+        <>
+          <div className="invocation-head">
+            <p className="intent-text">“{inv.intent}”</p>
+            <p>
+              <span className={`badge state-${inv.state}`} data-testid="invocation-state">
+                {inv.state.replace(/_/g, ' ')}
+              </span>{' '}
+              {inv.attention !== 'none' && (
+                <span className="badge badge-warn">attention: {inv.attention.replace(/_/g, ' ')}</span>
+              )}{' '}
+              <span className="muted small" role="status">
+                {terminal ? 'Final state.' : `Live · updated ${ago(invocation.updatedAt ?? null)}`}
+              </span>
+            </p>
+            {canEdit && !terminal && (
+              <button type="button" className="button-danger" onClick={() => setCancelling(true)}>
+                Cancel invocation
+              </button>
+            )}
+          </div>
+          <dl className="facts">
+            <dt>Invocation</dt>
+            <dd>
+              <code>{inv.invocation_id}</code>
+            </dd>
+            <dt>Route</dt>
+            <dd>
+              {inv.route.matched ? (
+                <>
+                  <code>
+                    {inv.route.template_key}@{inv.route.template_version}
+                  </code>{' '}
+                  ({inv.route.selection.replace(/_/g, ' ')}
+                  {inv.route.winner_reason ? `: ${inv.route.winner_reason}` : ''})
+                </>
+              ) : (
+                'no contract matched: it cannot launch'
+              )}
+            </dd>
+            <dt>Created</dt>
+            <dd>{dateTime(inv.created_at)}</dd>
+            {inv.attention_reason && (
+              <>
+                <dt>Attention</dt>
+                <dd>{inv.attention_reason}</dd>
+              </>
+            )}
+            {inv.failure && (
+              <>
+                <dt>Failure</dt>
+                <dd>
+                  <code>{inv.failure.reason}</code> {inv.failure.message}
+                </dd>
+              </>
+            )}
+            {inv.cancellation && (
+              <>
+                <dt>Cancelled</dt>
+                <dd>
+                  by {inv.cancellation.cancelled_by.kind} {dateTime(inv.cancellation.cancelled_at)}
+                  {inv.cancellation.reason ? ` — ${inv.cancellation.reason}` : ''}
+                </dd>
+              </>
+            )}
+          </dl>
+
+          <h2>Stage timeline</h2>
+          {inv.stages.length > 0 ? (
+            <StageTimeline invocation={inv} agentNames={agentNames} />
+          ) : (
+            <p className="muted">
+              {inv.state === 'received'
+                ? 'Not launched yet: the stages appear once the run starts.'
+                : 'No stages have started.'}
+            </p>
+          )}
+          {inv.latest_handoff && (
+            <p className="muted small">
+              Latest handoff <code>{inv.latest_handoff.handoff_id}</code>: stage{' '}
+              <code>{inv.latest_handoff.stage_key}</code> to{' '}
+              {inv.latest_handoff.assignee_agent_id
+                ? (agentNames.get(inv.latest_handoff.assignee_agent_id) ??
+                  inv.latest_handoff.assignee_agent_id)
+                : '—'}{' '}
+              {ago(inv.latest_handoff.created_at)}
+            </p>
+          )}
+          {inv.blockers.length > 0 && (
+            <>
+              <h2>What holds it</h2>
+              <Blockers blockers={inv.blockers} />
+            </>
+          )}
+
+          <h2>Artifact</h2>
+          {inv.artifact ? (
+            <ArtifactView invocationId={inv.invocation_id} />
+          ) : (
+            <p className="muted">No artifact yet{terminal ? '.' : ': it is published by the final stage.'}</p>
+          )}
+
+          <h2>Deliveries</h2>
+          <Deliveries invocationId={inv.invocation_id} live={!terminal} />
+        </>
+      )}
+      <ConfirmDialog
+        open={cancelling}
+        title="Cancel invocation"
+        confirmLabel="Cancel invocation"
+        danger
+        onConfirm={async () => {
+          unwrap(
+            await workflow.raw.POST(
+              '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/cancel',
+              {
+                params: { path: { projectId, invocationId: invocationId! } },
+                body: reason.trim() ? { reason: reason.trim() } : {},
+              },
+            ),
+          );
+          invocation.reload();
+        }}
+        onClose={() => setCancelling(false)}
+      >
+        <p>
+          Cancel this invocation? Every open stage closes, its owners are released and the run ends. This
+          cannot be undone.
+        </p>
+        <label htmlFor="cancel-reason">Reason (optional)</label>
+        <input
+          id="cancel-reason"
+          value={reason}
+          maxLength={500}
+          onChange={(e) => setReason(e.currentTarget.value)}
+        />
+      </ConfirmDialog>
+    </ProjectFrame>
+  );
+}

@@ -1,0 +1,406 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser, signedInPage } from './support/browser';
+import type { TestPage } from './support/browser';
+import { startBrowserStack } from './support/stack';
+import type { BrowserStack } from './support/stack';
+
+/**
+ * Projects → workflow in a real browser against a real development stack: an artifact schema and a contract
+ * made through the forms (inline errors first), an intent tried (resolve's explanation, preflight's
+ * blockers), an invocation launched from the page whose stage timeline reaches `completed` live (the
+ * reference agent owns `report` stages), its artifact and envelope, a delivery to a loopback receiver
+ * replayed from the page, another invocation cancelled, the list filtered and a contract retired. The page
+ * calls the Workflow API with the participant's session only.
+ */
+jest.setTimeout(240_000);
+
+let stack: BrowserStack;
+let browser: Browser;
+let t: TestPage;
+let page: Page;
+let receiver: Server;
+const received: { event: string; id: string }[] = [];
+const suffix = randomBytes(3).toString('hex');
+const schemaName = `status-note-${suffix}`;
+const phrase = `status note ${suffix}`;
+const waitPhrase = `translation ${suffix}`;
+let projectBase: string;
+let completedId: string;
+
+beforeAll(async () => {
+  stack = await startBrowserStack('webflow');
+  browser = await launchBrowser();
+  // A receiver on loopback (the development stack allows loopback receivers) that answers 200 to each delivery.
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const parsed = JSON.parse(body) as { type: string };
+      received.push({ event: parsed.type, id: String(req.headers['webhook-id'] ?? '') });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const port = (receiver.address() as AddressInfo).port;
+  // Subscriptions hand out a signing secret, so they stay with API keys: the test subscribes with the stack's key.
+  const key = (stack.file as unknown as { api_keys: { workflow_all: string } }).api_keys.workflow_all;
+  const subscribed = await fetch(
+    `${stack.file.workflow_url}/api/v1/projects/${stack.file.project.id}/workflow/delivery-subscriptions`,
+    {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${port}/hooks`,
+        events: ['invocation.completed', 'invocation.cancelled'],
+      }),
+    },
+  );
+  if (subscribed.status !== 201)
+    throw new Error(`subscribe: ${subscribed.status} ${await subscribed.text()}`);
+  t = await signedInPage(browser, stack.baseUrl, {
+    email: stack.file.participant.email,
+    password: stack.file.participant.password,
+  });
+  page = t.page;
+  projectBase = `${stack.baseUrl}/w/${stack.file.workspace.slug}/projects/${stack.file.project.id}`;
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => receiver?.close(resolve));
+  await stack?.stop();
+}, 120_000);
+
+/** Nothing the page did was refused by its policy, and nothing threw. */
+function expectCleanPage(): void {
+  expect(t.cspViolations).toEqual([]);
+  expect(t.pageErrors).toEqual([]);
+  // The one refusal the suite provokes on purpose (a used template version changed) is logged by the browser.
+  expect(t.consoleErrors.filter((text) => !/status of 409 \(Conflict\)/.test(text))).toEqual([]);
+  expect(t.consoleErrors.length).toBeLessThanOrEqual(1);
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const stateBadge = () => page.getByTestId('invocation-state');
+
+describe('projects and their workflow', () => {
+  test('when the owner opens Projects, then the development project is listed with its workflow links', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Projects' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
+    const row = page.getByRole('row').filter({ hasText: stack.file.project.code });
+    await row.waitFor();
+    await t.screenshot('workflow-01-projects');
+    await row.getByRole('link').first().click();
+    await page.getByRole('heading', { level: 1, name: 'Contracts' }).waitFor();
+    expect(page.url()).toBe(`${projectBase}/contracts`);
+  });
+
+  test('when a schema name breaks the rule, then the form says so inline; fixed, the version registers and an old one is deprecated after confirmation', async () => {
+    await page
+      .getByRole('navigation', { name: 'Project workflow' })
+      .getByRole('link', { name: 'Artifact schemas' })
+      .click();
+    await page.getByRole('heading', { name: 'Register a version' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Status Note!');
+    const nameError = page.locator('#schema-name-error');
+    await nameError.waitFor();
+    expect(await nameError.textContent()).toMatch(/Name must match the pattern/);
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await t.screenshot('workflow-02-schema-inline-error');
+
+    for (const version of ['0.9.0', '1.0.0']) {
+      await page.getByLabel('Name', { exact: true }).fill(schemaName);
+      await page.getByLabel('Version', { exact: true }).fill(version);
+      await page.getByLabel('JSON Schema (draft 2020-12)').fill(
+        JSON.stringify({
+          type: 'object',
+          required: ['headline', 'notes'],
+          additionalProperties: false,
+          properties: {
+            headline: { type: 'string', minLength: 1, maxLength: 120 },
+            notes: { type: 'array', minItems: 1, maxItems: 5, items: { type: 'string', minLength: 1 } },
+          },
+        }),
+      );
+      await page.getByRole('button', { name: 'Register version' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Registered ${schemaName}@${version}.` })
+        .waitFor();
+    }
+    expect(await nameError.count()).toBe(0);
+    const old = page.getByRole('row').filter({ hasText: '0.9.0' }).filter({ hasText: schemaName });
+    await old.getByRole('button', { name: /^Deprecate/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Deprecate schema version' });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toMatch(/final/);
+    await dialog.getByRole('button', { name: 'Deprecate version' }).click();
+    await old.getByText(/^deprecated/).waitFor();
+    const current = page.getByRole('row').filter({ hasText: '1.0.0' }).filter({ hasText: schemaName });
+    expect(await current.getByText('current').count()).toBe(1);
+    await current.getByRole('button', { name: /^View/ }).click();
+    await page.getByLabel('JSON Schema', { exact: true }).getByText('"headline"').waitFor();
+    await t.screenshot('workflow-03-schemas');
+  });
+
+  test('when a contract form holds a bad template version, then the error shows inline before anything is sent; fixed, the contract is created', async () => {
+    await page.goto(`${projectBase}/contracts`);
+    await page.getByRole('link', { name: 'New contract' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New contract' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill(`Status note ${suffix}`);
+    await page.getByLabel('Intent phrases').fill(phrase);
+    await page.getByLabel('Template key').fill(`status-note-${suffix}`);
+    await page.getByLabel('Template version').fill('1 0');
+    await page.getByLabel('Artifact schema name').fill(schemaName);
+    const versionError = page.locator('#field-templateVersion-error');
+    await versionError.waitFor();
+    expect(await versionError.textContent()).toMatch(/Template version must match the pattern/);
+    // The schema version is still empty: saving names it too, and nothing reaches the server.
+    await page.getByRole('button', { name: 'Create contract' }).click();
+    await page.locator('#field-schemaVersion-error').waitFor();
+    expect(
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /fields need attention/ })
+        .count(),
+    ).toBe(1);
+    await t.screenshot('workflow-04-contract-inline-errors');
+
+    await page.getByLabel('Template version').fill('1.0.0');
+    await page.getByLabel('Artifact schema version').fill('1.0.0');
+    await page.getByLabel('Stage 1 key').fill('gather');
+    await page.getByLabel('Stage 1 title').fill('Gather the notes');
+    await page.getByLabel('Stage 1 capabilities').fill('report');
+    await page.getByRole('button', { name: 'Add stage' }).click();
+    await page.getByLabel('Stage 2 key').fill('gather');
+    await page
+      .locator('#field-stage-1-key-error')
+      .getByText(/used by an earlier stage/)
+      .waitFor();
+    await page.getByLabel('Stage 2 key').fill('write');
+    await page.getByLabel('Stage 2 title').fill('Write the status note');
+    await page.getByLabel('Stage 2 capabilities').fill('report');
+    expect(await versionError.count()).toBe(0);
+    await page.getByRole('button', { name: 'Create contract' }).click();
+    await page.waitForURL(/\/contracts\/[a-z]+_[A-Za-z0-9]+$/);
+    await page.getByRole('heading', { level: 1, name: `Contract: Status note ${suffix}` }).waitFor();
+    await t.screenshot('workflow-05-contract-created');
+
+    // A second contract whose stage needs a capability no agent has: its runs wait for an owner.
+    await page.goto(`${projectBase}/contracts/new`);
+    await page.getByLabel('Name', { exact: true }).fill(`Translation ${suffix}`);
+    await page.getByLabel('Intent phrases').fill(waitPhrase);
+    await page.getByLabel('Template key').fill(`translation-${suffix}`);
+    await page.getByLabel('Artifact schema name').fill(schemaName);
+    await page.getByLabel('Artifact schema version').fill('1.0.0');
+    await page.getByLabel('Stage 1 key').fill('translate');
+    await page.getByLabel('Stage 1 title').fill('Translate');
+    await page.getByLabel('Stage 1 capabilities').fill('translate');
+    await page.getByRole('button', { name: 'Create contract' }).click();
+    await page.waitForURL(/\/contracts\/[a-z]+_[A-Za-z0-9]+$/);
+
+    await page.goto(`${projectBase}/contracts`);
+    const rows = page.getByRole('row');
+    await rows.filter({ hasText: `Status note ${suffix}` }).waitFor();
+    await rows.filter({ hasText: `Translation ${suffix}` }).waitFor();
+    await t.screenshot('workflow-06-contracts');
+  });
+
+  test('when an intent is tried, then resolve explains the match and preflight lists the blockers with their recommended actions', async () => {
+    await page
+      .getByRole('navigation', { name: 'Project workflow' })
+      .getByRole('link', { name: 'Try an intent' })
+      .click();
+    await page
+      .getByLabel('Intent', { exact: true })
+      .fill(`Please write the ${waitPhrase} of the release notes`);
+    await page.getByRole('button', { name: 'Resolve and preflight' }).click();
+    await page.getByText(`Matched Translation ${suffix}`).waitFor();
+    const blockers = page.locator('.blocker');
+    await blockers.first().waitFor();
+    const text = (await blockers.allTextContents()).join('\n');
+    expect(text).toMatch(/no_stage_owner/);
+    expect(text).toMatch(/Recommended action:/);
+    expect(await page.locator('.outcome-accepted_waiting_for_owner').count()).toBe(1);
+    await t.screenshot('workflow-07-intent-blockers');
+
+    await page.getByLabel('Intent', { exact: true }).fill(`The ${phrase} for this week`);
+    await page.getByRole('button', { name: 'Resolve and preflight' }).click();
+    await page.getByText(`Matched Status note ${suffix}`).waitFor();
+    const explanation = await page.locator('.explanation').textContent();
+    expect(explanation).toMatch(/it was the only matching contract/);
+    expect(explanation).toMatch(new RegExp(`intent contains ${phrase}`));
+    await page.getByText('No blockers.').waitFor();
+    await t.screenshot('workflow-08-intent-ready');
+  });
+
+  test('when it is invoked and launched from the page, then the stage timeline follows the run live to completed with its artifact and envelope', async () => {
+    await page.getByRole('button', { name: 'Invoke and launch' }).click();
+    await page.waitForURL(/\/invocations\/inv_[A-Za-z0-9]+$/);
+    completedId = page.url().split('/').pop()!;
+    await stateBadge().waitFor();
+    const seen: string[] = [];
+    let midRun = false;
+    await until(
+      async () => {
+        const state = (await stateBadge().textContent()) ?? '';
+        if (seen[seen.length - 1] !== state) seen.push(state);
+        if (!midRun && state === 'running' && (await page.locator('.tl-current').count()) === 1) {
+          midRun = true;
+          await t.screenshot('workflow-09-timeline-running');
+        }
+        return state === 'completed';
+      },
+      120_000,
+      'the run to complete',
+    );
+    // The page moved through the run's states without a reload.
+    expect(seen[0]).not.toBe('completed');
+    expect(seen[seen.length - 1]).toBe('completed');
+    const svg = page.locator('svg.timeline-svg');
+    await until(async () => (await svg.getAttribute('data-state')) === 'completed', 5_000, 'the drawing');
+    const stages = svg.locator('g.tl-stage');
+    expect(await stages.count()).toBe(2);
+    expect(
+      await stages.evaluateAll((gs) =>
+        gs.map((g) => `${g.getAttribute('data-stage')}:${g.getAttribute('data-state')}`),
+      ),
+    ).toEqual(['gather:completed', 'write:completed']);
+    const drawn = (await svg.textContent()) ?? '';
+    expect(drawn).toMatch(/owner dev-console-agent/);
+    expect(drawn).toMatch(/handoff/);
+    expect(drawn).toMatch(/done /);
+
+    await page.getByRole('heading', { name: 'Payload' }).waitFor();
+    const payload = JSON.parse((await page.getByLabel('Artifact payload').textContent()) ?? '') as {
+      headline: string;
+      notes: string[];
+    };
+    expect(typeof payload.headline).toBe('string');
+    expect(payload.notes.length).toBeGreaterThan(0);
+    const envelope = JSON.parse(
+      (await page.getByLabel('Artifact envelope without its payload').textContent()) ?? '',
+    ) as Record<string, unknown>;
+    expect(envelope).toMatchObject({
+      envelope_version: '1',
+      invocation_id: completedId,
+      schema: { name: schemaName, version: '1.0.0' },
+    });
+    expect(envelope.payload_sha256).toMatch(/^[0-9a-f]{64}$/);
+    await t.screenshot('workflow-10-timeline-completed');
+  });
+
+  test('when the completed delivery is replayed from the page, then the receiver gets it again and the attempt is listed', async () => {
+    await until(() => received.some((r) => r.event === 'invocation.completed'), 30_000, 'the first delivery');
+    const deliveries = page.locator('table.deliveries');
+    const row = deliveries.getByRole('row').filter({ hasText: 'invocation.completed' });
+    await row.getByText('succeeded').waitFor({ timeout: 15_000 });
+    await row.getByRole('button', { name: /Show attempts/ }).click();
+    const attempts = page.locator('.delivery-attempts');
+    await attempts.getByRole('cell', { name: 'scheduled' }).waitFor();
+    const before = received.filter((r) => r.event === 'invocation.completed').length;
+    await attempts.getByRole('button', { name: 'Replay delivery' }).click();
+    await until(
+      () => received.filter((r) => r.event === 'invocation.completed').length > before,
+      30_000,
+      'the replayed delivery',
+    );
+    await attempts.getByRole('cell', { name: 'manual' }).waitFor({ timeout: 15_000 });
+    const ids = new Set(received.filter((r) => r.event === 'invocation.completed').map((r) => r.id));
+    expect(ids.size).toBe(1); // the same delivery, attempted again
+    expect(await row.locator('td').nth(2).textContent()).toBe('2');
+    await t.screenshot('workflow-11-delivery-replayed');
+  });
+
+  test('when an invocation waiting for an owner is cancelled after confirmation, then it ends cancelled and its cancellation is delivered', async () => {
+    await page.goto(`${projectBase}/intent`);
+    await page.getByLabel('Intent', { exact: true }).fill(`Please do the ${waitPhrase}`);
+    await page.getByRole('button', { name: 'Resolve and preflight' }).click();
+    await page.getByText(`Matched Translation ${suffix}`).waitFor();
+    await page.getByRole('button', { name: 'Invoke and launch' }).click();
+    await page.waitForURL(/\/invocations\/inv_[A-Za-z0-9]+$/);
+    await page.locator('svg.timeline-svg g.tl-stage').waitFor();
+    await page.locator('.tl-waiting').waitFor();
+    const drawn = (await page.locator('svg.timeline-svg').textContent()) ?? '';
+    expect(drawn).toMatch(/waiting for an owner/);
+    expect(drawn).toMatch(/current stage/);
+    await page.getByRole('heading', { name: 'What holds it' }).waitFor();
+    await t.screenshot('workflow-12-timeline-waiting');
+
+    await page.getByRole('button', { name: 'Cancel invocation' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel invocation' });
+    await dialog.getByLabel('Reason (optional)').fill('not needed any more');
+    await dialog.getByRole('button', { name: 'Cancel invocation' }).click();
+    await until(async () => (await stateBadge().textContent()) === 'cancelled', 15_000, 'cancelled');
+    expect(await page.getByText('not needed any more').count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Cancel invocation' }).count()).toBe(0);
+    await until(() => received.some((r) => r.event === 'invocation.cancelled'), 30_000, 'the cancellation');
+    await t.screenshot('workflow-13-cancelled');
+  });
+
+  test('when the invocations are filtered by state, then only the matching ones are listed', async () => {
+    await page
+      .getByRole('navigation', { name: 'Project workflow' })
+      .getByRole('link', { name: 'Invocations' })
+      .click();
+    await page.getByRole('heading', { level: 1, name: 'Invocations' }).waitFor();
+    const body = page.locator('tbody');
+    await body.getByRole('row').nth(1).waitFor();
+    await page.getByLabel('State').selectOption('completed');
+    await until(async () => (await body.getByRole('row').count()) === 1, 10_000, 'the completed filter');
+    expect(await body.textContent()).toContain(completedId);
+    await page.getByLabel('State').selectOption('cancelled');
+    await until(
+      async () =>
+        !((await body.textContent()) ?? '').includes(completedId) &&
+        (await body.getByRole('row').count()) === 1,
+      10_000,
+      'the cancelled filter',
+    );
+    await t.screenshot('workflow-14-invocations-filtered');
+  });
+
+  test('when a used template version is changed, then the server refuses it and the page shows its problem', async () => {
+    await page.goto(`${projectBase}/contracts`);
+    await page.getByRole('link', { name: `Status note ${suffix}` }).click();
+    await page.getByLabel('Stage 2 title').fill('Write the status note twice');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    const problem = page.getByRole('alert').filter({ hasText: 'The Workflow API refused the contract' });
+    await problem.waitFor();
+    expect(await problem.textContent()).toMatch(/template_version_immutable/);
+    await t.screenshot('workflow-15-contract-server-error');
+  });
+
+  test('when a contract is retired after confirmation, then it leaves the list and resolve', async () => {
+    await page.goto(`${projectBase}/contracts`);
+    const row = page.getByRole('row').filter({ hasText: `Translation ${suffix}` });
+    await row.getByRole('button', { name: /^Retire/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Retire contract' });
+    await dialog.getByRole('button', { name: 'Retire contract' }).click();
+    await until(async () => (await row.count()) === 0, 10_000, 'the retired contract to leave the list');
+    await page.getByLabel('Show retired contracts').check();
+    await row.getByText('retired').waitFor();
+    await t.screenshot('workflow-16-contract-retired');
+
+    await page.goto(`${projectBase}/intent`);
+    await page.getByLabel('Intent', { exact: true }).fill(`Please do the ${waitPhrase}`);
+    await page.getByRole('button', { name: 'Resolve and preflight' }).click();
+    await page.getByText('No contract matched this intent.').waitFor();
+    expect(await page.locator('.blocker').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringMatching(/no_contract_matched/)]),
+    );
+    expectCleanPage();
+  });
+});
