@@ -82,7 +82,9 @@ function PolicyForm(props: {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const [saved, setSaved] = useState<string>();
-  useEffect(() => setSaved(undefined), [enabled, models, capabilities, commandKeys, max]);
+  useEffect(() => {
+    setSaved(undefined);
+  }, [enabled, models, capabilities, commandKeys, max]);
 
   // The catalog's models plus any the policy names that left the catalog (shown so they can be removed).
   const choices = [...new Set([...props.catalog, ...policy.allowed_models])];

@@ -60,7 +60,9 @@ export function ChatPanel({ consoleUrl, tickets }: { consoleUrl: string; tickets
     };
   }, [consoleUrl, tickets]);
 
-  useEffect(() => logEnd.current?.scrollIntoView({ block: 'nearest' }), [messages.length]);
+  useEffect(() => {
+    logEnd.current?.scrollIntoView({ block: 'nearest' });
+  }, [messages.length]);
 
   const send = async (event: FormEvent) => {
     event.preventDefault();
