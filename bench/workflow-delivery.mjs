@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Signed deliveries per second through the built worker, against two baselines measured in the same run.
 //
-//   pnpm run build && node bench/workflow-delivery.mjs [--deliveries 20000] [--concurrency 100] [--http]
-//                                                     [--timeout 300] [--cpu-prof DIR] [--json]
+//   pnpm run build && node bench/workflow-delivery.mjs [--deliveries 20000] [--concurrency 200] [--rounds 2]
+//                                                     [--http] [--timeout 300] [--cpu-prof DIR] [--json]
 //
 // Starts the built worker (`apps/workflow-api/dist/worker-main.js`) over a fresh, migrated workflow database and the
 // machine's Redis under a queue prefix of its own, at its production defaults except that prefix,
@@ -10,8 +10,8 @@
 // (the receiver's self-signed certificate) and WORKFLOW_DELIVERY_CONCURRENCY=`--concurrency`. No hub is started:
 // the worker only calls it for reconcile jobs, and none are created. A receiver runs in a thread of this process
 // (HTTPS with a certificate made by `openssl`, or plain HTTP with `--http`): it verifies every request with
-// `verifyDelivery` of the built contracts package, counts unique delivery ids and answers 204. Then, one after
-// the other, with the same `--deliveries` items and the same concurrency:
+// `verifyDelivery` of the built contracts package, counts unique delivery ids and answers 204. Then, with the
+// same `--deliveries` items and the same concurrency, (a) once, then (b) and (c) alternating for `--rounds`:
 //   (a) raw BullMQ: a Worker in this process whose processor does nothing, jobs enqueued in chunks with the
 //       service's job options — enqueue → completed;
 //   (b) raw signed POST loop: this process signs (`deliveryHeaders`) and POSTs the bodies to the same receiver,
@@ -147,7 +147,7 @@ async function runBench() {
   const { values: args } = parseArgs({
     options: {
       deliveries: { type: 'string', default: '20000' },
-      concurrency: { type: 'string', default: '100' },
+      concurrency: { type: 'string', default: '200' },
       rounds: { type: 'string', default: '2' },
       http: { type: 'boolean', default: false },
       timeout: { type: 'string', default: '300' },
@@ -912,10 +912,10 @@ async function runBench() {
     const perThousand = (ms) => `${f((ms / d.received_unique) * 1000, 0)} ms`;
     const oneCpu = (ms) => `${f((ms / (d.wall_s * 1000)) * 100, 0)} %`;
     console.log(
-      `(c) steady rate (10th to 90th percentile of arrivals) ${int(d.steady_per_second)}/s; enqueue of ` +
-        `${int(count)} jobs took ${f(d.enqueue_s, 2)} s (a: ${f(noop.enqueue_s, 2)} s); every row succeeded ` +
-        `${f(d.rows_settled_s, 2)} s after the first enqueue; attempt latency recorded by the worker p50 ` +
-        `${f(d.attempt_latency_ms.p50, 0)} ms, p99 ${f(d.attempt_latency_ms.p99, 0)} ms`,
+      `(c) per round (mean): steady rate (10th to 90th percentile of arrivals) ${int(d.steady_per_second)}/s; ` +
+        `enqueue of ${int(count)} jobs took ${f(d.enqueue_s, 2)} s (a: ${f(noop.enqueue_s, 2)} s); every row ` +
+        `succeeded ${f(d.rows_settled_s, 2)} s after the first enqueue; attempt latency recorded by the worker ` +
+        `p50 ${f(d.attempt_latency_ms.p50, 0)} ms, p99 (highest round) ${f(d.attempt_latency_ms.p99, 0)} ms`,
     );
     console.log(
       `(c) sweeper (the worker's counters): ${int(d.sweeper.requeued)} deliveries re-enqueued; overdue ` +
@@ -923,9 +923,9 @@ async function runBench() {
         `${int(d.sweeper.checked_missing)} missing`,
     );
     console.log(
-      `(c) checks: received ${int(d.received_unique)}/${int(count)} unique, ${d.duplicates} duplicate(s), ` +
+      `(c) checks: received ${int(d.received_unique)}/${int(d.seeded)} unique, ${d.duplicates} duplicate(s), ` +
         `${d.rejected} refused; rows ${JSON.stringify(d.rows)}; succeeded with one attempt ` +
-        `${int(d.one_attempt_each)}/${int(count)}; attempt rows ${int(d.attempt_rows)}; jobs left ` +
+        `${int(d.one_attempt_each)}/${int(d.seeded)}; attempt rows ${int(d.attempt_rows)}; jobs left ` +
         `${Object.values(d.queue_left).reduce((a, b) => a + b, 0)}; connections the receiver accepted ` +
         `${int(d.connections)} for ${int(d.requests)} requests (b: ${int(raw.connections)})`,
     );

@@ -68,7 +68,7 @@ const schema = z.object({
   WORKFLOW_DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** Extra CA certificate (PEM file) trusted for delivery endpoints, e.g. a private test receiver. */
   WORKFLOW_DELIVERY_CA_FILE: z.string().min(1).optional(),
-  WORKFLOW_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
+  WORKFLOW_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(200),
   WORKFLOW_BODY_LIMIT: z.string().default('1mb'),
   /**
    * A separate listener (on WORKFLOW_HOST) for the Workflow API's `GET /metrics`; when set, the public listener

@@ -6,7 +6,7 @@ import type { DeliveryJob } from '../domain/delivery-queue';
 import { attemptDelivery } from '../use-cases/delivery/attempt-delivery';
 
 /** Deliveries one worker process attempts at once (`WORKFLOW_DELIVERY_CONCURRENCY` sets it). */
-export const DEFAULT_DELIVERY_CONCURRENCY = 100;
+export const DEFAULT_DELIVERY_CONCURRENCY = 200;
 
 /** `workflow-delivery`: one job per delivery; a failed attempt reschedules the same job (same id). */
 export function deliveryWorker(
