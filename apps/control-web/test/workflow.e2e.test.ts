@@ -251,21 +251,26 @@ describe('projects and their workflow', () => {
     await page.waitForURL(/\/invocations\/inv_[A-Za-z0-9]+$/);
     completedId = page.url().split('/').pop()!;
     await stateBadge().waitFor();
+    // Read the page as it updates itself: the states it shows, and the drawing before the run ends.
     const seen: string[] = [];
-    let midRun = false;
-    await until(
-      async () => {
-        const state = (await stateBadge().textContent()) ?? '';
-        if (seen[seen.length - 1] !== state) seen.push(state);
-        if (!midRun && state === 'running' && (await page.locator('.tl-current').count()) === 1) {
-          midRun = true;
-          await t.screenshot('workflow-09-timeline-running');
-        }
-        return state === 'completed';
-      },
-      120_000,
-      'the run to complete',
-    );
+    let shot = false;
+    const started = Date.now();
+    for (;;) {
+      const state = (await stateBadge().textContent()) ?? '';
+      if (seen[seen.length - 1] !== state) seen.push(state);
+      const stages = await page
+        .locator('svg.timeline-svg g.tl-stage')
+        .evaluateAll((gs) =>
+          gs.map((g) => `${g.getAttribute('data-stage')}:${g.getAttribute('data-state')}`).join(' '),
+        );
+      if (!shot && stages && state !== 'completed') {
+        shot = true;
+        await t.screenshot('workflow-09-timeline-running');
+      }
+      if (state === 'completed') break;
+      if (Date.now() - started > 120_000) throw new Error(`the run did not complete: ${seen.join(' → ')}`);
+      await page.waitForTimeout(100);
+    }
     // The page moved through the run's states without a reload.
     expect(seen[0]).not.toBe('completed');
     expect(seen[seen.length - 1]).toBe('completed');
@@ -345,6 +350,11 @@ describe('projects and their workflow', () => {
     await dialog.getByRole('button', { name: 'Cancel invocation' }).click();
     await until(async () => (await stateBadge().textContent()) === 'cancelled', 15_000, 'cancelled');
     expect(await page.getByText('not needed any more').count()).toBe(1);
+    const svg = page.locator('svg.timeline-svg');
+    await until(async () => (await svg.getAttribute('data-state')) === 'cancelled', 5_000, 'the drawing');
+    // The stage never got an owner, so the run ended before reaching it.
+    expect(await svg.locator('g.tl-stage').getAttribute('data-state')).toBe('skipped');
+    expect(await page.locator('.tl-current').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Cancel invocation' }).count()).toBe(0);
     await until(() => received.some((r) => r.event === 'invocation.cancelled'), 30_000, 'the cancellation');
     await t.screenshot('workflow-13-cancelled');

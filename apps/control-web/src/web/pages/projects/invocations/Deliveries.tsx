@@ -33,7 +33,8 @@ export function Deliveries({ invocationId, live }: { invocationId: string; live:
       <ProblemMessage error={deliveries.error} context="Deliveries could not be loaded" />
       {deliveries.data && deliveries.data.length === 0 && (
         <p className="muted">
-          No deliveries: no subscription of the project listens to this invocation's events.
+          No deliveries yet. The project's subscriptions get this invocation's events when it completes,
+          fails, waits for its artifact or is cancelled.
         </p>
       )}
       {deliveries.data && deliveries.data.length > 0 && (

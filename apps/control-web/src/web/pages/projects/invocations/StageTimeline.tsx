@@ -1,4 +1,4 @@
-import { BOX, fit, timelineBoxes, timelineWidth } from './timeline-model';
+import { BOX, fit, MIN_WIDTH, timelineBoxes, timelineWidth } from './timeline-model';
 import type { Invocation } from './timeline-model';
 
 const ARROW = 'timeline-arrow';
@@ -17,11 +17,12 @@ export function StageTimeline({
   agentNames: ReadonlyMap<string, string>;
 }) {
   const boxes = timelineBoxes(invocation, agentNames);
-  const width = timelineWidth(boxes.length);
+  const content = timelineWidth(boxes.length);
+  const width = Math.max(content, MIN_WIDTH);
   const height = BOX.top + BOX.height + 56;
   const mid = BOX.top + BOX.height / 2;
   const startX = BOX.pad + BOX.node;
-  const endX = width - BOX.pad - BOX.node;
+  const endX = content - BOX.pad - BOX.node;
   const launched = boxes[0]?.stage.assigned_at ?? null;
   const done = invocation.state === 'completed';
   const ended = ['completed', 'failed', 'cancelled'].includes(invocation.state);
@@ -58,10 +59,12 @@ export function StageTimeline({
             </marker>
           </defs>
           <text x={BOX.pad} y={24} className="tl-heading">
-            {`Run ${invocation.state.replace(/_/g, ' ')}`}
+            {`Run: ${invocation.state.replace(/_/g, ' ')}`}
             {attention && (
               <tspan className="tl-attention">{`   ⚠ attention: ${invocation.attention.replace(/_/g, ' ')}${
-                invocation.attention_reason ? ` — ${fit(invocation.attention_reason, 70)}` : ''
+                invocation.attention_reason
+                  ? ` — ${fit(invocation.attention_reason, Math.floor((width - 260) / 7))}`
+                  : ''
               }`}</tspan>
             )}
           </text>

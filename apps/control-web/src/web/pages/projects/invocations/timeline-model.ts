@@ -20,7 +20,9 @@ export interface StageBox {
   lines: StageLine[];
 }
 
-export const BOX = { width: 220, height: 156, gap: 64, pad: 24, top: 56, node: 18 } as const;
+export const BOX = { width: 236, height: 172, gap: 64, pad: 24, top: 56, node: 18 } as const;
+/** The drawing is never narrower than this, so the heading (state, attention) has room. */
+export const MIN_WIDTH = 760;
 
 const time = (iso: string | null) => (iso ? new Date(iso).toLocaleTimeString() : undefined);
 
@@ -55,32 +57,22 @@ export function timelineBoxes(invocation: Invocation, agentNames: ReadonlyMap<st
         : waiting
           ? 'waiting for an owner'
           : 'no owner';
+    const needs = stage.required_capabilities.join(', ') || 'no capability';
     const lines: StageLine[] = [
-      {
-        text: fit(`${stage.key} · ${stage.required_capabilities.join(', ') || 'no capability'}`, 30),
-        tone: 'muted',
-      },
-      { text: fit(owner, 30), tone: stage.owner_agent_id ? undefined : waiting ? 'warn' : 'muted' },
+      { text: fit(`${stage.key} · needs ${needs}`, 34), tone: 'muted' },
+      { text: fit(owner, 34), tone: stage.owner_agent_id ? undefined : waiting ? 'warn' : 'muted' },
     ];
-    const times = [
-      time(stage.assigned_at) && `assigned ${time(stage.assigned_at)}`,
-      time(stage.claimed_at) && `claimed ${time(stage.claimed_at)}`,
-    ].filter(Boolean) as string[];
-    if (times.length > 0) lines.push({ text: fit(times.join(' · '), 34), tone: 'muted' });
-    if (stage.completed_at)
-      lines.push({
-        text: fit(
-          `done ${time(stage.completed_at)}${stage.duration_ms !== null ? ` in ${duration(stage.duration_ms)}` : ''}`,
-          34,
-        ),
-        tone: 'ok',
-      });
-    else if (stage.last_heartbeat_at)
+    if (stage.assigned_at) lines.push({ text: `assigned ${time(stage.assigned_at)}`, tone: 'muted' });
+    if (stage.claimed_at) lines.push({ text: `claimed ${time(stage.claimed_at)}`, tone: 'muted' });
+    if (stage.completed_at) {
+      const took = stage.duration_ms !== null ? ` in ${duration(stage.duration_ms)}` : '';
+      lines.push({ text: fit(`done ${time(stage.completed_at)}${took}`, 34), tone: 'ok' });
+    } else if (stage.last_heartbeat_at)
       lines.push({ text: `heartbeat ${time(stage.last_heartbeat_at)}`, tone: 'muted' });
     if (stage.blocker_reason)
-      lines.push({ text: fit(`blocked: ${stage.blocker_reason}`, 32), tone: 'danger' });
+      lines.push({ text: fit(`blocked: ${stage.blocker_reason}`, 34), tone: 'danger' });
     else if (stage.progress && !stage.completed_at)
-      lines.push({ text: fit(stage.progress, 32), tone: 'muted' });
+      lines.push({ text: fit(stage.progress, 34), tone: 'muted' });
     if (stage.attempts > 1) lines.push({ text: `attempt ${stage.attempts}`, tone: 'warn' });
     return {
       stage,
