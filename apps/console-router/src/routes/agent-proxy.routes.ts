@@ -38,7 +38,7 @@ const originNotAllowed = () =>
     status: 403,
     code: 'origin_not_allowed',
     detail:
-      "A WebSocket may be opened only from the console's public origin, an origin the host allows (CONSOLE_ROUTER_ALLOWED_ORIGINS) or a loopback page.",
+      "Only pages of the console's public origin, of an origin the host allows (CONSOLE_ROUTER_ALLOWED_ORIGINS) or of a loopback address may open a WebSocket or send a cross-origin request here.",
   });
 
 const notConfigured = () =>
