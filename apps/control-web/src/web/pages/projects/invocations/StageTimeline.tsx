@@ -63,7 +63,7 @@ export function StageTimeline({
             {attention && (
               <tspan className="tl-attention">{`   ⚠ attention: ${invocation.attention.replace(/_/g, ' ')}${
                 invocation.attention_reason
-                  ? ` — ${fit(invocation.attention_reason, Math.floor((width - 260) / 7))}`
+                  ? ` — ${fit(invocation.attention_reason, Math.floor((width - 330) / 9))}`
                   : ''
               }`}</tspan>
             )}
