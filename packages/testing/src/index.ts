@@ -11,3 +11,4 @@ export * from './platform';
 export * from './runtime';
 export * from './fake-cloudflare-tunnel-api';
 export * from './metrics';
+export * from './fuzz';

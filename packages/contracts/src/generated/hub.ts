@@ -732,7 +732,7 @@ export interface paths {
         };
         /**
          * The console route table of one runtime host.
-         * @description Polled by the host's console router with the host's runtime key (a key of the host's workspace holding `runtime-config:read`, as minted by a runtime-config pull). Lists every agent of the workspace whose `runtime_instance_id` is this host, that has a serve port and is not evicted — stopped agents included, so the router can tell "not listening" (503) from "unknown" (404) — with the agents each one may be messaged by (the spec's peer rule: itself, or a shared team or active project) and the workspace's members (participants who may open any of these consoles). `version` changes whenever anything in the table changes and is also sent as the `ETag`; a request whose `If-None-Match` equals it answers 304 without a body, so polling every few seconds sends nothing while nothing changed. A host of another workspace is reported as not found.
+         * @description Polled by the host's console router with the host's runtime key (a key of the host's workspace holding `runtime-config:read`, as minted by a runtime-config pull). Lists every agent of the workspace whose `runtime_instance_id` is this host, that has a serve port and is not evicted — stopped agents included, so the router can tell "not listening" (503) from "unknown" (404) — with the agents each one may be messaged by (the spec's peer rule: itself, or a shared team or active project) and the workspace's members (participants who may open any of these consoles). `version` changes whenever anything in the table changes and is also sent as the `ETag`; a request whose `If-None-Match` equals it answers 304 without a body, so polling every few seconds sends nothing while nothing changed. A host of another workspace is reported as not found. Errors: 404 `runtime_host_not_found` (no such runtime host).
          */
         get: operations["getConsoleRouteTable"];
         put?: never;
@@ -805,12 +805,12 @@ export interface paths {
         put?: never;
         /**
          * Provision the environment's tunnel, DNS records and ingress; returns the live tunnel state.
-         * @description Creates the environment when it does not exist (its hosts: `runtime_instance_ids`, or the workspace's only host). Idempotent: the tunnel is looked up by its name before it is created (a name conflict with our own tunnel is not an error), the whole ingress document is put again (console hostname → `http://127.0.0.1:<consoleRouter.listenPort>`, relay hostname → `http://127.0.0.1:<relay.listenPort>`, a final `http_status:404`), and each DNS record is compared with what exists: our proxied CNAME to `<tunnel-id>.cfargotunnel.com` is kept, anything else at that name is 409 `tunnel_dns_record_conflict` and is never overwritten. Provisioning twice gives one tunnel and one set of records. 409 `tunnel_operation_in_progress` while another provisioning or deletion of the environment runs; 409 `tunnel_provider_change` while a tunnel of another provider is active (an `external` one is replaced); 503 `tunnel_provider_not_configured` when the hub has no credentials for the provider. Audited as `runtime_environment.created` and `tunnel.provisioned` (or `tunnel.provision_failed`).
+         * @description Creates the environment when it does not exist (its hosts: `runtime_instance_ids`, or the workspace's only host). Idempotent: the tunnel is looked up by its name before it is created (a name conflict with our own tunnel is not an error), the whole ingress document is put again (console hostname → `http://127.0.0.1:<consoleRouter.listenPort>`, relay hostname → `http://127.0.0.1:<relay.listenPort>`, a final `http_status:404`), and each DNS record is compared with what exists: our proxied CNAME to `<tunnel-id>.cfargotunnel.com` is kept, anything else at that name is 409 `tunnel_dns_record_conflict` and is never overwritten. Provisioning twice gives one tunnel and one set of records. 409 `tunnel_operation_in_progress` while another provisioning or deletion of the environment runs; 409 `tunnel_provider_change` while a tunnel of another provider is active (an `external` one is replaced); 503 `tunnel_provider_not_configured` when the hub has no credentials for the provider. Audited as `runtime_environment.created` and `tunnel.provisioned` (or `tunnel.provision_failed`). Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id); 409 `runtime_host_in_other_environment` (the host belongs to another environment).
          */
         post: operations["provisionRuntimeEnvironmentTunnel"];
         /**
          * Remove the environment's DNS records and tunnel; the environment and its hosts stay.
-         * @description Open connections are cleaned up first (a tunnel with active connections cannot be deleted otherwise), the tunnel is deleted and read back to verify that it is gone, and the DNS records the hub created are deleted. Afterwards the tunnel is `none` and the hosts' own URLs apply again. Deleting when there is no tunnel answers the environment unchanged. Audited as `tunnel.deleted` (or `tunnel.delete_failed`).
+         * @description Open connections are cleaned up first (a tunnel with active connections cannot be deleted otherwise), the tunnel is deleted and read back to verify that it is gone, and the DNS records the hub created are deleted. Afterwards the tunnel is `none` and the hosts' own URLs apply again. Deleting when there is no tunnel answers the environment unchanged. Audited as `tunnel.deleted` (or `tunnel.delete_failed`). Errors: 404 `runtime_environment_not_found` (no such runtime environment).
          */
         delete: operations["deleteRuntimeEnvironmentTunnel"];
         options?: never;
@@ -1032,7 +1032,7 @@ export interface paths {
         get?: never;
         /**
          * Set or rotate the workspace's credential for a catalog provider.
-         * @description The provider must be one of the catalog's (400 `provider_unknown`). The secret is sealed at rest and never returned. 201 when the workspace had no credential for the provider, 200 when it replaced one.
+         * @description The provider must be one of the catalog's (400 `provider_unknown`). The secret is sealed at rest and never returned. 201 when the workspace had no credential for the provider, 200 when it replaced one. Errors: 400 `provider_secret_invalid` (the provider secret looks damaged).
          */
         put: operations["setProviderCredential"];
         post?: never;
@@ -3934,6 +3934,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
