@@ -393,6 +393,51 @@ describe('projects and their workflow', () => {
     await t.screenshot('workflow-15-contract-server-error');
   });
 
+  test('when a viewer opens the same pages, then they read everything and are offered no change', async () => {
+    const viewer = {
+      email: `viewer-${suffix}@dev.svc.local`,
+      password: `viewer-${randomBytes(12).toString('hex')}`,
+    };
+    const added = await fetch(
+      `${stack.file.hub_url}/api/v1/workspaces/${stack.file.workspace.slug}/members`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${stack.file.participant.token}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ ...viewer, role: 'viewer', display_name: 'Viewer' }),
+      },
+    );
+    expect(added.status).toBe(201);
+    const v = await signedInPage(browser, stack.baseUrl, viewer);
+    try {
+      await v.page.goto(`${projectBase}/contracts`);
+      await v.page.getByRole('link', { name: `Status note ${suffix}` }).waitFor();
+      expect(await v.page.getByRole('link', { name: 'New contract' }).count()).toBe(0);
+      expect(await v.page.getByRole('button', { name: /^Retire/ }).count()).toBe(0);
+      await v.page.goto(`${projectBase}/invocations/${completedId}`);
+      await v.page.locator('svg.timeline-svg[data-state="completed"]').waitFor();
+      await v.page
+        .locator('table.deliveries')
+        .getByRole('button', { name: /Show attempts/ })
+        .first()
+        .click();
+      await v.page.locator('.delivery-attempts table').waitFor();
+      expect(await v.page.getByRole('button', { name: 'Replay delivery' }).count()).toBe(0);
+      await v.page.goto(`${projectBase}/intent`);
+      await v.page.getByLabel('Intent', { exact: true }).fill(`The ${phrase} again`);
+      await v.page.getByRole('button', { name: 'Resolve and preflight' }).click();
+      await v.page.getByText(`Matched Status note ${suffix}`).waitFor();
+      expect(await v.page.getByRole('button', { name: 'Invoke and launch' }).count()).toBe(0);
+      await v.screenshot('workflow-17-viewer-intent');
+      expect(v.pageErrors).toEqual([]);
+      expect(v.consoleErrors).toEqual([]);
+    } finally {
+      await v.close();
+    }
+  });
+
   test('when a contract is retired after confirmation, then it leaves the list and resolve', async () => {
     await page.goto(`${projectBase}/contracts`);
     const row = page.getByRole('row').filter({ hasText: `Translation ${suffix}` });
