@@ -3,7 +3,7 @@
 //
 //   pnpm run build && node bench/workflow-invoke.mjs [--concurrency 32] [--duration 8] [--warmup 2]
 //                                                   [--rounds 4] [--rate 300] [--rate-duration 10]
-//                                                   [--pool 10] [--json]
+//                                                   [--pool 10] [--cpu-prof DIR] [--json]
 //
 // Starts the built hub (for API-key introspection and project lookup) and the built Workflow API
 // (`apps/workflow-api/dist/main.js`, as deployed, logging every request at `info` to /dev/null) over fresh,
@@ -41,6 +41,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '300' },
     'rate-duration': { type: 'string', default: '10' },
     pool: { type: 'string', default: '10' },
+    'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
     // Internal: run the baseline server in this process (the bench starts it as a child).
     'baseline-server': { type: 'boolean', default: false },
@@ -217,7 +218,14 @@ async function main() {
       logLevel: 'info',
       env: { WORKFLOW_DB_POOL_SIZE: String(poolSize), NODE_ENV: 'production' },
     });
-    procs.push(await harness.startWorkflowApi(wf, { stdout: 'ignore', outputLimit: 4000 }));
+    const profileDir = args['cpu-prof'] ? path.resolve(args['cpu-prof']) : undefined;
+    procs.push(
+      await harness.startWorkflowApi(wf, {
+        stdout: 'ignore',
+        outputLimit: 4000,
+        ...(profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}),
+      }),
+    );
 
     const basePort = await harness.freePort();
     const script = fileURLToPath(import.meta.url);
