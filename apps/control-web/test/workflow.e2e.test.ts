@@ -105,6 +105,10 @@ describe('projects and their workflow', () => {
     await row.getByRole('link').first().click();
     await page.getByRole('heading', { level: 1, name: 'Contracts' }).waitFor();
     expect(page.url()).toBe(`${projectBase}/contracts`);
+    // The project's own address opens its contracts.
+    await page.goto(projectBase);
+    await page.waitForURL(`${projectBase}/contracts`);
+    await page.getByRole('heading', { level: 1, name: 'Contracts' }).waitFor();
   });
 
   test('when a schema name breaks the rule, then the form says so inline; fixed, the version registers and an old one is deprecated after confirmation', async () => {

@@ -50,6 +50,7 @@ function useProject() {
 export function ProjectFrame({ title, children }: { title: string; children: ReactNode }) {
   const { workspace } = useWorkspace();
   const project = useProject();
+  const projectId = useProjectId();
   const base = useProjectBase();
   const tabs = [
     { to: `${base}/contracts`, label: 'Contracts' },
@@ -66,7 +67,7 @@ export function ProjectFrame({ title, children }: { title: string; children: Rea
             {project.name} <code>{project.code}</code>
           </>
         ) : (
-          <code>{useProjectId()}</code>
+          <code>{projectId}</code>
         )}
       </p>
       <h1 id="page-title">{title}</h1>

@@ -1,3 +1,4 @@
+import { Navigate } from 'react-router';
 import type { PageRoute } from '../../app/page-route';
 import { ALL_ROLES } from '../../app/roles';
 import { ContractEditPage } from './contracts/ContractEditPage';
@@ -18,7 +19,13 @@ export const routes: PageRoute[] = [
     nav: { label: 'Projects', order: 30 },
     element: <ProjectsPage />,
   },
-  { path: 'projects/:projectId', title: 'Contracts', roles: ALL_ROLES, element: <ContractsPage /> },
+  // A project opens on its contracts.
+  {
+    path: 'projects/:projectId',
+    title: 'Contracts',
+    roles: ALL_ROLES,
+    element: <Navigate to="contracts" replace />,
+  },
   { path: 'projects/:projectId/contracts', title: 'Contracts', roles: ALL_ROLES, element: <ContractsPage /> },
   {
     path: 'projects/:projectId/contracts/new',
