@@ -41,7 +41,9 @@ export function createProjectDirectory(options: {
           cause: error,
         });
       }
-      if (result.response.status === 404) return null;
+      // A malformed id (the hub refuses it with 400 `validation_failed`) names no project either.
+      const refused = result.response.status === 400 && result.error?.code === 'validation_failed';
+      if (result.response.status === 404 || refused) return null;
       if (!result.data) {
         throw new AppError({
           status: 503,
