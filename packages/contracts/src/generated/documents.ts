@@ -11716,7 +11716,7 @@ export const workflowDocument: OpenApiDocument = {
           "artifact-schemas"
         ],
         "summary": "Check a payload against a schema version before publishing it; changes nothing.",
-        "description": "Answers 200 whether the payload conforms or not: `valid` says which, and `errors` lists at most 50 failures, each with the JSON Pointer `path` of the offending value. A deprecated version still validates (so old artifacts stay checkable).",
+        "description": "Answers 200 whether the payload conforms or not: `valid` says which, and `errors` lists at most 50 failures, each with the JSON Pointer `path` of the offending value. A deprecated version still validates (so old artifacts stay checkable). Errors: 404 `artifact_schema_not_found` (no such artifact schema).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -11800,7 +11800,7 @@ export const workflowDocument: OpenApiDocument = {
           "artifact-schemas"
         ],
         "summary": "Deprecate a schema version (idempotent; final — there is no restore).",
-        "description": "Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`).",
+        "description": "Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`). Errors: 404 `artifact_schema_not_found` (no such artifact schema).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -11866,6 +11866,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getAssistanceSettings",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "assistance"
         ],
@@ -11912,7 +11913,7 @@ export const workflowDocument: OpenApiDocument = {
           "assistance"
         ],
         "summary": "Change the project's model-assistance settings (workspace owner or admin only; audited).",
-        "description": "Participants only, with the workspace role owner or admin (403 `assistance_role_required` otherwise). Fields sent replace the stored ones. Turning assistance on needs `provider`, `model` and `base_url` (400 `assistance_provider_required`); a base URL that is not loopback needs `data_may_leave_workspace` (400 `assistance_data_policy_refused`); a base URL carrying credentials is refused (400 `assistance_base_url_invalid`). Every change is the audit event `assistance.settings_changed`.",
+        "description": "Participants only, with the workspace role owner or admin (403 `assistance_role_required` otherwise). Fields sent replace the stored ones. Turning assistance on needs `provider`, `model` and `base_url` (400 `assistance_provider_required`); a base URL that is not loopback needs `data_may_leave_workspace` (400 `assistance_data_policy_refused`); a base URL carrying credentials is refused (400 `assistance_base_url_invalid`). Every change is the audit event `assistance.settings_changed`. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant"
         ],
@@ -11970,6 +11971,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getAssistanceBudget",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "assistance"
         ],
@@ -12027,6 +12029,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "listAssistanceCalls",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "assistance"
         ],
@@ -12103,7 +12106,7 @@ export const workflowDocument: OpenApiDocument = {
           "workflow-contracts"
         ],
         "summary": "Active contracts of the project, oldest first (paginated).",
-        "description": "Retired contracts are left out unless `include_inactive=true`. Pages are ordered by `contract_id` ascending (creation order): pass `next_cursor` as `cursor` for the next page; it is null on the last.",
+        "description": "Retired contracts are left out unless `include_inactive=true`. Pages are ordered by `contract_id` ascending (creation order): pass `next_cursor` as `cursor` for the next page; it is null on the last. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -12209,7 +12212,7 @@ export const workflowDocument: OpenApiDocument = {
           "workflow-contracts"
         ],
         "summary": "Create a contract; returns it with its `contract_id`.",
-        "description": "400 `classifier_empty` (no criteria and not a fallback), 400 `fallback_with_criteria`, 400 `classifier_phrase_empty` (a phrase that normalizes to nothing), 400 `template_stage_duplicate`, 409 `template_version_immutable`.",
+        "description": "400 `classifier_empty` (no criteria and not a fallback), 400 `fallback_with_criteria`, 400 `classifier_phrase_empty` (a phrase that normalizes to nothing), 400 `template_stage_duplicate`, 409 `template_version_immutable`. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -12285,6 +12288,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getWorkflowContract",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "workflow-contracts"
         ],
@@ -12341,7 +12345,7 @@ export const workflowDocument: OpenApiDocument = {
           "workflow-contracts"
         ],
         "summary": "Change some fields of a contract; `is_active` false retires it, true reactivates it.",
-        "description": "Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event).",
+        "description": "Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event). Errors: 400 `classifier_empty` (empty classifier); 400 `fallback_with_criteria` (a fallback takes no criteria); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -12413,7 +12417,7 @@ export const workflowDocument: OpenApiDocument = {
           "workflow-resolve"
         ],
         "summary": "Deterministic match of an intent against the active contracts, with a full explanation.",
-        "description": "Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts.",
+        "description": "Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -12487,6 +12491,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "listDeliverySubscriptions",
+        "description": "Errors: 404 `project_not_found` (no such project).",
         "tags": [
           "delivery"
         ],
@@ -12544,7 +12549,7 @@ export const workflowDocument: OpenApiDocument = {
           "delivery"
         ],
         "summary": "Subscribe an HTTPS endpoint to invocation events; the signing secret is in this answer only.",
-        "description": "The URL must be `https:` (plain `http:` only to a loopback address, and only when the deployment enables its development setting), carry no credentials, and resolve only to public addresses: loopback, private, link-local, metadata and other reserved ranges are refused with 400 `url_resolves_to_forbidden_address` (the same check runs again before every send, against the address actually connected to, and redirects are never followed). Audited as `delivery_subscription.created`.",
+        "description": "The URL must be `https:` (plain `http:` only to a loopback address, and only when the deployment enables its development setting), carry no credentials, and resolve only to public addresses: loopback, private, link-local, metadata and other reserved ranges are refused with 400 `url_resolves_to_forbidden_address` (the same check runs again before every send, against the address actually connected to, and redirects are never followed). Audited as `delivery_subscription.created`. Errors: 400 `url_invalid` (invalid delivery URL); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key"
         ],
@@ -12603,6 +12608,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getDeliverySubscription",
+        "description": "Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "tags": [
           "delivery"
         ],
@@ -12642,7 +12648,7 @@ export const workflowDocument: OpenApiDocument = {
           "delivery"
         ],
         "summary": "Change the URL, events or description, or disable / enable the subscription.",
-        "description": "`is_active: false` disables (pending deliveries are skipped); `true` enables again and clears the disabled reason and the exhaustion count. A new URL is checked like at creation. Audited.",
+        "description": "`is_active: false` disables (pending deliveries are skipped); `true` enables again and clears the disabled reason and the exhaustion count. A new URL is checked like at creation. Audited. Errors: 400 `url_invalid` (invalid delivery URL); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key"
         ],
@@ -12684,6 +12690,7 @@ export const workflowDocument: OpenApiDocument = {
       },
       "delete": {
         "operationId": "deleteDeliverySubscription",
+        "description": "Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "tags": [
           "delivery"
         ],
@@ -12733,7 +12740,7 @@ export const workflowDocument: OpenApiDocument = {
           "delivery"
         ],
         "summary": "A new signing secret (shown once); the old one keeps signing alongside it for the grace period.",
-        "description": "During the grace period (default 24 h, 0 ends the old secret at once, at most 7 days) every delivery carries two signatures, one per secret, so receivers can switch without losing a delivery. Audited as `delivery_subscription.secret_rotated`.",
+        "description": "During the grace period (default 24 h, 0 ends the old secret at once, at most 7 days) every delivery carries two signatures, one per secret, so receivers can switch without losing a delivery. Audited as `delivery_subscription.secret_rotated`. Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key"
         ],
@@ -12798,6 +12805,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "listDeliveries",
+        "description": "Errors: 400 `cursor_invalid` (unknown list cursor); 404 `project_not_found` (no such project).",
         "tags": [
           "delivery"
         ],
@@ -12953,7 +12961,7 @@ export const workflowDocument: OpenApiDocument = {
           "delivery"
         ],
         "summary": "Send again every failed (retries exhausted) delivery created in a time range.",
-        "description": "Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. Deliveries of disabled or deleted subscriptions are not replayed. At most 10 000 per call; audited.",
+        "description": "Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. Deliveries of disabled or deleted subscriptions are not replayed. At most 10 000 per call; audited. Errors: 400 `time_range_invalid` (the time range is reversed); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key"
         ],
@@ -13048,6 +13056,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "get": {
         "operationId": "getDelivery",
+        "description": "Errors: 404 `delivery_not_found` (no such delivery); 404 `project_not_found` (no such project).",
         "tags": [
           "delivery"
         ],
@@ -13122,7 +13131,7 @@ export const workflowDocument: OpenApiDocument = {
           "delivery"
         ],
         "summary": "A new attempt now (same delivery id, fresh timestamp and signature), whatever the delivery's status.",
-        "description": "409 `subscription_disabled` when the subscription is disabled or deleted. Audited as `delivery.redelivered`.",
+        "description": "409 `subscription_disabled` when the subscription is disabled or deleted. Audited as `delivery.redelivered`. Errors: 404 `delivery_not_found` (no such delivery); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13192,7 +13201,7 @@ export const workflowDocument: OpenApiDocument = {
           "invocations"
         ],
         "summary": "The project's invocations, newest first, with filters and a cursor.",
-        "description": "Ordered by creation time, newest first (then by id). Filters combine (all must hold): `state` and `attention` (each repeatable: any of the values), `contract_id`, `template_key` (with optional `template_version`), `created_since` (created at or after) and `created_until` (created before). Pass `next_cursor` as `cursor` for the next page with the same filters; it is null on the last page. A cursor that cannot be read is 400 `cursor_invalid`. Each item is the invocation without its stages (read one invocation for its stages, current stage and latest handoff).",
+        "description": "Ordered by creation time, newest first (then by id). Filters combine (all must hold): `state` and `attention` (each repeatable: any of the values), `contract_id`, `template_key` (with optional `template_version`), `created_since` (created at or after) and `created_until` (created before). Pass `next_cursor` as `cursor` for the next page with the same filters; it is null on the last page. A cursor that cannot be read is 400 `cursor_invalid`. Each item is the invocation without its stages (read one invocation for its stages, current stage and latest handoff). Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13358,7 +13367,7 @@ export const workflowDocument: OpenApiDocument = {
           "invocations"
         ],
         "summary": "Invoke — persist one request under an idempotency key (or replay the original).",
-        "description": "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The intent is stored exactly as sent (returned as `intent` and given to the stages' owners as sent); for matching and the fingerprint the request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). Two requests that differ only in the intent's case or spacing are the same request for a key (the replay returns the intent first sent). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`.",
+        "description": "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The intent is stored exactly as sent (returned as `intent` and given to the stages' owners as sent); for matching and the fingerprint the request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). Two requests that differ only in the intent's case or spacing are the same request for a key (the replay returns the intent first sent). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13475,7 +13484,7 @@ export const workflowDocument: OpenApiDocument = {
           "invocations"
         ],
         "summary": "An invocation's lifecycle state, route, stage progress, latest handoff and attention signal.",
-        "description": "`stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`.",
+        "description": "`stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13538,7 +13547,7 @@ export const workflowDocument: OpenApiDocument = {
           "preflight"
         ],
         "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
-        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched.",
+        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13622,7 +13631,7 @@ export const workflowDocument: OpenApiDocument = {
           "runs"
         ],
         "summary": "Launch — start or reconcile the governed run of an invocation.",
-        "description": "Runs the same readiness check as preflight (route, template, artifact schema, roster of running agents, runtime readiness, infrastructure). A `refuses_launch` blocker refuses the launch with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once with `launch.outcome` `accepted`, or `accepted_waiting_for_owner` with the `waits_for_owner` blockers (also shown on the invocation until an owner is found); the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state (`launch.outcome` `reconciling`); on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200 (`launch.outcome` `terminal`). A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`.",
+        "description": "Runs the same readiness check as preflight (route, template, artifact schema, roster of running agents, runtime readiness, infrastructure). A `refuses_launch` blocker refuses the launch with 409 `launch_blocked` carrying `blockers` (the invocation becomes `blocked`, attention `blocked`). Otherwise a `received` or `blocked` invocation becomes `launching`, with an outbox row written in the same transaction, and 202 is answered at once with `launch.outcome` `accepted`, or `accepted_waiting_for_owner` with the `waits_for_owner` blockers (also shown on the invocation until an owner is found); the run is started by the worker. Calling launch on an invocation that is already launched re-checks it (a reconcile is queued) and answers 202 with its current state (`launch.outcome` `reconciling`); on a terminal one (`completed`, `failed`, `cancelled`) it changes nothing and answers 200 (`launch.outcome` `terminal`). A template with the guardrail `human_approval_required` holds the run in `awaiting_approval` until a participant decides. Audited as `invocation.launch_requested`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13704,7 +13713,7 @@ export const workflowDocument: OpenApiDocument = {
           "runs"
         ],
         "summary": "Approve or reject a run held by the `human_approval_required` guardrail.",
-        "description": "Participants only (a key cannot approve its own launch), with the workspace role owner or admin (403 `approval_role_required` otherwise). Allowed while the invocation is `awaiting_approval`, else 409 `approval_not_pending`. `approve` starts the run's stages; `reject` ends the invocation as `cancelled`. Audited as `invocation.approved` / `invocation.rejected` with the participant and the comment.",
+        "description": "Participants only (a key cannot approve its own launch), with the workspace role owner or admin (403 `approval_role_required` otherwise). Allowed while the invocation is `awaiting_approval`, else 409 `approval_not_pending`. `approve` starts the run's stages; `reject` ends the invocation as `cancelled`. Audited as `invocation.approved` / `invocation.rejected` with the participant and the comment. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant"
         ],
@@ -13772,7 +13781,7 @@ export const workflowDocument: OpenApiDocument = {
           "runs"
         ],
         "summary": "Cancel an invocation that is not terminal; its stages are closed and their owners released.",
-        "description": "Any non-terminal state (`received`, `blocked`, `launching`, `awaiting_approval`, `running`, `waiting_for_artifact`) becomes `cancelled` (attention `none`): open stages become `cancelled`, stages not reached `skipped`, their owners are released (the stage leaves their stage list and any action on it is 409 `stage_not_open`), the run ends, and the `invocation.cancelled` delivery event is recorded in the same transaction. The stages' hub handoffs are cancelled at the hub right after (retried by the sweeper until the hub confirms). Cancelling a `cancelled` invocation again answers 200 with it unchanged; a `completed` or `failed` one is 409 `invocation_terminal`. `reason` (at most 500 characters, redacted) is kept in `cancellation`. Audited as `invocation.cancelled`.",
+        "description": "Any non-terminal state (`received`, `blocked`, `launching`, `awaiting_approval`, `running`, `waiting_for_artifact`) becomes `cancelled` (attention `none`): open stages become `cancelled`, stages not reached `skipped`, their owners are released (the stage leaves their stage list and any action on it is 409 `stage_not_open`), the run ends, and the `invocation.cancelled` delivery event is recorded in the same transaction. The stages' hub handoffs are cancelled at the hub right after (retried by the sweeper until the hub confirms). Cancelling a `cancelled` invocation again answers 200 with it unchanged; a `completed` or `failed` one is 409 `invocation_terminal`. `reason` (at most 500 characters, redacted) is kept in `cancellation`. Audited as `invocation.cancelled`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13855,7 +13864,7 @@ export const workflowDocument: OpenApiDocument = {
           "artifacts"
         ],
         "summary": "Consume — the strict artifact envelope of an invocation.",
-        "description": "404 `artifact_not_found` until a valid artifact is published (the invocation then shows an `artifact` identity and is `completed`); the envelope after. Fetch it only once the invocation is `completed`.",
+        "description": "404 `artifact_not_found` until a valid artifact is published (the invocation then shows an `artifact` identity and is `completed`); the envelope after. Fetch it only once the invocation is `completed`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13908,7 +13917,7 @@ export const workflowDocument: OpenApiDocument = {
           "artifacts"
         ],
         "summary": "Publish the result owned by an invocation.",
-        "description": "A workspace key with `workflow-artifacts:write`, or the agent owning a stage of the invocation's run (another agent: 403 `stage_not_owned`). The invocation must be launched (409 `invocation_not_launched`) and not `failed` or `cancelled` (409 `invocation_terminal`). The payload is validated against the invocation's pinned artifact schema version; a mismatch is refused with 422 `artifact_schema_mismatch` listing the errors, the raw payload is kept as evidence (`evidence_id` in the problem) and the attention signal becomes `artifact_rejected`. A valid payload becomes the immutable envelope (201) and the invocation moves to `completed`. Publishing the same payload again answers 200 with the same envelope; a different payload after publication is 409 `artifact_already_published`. Audited as `artifact.published` / `artifact.rejected`.",
+        "description": "A workspace key with `workflow-artifacts:write`, or the agent owning a stage of the invocation's run (another agent: 403 `stage_not_owned`). The invocation must be launched (409 `invocation_not_launched`) and not `failed` or `cancelled` (409 `invocation_terminal`). The payload is validated against the invocation's pinned artifact schema version; a mismatch is refused with 422 `artifact_schema_mismatch` listing the errors, the raw payload is kept as evidence (`evidence_id` in the problem) and the attention signal becomes `artifact_rejected`. A valid payload becomes the immutable envelope (201) and the invocation moves to `completed`. Publishing the same payload again answers 200 with the same envelope; a different payload after publication is 409 `artifact_already_published`. Audited as `artifact.published` / `artifact.rejected`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "agent"
@@ -14062,7 +14071,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Claim an assigned stage (start working on it); repeating it is harmless.",
-        "description": "`assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat.",
+        "description": "`assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat. Errors: 404 `stage_not_found` (no such stage).",
         "x-svc-actors": [
           "agent"
         ],
@@ -14108,7 +14117,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Tell the engine the owner is still working on the stage, optionally with a progress note.",
-        "description": "A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress.",
+        "description": "A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress. Errors: 404 `stage_not_found` (no such stage).",
         "x-svc-actors": [
           "agent"
         ],
@@ -14171,7 +14180,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Report that the stage cannot proceed (the invocation's attention becomes `blocked`).",
-        "description": "The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it.",
+        "description": "The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it. Errors: 404 `stage_not_found` (no such stage).",
         "x-svc-actors": [
           "agent"
         ],
@@ -14228,6 +14237,7 @@ export const workflowDocument: OpenApiDocument = {
       },
       "delete": {
         "operationId": "clearWorkflowStageBlocker",
+        "description": "Errors: 404 `stage_not_found` (no such stage).",
         "tags": [
           "agent-stages"
         ],
@@ -14273,6 +14283,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "post": {
         "operationId": "submitWorkflowStageEvidence",
+        "description": "Errors: 404 `stage_not_found` (no such stage).",
         "tags": [
           "agent-stages"
         ],
@@ -14363,7 +14374,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Report that the stage failed; retried by another owner or the invocation fails.",
-        "description": "The owner gives up on the stage with a (redacted) reason. While the stage has failed no more than the template's `guardrails.stage_failure_retries` times (default 0), it is released and assigned again to another running agent that can own it (the reporting agent is never chosen again for it; any later action of it on the stage is 409 `stage_reassigned`) and the answer shows it `pending`. Beyond that the stage becomes `failed`, the invocation `failed` with `failure.reason` `stage_failed` and attention `failed`, and `invocation.failed` is delivered. Audited as `stage.failed`.",
+        "description": "The owner gives up on the stage with a (redacted) reason. While the stage has failed no more than the template's `guardrails.stage_failure_retries` times (default 0), it is released and assigned again to another running agent that can own it (the reporting agent is never chosen again for it; any later action of it on the stage is 409 `stage_reassigned`) and the answer shows it `pending`. Beyond that the stage becomes `failed`, the invocation `failed` with `failure.reason` `stage_failed` and attention `failed`, and `invocation.failed` is delivered. Audited as `stage.failed`. Errors: 404 `stage_not_found` (no such stage).",
         "x-svc-actors": [
           "agent"
         ],
@@ -14431,7 +14442,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Complete the stage; the run moves on to the next stage (or ends).",
-        "description": "Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`.",
+        "description": "Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. Errors: 404 `stage_not_found` (no such stage).",
         "x-svc-actors": [
           "agent"
         ],
