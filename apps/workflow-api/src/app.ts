@@ -1,12 +1,13 @@
 import path from 'node:path';
 import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import type { TokenVerifier } from '@svc/auth';
-import { createHubInternalClient, workflowDocument } from '@svc/contracts';
+import { createHubClient, createHubInternalClient, workflowDocument } from '@svc/contracts';
 import type { HubInternalClient } from '@svc/contracts';
 import { createHttpApp, mountApiDocs, mountOperations, subscribeCredentialNotices } from '@svc/service-kit';
 import type { AppMetrics, Logger, Redis } from '@svc/service-kit';
 import type { Express } from 'express';
 import { accessGuard } from './auth/access-guard';
+import { createAgentStanding, hubAgentStandingCheck } from './auth/agent-standing';
 import { createWorkflowCredentialResolver } from './auth/credential-resolver';
 import { createKeyIntrospector } from './auth/key-introspector';
 import { createMemberDirectory } from './auth/member-directory';
@@ -55,6 +56,8 @@ export interface WorkflowAppOptions {
   hub: { url: string; serviceToken: string; issuer?: string } | HubInternalClient;
   /** Verifies hub-issued bearer tokens; built from `hub.url` when not given. */
   tokens?: TokenVerifier;
+  /** How often an agent's standing is asked of the hub when no notice came (ms, default 30 s; decision 60). */
+  agentStandingTtlMs?: number;
   /** Key prefix of the queues (WORKFLOW_QUEUE_PREFIX). */
   queuePrefix?: string;
   engine?: Partial<EngineSettings>;
@@ -137,7 +140,17 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
         })
       : undefined);
   const keys = createKeyIntrospector({ hub });
-  const resolver = createWorkflowCredentialResolver({ keys, tokens });
+  const agents = createAgentStanding({
+    ttlMs: options.agentStandingTtlMs,
+    ...('url' in options.hub
+      ? {
+          check: hubAgentStandingCheck(
+            createHubClient({ baseUrl: options.hub.url, clientName: 'workflow-api' }),
+          ),
+        }
+      : {}),
+  });
+  const resolver = createWorkflowCredentialResolver({ keys, tokens, agents });
   const members = createMemberDirectory({ hub });
   // The hub announces revocations and membership changes; the cached answers go at once (decision 47).
   const notices = subscribeCredentialNotices({
@@ -149,6 +162,8 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
     logger,
     onNotice: (notice) => {
       if (notice.kind === 'api_key_revoked') keys.forgetKeyId(notice.key_id);
+      else if (notice.kind === 'agent_revoked')
+        agents.revoke(notice.agent_id, Date.parse(notice.tokens_expire_by));
       else members.forget(notice.workspace_id, notice.participant_id);
     },
   });
@@ -183,7 +198,7 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
           ...assistHandlers(deps, members),
         },
         resolver,
-        guards: [accessGuard(deps.projects, members)],
+        guards: [accessGuard(deps.projects, members), stageGuard(deps)],
         validateResponses: options.validateResponses,
         logger,
       });

@@ -29,6 +29,11 @@ const schema = z.object({
   HUB_SERVICE_TOKEN: envFields.secret(32),
   /** Issuer (`iss`) of the hub's participant and agent tokens: the hub's public URL. Defaults to HUB_URL. */
   HUB_ISSUER: envFields.httpUrl().optional(),
+  /**
+   * How long the hub's word that an agent is not evicted holds when no notice came (decision 60): an evicted
+   * agent's token is refused within a second by the hub's notice, and within this long when the notice is lost.
+   */
+  WORKFLOW_AGENT_RECHECK_MS: z.coerce.number().int().min(1_000).max(30_000).default(30_000),
   /** A stage owner that sends no heartbeat for this long is stalled and the stage reassigned. */
   WORKFLOW_STAGE_STALL_SECONDS: z.coerce.number().int().min(2).max(86_400).default(60),
   /** How often the sweeper looks for lost queue jobs, stalled owners and stuck runs. */

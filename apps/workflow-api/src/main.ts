@@ -31,6 +31,7 @@ runMain('workflow-api', async () => {
       serviceToken: config.HUB_SERVICE_TOKEN,
       ...(config.HUB_ISSUER ? { issuer: config.HUB_ISSUER } : {}),
     },
+    agentStandingTtlMs: config.WORKFLOW_AGENT_RECHECK_MS,
     queuePrefix: config.WORKFLOW_QUEUE_PREFIX,
     engine: engineSettingsOf(config),
     delivery: deliverySettingsOf(config),

@@ -7,6 +7,7 @@ import {
   createWorkflowDatabase,
   jwtAttacks,
   newServiceToken,
+  registerLiveRuntimeHost,
   startHub,
   startWorkflowApi,
   uniqueQueuePrefix,
@@ -92,6 +93,16 @@ beforeAll(async () => {
   owner = await workspace('acme');
   rival = await workspace('rival');
   projectId = (await owner.createProject('SEC')).id;
+  // The agent must exist on the hub: the Workflow API refuses tokens of evicted or deleted agents (decision 60).
+  const host = await registerLiveRuntimeHost(owner, 'security-host');
+  host.stop();
+  const registered = await owner.hub.POST('/api/v1/workspaces/{workspace}/agents', {
+    params: { path: { workspace: owner.workspace.slug } },
+    body: { name: 'security', runtime_instance_id: host.id, capabilities: [], project_code: 'SEC' } as never,
+  });
+  const agentId =
+    (registered.data!.data as { id?: string; agent?: { id: string } }).agent?.id ??
+    (registered.data!.data as { id: string }).id;
   const signingKey = await hubSigningKey();
   const session = JSON.parse(Buffer.from(owner.token.split('.')[1]!, 'base64url').toString()) as {
     iss: string;
@@ -110,8 +121,8 @@ beforeAll(async () => {
     signingKey,
     issuer: session.iss,
     audience: 'agent',
-    subject: 'agt_security',
-    claims: { workspace_id: owner.workspace.id, runtime_instance_id: null, agent_name: 'security' },
+    subject: agentId,
+    claims: { workspace_id: owner.workspace.id, runtime_instance_id: host.id, agent_name: 'security' },
     otherToken: rival.token,
   });
 });

@@ -4,11 +4,17 @@ import type { Redis } from 'ioredis';
 /**
  * What the hub announces when a credential or a membership stops meaning what caches remember (decision 47):
  * services drop the cached entry at once instead of waiting for its time to run out. A lost notice costs
- * nothing but time: every cache keeps its own limit (introspection 30 s, memberships 10 s) as the fallback.
+ * nothing but time: every cache keeps its own limit (introspection 30 s, memberships 10 s, an agent's standing
+ * 30 s) as the fallback.
  */
 export type CredentialNotice =
   | { kind: 'api_key_revoked'; key_id: string; workspace_id: string }
-  | { kind: 'member_changed'; workspace_id: string; participant_id: string };
+  | { kind: 'member_changed'; workspace_id: string; participant_id: string }
+  /**
+   * An agent was evicted or deleted: every token issued to it is refused from now on. `tokens_expire_by` is
+   * the latest expiry any of its tokens can have (ISO 8601), so a deny entry need not outlive it.
+   */
+  | { kind: 'agent_revoked'; agent_id: string; workspace_id: string; tokens_expire_by: string };
 
 /** The Redis pub/sub channel of the notices, under the deployment's key prefix (`svc` unless configured). */
 export function credentialNoticeChannel(prefix: string): string {
@@ -58,6 +64,20 @@ function parseNotice(message: string): CredentialNotice | undefined {
       kind: 'member_changed',
       workspace_id: v.workspace_id as string,
       participant_id: v.participant_id as string,
+    };
+  }
+  if (
+    v.kind === 'agent_revoked' &&
+    text('agent_id') &&
+    text('workspace_id') &&
+    text('tokens_expire_by') &&
+    !Number.isNaN(Date.parse(v.tokens_expire_by as string))
+  ) {
+    return {
+      kind: 'agent_revoked',
+      agent_id: v.agent_id as string,
+      workspace_id: v.workspace_id as string,
+      tokens_expire_by: v.tokens_expire_by as string,
     };
   }
   return undefined;

@@ -1,5 +1,6 @@
 import type { Actor } from '@svc/auth';
 import { AppError } from '@svc/service-kit';
+import { announceAgentRevoked } from '../../auth/agent-notices';
 import type { HubDeps } from '../../deps';
 import { lockAgent } from '../../data/agents.locks';
 import { agentNotFound, findAgentFor } from '../../data/agents.lookups';
@@ -8,7 +9,8 @@ import { AGENT_OPERATOR_ROLES } from '../../domain/roles';
 /**
  * Deletes an evicted agent's row once nothing refers to it any more. The hub row is retained while
  * handoffs (assigned or claimed work), evidence or messages reference the agent, so history stays
- * attributable. Workflow runs reference agents only through handoffs, which are checked here.
+ * attributable. Workflow runs reference agents only through handoffs, which are checked here. Deleting is
+ * announced like the eviction before it (decision 60), so a lost eviction notice is made good here.
  */
 export async function deleteAgent(
   deps: HubDeps,
@@ -17,7 +19,7 @@ export async function deleteAgent(
   requestId?: string,
 ): Promise<void> {
   const target = await findAgentFor(deps, actor, agentId, AGENT_OPERATOR_ROLES);
-  await deps.db.$transaction(async (tx) => {
+  const deleted = await deps.db.$transaction(async (tx) => {
     const agent = await lockAgent(tx, target.id);
     if (!agent) throw agentNotFound(target.id);
     if (agent.status !== 'evicted') {
@@ -56,5 +58,7 @@ export async function deleteAgent(
       },
       tx,
     );
+    return agent;
   });
+  await announceAgentRevoked(deps, deleted);
 }

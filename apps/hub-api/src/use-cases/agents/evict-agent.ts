@@ -1,4 +1,5 @@
 import type { Actor } from '@svc/auth';
+import { announceAgentRevoked } from '../../auth/agent-notices';
 import type { HubDeps } from '../../deps';
 import type { Agent } from '../../generated/prisma/client';
 import { lockAgent } from '../../data/agents.locks';
@@ -8,7 +9,9 @@ import { AGENT_OPERATOR_ROLES } from '../../domain/roles';
 /**
  * Evicts an agent's hub identity (spec: evict in control). Final: the agent's token is refused from now on
  * (the credential resolver reads the current row), and it can no longer be started, heartbeat or refresh
- * its token. Nothing is deleted. Idempotent: evicting an evicted agent changes nothing.
+ * its token. Nothing is deleted. Idempotent: evicting an evicted agent changes nothing. After the commit a
+ * notice tells services that verify agent tokens locally to refuse this agent's (decision 60); an
+ * evicted agent is announced again on a repeated eviction, in case the first notice was lost.
  */
 export async function evictAgent(
   deps: HubDeps,
@@ -17,7 +20,7 @@ export async function evictAgent(
   requestId?: string,
 ): Promise<Agent> {
   const target = await findAgentFor(deps, actor, agentId, AGENT_OPERATOR_ROLES);
-  return deps.db.$transaction(async (tx) => {
+  const result = await deps.db.$transaction(async (tx) => {
     const agent = await lockAgent(tx, target.id);
     if (!agent) throw agentNotFound(target.id);
     if (agent.status === 'evicted') return agent;
@@ -43,4 +46,6 @@ export async function evictAgent(
     );
     return evicted;
   });
+  await announceAgentRevoked(deps, result);
+  return result;
 }
