@@ -386,6 +386,41 @@ describe('projects and their workflow', () => {
     await t.screenshot('workflow-14-invocations-filtered');
   });
 
+  test('when a template asks for approval, then the run waits until the owner approves it in the page, and then completes', async () => {
+    await page.goto(`${projectBase}/contracts/new`);
+    await page.getByLabel('Name', { exact: true }).fill(`Approved note ${suffix}`);
+    await page.getByLabel('Intent phrases').fill(`approved note ${suffix}`);
+    await page.getByLabel('Template key').fill(`approved-note-${suffix}`);
+    await page.getByLabel('Artifact schema name').fill(schemaName);
+    await page.getByLabel('Artifact schema version').fill('1.0.0');
+    await page.getByLabel('A human (owner or admin) approves each run before it starts').check();
+    await page.getByLabel('Stage 1 key').fill('write');
+    await page.getByLabel('Stage 1 title').fill('Write the approved note');
+    await page.getByLabel('Stage 1 capabilities').fill('report');
+    await page.getByRole('button', { name: 'Create contract' }).click();
+    await page.waitForURL(/\/contracts\/[a-z]+_[A-Za-z0-9]+$/);
+
+    await page.goto(`${projectBase}/intent`);
+    await page.getByLabel('Intent', { exact: true }).fill(`The approved note ${suffix}, please`);
+    await page.getByRole('button', { name: 'Resolve and preflight' }).click();
+    await page.getByText(`Matched Approved note ${suffix}`).waitFor();
+    await page.getByRole('button', { name: 'Invoke and launch' }).click();
+    await page.waitForURL(/\/invocations\/inv_[A-Za-z0-9]+$/);
+    const panel = page.getByRole('region', { name: 'Approval needed' });
+    await panel.waitFor({ timeout: 15_000 });
+    expect(await stateBadge().textContent()).toBe('awaiting approval');
+    expect(await page.getByText('attention: approval required').count()).toBeGreaterThan(0);
+    await t.screenshot('workflow-15-awaiting-approval');
+
+    await panel.getByLabel('Comment (optional)').fill('looks right');
+    await panel.getByRole('button', { name: 'Approve run' }).click();
+    await until(async () => (await stateBadge().textContent()) === 'completed', 60_000, 'the approved run');
+    await page.locator('svg.timeline-svg[data-state="completed"]').waitFor();
+    await page.getByText(/^Approved .* — “looks right”$/).waitFor();
+    expect(await panel.count()).toBe(0);
+    await t.screenshot('workflow-16-approved-completed');
+  });
+
   test('when a used template version is changed, then the server refuses it and the page shows its problem', async () => {
     await page.goto(`${projectBase}/contracts`);
     await page.getByRole('link', { name: `Status note ${suffix}` }).click();
@@ -394,7 +429,7 @@ describe('projects and their workflow', () => {
     const problem = page.getByRole('alert').filter({ hasText: 'The Workflow API refused the contract' });
     await problem.waitFor();
     expect(await problem.textContent()).toMatch(/template_version_immutable/);
-    await t.screenshot('workflow-15-contract-server-error');
+    await t.screenshot('workflow-17-contract-server-error');
   });
 
   test('when a viewer opens the same pages, then they read everything and are offered no change', async () => {
@@ -434,7 +469,7 @@ describe('projects and their workflow', () => {
       await v.page.getByRole('button', { name: 'Resolve and preflight' }).click();
       await v.page.getByText(`Matched Status note ${suffix}`).waitFor();
       expect(await v.page.getByRole('button', { name: 'Invoke and launch' }).count()).toBe(0);
-      await v.screenshot('workflow-17-viewer-intent');
+      await v.screenshot('workflow-18-viewer-intent');
       expect(v.pageErrors).toEqual([]);
       expect(v.consoleErrors).toEqual([]);
     } finally {
@@ -451,7 +486,7 @@ describe('projects and their workflow', () => {
     await until(async () => (await row.count()) === 0, 10_000, 'the retired contract to leave the list');
     await page.getByLabel('Show retired contracts').check();
     await row.getByText('retired').waitFor();
-    await t.screenshot('workflow-16-contract-retired');
+    await t.screenshot('workflow-19-contract-retired');
 
     await page.goto(`${projectBase}/intent`);
     await page.getByLabel('Intent', { exact: true }).fill(`Please do the ${waitPhrase}`);

@@ -9,6 +9,7 @@ import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
 import { ago, dateTime } from '../../../components/time';
 import { ProjectFrame, useCanEdit, useProjectId } from '../project';
+import { ApprovalPanel } from './ApprovalPanel';
 import { ArtifactView } from './ArtifactView';
 import { Blockers } from './Blockers';
 import { Deliveries } from './Deliveries';
@@ -133,6 +134,8 @@ export function InvocationPage() {
             )}
           </dl>
 
+          <ApprovalPanel invocation={inv} onDecided={invocation.reload} />
+
           <h2>Stage timeline</h2>
           {inv.stages.length > 0 ? (
             <StageTimeline invocation={inv} agentNames={agentNames} />
@@ -140,7 +143,9 @@ export function InvocationPage() {
             <p className="muted">
               {inv.state === 'received'
                 ? 'Not launched yet: the stages appear once the run starts.'
-                : 'No stages have started.'}
+                : inv.state === 'awaiting_approval'
+                  ? 'The stages start once the run is approved.'
+                  : 'No stages have started.'}
             </p>
           )}
           {inv.latest_handoff && (
