@@ -9,7 +9,7 @@ import { microBatcher } from '../src/domain/micro-batch';
 import type { Settled } from '../src/domain/micro-batch';
 
 /**
- * The statements shared by concurrent delivery attempts: the group-commit helper on its own, then the store
+ * The statements shared by concurrent delivery attempts: the group-commit function on its own, then the store
  * against the real Postgres (one read and one write for many attempts, each attempt its own outcome).
  */
 /** A few turns of the event loop: whatever a settled batch scheduled has started. */
