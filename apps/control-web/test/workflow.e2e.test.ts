@@ -200,6 +200,7 @@ describe('projects and their workflow', () => {
     await page.getByRole('button', { name: 'Create contract' }).click();
     await page.waitForURL(/\/contracts\/[a-z]+_[A-Za-z0-9]+$/);
     await page.getByRole('heading', { level: 1, name: `Contract: Status note ${suffix}` }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Created.' }).waitFor();
     await t.screenshot('workflow-05-contract-created');
 
     // A second contract whose stage needs a capability no agent has: its runs wait for an owner.
@@ -475,6 +476,17 @@ describe('projects and their workflow', () => {
     } finally {
       await v.close();
     }
+  });
+
+  test('when a contract is edited, then the change is saved as a new revision', async () => {
+    await page.goto(`${projectBase}/contracts`);
+    await page.getByRole('link', { name: `Translation ${suffix}` }).click();
+    await page.getByLabel('Priority').fill('x');
+    await page.locator('#field-priority-error').getByText('must be a whole number').waitFor();
+    await page.getByLabel('Priority').fill('5');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved: revision 2.' }).waitFor();
+    expect(await page.getByLabel('Priority').inputValue()).toBe('5');
   });
 
   test('when a contract is retired after confirmation, then it leaves the list and resolve', async () => {

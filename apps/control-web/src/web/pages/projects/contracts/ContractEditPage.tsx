@@ -1,6 +1,6 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { ReactNode } from 'react';
-import { useNavigate, useParams } from 'react-router';
+import { useLocation, useNavigate, useParams } from 'react-router';
 import { unwrap } from '../../../app/api';
 import { useApi } from '../../../app/hooks';
 import { useClients } from '../../../app/session';
@@ -28,27 +28,45 @@ export function ContractEditPage() {
         : Promise.resolve(undefined),
     [projectId, contractId],
   );
+  const created = (useLocation().state as { created?: boolean } | null)?.created === true;
+  const [savedRevision, setSavedRevision] = useState<number | undefined>(undefined);
   const title = contractId
     ? existing.data
       ? `Contract: ${existing.data.name}`
       : 'Contract'
     : 'New contract';
+  const revision = existing.data?.revision;
   return (
     <ProjectFrame title={title}>
       {existing.loading && !existing.data && contractId && <Loading what="Loading the contract" />}
       <ProblemMessage error={existing.error} context="The contract could not be loaded" />
+      {revision !== undefined && (savedRevision === revision || (created && revision === 1)) && (
+        <p className="notice" role="status">
+          {savedRevision === revision ? `Saved: revision ${revision}.` : 'Created.'}
+        </p>
+      )}
       {(!contractId || existing.data) && (
         <ContractEditor
-          key={existing.data?.revision ?? 'new'}
+          key={revision ?? 'new'}
           contract={existing.data}
-          onSaved={existing.reload}
+          onSaved={(saved) => {
+            setSavedRevision(saved);
+            existing.reload();
+          }}
         />
       )}
     </ProjectFrame>
   );
 }
 
-function ContractEditor({ contract, onSaved }: { contract?: Contract; onSaved: () => void }) {
+function ContractEditor({
+  contract,
+  onSaved,
+}: {
+  contract?: Contract;
+  /** After a change is saved, with the contract's new revision. */
+  onSaved: (revision: number) => void;
+}) {
   const projectId = useProjectId();
   const base = useProjectBase();
   const canEdit = useCanEdit();
@@ -60,7 +78,6 @@ function ContractEditor({ contract, onSaved }: { contract?: Contract; onSaved: (
   const [submitted, setSubmitted] = useState(false);
   const [busy, setBusy] = useState(false);
   const [serverError, setServerError] = useState<unknown>(undefined);
-  const [saved, setSaved] = useState(false);
   const schemas = useApi(
     (signal) =>
       workflow.raw
@@ -82,7 +99,6 @@ function ContractEditor({ contract, onSaved }: { contract?: Contract; onSaved: (
     }
     return map;
   }, [errors]);
-  useEffect(() => setSaved(false), [form]);
 
   const shown = (field: string) => (submitted || touched.has(field) ? byField.get(field) : undefined);
   const touch = (field: string) => setTouched((t) => (t.has(field) ? t : new Set(t).add(field)));
@@ -103,14 +119,13 @@ function ContractEditor({ contract, onSaved }: { contract?: Contract; onSaved: (
     setBusy(true);
     try {
       if (contract) {
-        unwrap(
+        const updated = unwrap(
           await workflow.raw.PATCH('/api/v1/projects/{projectId}/workflow/contracts/{contractId}', {
             params: { path: { projectId, contractId: contract.contract_id } },
             body: body.fallback ? { ...body, classifier: {} } : body,
           }),
         );
-        setSaved(true);
-        onSaved();
+        onSaved(updated.revision);
       } else {
         const created = unwrap(
           await workflow.raw.POST('/api/v1/projects/{projectId}/workflow/contracts', {
@@ -312,11 +327,6 @@ function ContractEditor({ contract, onSaved }: { contract?: Contract; onSaved: (
         </p>
       )}
       <ProblemMessage error={serverError} context="The Workflow API refused the contract" />
-      {saved && (
-        <p className="notice" role="status">
-          Saved.
-        </p>
-      )}
       {canEdit && (
         <div className="form-actions">
           <button type="submit" className="button-primary" disabled={busy}>
