@@ -44,9 +44,19 @@ import {
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { Worker as Thread, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { benchCli, cleanupStack, errorList, f, lineCounter, machine, printLines, root } from './support.mjs';
+import {
+  benchArgs,
+  benchCli,
+  cleanupStack,
+  errorList,
+  f,
+  lineCounter,
+  machine,
+  printLines,
+  root,
+} from './support.mjs';
 
 const NAME = 'console-router';
 const TARGETS = {
@@ -489,7 +499,7 @@ async function alternate(targets, { warmupMs, durationMs, rounds, runSlice, summ
 
 async function runBench() {
   const cli = benchCli(NAME);
-  const { values: args } = parseArgs({
+  const { values: args } = benchArgs('console-router', {
     options: {
       concurrency: { type: 'string', default: '32' },
       duration: { type: 'string', default: '6' },

@@ -16,13 +16,12 @@
 // A missed target is reported, not failed: the exit code is non-zero only when a request errs or the
 // set-up fails. Every loop is bounded by its deadline; only 127.0.0.1 is contacted.
 import os from 'node:os';
-import { parseArgs } from 'node:util';
-import { benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
+import { benchArgs, benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
 
 const cli = benchCli('hub-auth-overhead');
 const TARGET_RATIO = 0.7;
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs('hub-auth-overhead', {
   options: {
     concurrency: { type: 'string', default: '32' },
     duration: { type: 'string', default: '8' },

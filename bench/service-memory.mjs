@@ -48,8 +48,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { benchCli, cleanupStack, f, lineCounter, machine, printLines, root } from './support.mjs';
+import { benchArgs, benchCli, cleanupStack, f, lineCounter, machine, printLines, root } from './support.mjs';
 
 const NAME = 'service-memory';
 const cli = benchCli(NAME);
@@ -64,7 +63,7 @@ const INTENT = 'Please write the weekly report for the memory bench';
 const CAPABILITY = 'report';
 const SERVICES = ['hub', 'workflow-api', 'workflow-worker', 'relay', 'console-router', 'reference-agent'];
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs('service-memory', {
   options: {
     load: { type: 'string', default: '60' },
     settle: { type: 'string', default: '300' },

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -14,6 +15,36 @@ const require = createRequire(import.meta.url);
  * The command line of the bench `name`: a bad option or a missing build prints `<name>: <why>` and exits 2;
  * `run(main)` prints a failure as `<name>: <message>` and exits 1.
  */
+/**
+ * The options of bench `name` (node:util `parseArgs` config). `--help` prints them with their defaults and exits
+ * 0; an unknown option or a missing value is one line on stderr and exit 2, never a stack trace.
+ */
+export function benchArgs(name, config) {
+  const options = { ...config.options, help: { type: 'boolean', short: 'h', default: false } };
+  let parsed;
+  try {
+    parsed = parseArgs({ ...config, options });
+  } catch (error) {
+    console.error(
+      `${name}: ${error.message.split('\n')[0]}; \`node bench/${name}.mjs --help\` lists the options`,
+    );
+    process.exit(2);
+  }
+  if (parsed.values.help) {
+    const lines = Object.entries(config.options).map(([option, spec]) => {
+      const value = spec.type === 'string' ? ' <value>' : '';
+      const fallback =
+        spec.default === undefined || spec.default === false ? '' : ` (default ${spec.default})`;
+      return `  --${option}${value}${fallback}`;
+    });
+    console.log(
+      `usage: node bench/${name}.mjs [options]\n${lines.join('\n')}\nEach option is described in bench/README.md.`,
+    );
+    process.exit(0);
+  }
+  return parsed;
+}
+
 export function benchCli(name) {
   const fail = (message) => {
     console.error(`${name}: ${message}`);

@@ -21,14 +21,13 @@ import { existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
-import { benchCli, f, machine, root } from './support.mjs';
+import { benchArgs, benchCli, f, machine, root } from './support.mjs';
 
 const NAME = 'svc-cli-startup';
 const TARGET_VERSION_MS = 300;
 const cli = benchCli(NAME);
 
-const { values } = parseArgs({
+const { values } = benchArgs('svc-cli-startup', {
   options: {
     runs: { type: 'string', default: '20' },
     warmup: { type: 'string', default: '2' },

@@ -36,9 +36,8 @@ import https from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Worker as Thread, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { benchCli, cleanupStack, lineCounter, machine, printLines, root } from './support.mjs';
+import { benchArgs, benchCli, cleanupStack, lineCounter, machine, printLines, root } from './support.mjs';
 
 const contractsDist = path.join(root, 'packages', 'contracts', 'dist', 'index.js');
 const require = createRequire(import.meta.url);
@@ -144,7 +143,7 @@ function receiverThread() {
 // ---------------------------------------------------------------------------------------------------------------
 
 async function runBench() {
-  const { values: args } = parseArgs({
+  const { values: args } = benchArgs('workflow-delivery', {
     options: {
       deliveries: { type: 'string', default: '20000' },
       concurrency: { type: 'string', default: '200' },

@@ -23,8 +23,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
+import { benchArgs, benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
 
 const cli = benchCli('workflow-invoke');
 const TARGET_RATIO = 0.5;
@@ -32,7 +31,7 @@ const TARGET_P99_MS = 25;
 /** Invoke's open-loop p99 against the baseline's at the same rate. */
 const TARGET_P99_RATIO = 1.5;
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs('workflow-invoke', {
   options: {
     concurrency: { type: 'string', default: '32' },
     duration: { type: 'string', default: '8' },

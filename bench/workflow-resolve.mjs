@@ -16,14 +16,13 @@
 // A missed target is reported, not failed: the exit code is non-zero only when a request errs or set-up fails.
 // Only 127.0.0.1 is contacted.
 import os from 'node:os';
-import { parseArgs } from 'node:util';
-import { benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
+import { benchArgs, benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
 
 const cli = benchCli('workflow-resolve');
 const TARGET_P99_MS = 5;
 const TARGET_RATIO = 1.5;
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs('workflow-resolve', {
   options: {
     contracts: { type: 'string', default: '10000' },
     requests: { type: 'string', default: '4000' },

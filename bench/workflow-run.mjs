@@ -26,8 +26,8 @@
 // Processes, databases and queue keys are removed at the end, also on failure. Only 127.0.0.1 is contacted.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import {
+  benchArgs,
   benchCli,
   cleanupStack,
   createBenchWorkspace,
@@ -45,7 +45,7 @@ const ENGINE_QUEUES = ['workflow-reconcile'];
 const INTENT = 'Please write the weekly report for the bench';
 const CAPABILITY = 'report';
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs('workflow-run', {
   options: {
     runs: { type: 'string', default: '200' },
     warmup: { type: 'string', default: '20' },
