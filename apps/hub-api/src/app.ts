@@ -18,6 +18,7 @@ import { createHubCredentialResolver } from './auth/credential-resolver';
 import { SigningKeyRing } from './auth/signing-keys';
 import { workspaceGuard } from './auth/workspace-guard';
 import { runtimeHostGuard } from './auth/runtime-host-guard';
+import { resourceGuard } from './auth/resource-guard';
 import { createAuditRepository } from './data/audit.repository';
 import type { Database } from './db';
 import type { HubDeps } from './deps';
@@ -221,7 +222,8 @@ export async function createHub(options: HubAppOptions): Promise<Hub> {
         resolver,
         guards: [
           workspaceGuard(database.prisma, apiKeys),
-          runtimeHostGuard(database.prisma, ['recordRelaySpawnEvent']),
+          runtimeHostGuard(database.prisma, ['recordRelaySpawnEvent', 'recordRuntimeHostHeartbeat']),
+          resourceGuard(deps),
         ],
         validateResponses: options.validateResponses,
         logger,

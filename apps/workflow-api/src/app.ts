@@ -7,6 +7,7 @@ import { createHttpApp, mountApiDocs, mountOperations, subscribeCredentialNotice
 import type { AppMetrics, Logger, Redis } from '@svc/service-kit';
 import type { Express } from 'express';
 import { accessGuard } from './auth/access-guard';
+import { stageGuard } from './auth/stage-guard';
 import { createAgentStanding, hubAgentStandingCheck } from './auth/agent-standing';
 import { createWorkflowCredentialResolver } from './auth/credential-resolver';
 import { createKeyIntrospector } from './auth/key-introspector';
