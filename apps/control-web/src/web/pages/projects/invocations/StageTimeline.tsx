@@ -122,7 +122,7 @@ export function StageTimeline({
                   className={`tl-box tl-${box.stage.state} ${box.current ? 'tl-current' : ''} ${box.waiting ? 'tl-waiting' : ''}`}
                 />
                 <text x={box.x + 12} y={BOX.top + 22} className="tl-title">
-                  {fit(`${box.stage.position}. ${box.stage.title}`, 22)}
+                  {fit(`${box.stage.position}. ${box.stage.title}`, 25)}
                 </text>
                 <rect
                   x={box.x + 12}
