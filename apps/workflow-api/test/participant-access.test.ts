@@ -4,19 +4,22 @@ import type { WorkflowTestStack } from './stack';
 
 /**
  * A signed-in participant (the control web app) calls the Workflow API with the hub's participant JWT: any
- * member reads the project's contracts, artifact schemas and invocations; owner, admin and member write them;
+ * member reads the project's contracts, artifact schemas and invocations; owner, admin and member write contracts
+ * and invocations, owner and admin artifact schemas (registration and deprecation count as destructive);
  * a viewer's write is 403 `role_forbidden`; another workspace is 403 (`{workspaceId}`) or 404 (its project),
  * and the operations that hand out a secret stay with API keys.
  */
 let s: WorkflowTestStack;
 let viewerToken: string;
-beforeAll(async () => {
-  s = await startWorkflowTestStack();
-  const email = `viewer-${randomBytes(3).toString('hex')}@example.test`;
+let memberToken: string;
+
+/** A new account added to the workspace with `role`, signed in. */
+async function signedInMember(role: 'viewer' | 'member'): Promise<string> {
+  const email = `${role}-${randomBytes(3).toString('hex')}@example.test`;
   const password = `pw-${randomBytes(12).toString('hex')}`;
   const added = await call(s.hubUrl, 'POST', `/api/v1/workspaces/${s.workspace.slug}/members`, s.adminToken, {
     email,
-    role: 'viewer',
+    role,
     password,
   });
   expect(added.status).toBe(201);
@@ -25,7 +28,13 @@ beforeAll(async () => {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password }),
   });
-  viewerToken = ((await login.json()) as { data: { token: string } }).data.token;
+  return ((await login.json()) as { data: { token: string } }).data.token;
+}
+
+beforeAll(async () => {
+  s = await startWorkflowTestStack();
+  viewerToken = await signedInMember('viewer');
+  memberToken = await signedInMember('member');
 }, 60_000);
 afterAll(() => s.close());
 
@@ -123,6 +132,19 @@ describe('participants on the Workflow API', () => {
       await wf('POST', `/api/v1/workspaces/${s.workspace.id}/artifact-schemas`, viewerToken, {
         project_id: s.project.id,
         name: 'viewer-schema',
+        version: '1',
+        json_schema: { type: 'object' },
+      }),
+    ).toMatchObject({ status: 403, code: 'role_forbidden' });
+  });
+
+  test('a member writes contracts but not artifact schemas (destructive: owners and admins)', async () => {
+    const contracts = `/api/v1/projects/${s.project.id}/workflow/contracts`;
+    expect((await wf('POST', contracts, memberToken, contractBody('member-report'))).status).toBe(201);
+    expect(
+      await wf('POST', `/api/v1/workspaces/${s.workspace.id}/artifact-schemas`, memberToken, {
+        project_id: s.project.id,
+        name: 'member-schema',
         version: '1',
         json_schema: { type: 'object' },
       }),

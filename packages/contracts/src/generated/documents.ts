@@ -11541,7 +11541,7 @@ export const workflowDocument: OpenApiDocument = {
           "artifact-schemas"
         ],
         "summary": "Register a schema version (201); the same version with the same schema again answers 200.",
-        "description": "`project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated.",
+        "description": "`project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated. Treated as destructive (`artifact-schemas:write`): a participant must be an owner or admin of the workspace (403 `role_forbidden` otherwise).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -11551,8 +11551,7 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "x-svc-participant-roles": [
           "owner",
-          "admin",
-          "member"
+          "admin"
         ],
         "security": [
           {
@@ -11800,7 +11799,7 @@ export const workflowDocument: OpenApiDocument = {
           "artifact-schemas"
         ],
         "summary": "Deprecate a schema version (idempotent; final — there is no restore).",
-        "description": "Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`). Errors: 404 `artifact_schema_not_found` (no such artifact schema).",
+        "description": "Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`): a participant must be an owner or admin of the workspace (403 `role_forbidden` otherwise). Errors: 404 `artifact_schema_not_found` (no such artifact schema).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -11810,8 +11809,7 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "x-svc-participant-roles": [
           "owner",
-          "admin",
-          "member"
+          "admin"
         ],
         "security": [
           {

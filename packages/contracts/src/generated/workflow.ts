@@ -69,7 +69,7 @@ export interface paths {
         put?: never;
         /**
          * Register a schema version (201); the same version with the same schema again answers 200.
-         * @description `project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated.
+         * @description `project_id` must be a project of the workspace (404 `project_not_found`). Schemas are compared by the SHA-256 of their canonical JSON (keys sorted), returned as `schema_hash`; key order and whitespace do not matter. The same (project, name, version) with another schema is refused with 409 `artifact_schema_version_immutable`: register a new version instead. A schema that is not valid JSON Schema draft 2020-12 in strict mode, holds a reference that is not local (`#…`), exceeds 256 KiB of canonical JSON or nests deeper than 64 levels is refused with 400 `artifact_schema_invalid`, listing the reasons in `errors`. Re-registering a deprecated version returns it, still deprecated. Treated as destructive (`artifact-schemas:write`): a participant must be an owner or admin of the workspace (403 `role_forbidden` otherwise).
          */
         post: operations["registerArtifactSchema"];
         delete?: never;
@@ -141,7 +141,7 @@ export interface paths {
         put?: never;
         /**
          * Deprecate a schema version (idempotent; final — there is no restore).
-         * @description Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`). Errors: 404 `artifact_schema_not_found` (no such artifact schema).
+         * @description Sets `deprecated_at`; deprecating again returns the version unchanged with its first `deprecated_at`. No operation clears it: register a new version instead. Treated as destructive, like registration (`artifact-schemas:write`): a participant must be an owner or admin of the workspace (403 `role_forbidden` otherwise). Errors: 404 `artifact_schema_not_found` (no such artifact schema).
          */
         post: operations["deprecateArtifactSchema"];
         delete?: never;

@@ -3,13 +3,14 @@ import type { WorkflowApi } from '@svc/sdk';
 import { workflowDocument } from '../../../../../../../packages/contracts/src/generated/documents';
 import { unwrap } from '../../../app/api';
 import { useApi } from '../../../app/hooks';
+import { MANAGERS, roleAllows } from '../../../app/roles';
 import { useClients } from '../../../app/session';
 import { useWorkspace } from '../../../app/workspace';
 import { ConfirmDialog } from '../../../components/ConfirmDialog';
 import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
 import { dateTime } from '../../../components/time';
-import { ProjectFrame, useCanEdit, useProjectId } from '../project';
+import { ProjectFrame, useProjectId } from '../project';
 import { checkSchema } from '../schema-check';
 import type { JsonSchema } from '../schema-check';
 
@@ -19,8 +20,9 @@ const components = (workflowDocument.components ?? {}) as { schemas?: Record<str
 /** The project's artifact schema versions: register a version, read its JSON Schema, deprecate (final). */
 export function ArtifactSchemasPage() {
   const projectId = useProjectId();
-  const canEdit = useCanEdit();
-  const { workspace } = useWorkspace();
+  // Registering and deprecating schemas is treated as destructive: owners and admins only.
+  const { workspace, role } = useWorkspace();
+  const canEdit = roleAllows(role, MANAGERS);
   const { workflow } = useClients();
   const [viewing, setViewing] = useState<string | undefined>(undefined);
   const [deprecating, setDeprecating] = useState<Summary | undefined>(undefined);
