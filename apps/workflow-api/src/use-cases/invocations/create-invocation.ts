@@ -121,6 +121,40 @@ async function decideInvocationRoute(
   };
 }
 
+/**
+ * Invoke's one statement: the invocation, the template's first use and the `invocation.created` audit event
+ * (`INSERT … ON CONFLICT (project_id, idempotency_key) DO NOTHING` with data-modifying CTEs). A named prepared
+ * statement on the pool: each connection parses and plans it once, and an invoke sends only its values.
+ */
+const INSERT_INVOCATION = {
+  name: 'invocation_create',
+  text: `
+    WITH ins AS (
+      INSERT INTO invocations (id, workspace_id, project_id, idempotency_key, fingerprint, correlation_id,
+        request, intent, contract_id, template_key, template_version, route, state, attention, created_by_kind,
+        created_by_id, created_at, updated_at, key_expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12::jsonb, 'received', 'none', $13, $14,
+        $15::timestamptz, $15::timestamptz, $16::timestamptz)
+      ON CONFLICT (project_id, idempotency_key) DO NOTHING
+      RETURNING id
+    ),
+    used AS (
+      UPDATE workflow_templates SET first_used_at = $15::timestamptz
+      WHERE project_id = $3 AND key = $10 AND version = $11 AND first_used_at IS NULL
+        AND EXISTS (SELECT 1 FROM ins)
+      RETURNING id
+    ),
+    audited AS (
+      INSERT INTO audit_events (id, workspace_id, project_id, actor_kind, actor_id, action, target_type,
+        target_id, data, request_id, created_at)
+      SELECT $17, $2, $3, $13, $14, 'invocation.created', 'invocation', ins.id, $18::jsonb, $19,
+        $15::timestamptz
+      FROM ins
+      RETURNING id
+    )
+    SELECT id FROM ins`,
+};
+
 export interface CreateInvocationInput {
   idempotencyKey: string;
   correlationId: string | null;
@@ -178,38 +212,32 @@ export async function createInvocation(
       route,
     }) as object;
     const nowIso = now.toISOString();
-    const inserted = await deps.db.$queryRaw<{ id: string }[]>`
-      WITH ins AS (
-        INSERT INTO invocations (id, workspace_id, project_id, idempotency_key, fingerprint, correlation_id,
-          request, intent, contract_id, template_key, template_version, route, state, attention, created_by_kind,
-          created_by_id, created_at, updated_at, key_expires_at)
-        VALUES (${id}, ${project.workspace.id}, ${project.id}, ${input.idempotencyKey}, ${fingerprint},
-          ${input.correlationId}, ${JSON.stringify(request)}::jsonb, ${input.body.intent},
-          ${route.contract_id},
-          ${route.template_key}, ${route.template_version}, ${JSON.stringify(route)}::jsonb, 'received',
-          'none', ${who.kind}, ${who.id}, ${nowIso}::timestamptz, ${nowIso}::timestamptz,
-          ${keyExpiresAt.toISOString()}::timestamptz)
-        ON CONFLICT (project_id, idempotency_key) DO NOTHING
-        RETURNING id
-      ),
-      used AS (
-        UPDATE workflow_templates SET first_used_at = ${nowIso}::timestamptz
-        WHERE project_id = ${project.id} AND key = ${route.template_key}
-          AND version = ${route.template_version} AND first_used_at IS NULL
-          AND EXISTS (SELECT 1 FROM ins)
-        RETURNING id
-      ),
-      audited AS (
-        INSERT INTO audit_events (id, workspace_id, project_id, actor_kind, actor_id, action, target_type,
-          target_id, data, request_id, created_at)
-        SELECT ${newId('aud', now.getTime())}, ${project.workspace.id}, ${project.id}, ${who.kind}, ${who.id},
-          'invocation.created', 'invocation', ins.id, ${JSON.stringify(auditData)}::jsonb,
-          ${input.requestId ?? null}, ${nowIso}::timestamptz
-        FROM ins
-        RETURNING id
-      )
-      SELECT id FROM ins`;
-    if (inserted.length > 0) {
+    const inserted = await deps.pool.query<{ id: string }>({
+      name: INSERT_INVOCATION.name,
+      text: INSERT_INVOCATION.text,
+      values: [
+        id,
+        project.workspace.id,
+        project.id,
+        input.idempotencyKey,
+        fingerprint,
+        input.correlationId,
+        JSON.stringify(request),
+        input.body.intent,
+        route.contract_id,
+        route.template_key,
+        route.template_version,
+        JSON.stringify(route),
+        who.kind,
+        who.id,
+        nowIso,
+        keyExpiresAt.toISOString(),
+        newId('aud', now.getTime()),
+        JSON.stringify(auditData),
+        input.requestId ?? null,
+      ],
+    });
+    if (inserted.rows.length > 0) {
       return {
         replayed: false,
         invocation: {
