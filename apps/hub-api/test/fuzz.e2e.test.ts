@@ -3,6 +3,7 @@ import { HUB_SCOPES } from '@svc/auth';
 import { hubDocument, unwrap } from '@svc/contracts';
 import {
   checkAnswer,
+  checkUnsupportedMethods,
   createHubDatabase,
   createHubWorkspace,
   describeExchange,
@@ -152,6 +153,10 @@ afterAll(async () => {
   host?.stop();
   await hub?.process.stop();
   await hubDb?.drop();
+});
+
+test('every path answers a method it lacks with 405 and an Allow listing its methods', async () => {
+  expect(await checkUnsupportedMethods(hubDocument, target)).toEqual([]);
 });
 
 describe.each(plans.map((p) => [p.operation.operationId, p] as const))('%s', (_id, plan) => {

@@ -3,6 +3,7 @@ import { fc, test } from '@fast-check/jest';
 import { workflowDocument } from '@svc/contracts';
 import {
   checkAnswer,
+  checkUnsupportedMethods,
   describeExchange,
   documentValidator,
   fuzzSettings,
@@ -10,6 +11,7 @@ import {
   planOperations,
   reportOrThrow,
   sendRequest,
+  sleep,
 } from '@svc/testing';
 import type { FuzzTarget } from '@svc/testing';
 import { WORKFLOW_FUZZ_EXEMPTIONS } from './fuzz-exemptions';
@@ -58,7 +60,7 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
     headers: {
       'x-api-key': (stack as RunStack).apiKey,
       'content-type': 'application/json',
-      'idempotency-key': `fuzz-seed-${path}`,
+      'idempotency-key': `fuzz-seed-${randomBytes(8).toString('hex')}`,
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
@@ -95,6 +97,26 @@ beforeAll(async () => {
     `/api/v1/projects/${project}/workflow/invocations`,
     { intent: route.intent },
   );
+  // A launched copy gets its stages (an owner from the roster when one is live, else waiting): their ids
+  // let the stage actions reach their own checks instead of 404.
+  const launched = await call<{ invocation_id: string }>(
+    'POST',
+    `/api/v1/projects/${project}/workflow/invocations`,
+    {
+      intent: `${route.intent} launched`,
+    },
+  );
+  await call('POST', `/api/v1/projects/${project}/workflow/invocations/${launched.invocation_id}/launch`);
+  let stages: { stage_id: string }[] = [];
+  for (let tries = 0; tries < 100 && stages.length === 0; tries += 1) {
+    if (tries > 0) await sleep(100);
+    stages = (
+      await call<{ stages: { stage_id: string }[] }>(
+        'GET',
+        `/api/v1/projects/${project}/workflow/invocations/${launched.invocation_id}`,
+      )
+    ).stages;
+  }
   Object.assign(target, {
     baseUrl: stack.workflowUrl,
     credentials: {
@@ -109,13 +131,18 @@ beforeAll(async () => {
       schemaId: schemas.map((s) => s.id),
       contractId: [route.contractId],
       subscriptionId: [subscription.subscription_id],
-      invocationId: [invocation.invocation_id],
+      invocationId: [invocation.invocation_id, launched.invocation_id],
+      stageId: stages.map((stage) => stage.stage_id),
     },
   });
 }, 180_000);
 
 afterAll(async () => {
   await stack?.close();
+});
+
+test('every path answers a method it lacks with 405 and an Allow listing its methods', async () => {
+  expect(await checkUnsupportedMethods(workflowDocument, target)).toEqual([]);
 });
 
 describe.each(plans.map((p) => [p.operation.operationId, p] as const))('%s', (_id, plan) => {

@@ -268,7 +268,7 @@ export interface paths {
         head?: never;
         /**
          * Change some fields of a contract; `is_active` false retires it, true reactivates it.
-         * @description Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event). Errors: 400 `classifier_empty` (empty classifier); 400 `fallback_with_criteria` (a fallback takes no criteria); 404 `project_not_found` (no such project).
+         * @description Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event). Errors: 400 `classifier_empty` (empty classifier); 400 `fallback_with_criteria` (a fallback takes no criteria); 404 `project_not_found` (no such project). Errors: 404 `contract_not_found` (no such workflow contract).
          */
         patch: operations["updateWorkflowContract"];
         trace?: never;
@@ -689,7 +689,7 @@ export interface paths {
         put?: never;
         /**
          * Claim an assigned stage (start working on it); repeating it is harmless.
-         * @description `assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat. Errors: 404 `stage_not_found` (no such stage).
+         * @description `assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat. Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).
          */
         post: operations["claimWorkflowStage"];
         delete?: never;
@@ -712,7 +712,7 @@ export interface paths {
         put?: never;
         /**
          * Tell the engine the owner is still working on the stage, optionally with a progress note.
-         * @description A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress. Errors: 404 `stage_not_found` (no such stage).
+         * @description A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress. Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).
          */
         post: operations["heartbeatWorkflowStage"];
         delete?: never;
@@ -735,12 +735,12 @@ export interface paths {
         put?: never;
         /**
          * Report that the stage cannot proceed (the invocation's attention becomes `blocked`).
-         * @description The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it. Errors: 404 `stage_not_found` (no such stage).
+         * @description The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it. Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).
          */
         post: operations["reportWorkflowStageBlocker"];
         /**
          * The blocker is gone; the stage is claimed again and the attention signal clears.
-         * @description Errors: 404 `stage_not_found` (no such stage).
+         * @description Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).
          */
         delete: operations["clearWorkflowStageBlocker"];
         options?: never;
@@ -762,7 +762,7 @@ export interface paths {
         put?: never;
         /**
          * Attach evidence to the stage (secrets are redacted before it is stored).
-         * @description Errors: 404 `stage_not_found` (no such stage).
+         * @description Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).
          */
         post: operations["submitWorkflowStageEvidence"];
         delete?: never;
@@ -808,7 +808,7 @@ export interface paths {
         put?: never;
         /**
          * Complete the stage; the run moves on to the next stage (or ends).
-         * @description Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. Errors: 404 `stage_not_found` (no such stage).
+         * @description Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).
          */
         post: operations["completeWorkflowStage"];
         delete?: never;

@@ -71,6 +71,8 @@ export interface FuzzAnswer {
   status: number;
   contentType: string;
   body: unknown;
+  /** Whether every path id named a seeded fixture (otherwise the resource may not exist). */
+  fixturesOnly: boolean;
 }
 
 /** Codes any operation may answer without naming them: the request pipeline's own refusals. */
@@ -272,9 +274,11 @@ export async function sendRequest(
   op: FuzzOperation,
   req: FuzzRequest,
 ): Promise<FuzzAnswer> {
+  let fixturesOnly = true;
   const path = op.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => {
     const value = req.path[name] as PathValue;
     const fixtures = target.fixtures[name] ?? [];
+    if (!value.fixture || fixtures.length === 0) fixturesOnly = false;
     const chosen =
       value.fixture && fixtures.length > 0
         ? (fixtures[value.pick % fixtures.length] as string)
@@ -301,7 +305,14 @@ export async function sendRequest(
   } catch {
     // Not JSON: kept as text; the schema check reports it.
   }
-  return { url, method, status: res.status, contentType: res.headers.get('content-type') ?? '', body };
+  return {
+    url,
+    method,
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? '',
+    body,
+    fixturesOnly,
+  };
 }
 
 /** Every check the answer fails, minus the exempted ones. */
@@ -360,7 +371,10 @@ export function checkAnswer(
   ) {
     found.push(['schema_valid_accepted', `a schema-valid request was refused with 400 ${String(code)}`]);
   }
-  if (req.phase === 'negative' && answer.status !== 400) {
+  // A path id without a fixture may name nothing: access and existence come before the body (decision 4).
+  const existenceFirst =
+    !answer.fixturesOnly && !req.broken?.startsWith('path/') && [403, 404].includes(answer.status);
+  if (req.phase === 'negative' && answer.status !== 400 && !existenceFirst) {
     found.push(['schema_invalid_refused', `a request broken at ${req.broken} was answered ${answer.status}`]);
   }
   return found
@@ -386,4 +400,42 @@ export function describeExchange(req: FuzzRequest, answer: FuzzAnswer, findings:
     `answer ${answer.status} ${answer.contentType}: ${JSON.stringify(answer.body)?.slice(0, 600)}`,
     ...findings.map((f) => `- ${f}`),
   ].join('\n');
+}
+
+const HTTP_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
+
+/**
+ * Sends every method a path of the document does not support (path ids from the fixtures) and returns each
+ * answer that is not 405 `method_not_allowed` with an `Allow` listing exactly the path's methods.
+ */
+export async function checkUnsupportedMethods(doc: OpenApiDocument, target: FuzzTarget): Promise<string[]> {
+  const wrong: string[] = [];
+  const byPath = new Map<string, string[]>();
+  for (const op of listOperations(doc))
+    byPath.set(op.path, [...(byPath.get(op.path) ?? []), op.method.toUpperCase()]);
+  for (const [template, methods] of byPath) {
+    const path = template.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) =>
+      segment(target.fixtures[name]?.[0] ?? 'x_0000'),
+    );
+    for (const method of HTTP_METHODS.filter((m) => !methods.includes(m))) {
+      const res = await fetch(`${target.baseUrl}${path}`, {
+        method,
+        headers: target.credentials.api_key ?? {},
+      });
+      const body = (await res.json().catch(() => ({}))) as { code?: string };
+      const allow = (res.headers.get('allow') ?? '')
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean)
+        .sort();
+      if (
+        res.status !== 405 ||
+        body.code !== 'method_not_allowed' ||
+        allow.join() !== [...methods].sort().join()
+      ) {
+        wrong.push(`${method} ${template}: ${res.status} ${body.code ?? ''} Allow: ${allow.join(', ')}`);
+      }
+    }
+  }
+  return wrong;
 }
