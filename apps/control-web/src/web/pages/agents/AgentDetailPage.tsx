@@ -1,4 +1,4 @@
-import { useMemo } from 'react';
+import { Suspense, lazy, useMemo } from 'react';
 import { Link, useParams } from 'react-router';
 import { unwrap } from '../../app/api';
 import { usePolling } from '../../app/hooks';
@@ -10,11 +10,15 @@ import { ago, dateTime } from '../../components/time';
 import { AgentActions } from './AgentActions';
 import { ChatPanel } from './console/ChatPanel';
 import { HealthPanel } from './console/HealthPanel';
-import { TerminalPanel } from './console/TerminalPanel';
 import { TicketSource } from './console/tickets';
 import { consoleUrlOf, RUNNING } from './data';
 import { StatusBadge } from './StatusBadge';
 import './agents.css';
+
+/** xterm.js is most of the page's code: it is loaded when a console is opened, not with the app. */
+const TerminalPanel = lazy(() =>
+  import('./console/TerminalPanel').then((module) => ({ default: module.TerminalPanel })),
+);
 
 /** One agent: its facts, stop and evict, and its live console (health, chat, terminal) while it runs. */
 export function AgentDetailPage() {
@@ -94,7 +98,9 @@ export function AgentDetailPage() {
             <div className="console-grid">
               <HealthPanel consoleUrl={consoleUrl} tickets={tickets} />
               <ChatPanel consoleUrl={consoleUrl} tickets={tickets} />
-              <TerminalPanel consoleUrl={consoleUrl} tickets={tickets} />
+              <Suspense fallback={<Loading what="Loading the terminal" />}>
+                <TerminalPanel consoleUrl={consoleUrl} tickets={tickets} />
+              </Suspense>
             </div>
           )}
         </>

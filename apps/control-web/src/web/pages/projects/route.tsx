@@ -1,13 +1,24 @@
+import { Suspense, lazy } from 'react';
+import type { ReactNode } from 'react';
 import { Navigate } from 'react-router';
 import type { PageRoute } from '../../app/page-route';
 import { ALL_ROLES } from '../../app/roles';
-import { ContractEditPage } from './contracts/ContractEditPage';
 import { ContractsPage } from './contracts/ContractsPage';
 import { InvocationPage } from './invocations/InvocationPage';
 import { InvocationsPage } from './invocations/InvocationsPage';
 import { TryIntentPage } from './intent/TryIntentPage';
+import { Loading } from '../../components/Loading';
 import { ProjectsPage } from './ProjectsPage';
-import { ArtifactSchemasPage } from './schemas/ArtifactSchemasPage';
+
+// The contract and schema editors check input against the Workflow API's own document, which is large: they
+// load with their page, not with the app.
+const ContractEditPage = lazy(() =>
+  import('./contracts/ContractEditPage').then((m) => ({ default: m.ContractEditPage })),
+);
+const ArtifactSchemasPage = lazy(() =>
+  import('./schemas/ArtifactSchemasPage').then((m) => ({ default: m.ArtifactSchemasPage })),
+);
+const loaded = (page: ReactNode) => <Suspense fallback={<Loading />}>{page}</Suspense>;
 
 // Every member reads a project's workflow; the Workflow API lets owner, admin and member change it
 // (`x-svc-participant-roles`), and each page offers its actions to those roles only.
@@ -31,13 +42,13 @@ export const routes: PageRoute[] = [
     path: 'projects/:projectId/contracts/new',
     title: 'New contract',
     roles: ALL_ROLES,
-    element: <ContractEditPage />,
+    element: loaded(<ContractEditPage />),
   },
   {
     path: 'projects/:projectId/contracts/:contractId',
     title: 'Contract',
     roles: ALL_ROLES,
-    element: <ContractEditPage />,
+    element: loaded(<ContractEditPage />),
   },
   {
     path: 'projects/:projectId/intent',
@@ -49,7 +60,7 @@ export const routes: PageRoute[] = [
     path: 'projects/:projectId/schemas',
     title: 'Artifact schemas',
     roles: ALL_ROLES,
-    element: <ArtifactSchemasPage />,
+    element: loaded(<ArtifactSchemasPage />),
   },
   {
     path: 'projects/:projectId/invocations',
