@@ -34,6 +34,11 @@ module.exports = {
     },
     moduleFileExtensions: ['ts', 'js', 'json', 'cjs', 'mjs'],
     // Generated code (Prisma) imports siblings as `./x.js`; in tests the sibling is `./x.ts`.
-    moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+    moduleNameMapper: {
+      '^(\\.{1,2}/.*)\\.js$': '$1',
+      // The control web app's aliases of generated contract sources (its vite.config.mts has the same).
+      '^@svc/contracts/documents$': `${__dirname}/packages/contracts/src/generated/documents.ts`,
+      '^@svc/contracts/agent-console$': `${__dirname}/packages/contracts/src/generated/agentConsole.ts`,
+    },
   })),
 };

@@ -16,7 +16,15 @@ export default defineConfig({
   resolve: {
     // The scope catalog (presets, destructive scopes) the hub itself uses, compiled from its source: the
     // package's entry point also holds the token code, which has no place in the page.
-    alias: { '@svc/auth/scopes': path.join(here, '../../packages/auth/src/scopes.ts') },
+    // The contract documents and types the pages check input against come from the generated sources too.
+    alias: {
+      '@svc/auth/scopes': path.join(here, '../../packages/auth/src/scopes.ts'),
+      '@svc/contracts/documents': path.join(here, '../../packages/contracts/src/generated/documents.ts'),
+      '@svc/contracts/agent-console': path.join(
+        here,
+        '../../packages/contracts/src/generated/agentConsole.ts',
+      ),
+    },
   },
   build: {
     outDir: path.join(here, 'dist/public'),

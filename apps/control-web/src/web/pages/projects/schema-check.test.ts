@@ -1,5 +1,5 @@
 /// <reference types="jest" />
-import { workflowDocument } from '../../../../../../packages/contracts/src/generated/documents';
+import { workflowDocument } from '@svc/contracts/documents';
 import { bodyFromForm, EMPTY_FORM, fieldOf, validateContract } from './contracts/contract-form';
 import type { ContractForm } from './contracts/contract-form';
 import { checkSchema } from './schema-check';

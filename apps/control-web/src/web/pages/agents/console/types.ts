@@ -1,5 +1,5 @@
 // The agent console's wire shapes, from its contract (packages/contracts/openapi/agent-console.yaml).
-import type { components } from '../../../../../../../packages/contracts/src/generated/agentConsole';
+import type { components } from '@svc/contracts/agent-console';
 
 export type AgentConsoleHealth = components['schemas']['AgentConsoleHealth'];
 export type ChatMessage = components['schemas']['ChatMessage'];

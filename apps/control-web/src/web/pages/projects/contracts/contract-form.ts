@@ -1,5 +1,5 @@
 import type { WorkflowApi } from '@svc/sdk';
-import { workflowDocument } from '../../../../../../../packages/contracts/src/generated/documents';
+import { workflowDocument } from '@svc/contracts/documents';
 import { checkSchema } from '../schema-check';
 import type { JsonSchema, SchemaError } from '../schema-check';
 

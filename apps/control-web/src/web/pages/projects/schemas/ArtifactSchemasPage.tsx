@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import type { WorkflowApi } from '@svc/sdk';
-import { workflowDocument } from '../../../../../../../packages/contracts/src/generated/documents';
+import { workflowDocument } from '@svc/contracts/documents';
 import { unwrap } from '../../../app/api';
 import { useApi } from '../../../app/hooks';
 import { MANAGERS, roleAllows } from '../../../app/roles';
