@@ -1,9 +1,8 @@
 import { Link } from 'react-router';
-import { unwrap } from '../../app/api';
-import { useApi } from '../../app/hooks';
 import { navRoutes } from '../../app/routes';
 import { roleAllows } from '../../app/roles';
-import { useClients, useSession } from '../../app/session';
+import { useWorkspaceProjects } from '../../app/projects';
+import { useSession } from '../../app/session';
 import { useWorkspace } from '../../app/workspace';
 import { Loading } from '../../components/Loading';
 import { ProblemMessage } from '../../components/ProblemMessage';
@@ -19,17 +18,7 @@ import './overview.css';
 export function OverviewPage() {
   const { workspace, role } = useWorkspace();
   const { state } = useSession();
-  const { hub } = useClients();
-  const projects = useApi(
-    (signal) =>
-      hub.raw
-        .GET('/api/v1/workspaces/{workspace}/projects', {
-          params: { path: { workspace: workspace.id } },
-          signal,
-        })
-        .then(unwrap),
-    [workspace.id],
-  );
+  const projects = useWorkspaceProjects();
   const participant = state.status === 'signed-in' ? state.me.participant : undefined;
   const base = `/w/${workspace.slug}`;
 

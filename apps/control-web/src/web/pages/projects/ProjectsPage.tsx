@@ -1,7 +1,5 @@
 import { Link } from 'react-router';
-import { unwrap } from '../../app/api';
-import { useApi } from '../../app/hooks';
-import { useClients } from '../../app/session';
+import { useWorkspaceProjects } from '../../app/projects';
 import { useWorkspace } from '../../app/workspace';
 import { Loading } from '../../components/Loading';
 import { ProblemMessage } from '../../components/ProblemMessage';
@@ -11,17 +9,7 @@ import './projects.css';
 /** The workspace's projects, each opening its workflow: contracts, intents, artifact schemas, invocations. */
 export function ProjectsPage() {
   const { workspace } = useWorkspace();
-  const { hub } = useClients();
-  const projects = useApi(
-    (signal) =>
-      hub.raw
-        .GET('/api/v1/workspaces/{workspace}/projects', {
-          params: { path: { workspace: workspace.id } },
-          signal,
-        })
-        .then(unwrap),
-    [workspace.id],
-  );
+  const projects = useWorkspaceProjects();
   const base = `/w/${workspace.slug}/projects`;
   return (
     <section aria-labelledby="page-title">

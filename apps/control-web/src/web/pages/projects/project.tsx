@@ -1,9 +1,7 @@
 import { NavLink, useParams } from 'react-router';
 import type { ReactNode } from 'react';
-import { unwrap } from '../../app/api';
-import { useApi } from '../../app/hooks';
+import { useWorkspaceProjects } from '../../app/projects';
 import { roleAllows, EDITORS } from '../../app/roles';
-import { useClients } from '../../app/session';
 import { useWorkspace } from '../../app/workspace';
 import './projects.css';
 
@@ -27,19 +25,8 @@ export function useProjectBase(): string {
 
 /** The project's hub record (name, code), for headings. */
 function useProject() {
-  const { workspace } = useWorkspace();
-  const { hub } = useClients();
   const projectId = useProjectId();
-  const projects = useApi(
-    (signal) =>
-      hub.raw
-        .GET('/api/v1/workspaces/{workspace}/projects', {
-          params: { path: { workspace: workspace.id } },
-          signal,
-        })
-        .then(unwrap),
-    [workspace.id],
-  );
+  const projects = useWorkspaceProjects();
   return projects.data?.find((p) => p.id === projectId);
 }
 
