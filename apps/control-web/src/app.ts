@@ -1,7 +1,7 @@
 import path from 'node:path';
 import express from 'express';
 import type { ErrorRequestHandler, Express, NextFunction, Request, Response } from 'express';
-import { AppError, createSecretBox, requestId, scrubSecrets, toProblem } from '@svc/service-kit';
+import { AppError, createSecretBox, requestId, scrubSecrets, sendProblem } from '@svc/service-kit';
 import type { Logger } from '@svc/service-kit';
 import { csrfGuard, sessionReader } from './auth/session';
 import { cookieName } from './domain/session-cookie';
@@ -77,25 +77,9 @@ export function buildApp(options: ControlWebAppOptions): Express {
       }),
     );
   });
-  const onError: ErrorRequestHandler = (error, req, res, _next) => {
-    const problem = toProblem(error, req.requestId);
-    if (problem.internal) {
-      logger.error(
-        { err: error, request_id: req.requestId, method: req.method, path: req.path },
-        'request failed',
-      );
-    }
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    // This server has no page per problem code: `about:blank` says the code and title are the whole story.
-    res
-      .status(problem.status)
-      .set(problem.headers)
-      .type('application/problem+json')
-      .send(JSON.stringify({ ...problem.body, type: 'about:blank' }));
-  };
+  // This server has no page per problem code: `about:blank` says the code and title are the whole story.
+  const onError: ErrorRequestHandler = (error, req, res, _next) =>
+    sendProblem(res, error, req, logger, { type: 'about:blank' });
   app.use(onError);
   return app;
 }

@@ -21,7 +21,17 @@ export interface HttpAppOptions {
   metrics?: AppMetrics;
 }
 
-export function sendProblem(res: Response, error: unknown, req: Request, logger: Logger): void {
+/**
+ * Answers `error` as problem+json (internal errors logged, details hidden). `type` replaces the problem's
+ * `/docs/errors/<code>` reference, for a server that serves no page per code (`about:blank`).
+ */
+export function sendProblem(
+  res: Response,
+  error: unknown,
+  req: Request,
+  logger: Logger,
+  options: { type?: string } = {},
+): void {
   const problem = toProblem(error, req.requestId);
   if (problem.internal) {
     logger.error(
@@ -37,7 +47,7 @@ export function sendProblem(res: Response, error: unknown, req: Request, logger:
     .status(problem.status)
     .set(problem.headers)
     .type('application/problem+json')
-    .send(JSON.stringify(problem.body));
+    .send(JSON.stringify(options.type ? { ...problem.body, type: options.type } : problem.body));
 }
 
 /**
