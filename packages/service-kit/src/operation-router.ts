@@ -321,13 +321,17 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
           requestId: req.requestId,
           operation: op,
         };
-        // Guards decide access from the credential and the path alone, before the query and body are
-        // looked at: a caller without access learns nothing about what a valid request would be.
-        for (const guard of options.guards ?? []) await guard(ctx);
-
+        // The text rule is the same for every operation and every resource, so it tells a caller nothing
+        // about what a valid request would be: it runs before the guards, and a NUL is 400 everywhere.
         const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
         assertStorableText(query, 'query');
         for (const name of headerParams) assertStorableText(req.headers[name], `header/${name}`);
+        if (op.hasJsonBody && req.body !== undefined) assertStorableText(req.body, 'body');
+
+        // Guards decide access from the credential and the path alone, before the query and body are
+        // validated: a caller without access learns nothing about what a valid request would be.
+        for (const guard of options.guards ?? []) await guard(ctx);
+
         if (validateQuery && !validateQuery(query))
           throw validationFailed(describeErrors('query', validateQuery.errors));
         ctx.query = query as never;
@@ -348,7 +352,6 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
               detail: 'This request needs a JSON body.',
             });
           }
-          if (hasBody) assertStorableText(req.body, 'body');
           if (hasBody && validateBody && !validateBody(req.body)) {
             throw validationFailed(describeErrors('body', validateBody.errors));
           }
