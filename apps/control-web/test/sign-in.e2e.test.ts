@@ -84,7 +84,8 @@ describe('the control web server', () => {
       const response = await fetch(`${stack.baseUrl}${path}`);
       expect({ path, status: response.status }).toEqual({ path, status: 404 });
       expect(response.headers.get('content-type')).toMatch(/application\/problem\+json/);
-      expect(((await response.json()) as { code: string }).code).toBe('route_not_forwarded');
+      // The server serves no page per code: its problems say so with `about:blank`.
+      expect(await response.json()).toMatchObject({ code: 'route_not_forwarded', type: 'about:blank' });
     }
     // Sign-in goes through POST /session only: the token never reaches the page.
     const login = await fetch(`${stack.baseUrl}/hub/api/v1/auth/login`, {
@@ -173,7 +174,15 @@ describe('signing in', () => {
       // The owner is offered every page; each renders.
       const nav = page.getByRole('navigation', { name: 'Main' });
       const labels = await nav.getByRole('link').allTextContents();
-      expect(labels).toEqual(['Overview', 'Networks', 'Agents', 'Projects', 'Audit log', 'API keys']);
+      expect(labels).toEqual([
+        'Overview',
+        'Networks',
+        'Agents',
+        'Projects',
+        'Audit log',
+        'API keys',
+        'Spawn policy',
+      ]);
       for (const label of labels.slice(1)) {
         await nav.getByRole('link', { name: label }).click();
         await page.getByRole('heading', { level: 1, name: label }).waitFor();
@@ -181,6 +190,8 @@ describe('signing in', () => {
       }
 
       // The switcher lists both workspaces and opens the same page in the other one.
+      await nav.getByRole('link', { name: 'API keys' }).click();
+      await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
       await page.getByText('Workspace', { exact: true }).click();
       await page.getByRole('link', { name: new RegExp(second.name) }).click();
       await page.waitForURL(new RegExp(`/w/${second.slug}/settings/api-keys$`));
@@ -210,6 +221,8 @@ describe('signing in', () => {
         'Networks',
         'Agents',
         'Projects',
+        // Read only for a viewer: the page offers no change.
+        'Spawn policy',
       ]);
       await page.goto(`${stack.baseUrl}/w/${stack.file.workspace.slug}/audit`);
       await page.getByText('This page is not available to your role (viewer)').waitFor();
