@@ -12343,7 +12343,7 @@ export const workflowDocument: OpenApiDocument = {
           "workflow-contracts"
         ],
         "summary": "Change some fields of a contract; `is_active` false retires it, true reactivates it.",
-        "description": "Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event). Errors: 400 `classifier_empty` (empty classifier); 400 `fallback_with_criteria` (a fallback takes no criteria); 404 `project_not_found` (no such project). Errors: 404 `contract_not_found` (no such workflow contract).",
+        "description": "Fields sent replace the stored ones (`classifier` and `template` as a whole); the result obeys the same rules as a create. At least one field is required (400 `patch_empty`). A request that changes nothing returns the contract unchanged (same `revision`, no audit event). Errors: 400 `classifier_empty` (empty classifier); 400 `fallback_with_criteria` (a fallback takes no criteria); 404 `project_not_found` (no such project); 404 `contract_not_found` (no such workflow contract).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -14069,7 +14069,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Claim an assigned stage (start working on it); repeating it is harmless.",
-        "description": "`assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat. Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).",
+        "description": "`assigned` → `claimed` (a claimed stage stays claimed). A completed stage is 409 `stage_completed`. Claiming counts as a heartbeat. Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned).",
         "x-svc-actors": [
           "agent"
         ],
@@ -14115,7 +14115,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Tell the engine the owner is still working on the stage, optionally with a progress note.",
-        "description": "A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress. Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).",
+        "description": "A claimed or blocked stage whose owner sends no heartbeat for the stall deadline (default 60 s) is marked stalled and reassigned. `progress` (at most 500 characters, redacted) is shown in the stage's progress. Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned); 409 `stage_completed` (the stage is already completed); 409 `stage_not_open` (the stage is not open).",
         "x-svc-actors": [
           "agent"
         ],
@@ -14178,7 +14178,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Report that the stage cannot proceed (the invocation's attention becomes `blocked`).",
-        "description": "The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it. Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).",
+        "description": "The stage becomes `blocked` with the (redacted) reason; the invocation's attention signal becomes `blocked` with that reason. A later claim, heartbeat without blocker, or `DELETE` of the blocker resumes it. Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned); 409 `stage_completed` (the stage is already completed); 409 `stage_not_open` (the stage is not open).",
         "x-svc-actors": [
           "agent"
         ],
@@ -14235,7 +14235,7 @@ export const workflowDocument: OpenApiDocument = {
       },
       "delete": {
         "operationId": "clearWorkflowStageBlocker",
-        "description": "Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).",
+        "description": "Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned).",
         "tags": [
           "agent-stages"
         ],
@@ -14281,7 +14281,7 @@ export const workflowDocument: OpenApiDocument = {
       ],
       "post": {
         "operationId": "submitWorkflowStageEvidence",
-        "description": "Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).",
+        "description": "Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned).",
         "tags": [
           "agent-stages"
         ],
@@ -14372,7 +14372,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Report that the stage failed; retried by another owner or the invocation fails.",
-        "description": "The owner gives up on the stage with a (redacted) reason. While the stage has failed no more than the template's `guardrails.stage_failure_retries` times (default 0), it is released and assigned again to another running agent that can own it (the reporting agent is never chosen again for it; any later action of it on the stage is 409 `stage_reassigned`) and the answer shows it `pending`. Beyond that the stage becomes `failed`, the invocation `failed` with `failure.reason` `stage_failed` and attention `failed`, and `invocation.failed` is delivered. Audited as `stage.failed`. Errors: 404 `stage_not_found` (no such stage).",
+        "description": "The owner gives up on the stage with a (redacted) reason. While the stage has failed no more than the template's `guardrails.stage_failure_retries` times (default 0), it is released and assigned again to another running agent that can own it (the reporting agent is never chosen again for it; any later action of it on the stage is 409 `stage_reassigned`) and the answer shows it `pending`. Beyond that the stage becomes `failed`, the invocation `failed` with `failure.reason` `stage_failed` and attention `failed`, and `invocation.failed` is delivered. Audited as `stage.failed`. Errors: 404 `stage_not_found` (no such stage); 409 `stage_completed` (the stage is already completed); 409 `stage_not_open` (the stage is not open).",
         "x-svc-actors": [
           "agent"
         ],
@@ -14440,7 +14440,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Complete the stage; the run moves on to the next stage (or ends).",
-        "description": "Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. Errors: 404 `stage_not_found` (no such stage). Errors: 409 `stage_reassigned` (the stage was reassigned).",
+        "description": "Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned); 409 `stage_completed` (the stage is already completed); 409 `stage_not_open` (the stage is not open).",
         "x-svc-actors": [
           "agent"
         ],
