@@ -367,7 +367,10 @@ describe('the handoff lifecycle', () => {
       .POST('/api/v1/handoffs/{handoffId}/cancel', path(handoff.id));
     expect(cancel.error).toMatchObject({ code: 'handoff_invalid_transition', current_status: 'completed' });
     const lateEvidence = await a.evidence(handoff.id, 'late');
-    expect(lateEvidence.error).toMatchObject({ code: 'handoff_not_in_progress', current_status: 'completed' });
+    expect(lateEvidence.error).toMatchObject({
+      code: 'handoff_not_in_progress',
+      current_status: 'completed',
+    });
     const earlyEvidence = await a.evidence(
       (await createHandoff(member, { title: 'fresh', assignee_agent_id: agent.id })).id,
       'early',
