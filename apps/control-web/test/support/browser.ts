@@ -49,9 +49,16 @@ export interface TestPage {
  */
 export async function openPage(
   browser: Browser,
-  options: { viewport?: { width: number; height: number } } = {},
+  options: {
+    viewport?: { width: number; height: number };
+    /** Lets the test inject its own inline scripts past the app's CSP (the accessibility suite only). */
+    bypassCSP?: boolean;
+  } = {},
 ) {
-  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1366, height: 850 } });
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1366, height: 850 },
+    bypassCSP: options.bypassCSP ?? false,
+  });
   const page = await context.newPage();
   const consoleErrors: string[] = [];
   const pageErrors: string[] = [];
