@@ -12,6 +12,7 @@ import {
   newServiceToken,
   orderForFuzz,
   planOperations,
+  recordAnswer,
   reportOrThrow,
   registerLiveRuntimeHost,
   registerStartedAgent,
@@ -162,6 +163,7 @@ test('every path answers a method it lacks with 405 and an Allow listing its met
 describe.each(plans.map((p) => [p.operation.operationId, p] as const))('%s', (_id, plan) => {
   const run = async (req: Parameters<typeof sendRequest>[2]) => {
     const answer = await sendRequest(target, plan.operation, req);
+    recordAnswer(plan.operation.operationId, req.phase, answer);
     const findings = checkAnswer(hubDocument, target, plan.operation, req, answer, validator);
     if (findings.length > 0)
       reportOrThrow(plan.operation.operationId, describeExchange(req, answer, findings));

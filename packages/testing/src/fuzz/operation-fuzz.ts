@@ -54,6 +54,33 @@ export interface FuzzRequest {
   body?: unknown;
   /** Where a negative request is broken (`body`, `query/limit`, `path/teamId`). */
   broken?: string;
+  /** Positive requests: whether id fields of the body and query name seeded fixtures too. */
+  fieldFixtures?: boolean;
+}
+
+/** Body and query fields that hold the id of a resource a path parameter also names. */
+const FIELD_FIXTURES: Record<string, string> = {
+  project_id: 'projectId',
+  team_id: 'teamId',
+  agent_id: 'agentId',
+  assignee_agent_id: 'agentId',
+  runtime_instance_id: 'hostId',
+  workflow_contract_id: 'contractId',
+  contract_id: 'contractId',
+  subscription_id: 'subscriptionId',
+  invocation_id: 'invocationId',
+  handoff_id: 'handoffId',
+};
+
+/** The same object with each top-level id field that has fixtures set to one of them (strings only). */
+function withFieldFixtures(value: unknown, fixtures: FuzzTarget['fixtures'], pick: number): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => {
+      const list = fixtures[FIELD_FIXTURES[key] ?? ''] ?? [];
+      return [key, typeof v === 'string' && list.length > 0 ? list[pick % list.length] : v];
+    }),
+  );
 }
 
 export interface FuzzTarget {
@@ -73,6 +100,8 @@ export interface FuzzAnswer {
   body: unknown;
   /** Whether every path id named a seeded fixture (otherwise the resource may not exist). */
   fixturesOnly: boolean;
+  /** The body as sent (id fields may name fixtures). */
+  sentBody: unknown;
 }
 
 /** Codes any operation may answer without naming them: the request pipeline's own refusals. */
@@ -211,6 +240,7 @@ export function planOperations(doc: OpenApiDocument, actorsAvailable: readonly F
     const actor = actors.length > 0 ? fc.constantFrom(...actors) : fc.constant<FuzzActor>('anonymous');
 
     const positive = fc.record({
+      fieldFixtures: fc.integer({ min: 1, max: 100 }).map((n) => n <= 85),
       phase: fc.constant<FuzzPhase>('positive'),
       actor,
       path: path(85),
@@ -285,6 +315,14 @@ export async function sendRequest(
         : value.literal;
     return segment(chosen);
   });
+  if (req.fieldFixtures) {
+    const pick = Object.values(req.path)[0]?.pick ?? 0;
+    req = {
+      ...req,
+      query: withFieldFixtures(req.query, target.fixtures, pick) as Record<string, unknown>,
+      body: withFieldFixtures(req.body, target.fixtures, pick),
+    };
+  }
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(req.query))
     for (const v of wireQuery(value)) search.append(name, v);
@@ -312,6 +350,7 @@ export async function sendRequest(
     contentType: res.headers.get('content-type') ?? '',
     body,
     fixturesOnly,
+    sentBody: req.body,
   };
 }
 
@@ -396,7 +435,7 @@ export function checkAnswer(
 export function describeExchange(req: FuzzRequest, answer: FuzzAnswer, findings: string[]): string {
   return [
     `${answer.method} ${answer.url} as ${req.actor} (${req.phase}${req.broken ? `, broken at ${req.broken}` : ''})`,
-    `body sent: ${JSON.stringify(req.body)?.slice(0, 400)}`,
+    `body sent: ${JSON.stringify(answer.sentBody)?.slice(0, 400)}`,
     `answer ${answer.status} ${answer.contentType}: ${JSON.stringify(answer.body)?.slice(0, 600)}`,
     ...findings.map((f) => `- ${f}`),
   ].join('\n');

@@ -41,3 +41,15 @@ export function reportOrThrow(
   if (!env.SVC_FUZZ_REPORT) throw new Error(exchange);
   appendFileSync(env.SVC_FUZZ_REPORT, `${JSON.stringify({ operationId, exchange })}\n`);
 }
+
+/** With `SVC_FUZZ_STATS=<file>`, appends each answer's operation, phase, status and code: what a run reached. */
+export function recordAnswer(
+  operationId: string,
+  phase: string,
+  answer: { status: number; body: unknown },
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  if (!env.SVC_FUZZ_STATS) return;
+  const code = (answer.body as { code?: unknown } | undefined)?.code ?? '';
+  appendFileSync(env.SVC_FUZZ_STATS, `${operationId}\t${phase}\t${answer.status}\t${String(code)}\n`);
+}
