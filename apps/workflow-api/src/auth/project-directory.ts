@@ -23,44 +23,54 @@ export function createProjectDirectory(options: {
 }): ProjectDirectory {
   const now = options.now ?? Date.now;
   const cache = new Map<string, { project: ProjectRef; expiresAt: number }>();
+  // One question to the hub per project at a time: requests that miss together share its answer.
+  const asking = new Map<string, Promise<ProjectRef | null>>();
+  const lookUp = async (projectId: string): Promise<ProjectRef | null> => {
+    let result;
+    try {
+      result = await options.hub.GET('/internal/v1/projects/{projectId}', {
+        params: { path: { projectId } },
+        signal: AbortSignal.timeout(5_000),
+      });
+    } catch (error) {
+      throw new AppError({
+        status: 503,
+        code: 'hub_unavailable',
+        detail: 'The project registry is unreachable; try again shortly.',
+        cause: error,
+      });
+    }
+    // A malformed id (the hub refuses it with 400 `validation_failed`) names no project either.
+    const refused = result.response.status === 400 && result.error?.code === 'validation_failed';
+    if (result.response.status === 404 || refused) return null;
+    if (!result.data) {
+      throw new AppError({
+        status: 503,
+        code: 'hub_unavailable',
+        detail: 'The project registry is unreachable; try again shortly.',
+        message: `project lookup answered HTTP ${result.response.status}`,
+      });
+    }
+    const data = result.data.data;
+    const project: ProjectRef = {
+      id: data.id,
+      code: data.code,
+      name: data.name,
+      workspace: data.workspace,
+    };
+    cache.set(projectId, { project, expiresAt: now() + PROJECT_CACHE_MS });
+    return project;
+  };
   return {
-    async find(projectId) {
+    find(projectId) {
       const hit = cache.get(projectId);
-      if (hit && hit.expiresAt > now()) return hit.project;
-      let result;
-      try {
-        result = await options.hub.GET('/internal/v1/projects/{projectId}', {
-          params: { path: { projectId } },
-          signal: AbortSignal.timeout(5_000),
-        });
-      } catch (error) {
-        throw new AppError({
-          status: 503,
-          code: 'hub_unavailable',
-          detail: 'The project registry is unreachable; try again shortly.',
-          cause: error,
-        });
+      if (hit && hit.expiresAt > now()) return Promise.resolve(hit.project);
+      let pending = asking.get(projectId);
+      if (!pending) {
+        pending = lookUp(projectId).finally(() => asking.delete(projectId));
+        asking.set(projectId, pending);
       }
-      // A malformed id (the hub refuses it with 400 `validation_failed`) names no project either.
-      const refused = result.response.status === 400 && result.error?.code === 'validation_failed';
-      if (result.response.status === 404 || refused) return null;
-      if (!result.data) {
-        throw new AppError({
-          status: 503,
-          code: 'hub_unavailable',
-          detail: 'The project registry is unreachable; try again shortly.',
-          message: `project lookup answered HTTP ${result.response.status}`,
-        });
-      }
-      const data = result.data.data;
-      const project: ProjectRef = {
-        id: data.id,
-        code: data.code,
-        name: data.name,
-        workspace: data.workspace,
-      };
-      cache.set(projectId, { project, expiresAt: now() + PROJECT_CACHE_MS });
-      return project;
+      return pending;
     },
   };
 }
