@@ -15,9 +15,18 @@ export interface ConfirmDialogProps {
   onClose: () => void;
 }
 
+/** The enabled controls Tab stops at inside `root`, in order. */
+function tabStops(root: HTMLElement): HTMLElement[] {
+  return Array.from(
+    root.querySelectorAll<HTMLElement>('a[href], button, input, select, textarea, summary, [tabindex]'),
+  ).filter((el) => el.tabIndex >= 0 && !el.hasAttribute('disabled'));
+}
+
 /**
- * A modal confirmation on the native `<dialog>`: focus moves into it and stays there, Escape cancels, and
- * focus returns to the button that opened it. Cancel is focused first, so Enter never confirms by accident.
+ * A modal confirmation on the native `<dialog>`: focus moves into it and stays there (the browser's modal
+ * leaves the page inert but lets Tab leave to its own toolbar, so Tab and Shift+Tab wrap around the dialog's
+ * controls), Escape cancels, and focus returns to the button that opened it. Cancel is focused first, so
+ * Enter never confirms by accident.
  */
 export function ConfirmDialog(props: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -52,6 +61,21 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
       ref={ref}
       className="dialog"
       aria-labelledby={titleId}
+      onKeyDown={(event) => {
+        if (event.key !== 'Tab') return;
+        const stops = tabStops(event.currentTarget);
+        const first = stops[0];
+        const last = stops[stops.length - 1];
+        if (!first || !last) return;
+        const active = document.activeElement;
+        if (event.shiftKey && (active === first || !event.currentTarget.contains(active))) {
+          event.preventDefault();
+          last.focus();
+        } else if (!event.shiftKey && active === last) {
+          event.preventDefault();
+          first.focus();
+        }
+      }}
       onCancel={(event) => {
         event.preventDefault();
         if (!busy) props.onClose();
