@@ -3,6 +3,7 @@ import { HUB_SCOPES } from '@svc/auth';
 import { hubDocument, unwrap } from '@svc/contracts';
 import {
   checkAnswer,
+  checkBodyRefusals,
   checkUnsupportedMethods,
   createHubDatabase,
   createHubWorkspace,
@@ -158,6 +159,10 @@ afterAll(async () => {
 
 test('every path answers a method it lacks with 405 and an Allow listing its methods', async () => {
   expect(await checkUnsupportedMethods(hubDocument, target)).toEqual([]);
+});
+
+test('every operation with a JSON body answers 415 to another media type and 413 over the limit, both documented', async () => {
+  expect(await checkBodyRefusals(hubDocument, target)).toEqual([]);
 });
 
 describe.each(plans.map((p) => [p.operation.operationId, p] as const))('%s', (_id, plan) => {

@@ -3,6 +3,7 @@ import { fc, test } from '@fast-check/jest';
 import { workflowDocument } from '@svc/contracts';
 import {
   checkAnswer,
+  checkBodyRefusals,
   checkUnsupportedMethods,
   describeExchange,
   documentValidator,
@@ -144,6 +145,10 @@ afterAll(async () => {
 
 test('every path answers a method it lacks with 405 and an Allow listing its methods', async () => {
   expect(await checkUnsupportedMethods(workflowDocument, target)).toEqual([]);
+});
+
+test('every operation with a JSON body answers 415 to another media type and 413 over the limit, both documented', async () => {
+  expect(await checkBodyRefusals(workflowDocument, target)).toEqual([]);
 });
 
 describe.each(plans.map((p) => [p.operation.operationId, p] as const))('%s', (_id, plan) => {

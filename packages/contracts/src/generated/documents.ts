@@ -249,6 +249,12 @@ export const hubDocument: OpenApiDocument = {
           "401": {
             "$ref": "#/components/responses/Problem"
           },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
+          },
           "429": {
             "$ref": "#/components/responses/Problem"
           }
@@ -401,6 +407,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -521,6 +533,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -611,6 +629,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -784,6 +808,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -1021,6 +1051,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -1436,6 +1472,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -1769,6 +1811,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -1889,6 +1937,9 @@ export const hubDocument: OpenApiDocument = {
           },
           "413": {
             "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -1944,6 +1995,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -2075,6 +2132,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -2209,6 +2272,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -2339,6 +2408,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -2585,6 +2660,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -2940,6 +3021,12 @@ export const hubDocument: OpenApiDocument = {
           "409": {
             "$ref": "#/components/responses/Problem"
           },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
+          },
           "502": {
             "$ref": "#/components/responses/Problem"
           },
@@ -3217,6 +3304,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -3349,6 +3442,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -3770,6 +3869,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       },
@@ -3917,6 +4022,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -4034,6 +4145,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -4192,6 +4309,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -4424,6 +4547,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -4537,6 +4666,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -4971,6 +5106,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -5198,6 +5339,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -5488,6 +5635,12 @@ export const hubDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -5663,6 +5816,12 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -11622,6 +11781,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -11779,6 +11944,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -11956,6 +12127,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -12266,6 +12443,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -12399,6 +12582,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -12476,6 +12665,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -12591,6 +12786,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -12682,6 +12883,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -12790,6 +12997,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -13038,6 +13251,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -13454,6 +13673,12 @@ export const workflowDocument: OpenApiDocument = {
                 }
               }
             }
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -13610,6 +13835,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -13760,6 +13991,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -13842,6 +14079,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -13975,6 +14218,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           },
           "422": {
@@ -14162,6 +14411,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -14229,6 +14484,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -14356,6 +14617,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -14424,6 +14691,12 @@ export const workflowDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
           }
         }
       }
@@ -14486,6 +14759,12 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "409": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }

@@ -478,3 +478,46 @@ export async function checkUnsupportedMethods(doc: OpenApiDocument, target: Fuzz
   }
   return wrong;
 }
+
+/**
+ * For every operation that takes a JSON body, as the first actor it accepts that the target can act as: a
+ * body that is not JSON must be 415 `unsupported_media_type` and a JSON body over the service's limit 413
+ * `payload_too_large`, each a status the operation documents. Returns every answer that is otherwise.
+ */
+export async function checkBodyRefusals(
+  doc: OpenApiDocument,
+  target: FuzzTarget,
+  limitBytes = 1024 * 1024,
+): Promise<string[]> {
+  const wrong: string[] = [];
+  const oversized = JSON.stringify({ padding: 'a'.repeat(limitBytes + 1024) });
+  for (const op of listOperations(doc).filter((o) => o.hasJsonBody)) {
+    const actor = (op.actors as FuzzActor[]).find((a) => target.credentials[a] !== undefined);
+    if (!actor) continue;
+    const path = op.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) =>
+      segment(target.fixtures[name]?.[0] ?? 'x_0000'),
+    );
+    const responses = (op.raw.responses ?? {}) as Record<string, unknown>;
+    for (const [contentType, body, status, code] of [
+      ['text/plain', 'not json', 415, 'unsupported_media_type'],
+      ['application/json', oversized, 413, 'payload_too_large'],
+    ] as const) {
+      const res = await fetch(`${target.baseUrl}${path}`, {
+        method: op.method.toUpperCase(),
+        headers: {
+          ...target.credentials[actor],
+          'content-type': contentType,
+          'idempotency-key': 'fuzz-body',
+        },
+        body,
+      });
+      const answer = (await res.json().catch(() => ({}))) as { code?: string };
+      if (res.status !== status || answer.code !== code || !responses[String(status)]) {
+        wrong.push(
+          `${op.operationId} (${contentType}${status === 413 ? ', over the limit' : ''}): ${res.status} ${answer.code ?? ''}${responses[String(status)] ? '' : `, ${status} not documented`}`,
+        );
+      }
+    }
+  }
+  return wrong;
+}
