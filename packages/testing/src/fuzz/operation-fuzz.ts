@@ -139,7 +139,8 @@ export function listedCodes(op: FuzzOperation): Set<string> {
   return new Set([...text.matchAll(/`([a-z][a-z0-9_]*)`/g)].map((m) => m[1] as string));
 }
 
-function segment(value: string): string {
+/** A path segment as sent: percent-encoded, with dots encoded too. */
+export function encodePathSegment(value: string): string {
   return encodeURIComponent(value).replace(/\./g, '%2E');
 }
 
@@ -313,7 +314,7 @@ export async function sendRequest(
       value.fixture && fixtures.length > 0
         ? (fixtures[value.pick % fixtures.length] as string)
         : value.literal;
-    return segment(chosen);
+    return encodePathSegment(chosen);
   });
   if (req.fieldFixtures) {
     const pick = Object.values(req.path)[0]?.pick ?? 0;
@@ -439,85 +440,4 @@ export function describeExchange(req: FuzzRequest, answer: FuzzAnswer, findings:
     `answer ${answer.status} ${answer.contentType}: ${JSON.stringify(answer.body)?.slice(0, 600)}`,
     ...findings.map((f) => `- ${f}`),
   ].join('\n');
-}
-
-const HTTP_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'] as const;
-
-/**
- * Sends every method a path of the document does not support (path ids from the fixtures) and returns each
- * answer that is not 405 `method_not_allowed` with an `Allow` listing exactly the path's methods.
- */
-export async function checkUnsupportedMethods(doc: OpenApiDocument, target: FuzzTarget): Promise<string[]> {
-  const wrong: string[] = [];
-  const byPath = new Map<string, string[]>();
-  for (const op of listOperations(doc))
-    byPath.set(op.path, [...(byPath.get(op.path) ?? []), op.method.toUpperCase()]);
-  for (const [template, methods] of byPath) {
-    const path = template.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) =>
-      segment(target.fixtures[name]?.[0] ?? 'x_0000'),
-    );
-    for (const method of HTTP_METHODS.filter((m) => !methods.includes(m))) {
-      const res = await fetch(`${target.baseUrl}${path}`, {
-        method,
-        headers: target.credentials.api_key ?? {},
-      });
-      const body = (await res.json().catch(() => ({}))) as { code?: string };
-      const allow = (res.headers.get('allow') ?? '')
-        .split(',')
-        .map((m) => m.trim())
-        .filter(Boolean)
-        .sort();
-      if (
-        res.status !== 405 ||
-        body.code !== 'method_not_allowed' ||
-        allow.join() !== [...methods].sort().join()
-      ) {
-        wrong.push(`${method} ${template}: ${res.status} ${body.code ?? ''} Allow: ${allow.join(', ')}`);
-      }
-    }
-  }
-  return wrong;
-}
-
-/**
- * For every operation that takes a JSON body, as the first actor it accepts that the target can act as: a
- * body that is not JSON must be 415 `unsupported_media_type` and a JSON body over the service's limit 413
- * `payload_too_large`, each a status the operation documents. Returns every answer that is otherwise.
- */
-export async function checkBodyRefusals(
-  doc: OpenApiDocument,
-  target: FuzzTarget,
-  limitBytes = 1024 * 1024,
-): Promise<string[]> {
-  const wrong: string[] = [];
-  const oversized = JSON.stringify({ padding: 'a'.repeat(limitBytes + 1024) });
-  for (const op of listOperations(doc).filter((o) => o.hasJsonBody)) {
-    const actor = (op.actors as FuzzActor[]).find((a) => target.credentials[a] !== undefined);
-    if (!actor) continue;
-    const path = op.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) =>
-      segment(target.fixtures[name]?.[0] ?? 'x_0000'),
-    );
-    const responses = (op.raw.responses ?? {}) as Record<string, unknown>;
-    for (const [contentType, body, status, code] of [
-      ['text/plain', 'not json', 415, 'unsupported_media_type'],
-      ['application/json', oversized, 413, 'payload_too_large'],
-    ] as const) {
-      const res = await fetch(`${target.baseUrl}${path}`, {
-        method: op.method.toUpperCase(),
-        headers: {
-          ...target.credentials[actor],
-          'content-type': contentType,
-          'idempotency-key': 'fuzz-body',
-        },
-        body,
-      });
-      const answer = (await res.json().catch(() => ({}))) as { code?: string };
-      if (res.status !== status || answer.code !== code || !responses[String(status)]) {
-        wrong.push(
-          `${op.operationId} (${contentType}${status === 413 ? ', over the limit' : ''}): ${res.status} ${answer.code ?? ''}${responses[String(status)] ? '' : `, ${status} not documented`}`,
-        );
-      }
-    }
-  }
-  return wrong;
 }
