@@ -41,24 +41,3 @@ export function parseCorrelationId(value: string | undefined): string | null {
   }
   return value;
 }
-
-const badRequest = (code: string, detail: string) => new AppError({ status: 400, code, detail });
-
-/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Postgres text and jsonb hold neither NUL characters nor unpaired surrogates: refuse them up front (400). */
-export function assertStorableText(value: unknown, location = 'body'): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000') || UNPAIRED_SURROGATE.test(value)) {
-      throw badRequest('text_invalid', `${location} contains a NUL character or an unpaired surrogate.`);
-    }
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => assertStorableText(v, `${location}/${i}`));
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      assertStorableText(k, location);
-      assertStorableText(v, `${location}/${k}`);
-    }
-  }
-}

@@ -2,10 +2,9 @@ import { actorIdentity } from '@svc/auth';
 import type { Actor } from '@svc/auth';
 import { invocationFingerprint, normalizeInvocationRequest } from '@svc/contracts';
 import type { WorkflowApi } from '@svc/contracts';
-import { AppError, newId, redactValue } from '@svc/service-kit';
+import { AppError, assertStorableText, newId, redactValue } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
 import type { WorkflowDeps } from '../../deps';
-import { assertStorableText } from '../../domain/invocation-request';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import type { Invocation } from '../../generated/prisma/client';
 import { assistedContractRoute } from '../../data/assist-route.lookups';
@@ -182,7 +181,8 @@ export async function createInvocation(
   project: ProjectRef,
   input: CreateInvocationInput,
 ): Promise<CreateInvocationResult> {
-  assertStorableText(input.body);
+  // The router refuses such text before any handler; this keeps the rule for callers of the use case itself.
+  assertStorableText(input.body, 'body');
   // The intent is kept exactly as sent (`intent`); matching, the stored request and the fingerprint use the
   // normalized form, so a retry differing only in case or spacing replays.
   const request = normalizeInvocationRequest(input.body);
