@@ -14,6 +14,7 @@ import { TicketSource } from './console/tickets';
 import { consoleUrlOf, RUNNING } from './data';
 import { StatusBadge } from './StatusBadge';
 import './agents.css';
+import { useWorkspaceNetworks } from '../../app/networks';
 
 /** xterm.js is most of the page's code: it is loaded when a console is opened, not with the app. */
 const TerminalPanel = lazy(() =>
@@ -31,17 +32,7 @@ export function AgentDetailPage() {
     5000,
     [agentId],
   );
-  const networks = usePolling(
-    (signal) =>
-      hub.raw
-        .GET('/api/v1/workspaces/{workspace}/networks', {
-          params: { path: { workspace: workspace.id } },
-          signal,
-        })
-        .then(unwrap),
-    15_000,
-    [workspace.id],
-  );
+  const networks = useWorkspaceNetworks(15_000);
   const tickets = useMemo(() => new TicketSource(hub, agentId), [hub, agentId]);
   const a = agent.data;
   const host = a?.runtime_instance_id

@@ -9,6 +9,7 @@ import { EnvironmentsTable } from './EnvironmentsTable';
 import { HostCard } from './HostCard';
 import { useNow } from './use-now';
 import './networks.css';
+import { useWorkspaceNetworks } from '../../app/networks';
 
 /** How often the view is read again; a host heartbeats about every 10 s. */
 const REFRESH_MS = 5000;
@@ -21,17 +22,7 @@ export function NetworksPage() {
   const { workspace } = useWorkspace();
   const { hub } = useClients();
   const now = useNow();
-  const view = usePolling(
-    (signal) =>
-      hub.raw
-        .GET('/api/v1/workspaces/{workspace}/networks', {
-          params: { path: { workspace: workspace.id } },
-          signal,
-        })
-        .then(unwrap),
-    REFRESH_MS,
-    [workspace.id],
-  );
+  const view = useWorkspaceNetworks(REFRESH_MS);
   const environments = usePolling(
     (signal) =>
       hub.raw

@@ -4,6 +4,7 @@ import { usePolling } from '../../app/hooks';
 import { useClients } from '../../app/session';
 import { useWorkspace } from '../../app/workspace';
 import { ProblemMessage } from '../../components/ProblemMessage';
+import { useWorkspaceNetworks } from '../../app/networks';
 
 const RUNNING = new Set(['online', 'idle', 'busy']);
 
@@ -12,17 +13,7 @@ export function SummaryCards() {
   const { workspace } = useWorkspace();
   const { hub } = useClients();
   const base = `/w/${workspace.slug}`;
-  const networks = usePolling(
-    (signal) =>
-      hub.raw
-        .GET('/api/v1/workspaces/{workspace}/networks', {
-          params: { path: { workspace: workspace.id } },
-          signal,
-        })
-        .then(unwrap),
-    10_000,
-    [workspace.id],
-  );
+  const networks = useWorkspaceNetworks(10_000);
   const agents = usePolling(
     (signal) =>
       hub.raw
