@@ -16,6 +16,7 @@ import { createRequestIds } from './domain/request-ids';
 import { hostCheck, originRules } from './domain/request-origin';
 import { RouteActivity } from './domain/route-activity';
 import { createUpstreamProxy } from './domain/upstream-proxy';
+import { loadResponseParser } from './domain/response-parser';
 import type { ConsoleRouterConfig } from './env';
 import { agentProxyRoutes, hostNotAllowed } from './routes/agent-proxy.routes';
 import { healthRoutes } from './routes/health.routes';
@@ -88,11 +89,19 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     getJwks: createRemoteJwks({ url: `${config.hubUrl.replace(/\/+$/, '')}/.well-known/jwks.json` }),
   });
   const stats = new ProxyStats();
+  const responseParser = config.httpForwarding === 'pooled' ? loadResponseParser() : undefined;
+  if (config.httpForwarding === 'pooled' && !responseParser) {
+    logger.warn(
+      { node: process.version },
+      "Node's HTTP parser is not the one this router knows: plain HTTP goes through http-proxy-3",
+    );
+  }
   const proxy = createUpstreamProxy({
     logger: logger.child({ component: 'proxy' }),
     activity,
     stats,
     wsIdleMs: config.wsIdleMs,
+    responseParser,
     onUnreachable: (error, target) => {
       if (error.code !== 'ECONNREFUSED') {
         logger.warn({ err: error, agent_id: target.agentId }, 'agent connection failed');

@@ -83,6 +83,12 @@ export const consoleRouterEnvSchema = z
     /** A proxied WebSocket with no bytes either way for this long is closed. */
     CONSOLE_ROUTER_WS_IDLE_MS: milliseconds(1_000, 86_400_000, 600_000),
     /**
+     * How plain HTTP reaches agents: `pooled` (default), the router's own keep-alive connections read with
+     * Node's HTTP parser; `http-proxy-3`, the library that always carries WebSocket upgrades. `pooled` falls
+     * back to `http-proxy-3` by itself on a Node release whose parser it does not recognise.
+     */
+    CONSOLE_ROUTER_HTTP_FORWARDING: z.enum(['pooled', 'http-proxy-3']).default('pooled'),
+    /**
      * A separate listener (on CONSOLE_ROUTER_HOST) for `GET /metrics`; when set, the router's listener (the one
      * the tunnel forwards to) does not serve it.
      */
@@ -101,6 +107,7 @@ export const consoleRouterEnvSchema = z
     upstreamSecret: env.CONSOLE_ROUTER_UPSTREAM_SECRET,
     pollMs: env.CONSOLE_ROUTER_POLL_MS,
     wsIdleMs: env.CONSOLE_ROUTER_WS_IDLE_MS,
+    httpForwarding: env.CONSOLE_ROUTER_HTTP_FORWARDING,
     metricsPort: env.CONSOLE_ROUTER_METRICS_PORT,
     logLevel: env.LOG_LEVEL,
   }));

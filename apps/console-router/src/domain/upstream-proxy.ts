@@ -4,8 +4,10 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 import type { Logger } from '@svc/service-kit/http';
+import { AgentHttpForwarder } from './agent-http-forwarder';
 import { rawHttpAnswer } from './problem-answer';
 import type { ProblemAnswer } from './problem-answer';
+import type { ResponseParserClass } from './response-parser';
 import type { ProxyStats } from './proxy-metrics';
 import { ACTIVITY_THROTTLE_MS } from './route-activity';
 import type { RouteActivity } from './route-activity';
@@ -33,6 +35,11 @@ export interface UpstreamProxyOptions {
   onUnreachable: (error: NodeJS.ErrnoException, target: UpstreamTarget) => ProblemAnswer;
   /** Counts of forwarded requests, agents' answers and failures (plain increments). */
   stats: ProxyStats;
+  /**
+   * Node's HTTP parser for agents' answers (`loadResponseParser`): plain HTTP then goes through the router's own
+   * pooled connections (`AgentHttpForwarder`); without it, through http-proxy-3 like WebSockets.
+   */
+  responseParser?: ResponseParserClass;
 }
 
 /** Request headers never forwarded: hub credentials, cookies and anything claiming to speak for the router. */
@@ -227,13 +234,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     req[FORWARDED] = target;
   }
 
-  /** The per-call callback of `proxy.web`: one function for every request, the target read off the request. */
-  function webFailed(error: Error, req: IncomingMessage, res: ServerResponse | Socket) {
-    const target = (req as ForwardedRequest)[FORWARDED]!;
-    const response = res as ServerResponse;
-    const err = error as NodeJS.ErrnoException;
+  /** An agent unreachable before an answer began gets the caller's JSON answer; later, the client is cut. */
+  function failed(err: NodeJS.ErrnoException, response: ServerResponse, target: UpstreamTarget) {
     stats.httpUpstreamErrors += 1;
-    if (!response.headersSent && !response.writableEnded) {
+    if (!response.headersSent && !response.writableEnded && !response.destroyed) {
       const answer = options.onUnreachable(err, target);
       response.writeHead(answer.status, answer.headers).end(answer.body);
     } else {
@@ -242,11 +246,32 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     }
   }
 
+  /** The per-call callback of `proxy.web`: one function for every request, the target read off the request. */
+  function webFailed(error: Error, req: IncomingMessage, res: ServerResponse | Socket) {
+    failed(error as NodeJS.ErrnoException, res as ServerResponse, (req as ForwardedRequest)[FORWARDED]!);
+  }
+
+  const forwarder =
+    options.responseParser &&
+    new AgentHttpForwarder({
+      Parser: options.responseParser,
+      onAnswer: (status, target) => {
+        stats.answered(status);
+        if (status >= 200 && status < 300) activity.touch(target.agentId);
+      },
+      onFailed: (error, _req, res, target) => failed(error, res, target),
+    });
+
   return {
     /** Forwards an admitted HTTP request. */
     web(req: IncomingMessage, res: ServerResponse, target: UpstreamTarget): void {
-      prepare(req, target);
       stats.http += 1;
+      if (forwarder) {
+        forwarder.forward(req, res, target);
+        return;
+      }
+      prepare(req, target);
+      res.setHeader('X-Request-Id', target.requestId);
       proxy.web(req, res, optionsFor(target.servePort), webFailed);
     },
 
@@ -289,6 +314,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
       }
       tunnels.clear();
       agent.destroy();
+      forwarder?.close();
     },
   };
 }

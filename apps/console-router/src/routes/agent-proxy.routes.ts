@@ -123,7 +123,6 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     const path = parseAgentPath(req.url ?? '/');
     if (!path) return false;
     const requestId = requestIds.of(req.headers['x-request-id']);
-    res.setHeader('X-Request-Id', requestId);
     if (logger.isLevelEnabled('debug')) logWhenFinished(req, res, path.agentId, requestId);
     if (!deps.isAllowedHost(req.headers.host)) {
       refuse(hostNotAllowed(), requestId, req, res);
@@ -134,7 +133,8 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     if (cors) for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (isPreflight(req)) {
       if (!cors) refuse(originNotAllowed(), requestId, req, res);
-      else res.writeHead(204, { ...PREFLIGHT_HEADERS, 'Content-Length': '0' }).end();
+      else
+        res.writeHead(204, { ...PREFLIGHT_HEADERS, 'Content-Length': '0', 'X-Request-Id': requestId }).end();
       return true;
     }
     const request = { method: req.method ?? 'GET', path, headers: req.headers };
