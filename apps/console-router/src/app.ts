@@ -109,6 +109,11 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
       return problemAnswer(agentUnavailable(target.agentId), target.requestId);
     },
   });
+  routes.onChange(() => {
+    const closed = proxy.recheckTunnels();
+    if (closed > 0)
+      logger.info({ closed }, 'route table changed: WebSockets of callers without access closed');
+  });
   const proxyKeys = new Map<string, string>();
   const secret = config.upstreamSecret;
   const agentProxy = agentProxyRoutes({

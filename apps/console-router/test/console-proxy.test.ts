@@ -162,6 +162,34 @@ describe('the terminal WebSocket', () => {
     }
   });
 
+  test('when a member with an open terminal is removed from the workspace, then the router closes it at the next table', async () => {
+    const member = await s.addMember(s.home, `leaving-${Date.now()}@example.test`);
+    await router.router.routes.refresh();
+    const ws = await openSocket(terminalUrl(`?ticket=${await s.ticketFor(member.token, agent.id)}`));
+    const stays = await openSocket(terminalUrl(`?ticket=${await s.ticket(s.home, agent.id)}`));
+    try {
+      ws.send(Buffer.from('echo still-$((2*21))\n'));
+      await readUntil(ws, 'still-42');
+      await s.removeMember(s.home, member.participantId);
+      await router.router.routes.refresh();
+      expect(await closed(ws, 5_000)).toBeGreaterThan(0);
+      expect(router.logs()).toContain('access withdrawn');
+      // The owner's terminal, opened the same way, is still open and answering.
+      stays.send(Buffer.from('echo owner-$((3*14))\n'));
+      await readUntil(stays, 'owner-42');
+      // And the removed member cannot open another one.
+      const refused = await openSocket(terminalUrl(''), {
+        origin: PUBLIC_ORIGIN,
+        authorization: `Bearer ${member.token}`,
+      }).catch((error: { status?: number; body?: { code?: string } }) => error);
+      expect(refused).toMatchObject({ status: 403, body: { code: 'workspace_forbidden' } });
+    } finally {
+      ws.close();
+      stays.close();
+      await closed(stays);
+    }
+  });
+
   test('when the Origin is another site or missing, then 403 origin_not_allowed before anything else', async () => {
     const ticket = await s.ticket(s.home, agent.id);
     for (const headers of [{ origin: 'https://evil.example' }, {}] as Record<string, string>[]) {

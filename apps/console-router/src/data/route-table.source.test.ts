@@ -82,6 +82,23 @@ describe('the route table source', () => {
     expect(hub.calls[1]!.headers['if-none-match']).toBe('"v1"');
   });
 
+  test('when a newer version is loaded, then change listeners hear of it once; a 304 or the first load is no change', async () => {
+    const hub = scriptedHub();
+    hub.answers.push(
+      json(table('v1', ['a1'])),
+      () => new Response(null, { status: 304 }),
+      json(table('v2', ['a1', 'a2'])),
+      json(table('v2', ['a1', 'a2'])),
+    );
+    const routes = source(hub);
+    const heard: string[] = [];
+    routes.onChange((changed) => heard.push(`${changed.version}:${changed.routes.length}`));
+
+    for (let i = 0; i < 4; i++) await routes.refresh();
+
+    expect(heard).toEqual(['v2:2']);
+  });
+
   test('when concurrent refreshes are asked for, then one request serves them all', async () => {
     const hub = scriptedHub();
     let release!: () => void;

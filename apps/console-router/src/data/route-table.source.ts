@@ -54,6 +54,7 @@ export class RouteTableSource {
   private inflight: Promise<RouteTable> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly changeListeners: ((table: RouteTable) => void)[] = [];
   private readonly fetchImpl: typeof fetch;
   private readonly now: () => Date;
   private readonly url: string | undefined;
@@ -186,11 +187,20 @@ export class RouteTableSource {
     return this.loaded(table);
   }
 
+  /** Calls `listener` with every table whose version differs from the one before (not the first one). */
+  onChange(listener: (table: RouteTable) => void): void {
+    this.changeListeners.push(listener);
+  }
+
   private loaded(table: RouteTable): RouteTable {
     if (this.lastError) this.options.logger.info('route table reachable again');
+    const previous = this.table;
     this.table = table;
     this.loadedAt = this.now();
     this.lastError = undefined;
+    if (previous && previous.version !== table.version) {
+      for (const listener of this.changeListeners) listener(table);
+    }
     return table;
   }
 

@@ -24,6 +24,8 @@ export interface UpstreamTarget {
   proxyKey: string;
   /** `x-request-id` sent to the agent. */
   requestId: string;
+  /** For a WebSocket: whether its caller may still use the route (asked when the route table changes). */
+  stillAllowed?: () => boolean;
 }
 
 export interface UpstreamProxyOptions {
@@ -52,6 +54,7 @@ const STRIPPED_HEADERS = [
 
 interface Tunnel {
   agentId: string;
+  stillAllowed: (() => boolean) | undefined;
   client: Socket;
   upstream: Socket;
   /** Bytes read on both sides when the sweeper last looked. */
@@ -157,6 +160,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
       const client = socket as Socket;
       const tunnel: Tunnel = {
         agentId: target.agentId,
+        stillAllowed: target.stillAllowed,
         client,
         upstream,
         bytes: client.bytesRead + upstream.bytesRead,
@@ -298,6 +302,23 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
           socket.destroy();
         }
       });
+    },
+
+    /**
+     * Closes the WebSockets whose callers may no longer use their routes (asked when the route table
+     * changes: a member removed, an agent stopped or evicted); returns how many were closed.
+     */
+    recheckTunnels(): number {
+      let closed = 0;
+      for (const tunnel of tunnels) {
+        if (!tunnel.stillAllowed || tunnel.stillAllowed()) continue;
+        logger.info({ agent_id: tunnel.agentId }, 'console WebSocket closed: access withdrawn');
+        tunnels.delete(tunnel);
+        tunnel.client.destroy();
+        tunnel.upstream.destroy();
+        closed += 1;
+      }
+      return closed;
     },
 
     /** WebSockets open through the proxy. */

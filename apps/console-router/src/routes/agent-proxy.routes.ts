@@ -10,7 +10,11 @@ import { problemAnswer, rawHttpAnswer } from '../domain/problem-answer';
 import { parseAgentPath } from '../domain/route-table';
 import type { ProxyStats } from '../domain/proxy-metrics';
 import type { UpstreamProxy, UpstreamTarget } from '../domain/upstream-proxy';
-import { admitConsoleRequest, admitRemembered } from '../use-cases/proxy/admit-console-request';
+import {
+  admitConsoleRequest,
+  admitRemembered,
+  stillAdmitted,
+} from '../use-cases/proxy/admit-console-request';
 import type { AdmitDeps, Admission } from '../use-cases/proxy/admit-console-request';
 
 export interface AgentProxyDeps extends AdmitDeps {
@@ -176,6 +180,11 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
       .then((admission) => {
         if (socket.destroyed) return;
         const target = upstreamTarget(admission, requestId);
+        // Asked again whenever the route table changes: a caller who lost access loses the open socket too.
+        target.stillAllowed = () => {
+          const table = deps.routes.current();
+          return !table || stillAdmitted(table, path, admission);
+        };
         logger.info({ request_id: requestId, agent_id: target.agentId }, 'console WebSocket upgrade');
         proxy.ws(req, socket, head, target);
       })

@@ -164,6 +164,50 @@ export class ConsoleStack {
     }
   }
 
+  /** Adds a member to `ws` and signs them in: their participant id and token. */
+  async addMember(ws: StackWorkspace, email: string): Promise<{ participantId: string; token: string }> {
+    const auth = { authorization: `Bearer ${ws.owner.token}` };
+    const password = `pw-${randomBytes(12).toString('hex')}`;
+    const member = await hubCall<{ participant: { id: string } }>(
+      this.hub.url,
+      'POST',
+      `/api/v1/workspaces/${ws.owner.workspace.slug}/members`,
+      { email, role: 'member', password },
+      auth,
+    );
+    const session = await hubCall<{ token: string }>(
+      this.hub.url,
+      'POST',
+      '/api/v1/auth/login',
+      { email, password },
+      {},
+    );
+    return { participantId: member.participant.id, token: session.token };
+  }
+
+  /** Removes a member from `ws`. */
+  async removeMember(ws: StackWorkspace, participantId: string): Promise<void> {
+    await hubCall(
+      this.hub.url,
+      'DELETE',
+      `/api/v1/workspaces/${ws.owner.workspace.slug}/members/${participantId}`,
+      undefined,
+      { authorization: `Bearer ${ws.owner.token}` },
+    );
+  }
+
+  /** A console ticket for `token`'s participant (default: the owner of `ws`) on `agentId`. */
+  async ticketFor(token: string, agentId: string): Promise<string> {
+    const issued = await hubCall<{ ticket: string }>(
+      this.hub.url,
+      'POST',
+      `/api/v1/agents/${agentId}/console-tickets`,
+      undefined,
+      { authorization: `Bearer ${token}` },
+    );
+    return issued.ticket;
+  }
+
   /** A console ticket for the owner of `ws` on `agentId`. */
   async ticket(ws: StackWorkspace, agentId: string): Promise<string> {
     const issued = await hubCall<{ ticket: string }>(

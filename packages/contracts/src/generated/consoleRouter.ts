@@ -163,7 +163,7 @@ export interface paths {
         };
         /**
          * The agent's terminal WebSocket (proxied to `GET /terminal`); participants only.
-         * @description A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes without reading frames: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed.
+         * @description A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes without reading frames: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed. An open WebSocket is closed when a newer route table takes its caller's access away (a member removed, the agent stopped, moved or evicted, a peer out of the team), at the latest one poll (`CONSOLE_ROUTER_POLL_MS`) after the change at the hub.
          */
         get: operations["proxyAgentTerminal"];
         put?: never;

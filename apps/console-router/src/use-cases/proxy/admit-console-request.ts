@@ -2,9 +2,9 @@ import { AppError } from '@svc/service-kit/http';
 import type { CredentialReader } from '../../auth/console-credentials';
 import type { RouteTableSource } from '../../data/route-table.source';
 import { authorizeCaller, decideCaller, isRefusal } from '../../domain/console-access';
-import type { Caller } from '../../domain/console-access';
+import type { Caller, CallerKind, VerifiedCredential } from '../../domain/console-access';
 import type { OperationRules } from '../../domain/agent-operations';
-import type { AgentPath, AgentRoute } from '../../domain/route-table';
+import type { AgentPath, AgentRoute, RouteTable } from '../../domain/route-table';
 
 export interface AdmitDeps {
   routes: Pick<RouteTableSource, 'current' | 'refreshOnMiss'>;
@@ -26,6 +26,9 @@ export interface Admission {
   /** The path and query the agent receives: the route prefix and every `ticket` parameter removed. */
   upstreamPath: string;
   caller: Caller;
+  /** The credential and the caller kinds of the operation, to decide again under a newer table. */
+  credential: VerifiedCredential;
+  allowed: readonly CallerKind[];
 }
 
 /** `rest` without its `ticket` parameters; the other parameters are kept byte for byte. */
@@ -77,10 +80,11 @@ export function admitRemembered(deps: AdmitDeps, request: ConsoleRequest): Admis
   );
   if (!credential) return undefined;
   const restPath = queryAt === -1 ? path.rest : path.rest.slice(0, queryAt);
-  const caller = decideCaller(credential, route, table, deps.operationRules(request.method, restPath));
+  const allowed = deps.operationRules(request.method, restPath);
+  const caller = decideCaller(credential, route, table, allowed);
   if (isRefusal(caller)) return undefined;
   // `remembered` only answers when the query names no ticket: the path goes to the agent as it came.
-  return { route, upstreamPath: path.rest, caller };
+  return { route, upstreamPath: path.rest, caller, credential, allowed };
 }
 
 /**
@@ -121,13 +125,15 @@ export async function admitConsoleRequest(deps: AdmitDeps, request: ConsoleReque
   let refusal: AppError;
   if (verdict.state === 'verified') {
     try {
-      const caller = authorizeCaller(
-        verdict.credential,
+      const allowed = deps.operationRules(request.method, restPath);
+      const caller = authorizeCaller(verdict.credential, route, table, allowed);
+      return {
         route,
-        table,
-        deps.operationRules(request.method, restPath),
-      );
-      return { route, upstreamPath: withoutTicket(path.rest), caller };
+        upstreamPath: withoutTicket(path.rest),
+        caller,
+        credential: verdict.credential,
+        allowed,
+      };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       refusal = error;
@@ -146,4 +152,15 @@ export async function admitConsoleRequest(deps: AdmitDeps, request: ConsoleReque
   }
   if (!(await deps.isListening(route.servePort))) throw agentUnavailable(route.agentId);
   throw refusal;
+}
+
+/**
+ * Whether a caller admitted earlier (an open WebSocket) may still use its route under a newer table: the
+ * agent is still routed to the same serve port and the route's rules still let the credential through. A
+ * member removed from the workspace, an agent stopped, moved or evicted, a peer that left the team: false.
+ */
+export function stillAdmitted(table: RouteTable, path: AgentPath, admission: Admission): boolean {
+  const route = table.find(path.workspace, path.agentId);
+  if (!route || route.servePort !== admission.route.servePort) return false;
+  return !isRefusal(decideCaller(admission.credential, route, table, admission.allowed));
 }
