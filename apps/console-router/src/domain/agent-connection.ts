@@ -28,7 +28,7 @@ export interface AgentHttpForwarderOptions {
   Parser: ResponseParserClass;
   /** The agent's answer has begun (its status), before any of it is written to the client. */
   onAnswer: (status: number, target: ForwardTarget) => void;
-  /** The agent could not be reached or broke the exchange; `answered` tells whether the client got a head. */
+  /** The agent could not be reached or broke the exchange (`res.headersSent` tells whether an answer began). */
   onFailed: (
     error: NodeJS.ErrnoException,
     req: IncomingMessage,
@@ -46,6 +46,7 @@ const REQUEST_DROPPED = new Set([
   'connection',
   'keep-alive',
   'proxy-connection',
+  'proxy-authorization',
   'transfer-encoding',
   'te',
   'trailer',
@@ -63,15 +64,16 @@ const RESPONSE_DROPPED = new Set([
   'connection',
   'keep-alive',
   'proxy-connection',
+  'proxy-authenticate',
   'transfer-encoding',
   'trailer',
   'upgrade',
 ]);
 
 /** Header names a `Connection` header nominates as hop-by-hop, lower-cased; usually none. */
-function nominated(headers: string[], from: number, step: number): Set<string> | undefined {
+function nominated(headers: string[]): Set<string> | undefined {
   let names: Set<string> | undefined;
-  for (let i = from; i < headers.length; i += step) {
+  for (let i = 0; i < headers.length; i += 2) {
     if (headers[i]!.length !== 10 || headers[i]!.toLowerCase() !== 'connection') continue;
     for (const token of headers[i + 1]!.split(',')) {
       const name = token.trim().toLowerCase();
@@ -154,7 +156,7 @@ export class AgentConnection {
     (res as ServedResponse)[SERVING] = this;
     res.once('close', clientClosed);
     const raw = req.rawHeaders;
-    const hopByHop = nominated(raw, 0, 2);
+    const hopByHop = nominated(raw);
     let head = `${req.method} ${target.path} HTTP/1.1\r\nHost: 127.0.0.1:${this.port}\r\n`;
     for (let i = 0; i < raw.length; i += 2) {
       const lower = raw[i]!.toLowerCase();
@@ -261,7 +263,7 @@ export class AgentConnection {
     }
     this.keepAlive = keep;
     this.pool.options.onAnswer(status, target);
-    const hopByHop = nominated(headers, 0, 2);
+    const hopByHop = nominated(headers);
     const kept: string[] = [];
     let requestId = true;
     for (let i = 0; i < headers.length; i += 2) {
@@ -314,8 +316,14 @@ export class AgentConnection {
       return;
     }
     const res = this.res;
-    // A client still reading slowly holds the socket paused: such a connection is not handed out again.
-    const reusable = this.keepAlive && this.requestSent && !this.closed && !this.socketPaused;
+    // The whole answer is in the client's response now: a pause kept for a slow reader has nothing left to
+    // hold back, and the connection can serve another exchange.
+    if (this.socketPaused) {
+      res?.removeListener('drain', this.resumeSocket);
+      this.socketPaused = false;
+      this.socket.resume();
+    }
+    const reusable = this.keepAlive && this.requestSent && !this.closed;
     const held = this.held;
     this.held = undefined;
     this.detachRequest();

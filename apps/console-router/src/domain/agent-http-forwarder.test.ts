@@ -161,6 +161,7 @@ describe('AgentHttpForwarder', () => {
       const response = await get(`${f.url}/global/health?x=1`, {
         Authorization: 'Bearer secret-token',
         Cookie: 'session=secret',
+        'Proxy-Authorization': 'Basic c2VjcmV0',
         'X-Svc-Console-Caller': 'forged',
         'X-Keep': 'kept',
         Connection: 'x-nominated',
@@ -176,6 +177,7 @@ describe('AgentHttpForwarder', () => {
       expect(seen?.headers.host).toBe(`127.0.0.1:${up.port}`);
       expect(seen?.headers.authorization).toBeUndefined();
       expect(seen?.headers.cookie).toBeUndefined();
+      expect(seen?.headers['proxy-authorization']).toBeUndefined();
       expect(seen?.headers['x-nominated']).toBeUndefined();
       expect(seen?.headers['x-keep']).toBe('kept');
       expect(seen?.headers['x-svc-console-caller']).toBe('participant:prt_1');
@@ -386,6 +388,30 @@ describe('AgentHttpForwarder', () => {
       await until(() => f.forwarder.connections === 0);
       expect(await (await fetch(`${f.url}/after`, { method: 'POST', body: 'x' })).text()).toBe('ok');
     } finally {
+      await f.close();
+      await up.close();
+    }
+  });
+
+  it('answers pipelined requests in order, each on a connection of its own while the others are busy', async () => {
+    const up = await upstreamHttp((req, res) => {
+      // The first answer is the slowest: order must come from the client's side, not from the agents'.
+      const delay = req.url === '/slow' ? 100 : 0;
+      setTimeout(() => res.end(`answer for ${req.url}`), delay);
+    });
+    const f = await front(up.port);
+    const client = net.connect(Number(new URL(f.url).port), '127.0.0.1');
+    try {
+      const path = new URL(f.url).pathname;
+      const ask = (rest: string) => `GET ${path}${rest} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+      let text = '';
+      client.on('data', (data) => (text += data.toString('latin1')));
+      client.write(ask('/slow') + ask('/fast') + ask('/last'));
+      await until(() => (text.match(/answer for/g) ?? []).length === 3);
+      const order = [...text.matchAll(/answer for (\/(?:slow|fast|last))/g)].map((match) => match[1]);
+      expect(order).toEqual(['/slow', '/fast', '/last']);
+    } finally {
+      client.destroy();
       await f.close();
       await up.close();
     }

@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 import type { Logger } from '@svc/service-kit/http';
 import { AgentHttpForwarder } from './agent-http-forwarder';
+import type { ForwardTarget } from './agent-http-forwarder';
 import { rawHttpAnswer } from './problem-answer';
 import type { ProblemAnswer } from './problem-answer';
 import type { ResponseParserClass } from './response-parser';
@@ -12,18 +13,8 @@ import type { ProxyStats } from './proxy-metrics';
 import { ACTIVITY_THROTTLE_MS } from './route-activity';
 import type { RouteActivity } from './route-activity';
 
-/** Where one admitted request goes and what it carries. */
-export interface UpstreamTarget {
-  agentId: string;
-  servePort: number;
-  /** Path and query the agent receives. */
-  path: string;
-  /** `x-svc-console-caller`: `<kind>:<id>` of the verified caller. */
-  caller: string;
-  /** `x-svc-console-proxy-key`: the agent's key. */
-  proxyKey: string;
-  /** `x-request-id` sent to the agent. */
-  requestId: string;
+/** Where one admitted request goes and what it carries (`x-svc-console-caller`, the agent's proxy key, the id). */
+export interface UpstreamTarget extends ForwardTarget {
   /** For a WebSocket: whether its caller may still use the route (asked when the route table changes). */
   stillAllowed?: () => boolean;
 }
@@ -74,11 +65,14 @@ type AgentResponse = IncomingMessage & { [CLIENT_RESPONSE]?: ServerResponse };
 const ignore = () => undefined;
 
 /**
- * The reverse proxy to agents' serve ports, on `http-proxy-3`:
+ * The reverse proxy to agents' serve ports:
  *
- * - HTTP goes through one keep-alive `http.Agent` of the router's own (the process-global agent is never
- *   touched), its pool sized for a busy console; WebSocket upgrades get a connection each.
- * - The per-request work is kept to what the forwarding needs: the call options per serve port are built once
+ * - Plain HTTP goes over the router's own pooled connections, read with Node's HTTP parser
+ *   (`AgentHttpForwarder`, decision 63) when `responseParser` is given; otherwise, like WebSocket upgrades,
+ *   through `http-proxy-3`, with one keep-alive `http.Agent` of the router's own (the process-global agent is
+ *   never touched). WebSocket upgrades get a connection each.
+ * - An open WebSocket is closed when its caller loses access (`recheckTunnels`, decision 64).
+ * - On the `http-proxy-3` path, the per-request work is kept to what the forwarding needs: the call options per serve port are built once
  *   (a parsed target URL, so the library parses nothing per request; `toProxy` passes the path the router
  *   already computed), the request's target rides on the request object, and the listeners added per request
  *   are shared functions rather than closures.
