@@ -4,7 +4,8 @@
 //   pnpm run build && node bench/console-router.mjs [--concurrency 32] [--duration 6] [--warmup 1] [--rounds 3]
 //                                                  [--ws-connections 8] [--routes 10000] [--client auto|wrk|node]
 //                                                  [--nginx PATH] [--nginx-workers 1] [--chp PATH]
-//                                                  [--cpu-prof DIR] [--router-node-options '--flag …'] [--json]
+//                                                  [--cpu-prof DIR] [--router-node-options '--flag …']
+//                                                  [--compare-forwarding] [--json]
 //
 // One upstream stands in for an agent: a `node:http` server answering a fixed 64-byte JSON body to every request,
 // with a `ws` WebSocket echo on the same port, in a thread of this process. In front of it, each on its own
@@ -23,6 +24,9 @@
 // alternating slices (a, b, c, a, b, c, …) so load changes on the machine hit all alike. Route look-up: the
 // router with 10 routes against the router with `--routes` routes (the target route sorted last). RSS: the
 // large-table router's VmRSS, idle after loading its table and again after the measurements.
+// `--compare-forwarding` adds a third router (10 routes) that forwards plain HTTP through http-proxy-3
+// (`CONSOLE_ROUTER_HTTP_FORWARDING=http-proxy-3`, the path before decision 63) to the HTTP slices, and prints
+// the pooled path's requests/s and CPU per request against it.
 // Targets: router p99 ≤ 1.2× nginx's and requests/s ≥ 0.8× nginx's; requests/s ≥ 1.0× configurable-http-proxy's;
 // WebSocket messages/s ≥ configurable-http-proxy's; the large table within ±10 % of the small one; RSS < 120 MB.
 // A missed target is reported, not failed: the exit code is non-zero only when a request or message fails, a
@@ -514,6 +518,7 @@ async function runBench() {
       'cpu-prof': { type: 'string' },
       // Node options for both routers (e.g. `--max-semi-space-size=4`), to measure a launch setting's effect.
       'router-node-options': { type: 'string', default: '' },
+      'compare-forwarding': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
@@ -607,10 +612,10 @@ async function runBench() {
 
     // Our router, twice: the small table and the large one.
     const upstreamSecret = randomBytes(32).toString('base64url');
-    const startRouter = async (size, hostId, nodeArgs) => {
+    const startRouter = async (size, hostId, nodeArgs, env = {}, suffix = '') => {
       const port = await harness.freePort();
       const lines = lineCounter();
-      const label = `router (${size} routes)`;
+      const label = `router (${size} routes${suffix})`;
       routerLines.set(label, lines);
       const proc = harness.startBuiltEntryPoint(
         path.join(root, 'apps/console-router'),
@@ -624,6 +629,7 @@ async function runBench() {
           CONSOLE_ROUTER_HOST: '127.0.0.1',
           CONSOLE_ROUTER_PORT: String(port),
           CONSOLE_ROUTER_UPSTREAM_SECRET: upstreamSecret,
+          ...env,
         },
         { name: label, nodeArgs, outputLimit: 16_000, onLine: (line) => lines.add(line) },
       );
@@ -641,6 +647,15 @@ async function runBench() {
       ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     ]);
     const routerLarge = await startRouter(largeTable, hostIds.large, routerNodeOptions);
+    const routerLibrary = args['compare-forwarding']
+      ? await startRouter(
+          SMALL_TABLE,
+          hostIds.small,
+          routerNodeOptions,
+          { CONSOLE_ROUTER_HTTP_FORWARDING: 'http-proxy-3' },
+          ', http-proxy-3',
+        )
+      : undefined;
     await sleep(2_000);
     const rssIdleMb = vmRssMb(routerLarge.proc.child.pid);
     const rssSmallIdleMb = vmRssMb(routerSmall.proc.child.pid);
@@ -697,7 +712,7 @@ async function runBench() {
     }
 
     // Every proxy answers the upstream's body; the router only with the credential.
-    for (const router of [routerSmall, routerLarge]) {
+    for (const router of [routerSmall, routerLarge, ...(routerLibrary ? [routerLibrary] : [])]) {
       await waitForAnswer(router.proc, `${router.url}${ROUTE}${HTTP_PATH}`, {
         headers: authorization,
         body: BODY,
@@ -713,6 +728,16 @@ async function runBench() {
         url: routerLarge.url,
         headers: authorization,
       },
+      ...(routerLibrary
+        ? [
+            {
+              key: 'router_library',
+              name: `router, ${SMALL_TABLE} routes, HTTP through http-proxy-3`,
+              url: routerLibrary.url,
+              headers: authorization,
+            },
+          ]
+        : []),
       ...(nginx
         ? [{ key: 'nginx', name: `nginx (${nginxWorkers} worker)`, url: nginx.url, headers: {} }]
         : []),
@@ -727,6 +752,7 @@ async function runBench() {
     const pidsOf = {
       router: [routerSmall.proc.child.pid],
       router_large: [routerLarge.proc.child.pid],
+      router_library: routerLibrary && [routerLibrary.proc.child.pid],
       nginx: nginx && withChildren(nginx.proc.child.pid),
       chp: chp && [chp.proc.child.pid],
     };
@@ -917,6 +943,14 @@ function buildResult({
     p99_ratio: ratio(http.router_large?.p99_ms, http.router?.p99_ms),
     cpu_ratio: ratio(http.router_large?.cpu_ms_per_1000, http.router?.cpu_ms_per_1000),
   };
+  // The pooled path against http-proxy-3 for plain HTTP (`--compare-forwarding`).
+  const forwarding = http.router_library
+    ? {
+        rps_ratio: ratio(http.router?.rps, http.router_library.rps),
+        cpu_ratio: ratio(http.router?.cpu_ms_per_1000, http.router_library.cpu_ms_per_1000),
+        p99_ratio: ratio(http.router?.p99_ms, http.router_library.p99_ms),
+      }
+    : undefined;
   const rssWorst = Math.max(rss.idle_mb ?? NaN, rss.after_load_mb ?? NaN);
   const band = TARGETS.lookupBand;
   const targets = [
@@ -972,6 +1006,7 @@ function buildResult({
     http: httpResults,
     websocket: wsResults,
     lookup,
+    ...(forwarding ? { forwarding } : {}),
     rss,
     targets,
     hub_requests: hub,
@@ -1009,6 +1044,13 @@ function printResult(result) {
     `route look-up (${s.routes_large} ÷ ${s.routes_small} routes): req/s ${f(l.rps_ratio, 3)}×, p50 ${f(l.p50_ratio, 3)}×, ` +
       `p99 ${f(l.p99_ratio, 3)}×, CPU per request ${f(l.cpu_ratio, 3)}×`,
   );
+  if (result.forwarding) {
+    const w = result.forwarding;
+    console.log(
+      `plain HTTP, pooled ÷ http-proxy-3 (${s.routes_small} routes): req/s ${f(w.rps_ratio, 2)}×, ` +
+        `CPU per request ${f(w.cpu_ratio, 2)}×, p99 ${f(w.p99_ratio, 2)}×`,
+    );
+  }
   console.log(
     `router RSS with ${s.routes_large} routes: ${f(result.rss.idle_mb, 1)} MB idle after loading, ` +
       `${f(result.rss.after_load_mb, 1)} MB idle after the measurements (${s.routes_small} routes: ${f(result.rss.small_table_idle_mb, 1)} MB)`,
