@@ -221,7 +221,8 @@ export class AgentConnection {
     this.answerBytes = true;
     const parsed = this.parser.execute(data);
     if (this.held) this.writeHeld();
-    // Not `instanceof Error`: the parser's errors come from Node's own realm, which a test's sandbox does not share.
+    // Not `instanceof Error`: the parser's errors come from Node's own realm, which a test's sandbox does not
+    // share.
     if (typeof parsed !== 'number') {
       this.fail(
         protocolError(

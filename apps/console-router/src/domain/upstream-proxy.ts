@@ -72,10 +72,10 @@ const ignore = () => undefined;
  *   through `http-proxy-3`, with one keep-alive `http.Agent` of the router's own (the process-global agent is
  *   never touched). WebSocket upgrades get a connection each.
  * - An open WebSocket is closed when its caller loses access (`recheckTunnels`, decision 64).
- * - On the `http-proxy-3` path, the per-request work is kept to what the forwarding needs: the call options per serve port are built once
- *   (a parsed target URL, so the library parses nothing per request; `toProxy` passes the path the router
- *   already computed), the request's target rides on the request object, and the listeners added per request
- *   are shared functions rather than closures.
+ * - On the `http-proxy-3` path, the per-request work is kept to what the forwarding needs: the call options
+ *   per serve port are built once (a parsed target URL, so the library parses nothing per request; `toProxy`
+ *   passes the path the router already computed), the request's target rides on the request object, and the
+ *   listeners added per request are shared functions rather than closures.
  * - Every failure is caught: an `error` listener on the proxy, a callback per call, an `error` handler on each
  *   client and upgrade socket. An agent that cannot be reached before an answer started gets the caller's
  *   JSON answer; a failure midway ends the client connection.
