@@ -196,7 +196,7 @@ export class ConsoleStack {
     );
   }
 
-  /** A console ticket for `token`'s participant (default: the owner of `ws`) on `agentId`. */
+  /** A console ticket for `token`'s participant on `agentId`. */
   async ticketFor(token: string, agentId: string): Promise<string> {
     const issued = await hubCall<{ ticket: string }>(
       this.hub.url,
@@ -209,15 +209,8 @@ export class ConsoleStack {
   }
 
   /** A console ticket for the owner of `ws` on `agentId`. */
-  async ticket(ws: StackWorkspace, agentId: string): Promise<string> {
-    const issued = await hubCall<{ ticket: string }>(
-      this.hub.url,
-      'POST',
-      `/api/v1/agents/${agentId}/console-tickets`,
-      undefined,
-      { authorization: `Bearer ${ws.owner.token}` },
-    );
-    return issued.ticket;
+  ticket(ws: StackWorkspace, agentId: string): Promise<string> {
+    return this.ticketFor(ws.owner.token, agentId);
   }
 
   /** Runs the built reference agent serving its console on the agent's serve port, ready to connect. */
