@@ -71,7 +71,7 @@ const RESPONSE_DROPPED = new Set([
 ]);
 
 /** Header names a `Connection` header nominates as hop-by-hop, lower-cased; usually none. */
-function nominated(headers: string[]): Set<string> | undefined {
+export function nominatedHeaders(headers: string[]): Set<string> | undefined {
   let names: Set<string> | undefined;
   for (let i = 0; i < headers.length; i += 2) {
     if (headers[i]!.length !== 10 || headers[i]!.toLowerCase() !== 'connection') continue;
@@ -156,7 +156,7 @@ export class AgentConnection {
     (res as ServedResponse)[SERVING] = this;
     res.once('close', clientClosed);
     const raw = req.rawHeaders;
-    const hopByHop = nominated(raw);
+    const hopByHop = nominatedHeaders(raw);
     let head = `${req.method} ${target.path} HTTP/1.1\r\nHost: 127.0.0.1:${this.port}\r\n`;
     for (let i = 0; i < raw.length; i += 2) {
       const lower = raw[i]!.toLowerCase();
@@ -264,7 +264,7 @@ export class AgentConnection {
     }
     this.keepAlive = keep;
     this.pool.options.onAnswer(status, target);
-    const hopByHop = nominated(headers);
+    const hopByHop = nominatedHeaders(headers);
     const kept: string[] = [];
     let requestId = true;
     for (let i = 0; i < headers.length; i += 2) {

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 import type { Logger } from '@svc/service-kit/http';
+import { nominatedHeaders } from './agent-connection';
 import { AgentHttpForwarder } from './agent-http-forwarder';
 import type { ForwardTarget } from './agent-http-forwarder';
 import { rawHttpAnswer } from './problem-answer';
@@ -38,10 +39,14 @@ export interface UpstreamProxyOptions {
 /** Request headers never forwarded: hub credentials, cookies and anything claiming to speak for the router. */
 const STRIPPED_HEADERS = [
   'authorization',
+  'proxy-authorization',
   'cookie',
   'x-svc-console-caller',
   'x-svc-console-proxy-key',
 ] as const;
+
+/** Hop-by-hop headers dropped from a plain request on the http-proxy-3 path (an upgrade keeps `Upgrade`). */
+const PLAIN_HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'] as const;
 
 interface Tunnel {
   agentId: string;
@@ -269,6 +274,10 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
         return;
       }
       prepare(req, target);
+      // Hop-by-hop headers of a plain request (http-proxy-3 itself sets `Connection`).
+      const headers = req.headers;
+      for (const name of nominatedHeaders(req.rawHeaders) ?? []) delete headers[name];
+      for (const name of PLAIN_HOP_BY_HOP) delete headers[name];
       res.setHeader('X-Request-Id', target.requestId);
       proxy.web(req, res, optionsFor(target.servePort), webFailed);
     },
