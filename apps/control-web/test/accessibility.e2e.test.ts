@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, openPage, signIn } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack } from './support/stack';
+import { startBrowserStack, ownerCredentials } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 /**
@@ -39,7 +39,7 @@ afterAll(async () => {
 }, 120_000);
 
 const page = (): Page => tab.page;
-const owner = () => ({ email: stack.file.participant.email, password: stack.file.participant.password });
+const owner = () => ownerCredentials(stack);
 const workspaceUrl = (rest: string) =>
   `${stack.baseUrl}/w/${stack.file.workspace.slug}${rest ? `/${rest}` : ''}`;
 

@@ -1,8 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import { eventually } from '@svc/testing';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, signedInPage } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack } from './support/stack';
+import { startBrowserStack, ownerCredentials } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 /**
@@ -23,10 +24,7 @@ let agentId = '';
 beforeAll(async () => {
   stack = await startBrowserStack('webagents');
   browser = await launchBrowser();
-  tab = await signedInPage(browser, stack.baseUrl, {
-    email: stack.file.participant.email,
-    password: stack.file.participant.password,
-  });
+  tab = await signedInPage(browser, stack.baseUrl, ownerCredentials(stack));
 }, 240_000);
 
 afterAll(async () => {
@@ -49,15 +47,6 @@ async function openSockets(id: string): Promise<number> {
     routes: Array<{ agent_id: string; open_sockets: number }>;
   };
   return status.routes.find((r) => r.agent_id === id)?.open_sockets ?? 0;
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out: ${what}`);
 }
 
 describe('agents and the live console', () => {

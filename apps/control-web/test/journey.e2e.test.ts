@@ -1,11 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, signedInPage } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack } from './support/stack';
+import { eventually } from '@svc/testing';
+import { startBrowserStack, startDeliveryReceiver, ownerCredentials } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 /**
@@ -19,8 +17,7 @@ jest.setTimeout(300_000);
 let stack: BrowserStack;
 let browser: Browser;
 let tab: TestPage;
-let receiver: Server;
-const received: string[] = [];
+let receiver: Awaited<ReturnType<typeof startDeliveryReceiver>>;
 const suffix = randomBytes(3).toString('hex');
 const keyName = `journey-${suffix}`;
 const agentName = `journey-${suffix}`;
@@ -31,56 +28,22 @@ let copiedKey = '';
 const page = (): Page => tab.page;
 const workspaceUrl = (rest: string) => `${stack.baseUrl}/w/${stack.file.workspace.slug}/${rest}`;
 
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out: ${what}`);
-}
-
 beforeAll(async () => {
   stack = await startBrowserStack('webjourney');
   browser = await launchBrowser();
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      received.push((JSON.parse(body) as { type: string }).type);
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  // A subscription answers its signing secret, so it is made with the stack's workflow key, not in the page.
-  const key = (stack.file as unknown as { api_keys: { workflow_all: string } }).api_keys.workflow_all;
-  const subscribed = await fetch(
-    `${stack.file.workflow_url}/api/v1/projects/${stack.file.project.id}/workflow/delivery-subscriptions`,
-    {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/journey`,
-        events: ['invocation.completed'],
-      }),
-    },
-  );
-  if (subscribed.status !== 201) throw new Error(`subscribe: ${subscribed.status}`);
+  receiver = await startDeliveryReceiver(stack, ['invocation.completed']);
 }, 300_000);
 
 afterAll(async () => {
   await tab?.close();
   await browser?.close();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
   await stack?.stop();
 }, 120_000);
 
 describe('a participant’s journey', () => {
   test('signs in and creates an automation key, shown once and copied', async () => {
-    tab = await signedInPage(browser, stack.baseUrl, {
-      email: stack.file.participant.email,
-      password: stack.file.participant.password,
-    });
+    tab = await signedInPage(browser, stack.baseUrl, ownerCredentials(stack));
     await page().context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.baseUrl });
     await page().getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await page().getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
@@ -195,7 +158,11 @@ describe('a participant’s journey', () => {
   });
 
   test('replays the delivery of the completed run from the page', async () => {
-    await eventually(() => received.includes('invocation.completed'), 30_000, 'the first delivery');
+    await eventually(
+      () => receiver.received.some((r) => r.event === 'invocation.completed'),
+      30_000,
+      'the first delivery',
+    );
     const row = page()
       .locator('table.deliveries')
       .getByRole('row')
@@ -203,7 +170,7 @@ describe('a participant’s journey', () => {
     await row.getByText('succeeded').waitFor({ timeout: 15_000 });
     await row.getByRole('button', { name: /Show attempts/ }).click();
     await page().getByRole('button', { name: 'Replay delivery' }).click();
-    await eventually(() => received.length >= 2, 30_000, 'the replayed delivery');
+    await eventually(() => receiver.received.length >= 2, 30_000, 'the replayed delivery');
     await page()
       .locator('.delivery-attempts')
       .getByRole('cell', { name: 'manual' })

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { launchBrowser, openPage, signIn } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack } from './support/stack';
+import { startBrowserStack, ownerCredentials } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 jest.setTimeout(180_000);
@@ -54,7 +54,7 @@ afterAll(async () => {
   await stack?.stop();
 }, 120_000);
 
-const owner = () => ({ email: stack.file.participant.email, password: stack.file.participant.password });
+const owner = () => ownerCredentials(stack);
 const workspacePath = (page = '') =>
   `${stack.baseUrl}/w/${stack.file.workspace.slug}${page ? `/${page}` : ''}`;
 
@@ -334,7 +334,7 @@ describe('Overview', () => {
     );
     const live = agents.filter((a) => a.status !== 'evicted');
     // An invocation no contract routes: its launch is refused, so it is blocked and needs attention.
-    const key = (stack.file as unknown as { api_keys: { workflow_all: string } }).api_keys.workflow_all;
+    const key = stack.file.api_keys.workflow_all;
     const invocations = `${stack.file.workflow_url}/api/v1/projects/${stack.file.project.id}/workflow/invocations`;
     const intent = `route nothing for ${suffix}`;
     const invoked = await fetch(invocations, {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, signIn } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack } from './support/stack';
+import { startBrowserStack, ownerCredentials } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 jest.setTimeout(180_000);
@@ -43,7 +43,7 @@ afterAll(async () => {
   await stack?.stop();
 }, 120_000);
 
-const owner = () => ({ email: stack.file.participant.email, password: stack.file.participant.password });
+const owner = () => ownerCredentials(stack);
 
 /** Nothing the page did was refused by its policy, and nothing threw. */
 function expectCleanPage(test: TestPage, allowedConsoleErrors: RegExp[] = []): void {

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, signedInPage } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack } from './support/stack';
+import { eventually } from '@svc/testing';
+import { ownerCredentials, startBrowserStack, startDeliveryReceiver } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 /**
@@ -22,8 +20,7 @@ let stack: BrowserStack;
 let browser: Browser;
 let t: TestPage;
 let page: Page;
-let receiver: Server;
-const received: { event: string; id: string }[] = [];
+let receiver: Awaited<ReturnType<typeof startDeliveryReceiver>>;
 const suffix = randomBytes(3).toString('hex');
 const schemaName = `status-note-${suffix}`;
 const phrase = `status note ${suffix}`;
@@ -34,44 +31,15 @@ let completedId: string;
 beforeAll(async () => {
   stack = await startBrowserStack('webflow');
   browser = await launchBrowser();
-  // A receiver on loopback (the development stack allows loopback receivers) that answers 200 to each delivery.
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      const parsed = JSON.parse(body) as { type: string };
-      received.push({ event: parsed.type, id: String(req.headers['webhook-id'] ?? '') });
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const port = (receiver.address() as AddressInfo).port;
-  // Subscriptions hand out a signing secret, so they stay with API keys: the test subscribes with the stack's key.
-  const key = (stack.file as unknown as { api_keys: { workflow_all: string } }).api_keys.workflow_all;
-  const subscribed = await fetch(
-    `${stack.file.workflow_url}/api/v1/projects/${stack.file.project.id}/workflow/delivery-subscriptions`,
-    {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        url: `http://127.0.0.1:${port}/hooks`,
-        events: ['invocation.completed', 'invocation.cancelled'],
-      }),
-    },
-  );
-  if (subscribed.status !== 201)
-    throw new Error(`subscribe: ${subscribed.status} ${await subscribed.text()}`);
-  t = await signedInPage(browser, stack.baseUrl, {
-    email: stack.file.participant.email,
-    password: stack.file.participant.password,
-  });
+  receiver = await startDeliveryReceiver(stack, ['invocation.completed', 'invocation.cancelled']);
+  t = await signedInPage(browser, stack.baseUrl, ownerCredentials(stack));
   page = t.page;
   projectBase = `${stack.baseUrl}/w/${stack.file.workspace.slug}/projects/${stack.file.project.id}`;
 }, 300_000);
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
   await stack?.stop();
 }, 120_000);
 
@@ -82,15 +50,6 @@ function expectCleanPage(): void {
   // The one refusal the suite provokes on purpose (a used template version changed) is logged by the browser.
   expect(t.consoleErrors.filter((text) => !/status of 409 \(Conflict\)/.test(text))).toEqual([]);
   expect(t.consoleErrors.length).toBeLessThanOrEqual(1);
-}
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const stateBadge = () => page.getByTestId('invocation-state');
@@ -280,7 +239,11 @@ describe('projects and their workflow', () => {
     expect(seen[0]).not.toBe('completed');
     expect(seen[seen.length - 1]).toBe('completed');
     const svg = page.locator('svg.timeline-svg');
-    await until(async () => (await svg.getAttribute('data-state')) === 'completed', 5_000, 'the drawing');
+    await eventually(
+      async () => (await svg.getAttribute('data-state')) === 'completed',
+      5_000,
+      'the drawing',
+    );
     const stages = svg.locator('g.tl-stage');
     expect(await stages.count()).toBe(2);
     expect(
@@ -313,22 +276,26 @@ describe('projects and their workflow', () => {
   });
 
   test('when the completed delivery is replayed from the page, then the receiver gets it again and the attempt is listed', async () => {
-    await until(() => received.some((r) => r.event === 'invocation.completed'), 30_000, 'the first delivery');
+    await eventually(
+      () => receiver.received.some((r) => r.event === 'invocation.completed'),
+      30_000,
+      'the first delivery',
+    );
     const deliveries = page.locator('table.deliveries');
     const row = deliveries.getByRole('row').filter({ hasText: 'invocation.completed' });
     await row.getByText('succeeded').waitFor({ timeout: 15_000 });
     await row.getByRole('button', { name: /Show attempts/ }).click();
     const attempts = page.locator('.delivery-attempts');
     await attempts.getByRole('cell', { name: 'scheduled' }).waitFor();
-    const before = received.filter((r) => r.event === 'invocation.completed').length;
+    const before = receiver.received.filter((r) => r.event === 'invocation.completed').length;
     await attempts.getByRole('button', { name: 'Replay delivery' }).click();
-    await until(
-      () => received.filter((r) => r.event === 'invocation.completed').length > before,
+    await eventually(
+      () => receiver.received.filter((r) => r.event === 'invocation.completed').length > before,
       30_000,
       'the replayed delivery',
     );
     await attempts.getByRole('cell', { name: 'manual' }).waitFor({ timeout: 15_000 });
-    const ids = new Set(received.filter((r) => r.event === 'invocation.completed').map((r) => r.id));
+    const ids = new Set(receiver.received.filter((r) => r.event === 'invocation.completed').map((r) => r.id));
     expect(ids.size).toBe(1); // the same delivery, attempted again
     expect(await row.locator('td').nth(2).textContent()).toBe('2');
     await t.screenshot('workflow-11-delivery-replayed');
@@ -353,15 +320,23 @@ describe('projects and their workflow', () => {
     const dialog = page.getByRole('dialog', { name: 'Cancel invocation' });
     await dialog.getByLabel('Reason (optional)').fill('not needed any more');
     await dialog.getByRole('button', { name: 'Cancel invocation' }).click();
-    await until(async () => (await stateBadge().textContent()) === 'cancelled', 15_000, 'cancelled');
+    await eventually(async () => (await stateBadge().textContent()) === 'cancelled', 15_000, 'cancelled');
     expect(await page.getByText('not needed any more').count()).toBe(1);
     const svg = page.locator('svg.timeline-svg');
-    await until(async () => (await svg.getAttribute('data-state')) === 'cancelled', 5_000, 'the drawing');
+    await eventually(
+      async () => (await svg.getAttribute('data-state')) === 'cancelled',
+      5_000,
+      'the drawing',
+    );
     // The stage never got an owner, so the run ended before reaching it.
     expect(await svg.locator('g.tl-stage').getAttribute('data-state')).toBe('skipped');
     expect(await page.locator('.tl-current').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Cancel invocation' }).count()).toBe(0);
-    await until(() => received.some((r) => r.event === 'invocation.cancelled'), 30_000, 'the cancellation');
+    await eventually(
+      () => receiver.received.some((r) => r.event === 'invocation.cancelled'),
+      30_000,
+      'the cancellation',
+    );
     await t.screenshot('workflow-13-cancelled');
   });
 
@@ -374,10 +349,10 @@ describe('projects and their workflow', () => {
     const body = page.locator('tbody');
     await body.getByRole('row').nth(1).waitFor();
     await page.getByLabel('State').selectOption('completed');
-    await until(async () => (await body.getByRole('row').count()) === 1, 10_000, 'the completed filter');
+    await eventually(async () => (await body.getByRole('row').count()) === 1, 10_000, 'the completed filter');
     expect(await body.textContent()).toContain(completedId);
     await page.getByLabel('State').selectOption('cancelled');
-    await until(
+    await eventually(
       async () =>
         !((await body.textContent()) ?? '').includes(completedId) &&
         (await body.getByRole('row').count()) === 1,
@@ -415,7 +390,11 @@ describe('projects and their workflow', () => {
 
     await panel.getByLabel('Comment (optional)').fill('looks right');
     await panel.getByRole('button', { name: 'Approve run' }).click();
-    await until(async () => (await stateBadge().textContent()) === 'completed', 60_000, 'the approved run');
+    await eventually(
+      async () => (await stateBadge().textContent()) === 'completed',
+      60_000,
+      'the approved run',
+    );
     await page.locator('svg.timeline-svg[data-state="completed"]').waitFor();
     await page.getByText(/^Approved .* — “looks right”$/).waitFor();
     expect(await panel.count()).toBe(0);
@@ -495,7 +474,7 @@ describe('projects and their workflow', () => {
     await row.getByRole('button', { name: /^Retire/ }).click();
     const dialog = page.getByRole('dialog', { name: 'Retire contract' });
     await dialog.getByRole('button', { name: 'Retire contract' }).click();
-    await until(async () => (await row.count()) === 0, 10_000, 'the retired contract to leave the list');
+    await eventually(async () => (await row.count()) === 0, 10_000, 'the retired contract to leave the list');
     await page.getByLabel('Show retired contracts').check();
     await row.getByText('retired').waitFor();
     await t.screenshot('workflow-19-contract-retired');

@@ -7,6 +7,20 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Asks `check` every 250 ms until it says true; fails naming `what` after `timeoutMs`. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
 /** A sleep that does not keep the process alive (the time limit of a race). */
 const idle = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 

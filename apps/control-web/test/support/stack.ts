@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { NodeProcess } from '@svc/testing';
@@ -19,6 +21,7 @@ export interface StackFile {
   workspace: { id: string; slug: string };
   project: { id: string; code: string };
   participant: { email: string; password: string; token: string };
+  api_keys: { workflow_all: string };
   agent: { id: string; name: string; console_url: string };
 }
 
@@ -52,5 +55,54 @@ export async function startBrowserStack(name = 'web', timeoutMs = 150_000): Prom
     file,
     baseUrl: file.control_web_url,
     stop: () => removeDevStack(settings, running),
+  };
+}
+
+/** The development workspace's owner, as the sign-in form takes them. */
+export function ownerCredentials(stack: BrowserStack): { email: string; password: string } {
+  return { email: stack.file.participant.email, password: stack.file.participant.password };
+}
+
+/** A delivery the receiver got: its event type and `webhook-id`. */
+export interface ReceivedDelivery {
+  event: string;
+  id: string;
+}
+
+/**
+ * A delivery receiver on loopback (the development stack allows loopback receivers) answering 200 to each
+ * delivery, subscribed to `events` of the stack's project. A subscription hands out its signing secret, so it
+ * is made with the stack's workflow API key, never in the page.
+ */
+export async function startDeliveryReceiver(stack: BrowserStack, events: string[]) {
+  const received: ReceivedDelivery[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const parsed = JSON.parse(body) as { type: string };
+      received.push({ event: parsed.type, id: String(req.headers['webhook-id'] ?? '') });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const subscribed = await fetch(
+    `${stack.file.workflow_url}/api/v1/projects/${stack.file.project.id}/workflow/delivery-subscriptions`,
+    {
+      method: 'POST',
+      headers: { 'x-api-key': stack.file.api_keys.workflow_all, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+        events,
+      }),
+    },
+  );
+  if (subscribed.status !== 201) {
+    server.close();
+    throw new Error(`subscribe: ${subscribed.status} ${await subscribed.text()}`);
+  }
+  return {
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,7 +1,5 @@
 import { Link } from 'react-router';
-import { unwrap } from '../../app/api';
-import { usePolling } from '../../app/hooks';
-import { useClients } from '../../app/session';
+import { useWorkspaceAgents } from '../../app/agents';
 import { useWorkspace } from '../../app/workspace';
 import { ProblemMessage } from '../../components/ProblemMessage';
 import { useWorkspaceNetworks } from '../../app/networks';
@@ -11,20 +9,9 @@ const RUNNING = new Set(['online', 'idle', 'busy']);
 /** Runtime hosts ready to spawn and agents running now, read again every 10 s, each linking to its page. */
 export function SummaryCards() {
   const { workspace } = useWorkspace();
-  const { hub } = useClients();
   const base = `/w/${workspace.slug}`;
   const networks = useWorkspaceNetworks(10_000);
-  const agents = usePolling(
-    (signal) =>
-      hub.raw
-        .GET('/api/v1/workspaces/{workspace}/agents', {
-          params: { path: { workspace: workspace.id } },
-          signal,
-        })
-        .then(unwrap),
-    10_000,
-    [workspace.id],
-  );
+  const agents = useWorkspaceAgents(10_000);
   const hosts = networks.data?.hosts;
   const ready = hosts?.filter((h) => h.spawn_ready).length;
   const live = agents.data?.filter((a) => a.status !== 'evicted');

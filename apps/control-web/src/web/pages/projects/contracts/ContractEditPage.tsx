@@ -3,8 +3,8 @@ import type { ReactNode } from 'react';
 import { useLocation, useNavigate, useParams } from 'react-router';
 import { unwrap } from '../../../app/api';
 import { useApi } from '../../../app/hooks';
+import { useProjectArtifactSchemas } from '../../../app/artifact-schemas';
 import { useClients } from '../../../app/session';
-import { useWorkspace } from '../../../app/workspace';
 import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
 import { ProjectFrame, useCanEdit, useProjectBase, useProjectId } from '../project';
@@ -71,23 +71,13 @@ function ContractEditor({
   const base = useProjectBase();
   const canEdit = useCanEdit();
   const navigate = useNavigate();
-  const { workspace } = useWorkspace();
   const { workflow } = useClients();
   const [form, setForm] = useState<ContractForm>(() => (contract ? formFromContract(contract) : EMPTY_FORM));
   const [touched, setTouched] = useState<Set<string>>(new Set());
   const [submitted, setSubmitted] = useState(false);
   const [busy, setBusy] = useState(false);
   const [serverError, setServerError] = useState<unknown>(undefined);
-  const schemas = useApi(
-    (signal) =>
-      workflow.raw
-        .GET('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
-          params: { path: { workspaceId: workspace.id }, query: { project_id: projectId, limit: 200 } },
-          signal,
-        })
-        .then(unwrap),
-    [workspace.id, projectId],
-  );
+  const schemas = useProjectArtifactSchemas(projectId);
 
   const body = useMemo(() => bodyFromForm(form, contract), [form, contract]);
   const errors = useMemo(() => validateContract(body), [body]);

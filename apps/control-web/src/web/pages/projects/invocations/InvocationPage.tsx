@@ -2,8 +2,8 @@ import { useMemo, useState } from 'react';
 import { useParams } from 'react-router';
 import { unwrap } from '../../../app/api';
 import { usePolling } from '../../../app/hooks';
+import { useWorkspaceAgents } from '../../../app/agents';
 import { useClients } from '../../../app/session';
-import { useWorkspace } from '../../../app/workspace';
 import { ConfirmDialog } from '../../../components/ConfirmDialog';
 import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
@@ -27,8 +27,7 @@ export function InvocationPage() {
   const { invocationId } = useParams();
   const projectId = useProjectId();
   const canEdit = useCanEdit();
-  const { workspace } = useWorkspace();
-  const { workflow, hub } = useClients();
+  const { workflow } = useClients();
   const [terminal, setTerminal] = useState(false);
   const [cancelling, setCancelling] = useState(false);
   const [reason, setReason] = useState('');
@@ -46,17 +45,7 @@ export function InvocationPage() {
     terminal ? 0 : LIVE_MS,
     [projectId, invocationId],
   );
-  const agents = usePolling(
-    (signal) =>
-      hub.raw
-        .GET('/api/v1/workspaces/{workspace}/agents', {
-          params: { path: { workspace: workspace.id } },
-          signal,
-        })
-        .then(unwrap),
-    terminal ? 0 : 10_000,
-    [workspace.id],
-  );
+  const agents = useWorkspaceAgents(terminal ? 0 : 10_000);
   const agentNames = useMemo(
     () => new Map((agents.data ?? []).map((a) => [a.id, a.name] as const)),
     [agents.data],

@@ -4,6 +4,7 @@ import { workflowDocument } from '@svc/contracts/documents';
 import { unwrap } from '../../../app/api';
 import { useApi } from '../../../app/hooks';
 import { MANAGERS, roleAllows } from '../../../app/roles';
+import { useProjectArtifactSchemas } from '../../../app/artifact-schemas';
 import { useClients } from '../../../app/session';
 import { useWorkspace } from '../../../app/workspace';
 import { ConfirmDialog } from '../../../components/ConfirmDialog';
@@ -26,16 +27,7 @@ export function ArtifactSchemasPage() {
   const { workflow } = useClients();
   const [viewing, setViewing] = useState<string | undefined>(undefined);
   const [deprecating, setDeprecating] = useState<Summary | undefined>(undefined);
-  const list = useApi(
-    (signal) =>
-      workflow.raw
-        .GET('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
-          params: { path: { workspaceId: workspace.id }, query: { project_id: projectId, limit: 200 } },
-          signal,
-        })
-        .then(unwrap),
-    [workspace.id, projectId],
-  );
+  const list = useProjectArtifactSchemas(projectId);
   const sorted = useMemo(
     () =>
       [...(list.data ?? [])].sort(
