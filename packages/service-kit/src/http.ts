@@ -18,3 +18,4 @@ export * from './metrics';
 export * from './metrics-http';
 export * from './metrics-listener';
 export * from './tracing';
+export * from './hop-by-hop';

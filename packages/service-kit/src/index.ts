@@ -22,3 +22,4 @@ export * from './migrate-command';
 export * from './canonical-json';
 export * from './text-check';
 export * from './credential-notices';
+export * from './hop-by-hop';

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import type { Socket } from 'node:net';
+import { HOP_BY_HOP_HEADERS, connectionNominated } from '@svc/service-kit/http';
 import type { OnHeadersComplete, ResponseParser, ResponseParserClass } from './response-parser';
 
 /** What one forwarded request needs from the caller: where it goes and the headers the router adds. */
@@ -43,14 +44,7 @@ export interface AgentHttpForwarderOptions {
 
 /** Request headers never sent on: hop-by-hop ones, the Host and the ones the router sets itself. */
 const REQUEST_DROPPED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
+  ...HOP_BY_HOP_HEADERS,
   'expect',
   'host',
   'authorization',
@@ -60,28 +54,7 @@ const REQUEST_DROPPED = new Set([
   'x-request-id',
 ]);
 /** Answer headers never passed back: hop-by-hop ones (Node frames the body for the client itself). */
-const RESPONSE_DROPPED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'transfer-encoding',
-  'trailer',
-  'upgrade',
-]);
-
-/** Header names a `Connection` header nominates as hop-by-hop, lower-cased; usually none. */
-export function nominatedHeaders(headers: string[]): Set<string> | undefined {
-  let names: Set<string> | undefined;
-  for (let i = 0; i < headers.length; i += 2) {
-    if (headers[i]!.length !== 10 || headers[i]!.toLowerCase() !== 'connection') continue;
-    for (const token of headers[i + 1]!.split(',')) {
-      const name = token.trim().toLowerCase();
-      if (name && name !== 'close' && name !== 'keep-alive') (names ??= new Set()).add(name);
-    }
-  }
-  return names;
-}
+const RESPONSE_DROPPED = HOP_BY_HOP_HEADERS;
 
 /** The connection serving a client's response, for the shared `close` listener. */
 const SERVING = Symbol('console-router.serving');
@@ -156,7 +129,7 @@ export class AgentConnection {
     (res as ServedResponse)[SERVING] = this;
     res.once('close', clientClosed);
     const raw = req.rawHeaders;
-    const hopByHop = nominatedHeaders(raw);
+    const hopByHop = connectionNominated(raw);
     let head = `${req.method} ${target.path} HTTP/1.1\r\nHost: 127.0.0.1:${this.port}\r\n`;
     for (let i = 0; i < raw.length; i += 2) {
       const lower = raw[i]!.toLowerCase();
@@ -264,7 +237,7 @@ export class AgentConnection {
     }
     this.keepAlive = keep;
     this.pool.options.onAnswer(status, target);
-    const hopByHop = nominatedHeaders(headers);
+    const hopByHop = connectionNominated(headers);
     const kept: string[] = [];
     let requestId = true;
     for (let i = 0; i < headers.length; i += 2) {

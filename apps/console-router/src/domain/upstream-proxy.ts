@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
+import { HOP_BY_HOP_HEADERS, connectionNominated } from '@svc/service-kit/http';
 import type { Logger } from '@svc/service-kit/http';
-import { nominatedHeaders } from './agent-connection';
 import { AgentHttpForwarder } from './agent-http-forwarder';
 import type { ForwardTarget } from './agent-http-forwarder';
 import { rawHttpAnswer } from './problem-answer';
@@ -45,8 +45,13 @@ const STRIPPED_HEADERS = [
   'x-svc-console-proxy-key',
 ] as const;
 
-/** Hop-by-hop headers dropped from a plain request on the http-proxy-3 path (an upgrade keeps `Upgrade`). */
-const PLAIN_HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'] as const;
+/**
+ * Hop-by-hop headers dropped from a plain request on the http-proxy-3 path: all but `Connection`, which the
+ * library sets, and `Transfer-Encoding`, by which it frames the body it streams on (an upgrade keeps `Upgrade`).
+ */
+const PLAIN_HOP_BY_HOP = [...HOP_BY_HOP_HEADERS].filter(
+  (name) => name !== 'connection' && name !== 'transfer-encoding',
+);
 
 interface Tunnel {
   agentId: string;
@@ -276,7 +281,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
       prepare(req, target);
       // Hop-by-hop headers of a plain request (http-proxy-3 itself sets `Connection`).
       const headers = req.headers;
-      for (const name of nominatedHeaders(req.rawHeaders) ?? []) delete headers[name];
+      for (const name of connectionNominated(req.rawHeaders) ?? []) delete headers[name];
       for (const name of PLAIN_HOP_BY_HOP) delete headers[name];
       res.setHeader('X-Request-Id', target.requestId);
       proxy.web(req, res, optionsFor(target.servePort), webFailed);

@@ -4,6 +4,8 @@
  * headers of the answer that reach the browser.
  */
 
+import { HOP_BY_HOP_HEADERS } from '@svc/service-kit';
+
 export type UpstreamName = 'hub' | 'workflow';
 
 /** Paths that are not forwarded although they are public: sign-in goes through `POST /session`. */
@@ -69,18 +71,7 @@ export function upstreamRequestHeaders(
   return headers;
 }
 
-const DROPPED_RESPONSE_HEADERS = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'set-cookie',
-  'x-powered-by',
-]);
+const DROPPED_RESPONSE_HEADERS = new Set([...HOP_BY_HOP_HEADERS, 'set-cookie', 'x-powered-by']);
 
 /**
  * The answer's headers for the browser: hop-by-hop headers and cookies dropped, a `Location` on the upstream
