@@ -16,7 +16,9 @@ import { createRequestIds } from './domain/request-ids';
 import { hostCheck, originRules } from './domain/request-origin';
 import { RouteActivity } from './domain/route-activity';
 import { createUpstreamProxy } from './domain/upstream-proxy';
-import { loadResponseParser } from './domain/response-parser';
+import { loadHttpParser, loadRequestMethods } from './domain/http-parser';
+import { ConsoleFront } from './domain/console-front';
+import { parseAgentPath } from './domain/route-table';
 import type { ConsoleRouterConfig } from './env';
 import { agentProxyRoutes, hostNotAllowed } from './routes/agent-proxy.routes';
 import { healthRoutes } from './routes/health.routes';
@@ -89,8 +91,9 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     getJwks: createRemoteJwks({ url: `${config.hubUrl.replace(/\/+$/, '')}/.well-known/jwks.json` }),
   });
   const stats = new ProxyStats();
-  const responseParser = config.httpForwarding === 'pooled' ? loadResponseParser() : undefined;
-  if (config.httpForwarding === 'pooled' && !responseParser) {
+  const responseParser = config.httpForwarding !== 'http-proxy-3' ? loadHttpParser() : undefined;
+  const methods = config.httpForwarding === 'direct' ? loadRequestMethods() : undefined;
+  if (config.httpForwarding !== 'http-proxy-3' && !responseParser) {
     logger.warn(
       { node: process.version },
       "Node's HTTP parser is not the one this router knows: plain HTTP goes through http-proxy-3",
@@ -190,6 +193,22 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     own(req, res, next);
   });
 
+  // The router's own front for agent routes (decision 65): connections are read by it first, and handed to
+  // node:http (and so to express or the upgrade listener) when they carry anything else.
+  const front =
+    responseParser && methods
+      ? new ConsoleFront({
+          Parser: responseParser,
+          methods,
+          takes: (url) => parseAgentPath(url) !== undefined,
+          handle: (req, res) => {
+            agentProxy.handleRequest(req, res);
+          },
+          failed: (error) =>
+            logger.error({ err: error }, 'console request failed; its connection was closed'),
+        })
+      : undefined;
+
   /** The server's `request` listener: agent routes straight to the proxy, anything else to express. */
   const handleRequest = (req: IncomingMessage, res: ServerResponse) => {
     if (!agentProxy.handleRequest(req, res)) app(req as Request, res as Response);
@@ -204,6 +223,7 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
         server.on('request', handleRequest);
       }
       server.on('upgrade', agentProxy.handleUpgrade);
+      front?.attach(server);
       server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
         logger.debug({ err: error }, 'client connection error');
         if (socket.writable && error.code !== 'ECONNRESET')
@@ -214,6 +234,7 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     start: () => routes.start(),
     close() {
       routes.stop();
+      front?.close();
       proxy.close();
     },
     routes,

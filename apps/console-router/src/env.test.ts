@@ -25,7 +25,7 @@ describe('console router configuration', () => {
       upstreamSecret: undefined,
       pollMs: 5000,
       wsIdleMs: 600_000,
-      httpForwarding: 'pooled',
+      httpForwarding: 'direct',
       logLevel: 'info',
     });
   });

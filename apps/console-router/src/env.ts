@@ -83,11 +83,13 @@ export const consoleRouterEnvSchema = z
     /** A proxied WebSocket with no bytes either way for this long is closed. */
     CONSOLE_ROUTER_WS_IDLE_MS: milliseconds(1_000, 86_400_000, 600_000),
     /**
-     * How plain HTTP reaches agents: `pooled` (default), the router's own keep-alive connections read with
-     * Node's HTTP parser; `http-proxy-3`, the library that always carries WebSocket upgrades. `pooled` falls
-     * back to `http-proxy-3` by itself on a Node release whose parser it does not recognise.
+     * How plain HTTP reaches agents: `direct` (default), requests to agent routes read by the router's own
+     * front and forwarded on its own keep-alive connections, both read with Node's HTTP parser (decision 65);
+     * `pooled`, requests read by `node:http`, forwarded on those connections (decision 63); `http-proxy-3`,
+     * the library that always carries WebSocket upgrades. `direct` and `pooled` fall back to `http-proxy-3` by
+     * themselves on a Node release whose parser they do not recognise.
      */
-    CONSOLE_ROUTER_HTTP_FORWARDING: z.enum(['pooled', 'http-proxy-3']).default('pooled'),
+    CONSOLE_ROUTER_HTTP_FORWARDING: z.enum(['direct', 'pooled', 'http-proxy-3']).default('direct'),
     /**
      * A separate listener (on CONSOLE_ROUTER_HOST) for `GET /metrics`; when set, the router's listener (the one
      * the tunnel forwards to) does not serve it.

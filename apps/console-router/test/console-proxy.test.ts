@@ -374,9 +374,10 @@ describe('routing', () => {
   });
 });
 
-describe('plain HTTP through http-proxy-3 (CONSOLE_ROUTER_HTTP_FORWARDING=http-proxy-3)', () => {
-  test('when the router forwards with the library, then health, chat, credentials and a dead agent answer alike', async () => {
-    const viaLibrary = await s.startRouter(s.home, { CONSOLE_ROUTER_HTTP_FORWARDING: 'http-proxy-3' });
+// `direct` (the default) is what every other test here goes through.
+describe.each([['http-proxy-3'], ['pooled']])('plain HTTP with CONSOLE_ROUTER_HTTP_FORWARDING=%s', (mode) => {
+  test('when the router forwards that way, then health, chat, credentials and a dead agent answer alike', async () => {
+    const viaLibrary = await s.startRouter(s.home, { CONSOLE_ROUTER_HTTP_FORWARDING: mode });
     const route = (id: string, rest = '/global/health') => `${viaLibrary.url}/${slug()}/agents/${id}${rest}`;
     const health = await request(route(agent.id), { headers: bearer(ownerToken()) });
     expect(health.status).toBe(200);
@@ -405,7 +406,7 @@ describe('plain HTTP through http-proxy-3 (CONSOLE_ROUTER_HTTP_FORWARDING=http-p
     expect(seen.headers['x-nominated']).toBeUndefined();
     expect(seen.headers.te).toBeUndefined();
     expect(seen.headers['x-svc-console-caller']).toBe(`participant:${ownerId}`);
-    const down = await s.registerAgent(s.home, 'console-down-library');
+    const down = await s.registerAgent(s.home, `console-down-${mode}`);
     await viaLibrary.router.routes.refresh();
     const unavailable = await request(route(down.id), { headers: bearer(ownerToken()) });
     expect(unavailable.status).toBe(503);

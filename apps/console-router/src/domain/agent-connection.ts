@@ -1,8 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import type { Socket } from 'node:net';
 import { HOP_BY_HOP_HEADERS, connectionNominated } from '@svc/service-kit/http';
-import type { OnHeadersComplete, ResponseParser, ResponseParserClass } from './response-parser';
+import type { ClientRequest, ClientResponse } from './client-exchange';
+import type { OnHeadersComplete, HttpParser, HttpParserClass } from './http-parser';
 
 /** What one forwarded request needs from the caller: where it goes and the headers the router adds. */
 export interface ForwardTarget {
@@ -17,23 +17,23 @@ export interface ForwardTarget {
 
 /** What a connection needs from its pool (`AgentHttpForwarder`). */
 export interface ConnectionPool {
-  readonly Parser: ResponseParserClass;
+  readonly Parser: HttpParserClass;
   readonly options: Pick<AgentHttpForwarderOptions, 'onAnswer' | 'onFailed'>;
   /** Sends a request again, on a new connection. */
-  forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, fresh: boolean): void;
+  forward(req: ClientRequest, res: ClientResponse, target: ForwardTarget, fresh: boolean): void;
   release(connection: AgentConnection): void;
   forget(connection: AgentConnection): void;
 }
 
 export interface AgentHttpForwarderOptions {
-  Parser: ResponseParserClass;
+  Parser: HttpParserClass;
   /** The agent's answer has begun (its status), before any of it is written to the client. */
   onAnswer: (status: number, target: ForwardTarget) => void;
   /** The agent could not be reached or broke the exchange (`res.headersSent` tells whether an answer began). */
   onFailed: (
     error: NodeJS.ErrnoException,
-    req: IncomingMessage,
-    res: ServerResponse,
+    req: ClientRequest,
+    res: ClientResponse,
     target: ForwardTarget,
   ) => void;
   /** An idle pooled connection is closed after this long (below the 5 s keep-alive of Node's default server). */
@@ -58,7 +58,7 @@ const RESPONSE_DROPPED = HOP_BY_HOP_HEADERS;
 
 /** The connection serving a client's response, for the shared `close` listener. */
 const SERVING = Symbol('console-router.serving');
-type ServedResponse = ServerResponse & { [SERVING]?: AgentConnection };
+type ServedResponse = ClientResponse & { [SERVING]?: AgentConnection };
 
 /** A client that went away before its answer was complete: that exchange cannot go on on the connection. */
 function clientClosed(this: ServedResponse): void {
@@ -66,21 +66,24 @@ function clientClosed(this: ServedResponse): void {
   if (connection && connection.res === this && !this.writableFinished) connection.socket.destroy();
 }
 
+/** Where every agent connection's reads land (see the constructor). */
+const SHARED_READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
 function protocolError(message: string, code: string): NodeJS.ErrnoException {
   return Object.assign(new Error(message), { code });
 }
 
 /**
  * One keep-alive connection to an agent's serve port, carrying one exchange at a time: the request head is
- * written as text, the answer is read by Node's own parser and written to the client's `ServerResponse`, which
- * frames it again (so the client's side keeps everything `node:http` does for a server: limits, timeouts,
- * `Expect: 100-continue`, HTTP/1.0 clients). Every listener is bound once per connection, not per request.
+ * written as text, the answer is read by Node's own parser and written to the client's response (`node:http`'s,
+ * or the front's `FrontResponse`), which frames it again. Every listener is bound once per connection, not per
+ * request.
  */
 export class AgentConnection {
   readonly socket: Socket;
-  private readonly parser: ResponseParser;
-  req: IncomingMessage | undefined;
-  res: ServerResponse | undefined;
+  private readonly parser: HttpParser;
+  req: ClientRequest | undefined;
+  res: ClientResponse | undefined;
   target: ForwardTarget | undefined;
   /** Served an exchange before: a failure before any answer byte may be the agent closing it while idle. */
   reused = false;
@@ -102,7 +105,13 @@ export class AgentConnection {
     readonly port: number,
     private readonly pool: ConnectionPool,
   ) {
-    const socket = net.connect({ port, host: '127.0.0.1' });
+    // Read into one buffer every agent connection shares (`onread`): no stream buffering per read. The parser
+    // runs at once in the callback, and a body chunk is copied before it leaves it (`onBody`).
+    const socket = net.connect({
+      port,
+      host: '127.0.0.1',
+      onread: { buffer: SHARED_READ_BUFFER, callback: this.onRead },
+    });
     socket.setNoDelay(true);
     this.socket = socket;
     const parser = new pool.Parser();
@@ -112,14 +121,13 @@ export class AgentConnection {
     parser[pool.Parser.kOnBody] = this.onBody;
     parser[pool.Parser.kOnMessageComplete] = this.onMessageComplete;
     this.parser = parser;
-    socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', this.onError);
     socket.on('close', this.onClose);
   }
 
   /** Starts one exchange: the head now, the body (if any) as the client sends it. */
-  start(req: IncomingMessage, res: ServerResponse, target: ForwardTarget): void {
+  start(req: ClientRequest, res: ClientResponse, target: ForwardTarget): void {
     this.req = req;
     this.res = res;
     this.target = target;
@@ -184,7 +192,12 @@ export class AgentConnection {
     req.removeListener('end', this.onRequestEnd);
   }
 
-  private readonly onData = (data: Buffer) => {
+  private readonly onRead = (length: number, buffer: Buffer): boolean => {
+    this.onData(buffer.subarray(0, length));
+    return true;
+  };
+
+  private onData(data: Buffer): void {
     if (this.closed) return;
     if (!this.res) {
       // Bytes from an agent with no request outstanding: the connection's framing cannot be trusted.
@@ -204,7 +217,7 @@ export class AgentConnection {
         ),
       );
     }
-  };
+  }
 
   private readonly onHeaders = (headers: string[]) => {
     this.partialHeaders = this.partialHeaders ? this.partialHeaders.concat(headers) : headers;
@@ -265,7 +278,9 @@ export class AgentConnection {
    */
   private readonly onBody = (chunk: Buffer) => {
     if (this.held) this.writeHeld();
-    this.held = chunk;
+    // A copy: the chunk is a view of the shared read buffer, which the next read overwrites, and a client's
+    // response may keep what it was given until its socket can take it.
+    this.held = Buffer.from(chunk);
   };
 
   private writeHeld(): void {

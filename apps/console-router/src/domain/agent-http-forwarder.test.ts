@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { AgentHttpForwarder } from './agent-http-forwarder';
 import type { ForwardTarget } from './agent-http-forwarder';
-import { loadResponseParser } from './response-parser';
+import { loadHttpParser } from './http-parser';
 
 /**
  * The router's HTTP leg against real sockets: a front `node:http` server forwards every request through the
@@ -12,7 +12,7 @@ import { loadResponseParser } from './response-parser';
  */
 jest.setTimeout(30_000);
 
-const Parser = loadResponseParser();
+const Parser = loadHttpParser();
 
 interface Front {
   url: string;
@@ -139,7 +139,7 @@ const until = async (check: () => boolean, ms = 5_000) => {
   }
 };
 
-describe('loadResponseParser', () => {
+describe('loadHttpParser', () => {
   it("finds Node's HTTP parser on this Node release", () => {
     expect(Parser).toBeDefined();
   });

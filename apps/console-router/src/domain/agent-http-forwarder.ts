@@ -1,7 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientRequest, ClientResponse } from './client-exchange';
 import { AgentConnection } from './agent-connection';
 import type { AgentHttpForwarderOptions, ConnectionPool, ForwardTarget } from './agent-connection';
-import type { ResponseParserClass } from './response-parser';
+import type { HttpParserClass } from './http-parser';
 
 export type { AgentHttpForwarderOptions, ForwardTarget } from './agent-connection';
 
@@ -16,7 +16,7 @@ export type { AgentHttpForwarderOptions, ForwardTarget } from './agent-connectio
  *   error end the connection; nothing is reused whose framing is in doubt.
  */
 export class AgentHttpForwarder implements ConnectionPool {
-  readonly Parser: ResponseParserClass;
+  readonly Parser: HttpParserClass;
   private readonly idle = new Map<number, AgentConnection[]>();
   private readonly live = new Set<AgentConnection>();
   private readonly idleMs: number;
@@ -32,7 +32,7 @@ export class AgentHttpForwarder implements ConnectionPool {
   }
 
   /** Sends one admitted request to its agent; the answer, or the failure, reaches `res`. */
-  forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, fresh = false): void {
+  forward(req: ClientRequest, res: ClientResponse, target: ForwardTarget, fresh = false): void {
     const connection = (fresh ? undefined : this.take(target.servePort)) ?? this.open(target.servePort);
     connection.start(req, res, target);
   }

@@ -6,10 +6,11 @@ import { createProxyServer } from 'http-proxy-3';
 import { HOP_BY_HOP_HEADERS, connectionNominated } from '@svc/service-kit/http';
 import type { Logger } from '@svc/service-kit/http';
 import { AgentHttpForwarder } from './agent-http-forwarder';
+import type { ClientRequest, ClientResponse } from './client-exchange';
 import type { ForwardTarget } from './agent-http-forwarder';
 import { rawHttpAnswer } from './problem-answer';
 import type { ProblemAnswer } from './problem-answer';
-import type { ResponseParserClass } from './response-parser';
+import type { HttpParserClass } from './http-parser';
 import type { ProxyStats } from './proxy-metrics';
 import { ACTIVITY_THROTTLE_MS } from './route-activity';
 import type { RouteActivity } from './route-activity';
@@ -30,10 +31,10 @@ export interface UpstreamProxyOptions {
   /** Counts of forwarded requests, agents' answers and failures (plain increments). */
   stats: ProxyStats;
   /**
-   * Node's HTTP parser for agents' answers (`loadResponseParser`): plain HTTP then goes through the router's own
+   * Node's HTTP parser for agents' answers (`loadHttpParser`): plain HTTP then goes through the router's own
    * pooled connections (`AgentHttpForwarder`); without it, through http-proxy-3 like WebSockets.
    */
-  responseParser?: ResponseParserClass;
+  responseParser?: HttpParserClass;
 }
 
 /** Request headers never forwarded: hub credentials, cookies and anything claiming to speak for the router. */
@@ -243,7 +244,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
   }
 
   /** An agent unreachable before an answer began gets the caller's JSON answer; later, the client is cut. */
-  function failed(err: NodeJS.ErrnoException, response: ServerResponse, target: UpstreamTarget) {
+  function failed(err: NodeJS.ErrnoException, response: ClientResponse, target: UpstreamTarget) {
     stats.httpUpstreamErrors += 1;
     if (!response.headersSent && !response.writableEnded && !response.destroyed) {
       const answer = options.onUnreachable(err, target);
@@ -272,12 +273,15 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
 
   return {
     /** Forwards an admitted HTTP request. */
-    web(req: IncomingMessage, res: ServerResponse, target: UpstreamTarget): void {
+    web(client: ClientRequest, response: ClientResponse, target: UpstreamTarget): void {
       stats.http += 1;
       if (forwarder) {
-        forwarder.forward(req, res, target);
+        forwarder.forward(client, response, target);
         return;
       }
+      // Without the forwarder there is no front of the router's own either: requests come from `node:http`.
+      const req = client as IncomingMessage;
+      const res = response as ServerResponse;
       prepare(req, target);
       // Hop-by-hop headers of a plain request (http-proxy-3 itself sets `Connection`).
       const headers = req.headers;

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError } from '@svc/service-kit/http';
 import type { Logger } from '@svc/service-kit/http';
@@ -10,6 +10,7 @@ import { problemAnswer, rawHttpAnswer } from '../domain/problem-answer';
 import { parseAgentPath } from '../domain/route-table';
 import type { ProxyStats } from '../domain/proxy-metrics';
 import type { UpstreamProxy, UpstreamTarget } from '../domain/upstream-proxy';
+import type { ClientRequest, ClientResponse } from '../domain/client-exchange';
 import {
   admitConsoleRequest,
   admitRemembered,
@@ -78,14 +79,14 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     };
   }
 
-  function logRefusal(error: unknown, requestId: string, req: IncomingMessage, status: number) {
+  function logRefusal(error: unknown, requestId: string, req: ClientRequest, status: number) {
     const fields = { request_id: requestId, method: req.method, status };
     if (status >= 500 && status !== 503) logger.error({ ...fields, err: error }, 'console request failed');
     else logger.info(fields, 'console request refused');
   }
 
   /** Answers a request that will not be forwarded (or could not be) with problem+json. */
-  function refuse(error: unknown, requestId: string, req: IncomingMessage, res: ServerResponse) {
+  function refuse(error: unknown, requestId: string, req: ClientRequest, res: ClientResponse) {
     const answer = problemAnswer(error, requestId);
     deps.stats.refused(answer.status);
     if (answer.internal) logRefusal(error, requestId, req, answer.status);
@@ -97,7 +98,7 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     res.writeHead(answer.status, { ...answer.headers, Connection: 'close' }).end(answer.body);
   }
 
-  function forward(req: IncomingMessage, res: ServerResponse, admission: Admission, requestId: string) {
+  function forward(req: ClientRequest, res: ClientResponse, admission: Admission, requestId: string) {
     try {
       proxy.web(req, res, upstreamTarget(admission, requestId));
     } catch (error) {
@@ -106,7 +107,7 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
   }
 
   /** The per-request log line, written only when `debug` is enabled. */
-  function logWhenFinished(req: IncomingMessage, res: ServerResponse, agentId: string, requestId: string) {
+  function logWhenFinished(req: ClientRequest, res: ClientResponse, agentId: string, requestId: string) {
     const started = process.hrtime.bigint();
     res.once('finish', () =>
       logger.debug(
@@ -123,7 +124,7 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
   }
 
   /** Handles an HTTP request when its path is an agent route; returns false to leave it to the app. */
-  function handleRequest(req: IncomingMessage, res: ServerResponse): boolean {
+  function handleRequest(req: ClientRequest, res: ClientResponse): boolean {
     const path = parseAgentPath(req.url ?? '/');
     if (!path) return false;
     const requestId = requestIds.of(req.headers['x-request-id']);

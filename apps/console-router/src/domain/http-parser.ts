@@ -1,12 +1,17 @@
 /**
- * Node's own HTTP/1.1 parser (llhttp, the one `node:http` runs), for reading agents' answers off a socket.
+ * Node's own HTTP/1.1 parser (llhttp, the one `node:http` runs), for reading agents' answers off a socket and,
+ * in front, clients' requests (decision 65).
  *
  * It is reached through `_http_common`, which Node exports but does not document, so its shape is checked once
- * at start-up: when a Node release changes it, `loadResponseParser` returns `undefined` and the router forwards
+ * at start-up: when a Node release changes it, `loadHttpParser` returns `undefined` and the router forwards
  * HTTP through http-proxy-3 instead (see `upstream-proxy.ts`).
  */
 
-/** Called with the answer's head; returns 1 to read no body (an answer to `HEAD`), 0 otherwise. */
+/**
+ * Called with a message's head (a request's `method` index and `url`, or an answer's `statusCode`): returns 0 to
+ * read the body, 1 to read none (an answer to `HEAD`), 2 to stop parsing after the head (`execute` then returns
+ * the head's end as the bytes parsed).
+ */
 export type OnHeadersComplete = (
   versionMajor: number,
   versionMinor: number,
@@ -19,7 +24,7 @@ export type OnHeadersComplete = (
   shouldKeepAlive: boolean,
 ) => number;
 
-export interface ResponseParser {
+export interface HttpParser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
   /** Bytes parsed, or the parse error (`code` `HPE_*`); callbacks run synchronously inside. */
   execute(data: Buffer): number | Error;
@@ -30,9 +35,11 @@ export interface ResponseParser {
   [slot: number]: unknown;
 }
 
-export interface ResponseParserClass {
-  new (): ResponseParser;
+export interface HttpParserClass {
+  new (): HttpParser;
+  readonly REQUEST: number;
   readonly RESPONSE: number;
+  readonly kOnMessageBegin: number;
   readonly kOnHeaders: number;
   readonly kOnHeadersComplete: number;
   readonly kOnBody: number;
@@ -41,7 +48,9 @@ export interface ResponseParserClass {
 }
 
 const SLOTS = [
+  'REQUEST',
   'RESPONSE',
+  'kOnMessageBegin',
   'kOnHeaders',
   'kOnHeadersComplete',
   'kOnBody',
@@ -51,7 +60,7 @@ const SLOTS = [
 const METHODS = ['initialize', 'execute', 'finish', 'close'];
 
 /** Node's parser class when it has the shape this router was written against, else `undefined`. */
-export function loadResponseParser(): ResponseParserClass | undefined {
+export function loadHttpParser(): HttpParserClass | undefined {
   try {
     const common = process.getBuiltinModule?.('_http_common') as { HTTPParser?: unknown } | undefined;
     const HTTPParser = common?.HTTPParser;
@@ -59,7 +68,20 @@ export function loadResponseParser(): ResponseParserClass | undefined {
     const parser = HTTPParser as unknown as Record<string, unknown> & { prototype: Record<string, unknown> };
     if (!SLOTS.every((slot) => typeof parser[slot] === 'number')) return undefined;
     if (!METHODS.every((method) => typeof parser.prototype[method] === 'function')) return undefined;
-    return HTTPParser as ResponseParserClass;
+    return HTTPParser as HttpParserClass;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request method names, indexed as the parser reports a request's `method`; `undefined` if not found. */
+export function loadRequestMethods(): readonly string[] | undefined {
+  try {
+    const common = process.getBuiltinModule?.('_http_common') as { methods?: unknown } | undefined;
+    const methods = common?.methods;
+    return Array.isArray(methods) && methods.includes('GET') && methods.every((m) => typeof m === 'string')
+      ? (methods as string[])
+      : undefined;
   } catch {
     return undefined;
   }
