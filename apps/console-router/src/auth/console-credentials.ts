@@ -40,6 +40,12 @@ interface Remembered {
 /** A bounded map of verified credentials, oldest out first, each until its token expires. */
 class VerifiedCache {
   private readonly entries = new Map<string, Remembered>();
+  /**
+   * The last key found, and its entry: a console session sends the same token request after request, and
+   * comparing a new copy of it with this one costs less than hashing it for the map.
+   */
+  private lastKey: string | undefined;
+  private lastEntry: Remembered | undefined;
 
   constructor(
     private readonly size: number,
@@ -47,16 +53,28 @@ class VerifiedCache {
   ) {}
 
   get(key: string): VerifiedCredential | undefined {
-    const entry = this.entries.get(key);
+    const entry = key === this.lastKey ? this.lastEntry : this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAtMs > this.now()) return entry.credential;
+    if (entry.expiresAtMs > this.now()) {
+      this.lastKey = key;
+      this.lastEntry = entry;
+      return entry.credential;
+    }
     this.entries.delete(key);
+    this.lastKey = undefined;
+    this.lastEntry = undefined;
     return undefined;
   }
 
   set(key: string, credential: VerifiedCredential, expiresAtMs: number): void {
-    if (this.entries.size >= this.size) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { credential, expiresAtMs });
+    if (this.entries.size >= this.size) {
+      const oldest = this.entries.keys().next().value!;
+      this.entries.delete(oldest);
+      if (oldest === this.lastKey) this.lastKey = this.lastEntry = undefined;
+    }
+    const entry = { credential, expiresAtMs };
+    this.entries.set(key, entry);
+    if (key === this.lastKey) this.lastEntry = entry;
   }
 }
 
