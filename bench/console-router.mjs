@@ -24,9 +24,10 @@
 // alternating slices (a, b, c, a, b, c, …) so load changes on the machine hit all alike. Route look-up: the
 // router with 10 routes against the router with `--routes` routes (the target route sorted last). RSS: the
 // large-table router's VmRSS, idle after loading its table and again after the measurements.
-// `--compare-forwarding` adds a third router (10 routes) that forwards plain HTTP through http-proxy-3
-// (`CONSOLE_ROUTER_HTTP_FORWARDING=http-proxy-3`, the path before decision 63) to the HTTP slices, and prints
-// the pooled path's requests/s and CPU per request against it.
+// `--compare-forwarding` adds two routers (10 routes) to the HTTP slices, one per earlier way of forwarding plain
+// HTTP: requests read by node:http and forwarded on the router's pooled connections
+// (`CONSOLE_ROUTER_HTTP_FORWARDING=pooled`, decision 63), and http-proxy-3 (`…=http-proxy-3`, before it); it
+// prints the default path's (`direct`, decision 65) requests/s and CPU per request against each.
 // Targets: router p99 ≤ 1.2× nginx's and requests/s ≥ 0.8× nginx's; requests/s ≥ 1.0× configurable-http-proxy's;
 // WebSocket messages/s ≥ configurable-http-proxy's; the large table within ±10 % of the small one; RSS < 120 MB.
 // A missed target is reported, not failed: the exit code is non-zero only when a request or message fails, a
@@ -647,15 +648,17 @@ async function runBench() {
       ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     ]);
     const routerLarge = await startRouter(largeTable, hostIds.large, routerNodeOptions);
-    const routerLibrary = args['compare-forwarding']
-      ? await startRouter(
-          SMALL_TABLE,
-          hostIds.small,
-          routerNodeOptions,
-          { CONSOLE_ROUTER_HTTP_FORWARDING: 'http-proxy-3' },
-          ', http-proxy-3',
-        )
-      : undefined;
+    const startWay = (way) =>
+      startRouter(
+        SMALL_TABLE,
+        hostIds.small,
+        routerNodeOptions,
+        { CONSOLE_ROUTER_HTTP_FORWARDING: way },
+        `, ${way}`,
+      );
+    const routerPooled = args['compare-forwarding'] ? await startWay('pooled') : undefined;
+    const routerLibrary = args['compare-forwarding'] ? await startWay('http-proxy-3') : undefined;
+    const comparedRouters = [routerPooled, routerLibrary].filter(Boolean);
     await sleep(2_000);
     const rssIdleMb = vmRssMb(routerLarge.proc.child.pid);
     const rssSmallIdleMb = vmRssMb(routerSmall.proc.child.pid);
@@ -712,7 +715,7 @@ async function runBench() {
     }
 
     // Every proxy answers the upstream's body; the router only with the credential.
-    for (const router of [routerSmall, routerLarge, ...(routerLibrary ? [routerLibrary] : [])]) {
+    for (const router of [routerSmall, routerLarge, ...comparedRouters]) {
       await waitForAnswer(router.proc, `${router.url}${ROUTE}${HTTP_PATH}`, {
         headers: authorization,
         body: BODY,
@@ -728,6 +731,16 @@ async function runBench() {
         url: routerLarge.url,
         headers: authorization,
       },
+      ...(routerPooled
+        ? [
+            {
+              key: 'router_pooled',
+              name: `router, ${SMALL_TABLE} routes, HTTP read by node:http, pooled`,
+              url: routerPooled.url,
+              headers: authorization,
+            },
+          ]
+        : []),
       ...(routerLibrary
         ? [
             {
@@ -752,6 +765,7 @@ async function runBench() {
     const pidsOf = {
       router: [routerSmall.proc.child.pid],
       router_large: [routerLarge.proc.child.pid],
+      router_pooled: routerPooled && [routerPooled.proc.child.pid],
       router_library: routerLibrary && [routerLibrary.proc.child.pid],
       nginx: nginx && withChildren(nginx.proc.child.pid),
       chp: chp && [chp.proc.child.pid],
@@ -943,14 +957,17 @@ function buildResult({
     p99_ratio: ratio(http.router_large?.p99_ms, http.router?.p99_ms),
     cpu_ratio: ratio(http.router_large?.cpu_ms_per_1000, http.router?.cpu_ms_per_1000),
   };
-  // The pooled path against http-proxy-3 for plain HTTP (`--compare-forwarding`).
-  const forwarding = http.router_library
-    ? {
-        rps_ratio: ratio(http.router?.rps, http.router_library.rps),
-        cpu_ratio: ratio(http.router?.cpu_ms_per_1000, http.router_library.cpu_ms_per_1000),
-        p99_ratio: ratio(http.router?.p99_ms, http.router_library.p99_ms),
-      }
-    : undefined;
+  // The default path against the earlier ones for plain HTTP (`--compare-forwarding`).
+  const against = (other) =>
+    other && {
+      rps_ratio: ratio(http.router?.rps, other.rps),
+      cpu_ratio: ratio(http.router?.cpu_ms_per_1000, other.cpu_ms_per_1000),
+      p99_ratio: ratio(http.router?.p99_ms, other.p99_ms),
+    };
+  const forwarding =
+    http.router_pooled || http.router_library
+      ? { pooled: against(http.router_pooled), http_proxy_3: against(http.router_library) }
+      : undefined;
   const rssWorst = Math.max(rss.idle_mb ?? NaN, rss.after_load_mb ?? NaN);
   const band = TARGETS.lookupBand;
   const targets = [
@@ -1044,10 +1061,10 @@ function printResult(result) {
     `route look-up (${s.routes_large} ÷ ${s.routes_small} routes): req/s ${f(l.rps_ratio, 3)}×, p50 ${f(l.p50_ratio, 3)}×, ` +
       `p99 ${f(l.p99_ratio, 3)}×, CPU per request ${f(l.cpu_ratio, 3)}×`,
   );
-  if (result.forwarding) {
-    const w = result.forwarding;
+  for (const [way, w] of Object.entries(result.forwarding ?? {})) {
+    if (!w) continue;
     console.log(
-      `plain HTTP, pooled ÷ http-proxy-3 (${s.routes_small} routes): req/s ${f(w.rps_ratio, 2)}×, ` +
+      `plain HTTP, direct ÷ ${way.replaceAll('_', '-')} (${s.routes_small} routes): req/s ${f(w.rps_ratio, 2)}×, ` +
         `CPU per request ${f(w.cpu_ratio, 2)}×, p99 ${f(w.p99_ratio, 2)}×`,
     );
   }
