@@ -21,16 +21,20 @@ export interface FrontContext {
   date(): string;
 }
 
-/** A head the parser stopped at, and how much of the socket's data was stashed with it. */
+/** The most a connection keeps of what it read while a request waits (reading is paused meanwhile). */
 const MAX_STASH = 1 << 20;
 
-/** A value that makes a head unfit for the front: the request goes to `node:http` as it is. */
+/**
+ * The request's headers by lower-cased name, or undefined when the request is not the front's to answer and goes
+ * to `node:http` as it is.
+ */
 function headersOf(raw: string[]): IncomingHttpHeaders | undefined {
   const headers: Record<string, string> = {};
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    // A repeated header (two Hosts, two Authorizations): node:http's own rules decide what it means.
-    if (headers[name] !== undefined) return undefined;
+    // A repeated header (two Hosts, two Authorizations): node:http's own rules decide what it means. A name an
+    // object cannot hold as its own plain property goes there too.
+    if (Object.hasOwn(headers, name) || name === '__proto__') return undefined;
     headers[name] = raw[i + 1]!;
   }
   // A body announced with `Expect: 100-continue` waits for an interim answer node:http sends.
@@ -42,9 +46,9 @@ function headersOf(raw: string[]): IncomingHttpHeaders | undefined {
  * `node:http`'s header size limit) on the socket's data, and for each HTTP/1.1 request to an agent route a
  * `FrontRequest` and `FrontResponse` handed to the agent proxy. One exchange at a time, in order:
  *
- * - A request that arrives while the previous one is still in progress (pipelining), or whose answer is not
- *   ready, is not read past its head: the parser stops there (`2` from the head callback), the head is kept as
- *   text with the bytes after it, reading pauses, and the kept bytes are parsed again when the connection is free.
+ * - A request that arrives while the previous one is still in progress (pipelining) is not read past its head:
+ *   the parser stops there (`2` from the head callback), the head is kept as text with the bytes after it,
+ *   reading pauses, and the kept bytes are parsed again when the connection is free.
  * - Anything else — the router's own operations, upgrades, HTTP/1.0, `Expect`, repeated header names — goes to
  *   `node:http` once the connection is free: the kept bytes are put back on the socket (`unshift`) and the
  *   socket is handed over (`connection` of the `http.Server`), which then serves it to the end.
@@ -93,7 +97,7 @@ export class FrontConnection implements ExchangeOwner {
     socket.on('close', this.onClose);
   }
 
-  /** Whether an exchange is in progress (the sweeper leaves those alone). */
+  /** Whether an exchange is in progress (never closed as idle). */
   get busy(): boolean {
     return this.req !== undefined;
   }
