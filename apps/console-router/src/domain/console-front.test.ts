@@ -292,6 +292,7 @@ describe('timeouts', () => {
     const idle = await rawExchange(s.port, ['GET /w/agents/a/x HTTP/1.1\r\nHost: x\r\n\r\n']);
     expect(idle.closed).toBe(true);
     expect(idle.text).toMatch(/^HTTP\/1.1 200 OK/);
+    expect(idle.text).toContain('Keep-Alive: timeout=1\r\n');
     await eventually(() => s.front.size === 0, 5_000, 'the front to forget its connections');
   });
 });

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { FrontConnection } from './front-connection';
 import type { FrontContext } from './front-connection';
 import type { FrontRequest, FrontResponse } from './front-exchange';
-import { KEEP_ALIVE_S } from './front-exchange';
+import { keepAliveTail } from './front-exchange';
 import type { HttpParserClass } from './http-parser';
 
 export interface ConsoleFrontOptions {
@@ -29,7 +29,9 @@ export class ConsoleFront implements FrontContext {
   maxHeaderSize = maxHeaderSize;
   private headersTimeoutMs = 60_000;
   private requestTimeoutMs = 300_000;
-  private keepAliveMs = KEEP_ALIVE_S * 1000;
+  private keepAliveMs = 5_000;
+  /** The end of a kept-alive answer's head, with the server's idle timeout. */
+  keepAliveTail = keepAliveTail(this.keepAliveMs);
   private nodeConnection: ((socket: Socket) => void)[] = [];
   private readonly connections = new Set<FrontConnection>();
   private readonly sweeper: NodeJS.Timeout;
@@ -53,6 +55,7 @@ export class ConsoleFront implements FrontContext {
     this.headersTimeoutMs = server.headersTimeout || this.headersTimeoutMs;
     this.requestTimeoutMs = server.requestTimeout || this.requestTimeoutMs;
     this.keepAliveMs = server.keepAliveTimeout || this.keepAliveMs;
+    this.keepAliveTail = keepAliveTail(this.keepAliveMs);
     server.removeAllListeners('connection');
     server.on('connection', this.accept);
   }

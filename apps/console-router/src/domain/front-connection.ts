@@ -19,6 +19,7 @@ export interface FrontContext {
   /** An exception while answering (the connection was closed). */
   failed(error: unknown): void;
   date(): string;
+  readonly keepAliveTail: string;
 }
 
 /** The most a connection keeps of what it read while a request waits (reading is paused meanwhile). */
@@ -129,6 +130,10 @@ export class FrontConnection implements ExchangeOwner {
 
   date(): string {
     return this.front.date();
+  }
+
+  get keepAliveTail(): string {
+    return this.front.keepAliveTail;
   }
 
   answered(close: boolean): void {

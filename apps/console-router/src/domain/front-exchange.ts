@@ -18,6 +18,8 @@ export interface ExchangeOwner {
   destroy(): void;
   /** The current `Date` header value (the owner caches it per second). */
   date(): string;
+  /** The end of a head that keeps the connection open: `Connection` and `Keep-Alive` with the server's timeout. */
+  readonly keepAliveTail: string;
 }
 
 /**
@@ -111,9 +113,10 @@ const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 /** An answer whose body is at most this big goes out with its head in one buffer. */
 const ONE_WRITE_MAX = 16 * 1024;
-/** The idle time a client is told the connection stays open (`Keep-Alive: timeout=…`), as `node:http` says. */
-export const KEEP_ALIVE_S = 5;
-const KEEP_ALIVE_HEADERS = `Connection: keep-alive\r\nKeep-Alive: timeout=${KEEP_ALIVE_S}\r\n\r\n`;
+/** The end of a head that keeps the connection open, as `node:http` writes it for an idle timeout. */
+export function keepAliveTail(keepAliveMs: number): string {
+  return `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveMs / 1000)}\r\n\r\n`;
+}
 
 /**
  * An answer's head as text: each header checked as `node:http` checks it, the framing headers left out (the
@@ -212,7 +215,7 @@ export class FrontResponse extends EventEmitter implements ClientResponse {
       text += 'Transfer-Encoding: chunked\r\n';
     }
     if (!head.date) text += `Date: ${this.owner.date()}\r\n`;
-    text += this.close ? 'Connection: close\r\n\r\n' : KEEP_ALIVE_HEADERS;
+    text += this.close ? 'Connection: close\r\n\r\n' : this.owner.keepAliveTail;
     this.head = text;
     this.statusCode = status;
     this.headersSent = true;
