@@ -24,13 +24,24 @@ export async function eventually(
 /** A sleep that does not keep the process alive (the time limit of a race). */
 const idle = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-/** A port that was free a moment ago on 127.0.0.1. */
+/** Ports this process was given already: the kernel may offer a closed one again at once. */
+const portsGiven = new Set<number>();
+
+/**
+ * A port that was free a moment ago on 127.0.0.1, never one this process was given before: two services of one
+ * stack (a relay and a console router, say) asked for ports one after the other must not get the same one.
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (let attempt = 0; ; attempt += 1) {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    if (!portsGiven.has(port) || attempt >= 50) {
+      portsGiven.add(port);
+      return port;
+    }
+  }
 }
 
 export interface StartOptions {

@@ -157,6 +157,8 @@ export class FrontConnection implements ExchangeOwner {
   }
 
   private readonly onData = (data: Buffer) => {
+    // Ending (an answer with `Connection: close`, a malformed request): what else comes is not read.
+    if (this.gone) return;
     if (this.stash) {
       // Read while a stopped request waits (reading pauses, but one read may be under way): kept in order.
       this.stash = Buffer.concat([this.stash, data]);
