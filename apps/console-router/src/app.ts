@@ -200,9 +200,9 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
       ? new ConsoleFront({
           Parser: responseParser,
           methods,
-          takes: (url) => parseAgentPath(url) !== undefined,
-          handle: (req, res) => {
-            agentProxy.handleRequest(req, res);
+          route: parseAgentPath,
+          handle: (req, res, path) => {
+            agentProxy.handleRequest(req, res, path);
           },
           failed: (error) =>
             logger.error({ err: error }, 'console request failed; its connection was closed'),

@@ -5,6 +5,7 @@ import { eventually } from '@svc/testing';
 import { ConsoleFront } from './console-front';
 import type { FrontRequest, FrontResponse } from './front-exchange';
 import { loadHttpParser, loadRequestMethods } from './http-parser';
+import { parseAgentPath } from './route-table';
 
 /**
  * The front on a real listening `http.Server`, over real sockets: agent routes (`/w/agents/…`) are answered by
@@ -39,7 +40,7 @@ async function setup(configure: (server: http.Server) => void = () => undefined)
   const front = new ConsoleFront({
     Parser: loadHttpParser()!,
     methods: loadRequestMethods()!,
-    takes: (url) => url.startsWith('/w/agents/'),
+    route: parseAgentPath,
     handle: (req, res) => handler(req, res),
     failed: (error) => failures.push(error),
   });

@@ -6,13 +6,15 @@ import type { FrontContext } from './front-connection';
 import type { FrontRequest, FrontResponse } from './front-exchange';
 import { keepAliveTail } from './front-exchange';
 import type { HttpParserClass } from './http-parser';
+import type { AgentPath } from './route-table';
 
 export interface ConsoleFrontOptions {
   Parser: HttpParserClass;
   methods: readonly string[];
-  /** Whether a request target is an agent route (the front's to answer); anything else goes to `node:http`. */
-  takes(url: string): boolean;
-  handle(req: FrontRequest, res: FrontResponse): void;
+  /** The agent route a request target names (the front's to answer); anything else goes to `node:http`. */
+  route(url: string): AgentPath | undefined;
+  /** Answers a request the front took; `path` is what `route` gave for it. */
+  handle(req: FrontRequest, res: FrontResponse, path: AgentPath): void;
   /** An exception while answering on a connection (which was closed). */
   failed(error: unknown): void;
 }
@@ -70,12 +72,12 @@ export class ConsoleFront implements FrontContext {
     return this.connections.size;
   }
 
-  takes(url: string): boolean {
-    return this.options.takes(url);
+  route(url: string): AgentPath | undefined {
+    return this.options.route(url);
   }
 
-  handle(req: FrontRequest, res: FrontResponse): void {
-    this.options.handle(req, res);
+  handle(req: FrontRequest, res: FrontResponse, path: AgentPath): void {
+    this.options.handle(req, res, path);
   }
 
   handOff(socket: Socket): void {

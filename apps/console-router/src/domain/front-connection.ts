@@ -3,16 +3,17 @@ import type { Socket } from 'node:net';
 import { FrontRequest, FrontResponse } from './front-exchange';
 import type { ExchangeOwner } from './front-exchange';
 import type { HttpParser, HttpParserClass, OnHeadersComplete } from './http-parser';
+import type { AgentPath } from './route-table';
 
 /** What a client connection needs from the front that accepted it (`ConsoleFront`). */
 export interface FrontContext {
   readonly Parser: HttpParserClass;
   readonly methods: readonly string[];
   readonly maxHeaderSize: number;
-  /** Whether a request target is one the front answers itself (an agent route); others go to `node:http`. */
-  takes(url: string): boolean;
-  /** Answers a request the front took (the same listener `node:http`'s requests get). */
-  handle(req: FrontRequest, res: FrontResponse): void;
+  /** The agent route a request target names (the front answers it itself); others go to `node:http`. */
+  route(url: string): AgentPath | undefined;
+  /** Answers a request the front took, with its route parsed once (the code `node:http`'s requests go to). */
+  handle(req: FrontRequest, res: FrontResponse, path: AgentPath): void;
   /** Gives the connection, with the bytes not parsed yet put back in front, to `node:http`. */
   handOff(socket: Socket): void;
   forget(connection: FrontConnection): void;
@@ -283,13 +284,13 @@ export class FrontConnection implements ExchangeOwner {
     this.partialUrl = '';
     this.headStartedAt = 0;
     const method = this.front.methods[methodIndex ?? -1] ?? 'GET';
-    const headers =
-      major === 1 && minor === 1 && !upgrade && method !== 'CONNECT' && this.front.takes(url)
-        ? headersOf(raw)
-        : undefined;
+    const path =
+      major === 1 && minor === 1 && !upgrade && method !== 'CONNECT' ? this.front.route(url) : undefined;
+    const headers = path ? headersOf(raw) : undefined;
     if (headers === undefined) this.handOver = true;
     if (
       headers === undefined ||
+      path === undefined ||
       this.stash ||
       this.closeAfter ||
       (this.req && !(this.requestDone && this.answerDone))
@@ -308,7 +309,7 @@ export class FrontConnection implements ExchangeOwner {
     this.requestDone = false;
     this.answerDone = false;
     this.requestStartedAt = Date.now();
-    this.front.handle(req, res);
+    this.front.handle(req, res, path);
     return 0;
   };
 

@@ -8,6 +8,7 @@ import type { OriginRules } from '../domain/request-origin';
 import type { RequestIds } from '../domain/request-ids';
 import { problemAnswer, rawHttpAnswer } from '../domain/problem-answer';
 import { parseAgentPath } from '../domain/route-table';
+import type { AgentPath } from '../domain/route-table';
 import type { ProxyStats } from '../domain/proxy-metrics';
 import type { UpstreamProxy, UpstreamTarget } from '../domain/upstream-proxy';
 import type { ClientRequest, ClientResponse } from '../domain/client-exchange';
@@ -123,9 +124,15 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
     );
   }
 
-  /** Handles an HTTP request when its path is an agent route; returns false to leave it to the app. */
-  function handleRequest(req: ClientRequest, res: ClientResponse): boolean {
-    const path = parseAgentPath(req.url ?? '/');
+  /**
+   * Handles an HTTP request when its path is an agent route; returns false to leave it to the app. `path` is
+   * given when the caller parsed the route already (the front).
+   */
+  function handleRequest(
+    req: ClientRequest,
+    res: ClientResponse,
+    path: AgentPath | undefined = parseAgentPath(req.url ?? '/'),
+  ): boolean {
     if (!path) return false;
     const requestId = requestIds.of(req.headers['x-request-id']);
     if (logger.isLevelEnabled('debug')) logWhenFinished(req, res, path.agentId, requestId);
