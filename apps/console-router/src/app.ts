@@ -10,7 +10,7 @@ import { createCredentialReader } from './auth/console-credentials';
 import { RouteTableSource } from './data/route-table.source';
 import { createOperationRules } from './domain/agent-operations';
 import { isListening } from './domain/agent-probe';
-import { problemAnswer } from './domain/problem-answer';
+import { clientErrorAnswer, problemAnswer } from './domain/problem-answer';
 import { ProxyStats, registerProxyMetrics } from './domain/proxy-metrics';
 import { createRequestIds } from './domain/request-ids';
 import { hostCheck, originRules } from './domain/request-origin';
@@ -226,8 +226,10 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
       front?.attach(server);
       server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
         logger.debug({ err: error }, 'client connection error');
-        if (socket.writable && error.code !== 'ECONNRESET')
-          socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+        // Nothing is written over an answer that has begun (`_httpMessage`: node:http's answer on the socket).
+        const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+        if (socket.writable && error.code !== 'ECONNRESET' && !answering?.headersSent)
+          socket.end(clientErrorAnswer(error.code));
         socket.destroy();
       });
     },

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger, startHttpServer } from '@svc/service-kit';
 import { buildApp } from '../src/app';
@@ -237,5 +238,25 @@ describe('console router edge', () => {
     expect(res.status).toBe(404);
     expect(res.type).toContain('application/problem+json');
     expect(res.body).toMatchObject({ status: 404, code: 'route_not_found' });
+  });
+
+  test('when a request to its own operations is malformed or its head too large, then 400 or 431 and the connection closes', async () => {
+    const router = await startRouter(hub.url);
+    const port = Number(new URL(router.url).port);
+    const answerTo = (raw: string) =>
+      new Promise<string>((resolve, reject) => {
+        let text = '';
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(raw));
+        socket.on('data', (data) => (text += data.toString('latin1')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+
+    expect(await answerTo('GET /healthz HTTP/1.1\r\nHost x\r\n\r\n')).toMatch(
+      /^HTTP\/1.1 400 Bad Request\r\n/,
+    );
+    expect(await answerTo(`GET /healthz HTTP/1.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).toMatch(
+      /^HTTP\/1.1 431 Request Header Fields Too Large\r\n/,
+    );
   });
 });

@@ -289,11 +289,49 @@ describe('timeouts', () => {
     const started = Date.now();
     const slow = await rawExchange(s.port, ['GET /w/agents/a/x HTTP/1.1\r\nHo']);
     expect(slow.closed).toBe(true);
+    expect(slow.text).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     expect(Date.now() - started).toBeLessThan(5_000);
     const idle = await rawExchange(s.port, ['GET /w/agents/a/x HTTP/1.1\r\nHost: x\r\n\r\n']);
     expect(idle.closed).toBe(true);
     expect(idle.text).toMatch(/^HTTP\/1.1 200 OK/);
     expect(idle.text).toContain('Keep-Alive: timeout=1\r\n');
     await eventually(() => s.front.size === 0, 5_000, 'the front to forget its connections');
+  });
+
+  test('when a request body comes too slowly, then 408 and the exchange is abandoned', async () => {
+    await s.close();
+    s = await setup((server) => {
+      server.requestTimeout = 1_000;
+    });
+    let abandoned = false;
+    s.setHandler((_req, res) => res.on('close', () => (abandoned = true)));
+    const slow = await rawExchange(s.port, [
+      'POST /w/agents/a/x HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab',
+    ]);
+    expect(slow.closed).toBe(true);
+    expect(slow.text).toMatch(/^HTTP\/1.1 408 Request Timeout\r\n/);
+    expect(abandoned).toBe(true);
+    expect(s.failures).toEqual([]);
+  });
+
+  test('when the server has no idle timeout (0), then answers announce none and idle connections stay open', async () => {
+    await s.close();
+    s = await setup((server) => {
+      server.keepAliveTimeout = 0;
+    });
+    const socket = net.connect(s.port, '127.0.0.1');
+    let text = '';
+    let closed = false;
+    socket.on('data', (data) => (text += data.toString('latin1')));
+    socket.on('close', () => (closed = true));
+    socket.write('GET /w/agents/a/x HTTP/1.1\r\nHost: x\r\n\r\n');
+    await eventually(() => text.endsWith('/w/agents/a/x'), 5_000, 'the answer');
+    expect(text).toContain('Connection: keep-alive\r\n\r\n');
+    expect(text).not.toContain('Keep-Alive:');
+    // Two sweeps later the idle connection is still open.
+    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    expect(closed).toBe(false);
+    expect(s.front.size).toBe(1);
+    socket.destroy();
   });
 });

@@ -22,7 +22,8 @@ export interface ConsoleFrontOptions {
 /**
  * The router's front (decision 65): every connection the server accepts is read here first, and the requests to
  * agent routes are answered without `node:http`'s request and response objects; a connection carrying anything
- * else is handed to `node:http` (see `FrontConnection`). One sweeper a second applies `node:http`'s timeouts.
+ * else is handed to `node:http` (see `FrontConnection`). One sweeper a second applies the server's timeouts as
+ * `node:http` does (0: none): `408` to a head or request too slow, an idle connection closed.
  */
 export class ConsoleFront implements FrontContext {
   readonly Parser: HttpParserClass;
@@ -54,9 +55,10 @@ export class ConsoleFront implements FrontContext {
   attach(server: Server): void {
     const listeners = server.listeners('connection') as ((socket: Socket) => void)[];
     this.nodeConnection = listeners.map((listener) => (socket: Socket) => listener.call(server, socket));
-    this.headersTimeoutMs = server.headersTimeout || this.headersTimeoutMs;
-    this.requestTimeoutMs = server.requestTimeout || this.requestTimeoutMs;
-    this.keepAliveMs = server.keepAliveTimeout || this.keepAliveMs;
+    // 0 is "no limit", as in node:http.
+    this.headersTimeoutMs = server.headersTimeout;
+    this.requestTimeoutMs = server.requestTimeout;
+    this.keepAliveMs = server.keepAliveTimeout;
     this.keepAliveTail = keepAliveTail(this.keepAliveMs);
     server.removeAllListeners('connection');
     server.on('connection', this.accept);
@@ -114,12 +116,21 @@ export class ConsoleFront implements FrontContext {
     const now = Date.now();
     const { headersTimeoutMs, requestTimeoutMs, keepAliveMs } = this;
     for (const connection of this.connections) {
-      const slowHead = connection.headStartedAt > 0 && now - connection.headStartedAt > headersTimeoutMs;
+      const slowHead =
+        headersTimeoutMs > 0 &&
+        connection.headStartedAt > 0 &&
+        now - connection.headStartedAt > headersTimeoutMs;
       const slowRequest =
-        connection.requestStartedAt > 0 && now - connection.requestStartedAt > requestTimeoutMs;
+        requestTimeoutMs > 0 &&
+        connection.requestStartedAt > 0 &&
+        now - connection.requestStartedAt > requestTimeoutMs;
       const idle =
-        !connection.busy && connection.headStartedAt === 0 && now - connection.idleSince > keepAliveMs;
-      if (slowHead || slowRequest || idle) connection.socket.destroy();
+        keepAliveMs > 0 &&
+        !connection.busy &&
+        connection.headStartedAt === 0 &&
+        now - connection.idleSince > keepAliveMs;
+      if (slowHead || slowRequest) connection.timedOut();
+      else if (idle) connection.socket.destroy();
     }
   }
 }

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { FrontRequest, FrontResponse } from './front-exchange';
 import type { ExchangeOwner } from './front-exchange';
 import type { HttpParser, HttpParserClass, OnHeadersComplete } from './http-parser';
+import { clientErrorAnswer } from './problem-answer';
 import type { AgentPath } from './route-table';
 
 /** What a client connection needs from the front that accepted it (`ConsoleFront`). */
@@ -55,7 +56,8 @@ function headersOf(raw: string[]): IncomingHttpHeaders | undefined {
  *   `node:http` once the connection is free: the kept bytes are put back on the socket (`unshift`) and the
  *   socket is handed over (`connection` of the `http.Server`), which then serves it to the end.
  * - A malformed request gets `400` (`431` for a head over the limit) and the connection closes; the front's
- *   sweeper closes heads slower than the headers timeout and connections idle past the keep-alive time.
+ *   sweeper answers `408` to heads slower than the headers timeout and to requests slower than the request
+ *   timeout (unless an answer has begun), and closes connections idle past the keep-alive time.
  */
 export class FrontConnection implements ExchangeOwner {
   private readonly parser: HttpParser;
@@ -326,15 +328,27 @@ export class FrontConnection implements ExchangeOwner {
     this.next();
   };
 
+  /**
+   * A head or request slower than the server's headers or request timeout (the front's sweeper): `408`, as
+   * `node:http` answers, unless an answer has begun; the connection closes either way.
+   */
+  timedOut(): void {
+    if (!this.gone) this.malformed('ERR_HTTP_REQUEST_TIMEOUT');
+  }
+
   private malformed(code: string | undefined): void {
     this.gone = true;
     if (this.res && this.res.headersSent) {
       this.socket.destroy();
       return;
     }
-    const status = code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-    this.socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    // An exchange in progress (a request body too slow) is over: what its answer would write is dropped.
+    const res = this.res;
+    this.req = undefined;
+    this.res = undefined;
+    this.socket.end(clientErrorAnswer(code));
     setTimeout(() => this.socket.destroy(), 1_000).unref();
+    res?.aborted();
   }
 
   private readonly onDrain = () => {

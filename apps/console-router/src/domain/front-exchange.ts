@@ -113,9 +113,10 @@ const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 /** An answer whose body is at most this big goes out with its head in one buffer. */
 const ONE_WRITE_MAX = 16 * 1024;
-/** The end of a head that keeps the connection open, as `node:http` writes it for an idle timeout. */
+/** The end of a head that keeps the connection open, as `node:http` writes it for an idle timeout (0: none). */
 export function keepAliveTail(keepAliveMs: number): string {
-  return `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveMs / 1000)}\r\n\r\n`;
+  const timeout = keepAliveMs > 0 ? `Keep-Alive: timeout=${Math.floor(keepAliveMs / 1000)}\r\n` : '';
+  return `Connection: keep-alive\r\n${timeout}\r\n`;
 }
 
 /**

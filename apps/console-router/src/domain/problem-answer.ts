@@ -34,3 +34,19 @@ export function rawHttpAnswer(answer: ProblemAnswer): string {
   ].join('\r\n');
   return `${head}\r\n\r\n${answer.body}`;
 }
+
+/** What a connection whose request could not be read gets, by the error's code, as `node:http` answers it. */
+const CLIENT_ERROR_STATUS: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
+  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+};
+
+/**
+ * The last answer on a connection whose request was malformed, too large or too slow (`431`, `413`, `408`, else
+ * `400`), as raw HTTP/1.1 that closes the connection. Written only when no answer has begun on it.
+ */
+export function clientErrorAnswer(code: string | undefined): string {
+  const status = (code !== undefined && CLIENT_ERROR_STATUS[code]) || '400 Bad Request';
+  return `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`;
+}
