@@ -255,6 +255,8 @@ describe('runtime host heartbeat', () => {
       runtime_version: '1.4.2',
       bundles: ['wrt_bundleA1'],
       readiness: { heartbeat_fresh: true, relay_ready: true, console_router_ready: true, spawn_ready: true },
+      // In no runtime environment: no tunnel for its connector to follow.
+      tunnel: null,
     });
     expect(updated.last_heartbeat_at).not.toBeNull();
     const bundle = await t.database.prisma.runtimeBundle.findUniqueOrThrow({ where: { id: 'wrt_bundleA1' } });

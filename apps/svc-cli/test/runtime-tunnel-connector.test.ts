@@ -106,7 +106,8 @@ process.on('SIGTERM', () => process.exit(0));
     fs.rmSync(binDir, { recursive: true, force: true });
   });
 
-  const tunnelId = () => [...fake.tunnels.values()][0]!.id;
+  /** The tunnel that is not deleted (deleted ones stay in the fake, as in Cloudflare's API). */
+  const tunnelId = () => [...fake.tunnels.values()].find((tunnel) => tunnel.deleted_at === null)!.id;
   const provision = async () =>
     unwrap(
       await stack.owner.hub.POST(
@@ -205,5 +206,57 @@ process.on('SIGTERM', () => process.exit(0));
     expect(missing).toMatchObject({ status: 'fail', fix: expect.stringContaining('install cloudflared') });
     const present = await doctor(`${binDir}:${path.dirname(process.execPath)}:${systemPath}`);
     expect(present).toMatchObject({ status: 'pass', fix: null });
+  });
+
+  it('when the tunnel is deleted while the runtime is up, then its connector stops and the token file goes; a tunnel provisioned again gets a connector with its own token', async () => {
+    const before = callsMade().length;
+    runtime = startSvc(['runtime', 'up', '--expected-workspace', stack.slug], home, {
+      SVC_RUNTIME_INSTANCE_ID: host.id,
+      PATH: `${binDir}:${path.dirname(process.execPath)}:${process.env.PATH ?? systemPath}`,
+    });
+    const describeRuntime = () => `runtime up output:\n${runtime?.output() ?? ''}`;
+    const running = await until(
+      'cloudflared started for the active tunnel',
+      async () => callsMade()[before],
+      describeRuntime,
+    );
+    const files = tunnelConnectorFiles(paths.state_dir);
+    const deletedId = tunnelId();
+    expect(running.token).toBe(fake.tokenOf(deletedId));
+
+    unwrap(
+      await stack.owner.hub.DELETE(
+        '/api/v1/workspaces/{workspace}/infrastructure/runtime-environments/{environment}/tunnels',
+        { params: { path: { workspace: stack.slug, environment: 'edge' } } },
+      ),
+    );
+    await until(
+      'cloudflared stopped',
+      async () => (isAlive(running.pid) ? undefined : true),
+      describeRuntime,
+      40_000,
+    );
+    expect(fs.existsSync(files.token_file)).toBe(false);
+    expect(runtime.output()).toContain(
+      `tunnel connector: cloudflared stopped (tunnel ${deletedId} is deleted)`,
+    );
+    // Not restarted by supervision: the connector is no longer wanted.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(callsMade()).toHaveLength(before + 1);
+
+    await provision();
+    const replacing = await until(
+      'cloudflared started for the new tunnel',
+      async () => callsMade()[before + 1],
+      describeRuntime,
+      40_000,
+    );
+    expect(tunnelId()).not.toBe(deletedId);
+    expect(replacing.token).toBe(fake.tokenOf(tunnelId()));
+    expect(runtime.output()).not.toContain(replacing.token);
+
+    runtime.child.kill('SIGTERM');
+    await runtime.exited;
+    expect(isAlive(replacing.pid)).toBe(false);
   });
 });

@@ -60,6 +60,7 @@ export function presentTunnelSummary(
     runtime_environment: environment.name,
     provider: environment.tunnelProvider,
     state: environment.tunnelState,
+    tunnel_id: environment.tunnelId,
     console_hostname: environment.consoleHostname,
     relay_hostname: environment.relayHostname,
     connector_ready: connectorReady,

@@ -5,6 +5,7 @@ import { hostReadiness } from '../domain/host-readiness';
 import type { PulledRuntimeConfig } from '../use-cases/runtime/pull-runtime-config';
 import { publicUrlsOf } from '../domain/tunnel-urls';
 import { presentTunnelSummary } from './runtime-environments';
+import type { HostEnvironment } from '../data/runtime-environments.lookups';
 
 type Schemas = HubApi.components['schemas'];
 
@@ -32,6 +33,19 @@ export function presentRuntimeHost(host: RuntimeHost, bundles: string[], now: Da
     readiness: hostReadiness(host, now),
     bundles,
     created_at: host.createdAt.toISOString(),
+  };
+}
+
+/** A host after its heartbeat: the host, and the tunnel of its environment (null when it is in none). */
+export function presentHeartbeatAnswer(
+  host: RuntimeHost,
+  bundles: string[],
+  environment: HostEnvironment | null,
+  now: Date,
+): Schemas['RuntimeHost'] {
+  return {
+    ...presentRuntimeHost(host, bundles, now),
+    tunnel: environment && presentTunnelSummary(environment.environment, environment.connectorReady),
   };
 }
 

@@ -1,6 +1,11 @@
 import { workspaceOf } from '../auth/workspace-guard';
 import type { HubDeps } from '../deps';
-import { presentNetworkHost, presentRuntimeConfig, presentRuntimeHost } from '../presenters/runtime';
+import {
+  presentHeartbeatAnswer,
+  presentNetworkHost,
+  presentRuntimeConfig,
+  presentRuntimeHost,
+} from '../presenters/runtime';
 import { getNetworksView } from '../use-cases/runtime/get-networks-view';
 import { getRuntimeHost } from '../use-cases/runtime/get-runtime-host';
 import { listRuntimeHosts } from '../use-cases/runtime/list-runtime-hosts';
@@ -66,7 +71,7 @@ export function runtimeHandlers(
       return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
     },
     async recordRuntimeHostHeartbeat(ctx) {
-      const { host, bundles } = await recordRuntimeHostHeartbeat(
+      const { host, bundles, environment } = await recordRuntimeHostHeartbeat(
         deps,
         actorOf(ctx.actor),
         ctx.params.hostId,
@@ -82,7 +87,7 @@ export function runtimeHandlers(
           })),
         },
       );
-      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
+      return { status: 200, body: { data: presentHeartbeatAnswer(host, bundles, environment, deps.now()) } };
     },
     async rotateRelayToken(ctx) {
       const rotated = await rotateRelayToken(

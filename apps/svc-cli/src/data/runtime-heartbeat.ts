@@ -33,24 +33,34 @@ export async function readServiceReadiness(relayUrl: string, routerUrl: string):
   };
 }
 
-/** Sends one host heartbeat with the runtime key; returns the error line when the hub refused or was unreachable. */
+/** The tunnel a heartbeat's answer names: null when the host is in no environment, undefined from an older hub. */
+export type HeartbeatTunnel = HubApi.components['schemas']['RuntimeHost']['tunnel'];
+
+/** A heartbeat's outcome: the error line when the hub refused or was unreachable, else the environment's tunnel. */
+export type HeartbeatResult =
+  { error: string; tunnel?: undefined } | { error: null; tunnel: HeartbeatTunnel };
+
+/** Sends one host heartbeat with the runtime key. */
 export async function sendHeartbeat(
   hub: HubClient,
   hostId: string,
   body: HeartbeatBody,
-): Promise<string | null> {
+): Promise<HeartbeatResult> {
   try {
-    unwrap(
+    const host = unwrap(
       await hub.POST('/api/v1/runtime-hosts/{hostId}/heartbeat', {
         params: { path: { hostId } },
         body,
         signal: AbortSignal.timeout(10_000),
       }),
     );
-    return null;
+    return { error: null, tunnel: host.tunnel };
   } catch (error) {
-    if (error instanceof ApiError) return redactText(`HTTP ${error.status} ${error.code}: ${error.message}`);
+    if (error instanceof ApiError)
+      return { error: redactText(`HTTP ${error.status} ${error.code}: ${error.message}`) };
     const e = error as { name?: string; cause?: { code?: string }; message?: string };
-    return `the hub did not answer (${e.name === 'TimeoutError' ? 'timed out' : (e.cause?.code ?? redactText(e.message ?? 'error'))})`;
+    return {
+      error: `the hub did not answer (${e.name === 'TimeoutError' ? 'timed out' : (e.cause?.code ?? redactText(e.message ?? 'error'))})`,
+    };
   }
 }

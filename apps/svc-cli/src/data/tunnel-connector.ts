@@ -6,6 +6,7 @@ import { CLOUDFLARED_INSTALL_HINT, connectorArgv, connectorReady } from '../doma
 import { redactText } from '../domain/redact';
 import { ManagedProcess } from './managed-process';
 import { probe } from './local-service-probe';
+import type { HeartbeatTunnel } from './runtime-heartbeat';
 import { allocateServePort } from './serve-port';
 import { writeSecretFile } from './secret-files';
 
@@ -45,6 +46,8 @@ export interface TunnelConnectorInput {
   env: NodeJS.ProcessEnv;
   baseEnv: Record<string, string>;
   log: (line: string) => void;
+  /** How long a connector that is no longer needed gets to exit after SIGTERM. */
+  stopGraceMs: number;
 }
 
 /**
@@ -145,6 +148,36 @@ export class TunnelConnector {
     if (!this.process?.running()) return false;
     const answer = await probe(`http://127.0.0.1:${this.metricsPort}/ready`);
     return connectorReady(answer.status, answer.body);
+  }
+
+  /**
+   * Follows the tunnel a heartbeat's answer names (undefined: a hub that does not say). A connector that runs for
+   * a tunnel that is gone — the host left its environment, the tunnel was deleted or is being deleted, or another
+   * tunnel replaced it — stops and its token file is removed; the next `check()` asks the hub again, so a
+   * replacing tunnel gets its own connector. While a tunnel is being provisioned again, or failed, the
+   * connector keeps running: the tunnel it serves may still be there.
+   */
+  async follow(tunnel: HeartbeatTunnel | undefined): Promise<void> {
+    const running = this.settings?.connector;
+    if (tunnel === undefined || !running || !this.process || this.stopped) return;
+    const gone =
+      tunnel === null ||
+      tunnel.provider !== 'cloudflare' ||
+      tunnel.state === 'none' ||
+      tunnel.state === 'deleting' ||
+      (typeof tunnel.tunnel_id === 'string' && tunnel.tunnel_id !== running.tunnel_id);
+    if (!gone) return;
+    const process = this.process;
+    this.process = null;
+    this.settings = null;
+    this.needed = false;
+    await process.stop(this.input.stopGraceMs);
+    await fs.rm(tunnelConnectorFiles(this.input.stateDir).token_file, { force: true });
+    const why =
+      tunnel === null
+        ? 'the host is in no runtime environment now'
+        : `tunnel ${running.tunnel_id} is ${tunnel.state === 'deleting' || tunnel.state === 'none' ? 'deleted' : 'replaced'}`;
+    this.input.log(`tunnel connector: cloudflared stopped (${why})`);
   }
 
   async stop(graceMs: number): Promise<void> {

@@ -3388,7 +3388,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-hosts"
         ],
         "summary": "A host reports that it is alive and whether its relay and console router are ready.",
-        "description": "Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`. Errors: 404 `runtime_host_not_found` (no such runtime host).",
+        "description": "Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. The answer carries the tunnel of the host's runtime environment (`tunnel`, null when the host is in none), so a runtime stops its tunnel connector within a beat once the tunnel is deleted or replaced. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`. Errors: 404 `runtime_host_not_found` (no such runtime host).",
         "security": [
           {
             "apiKey": []
@@ -3412,7 +3412,7 @@ export const hubDocument: OpenApiDocument = {
         },
         "responses": {
           "200": {
-            "description": "The host with its readiness after this heartbeat.",
+            "description": "The host with its readiness after this heartbeat, and the tunnel of its environment.",
             "content": {
               "application/json": {
                 "schema": {
@@ -7817,6 +7817,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime_environment",
           "provider",
           "state",
+          "tunnel_id",
           "console_hostname",
           "relay_hostname",
           "connector_ready"
@@ -7845,6 +7846,13 @@ export const hubDocument: OpenApiDocument = {
               "deleting",
               "failed"
             ]
+          },
+          "tunnel_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The provider's id of the tunnel (the one the host's connector runs), null before it has one."
           },
           "console_hostname": {
             "type": [
@@ -8206,6 +8214,17 @@ export const hubDocument: OpenApiDocument = {
           },
           "created_at": {
             "$ref": "#/components/schemas/Timestamp"
+          },
+          "tunnel": {
+            "description": "In a heartbeat's answer only: the tunnel of the host's runtime environment, null when the host is in none. The runtime's tunnel connector follows it.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/RuntimeTunnelSummary"
+              },
+              {
+                "type": "null"
+              }
+            ]
           }
         }
       },

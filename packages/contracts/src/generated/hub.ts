@@ -902,7 +902,7 @@ export interface paths {
         put?: never;
         /**
          * A host reports that it is alive and whether its relay and console router are ready.
-         * @description Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`. Errors: 404 `runtime_host_not_found` (no such runtime host).
+         * @description Sent by the runtime every ~10 s with a key of the host's workspace. Updates the host's readiness and `last_heartbeat_at`; a `bundle_id` (`wrt_…`) is recorded against the host, never used as its id. The answer carries the tunnel of the host's runtime environment (`tunnel`, null when the host is in none), so a runtime stops its tunnel connector within a beat once the tunnel is deleted or replaced. `hostId` must be the inventory id: a bundle id there is 400 `runtime_bundle_id_not_allowed`. Errors: 404 `runtime_host_not_found` (no such runtime host).
          */
         post: operations["recordRuntimeHostHeartbeat"];
         delete?: never;
@@ -2009,6 +2009,8 @@ export interface components {
             provider: components["schemas"]["TunnelProviderName"] | null;
             /** @enum {string} */
             state: "none" | "provisioning" | "active" | "deleting" | "failed";
+            /** @description The provider's id of the tunnel (the one the host's connector runs), null before it has one. */
+            tunnel_id: string | null;
             console_hostname: string | null;
             relay_hostname: string | null;
             connector_ready: boolean | null;
@@ -2105,6 +2107,8 @@ export interface components {
             /** @description Runtime bundle ids (`wrt_…`) the host has reported, most recently seen first. */
             bundles: string[];
             created_at: components["schemas"]["Timestamp"];
+            /** @description In a heartbeat's answer only: the tunnel of the host's runtime environment, null when the host is in none. The runtime's tunnel connector follows it. */
+            tunnel?: components["schemas"]["RuntimeTunnelSummary"] | null;
         };
         RuntimeHostRegistration: {
             host: components["schemas"]["RuntimeHost"];
@@ -4111,7 +4115,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The host with its readiness after this heartbeat. */
+            /** @description The host with its readiness after this heartbeat, and the tunnel of its environment. */
             200: {
                 headers: {
                     [name: string]: unknown;

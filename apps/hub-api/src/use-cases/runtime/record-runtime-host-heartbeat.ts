@@ -3,7 +3,8 @@ import { AppError } from '@svc/service-kit';
 import type { HubDeps } from '../../deps';
 import { bundlesByHost, findRuntimeHostFor } from '../../data/runtime-hosts.lookups';
 import { consoleActivityUpdate } from '../../domain/console-activity';
-import { recordConnectorReadiness } from '../../data/runtime-environments.lookups';
+import { environmentsOfHosts, recordConnectorReadiness } from '../../data/runtime-environments.lookups';
+import type { HostEnvironment } from '../../data/runtime-environments.lookups';
 import type { ConsoleRouteActivityReport } from '../../domain/console-activity';
 import type { RuntimeHostWithBundles } from './get-runtime-host';
 
@@ -24,14 +25,15 @@ export interface RuntimeHostHeartbeat {
  * recorded (a bundle reported by another host of the workspace moves to the reporting host). The console
  * router's per-route last activity is stored on the host's own agents (ids of other hosts' or workspaces'
  * agents, and unknown ids, are ignored), never moved backwards, in one statement for the whole list.
- * Heartbeats are frequent, so they are not audited. Returns the updated host with the bundles it has reported.
+ * Heartbeats are frequent, so they are not audited. Returns the updated host with the bundles it has reported
+ * and its runtime environment (null when it is in none), whose tunnel the runtime's connector follows.
  */
 export async function recordRuntimeHostHeartbeat(
   deps: HubDeps,
   actor: Actor,
   hostId: string,
   heartbeat: RuntimeHostHeartbeat,
-): Promise<RuntimeHostWithBundles> {
+): Promise<RuntimeHostWithBundles & { environment: HostEnvironment | null }> {
   const host = await findRuntimeHostFor(deps.db, actor, hostId);
   const now = deps.now();
   const saved = await deps.db.$transaction(async (tx) => {
@@ -86,6 +88,13 @@ export async function recordRuntimeHostHeartbeat(
     }
     return updated;
   });
-  const bundles = await bundlesByHost(deps.db, [saved.id]);
-  return { host: saved, bundles: bundles.get(saved.id) ?? [] };
+  const [bundles, environments] = await Promise.all([
+    bundlesByHost(deps.db, [saved.id]),
+    environmentsOfHosts(deps.db, [saved.id]),
+  ]);
+  return {
+    host: saved,
+    bundles: bundles.get(saved.id) ?? [],
+    environment: environments.get(saved.id) ?? null,
+  };
 }

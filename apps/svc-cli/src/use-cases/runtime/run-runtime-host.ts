@@ -230,6 +230,7 @@ async function runLocked(
     env: input.env,
     baseEnv,
     log,
+    stopGraceMs: STOP_GRACE_MS,
   });
   cleanups.push(() => connector.stop(STOP_GRACE_MS));
   await connector.check();
@@ -260,7 +261,7 @@ async function runLocked(
   const beat = async () => {
     await connector.check();
     readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
-    const error = await sendHeartbeat(hub, identity.runtimeInstanceId, {
+    const { error, tunnel } = await sendHeartbeat(hub, identity.runtimeInstanceId, {
       relay_ready: relay.running() && readiness.relay.ready,
       console_router_ready: router.running() && readiness.console_router.ready,
       runtime_version: input.cliVersion,
@@ -268,6 +269,8 @@ async function runLocked(
       console_routes: readiness.console_routes,
       ...(connector.reported ? { tunnel_connector_ready: await connector.ready() } : {}),
     });
+    // The tunnel deleted or replaced since the connector started: it stops (a new one starts at the next check).
+    if (!error) await connector.follow(tunnel);
     if (error) {
       if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
       heartbeat.last_error = error;
