@@ -4,6 +4,7 @@ import path from 'node:path';
 import { writeAgentState } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import type { ConfigPaths } from '../src/domain/config-paths';
+import { processStartTime } from '../src/data/child-registry';
 import { startSvc, stopSvc, until } from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';
@@ -108,5 +109,34 @@ describe('svc runtime up start and stop', () => {
     expect(runtime.output()).toContain('runtime stopped');
     expect(fs.existsSync(controlSocketPath(paths.state_dir))).toBe(false);
     expect(fs.existsSync(path.join(paths.state_dir, 'runtime.pid'))).toBe(false);
+  });
+
+  it('when runtime up was killed (SIGKILL) and left its relay and router running, then the next runtime up stops them first and runs its own', async () => {
+    runtime = startSvc(['runtime', 'up'], home);
+    const first = await ready(runtime);
+    const left = [first.relay.pid!, first.console_router.pid!];
+    // Running, not a zombie waiting for init to reap it.
+    const running = async () =>
+      (await Promise.all(left.map(async (pid) => (await processStartTime(pid)) !== null))).filter(Boolean)
+        .length;
+    runtime.child.kill('SIGKILL');
+    await runtime.exited;
+    // Nothing was there to stop them: they outlive the runtime, holding its ports.
+    expect(await running()).toBe(2);
+
+    runtime = startSvc(['runtime', 'up'], home);
+    const second = await ready(runtime);
+
+    expect(await running()).toBe(0);
+    expect([second.relay.pid, second.console_router.pid]).not.toContain(left[0]);
+    expect([second.relay.pid, second.console_router.pid]).not.toContain(left[1]);
+    expect(runtime.output()).toContain(
+      `stopped the relay (pid ${left[0]}) left running by a runtime that did not stop`,
+    );
+    expect(runtime.output()).toContain(
+      `stopped the console-router (pid ${left[1]}) left running by a runtime that did not stop`,
+    );
+    runtime.child.kill('SIGTERM');
+    expect(await runtime.exited).toBe(0);
   });
 });

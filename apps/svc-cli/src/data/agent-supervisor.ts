@@ -4,6 +4,7 @@ import type { RuntimeControlApi } from '@svc/contracts';
 import { STALE_MODEL_EXIT_CODE } from '../domain/restart-policy';
 import type { RestartPolicy } from '../domain/restart-policy';
 import { agentDir, agentLogFile, agentRuntimeHome } from './agent-state';
+import type { ChildRegistry } from './child-registry';
 import { ManagedProcess } from './managed-process';
 import { appendFileSync } from 'node:fs';
 import { ensureOwnerOnlyDir } from './secret-files';
@@ -39,6 +40,8 @@ export interface AgentSupervisorOptions {
   onRoutesChanged: () => void;
   graceMs: number;
   log: (line: string) => void;
+  /** Where agents' processes are recorded (see `ChildRegistry`). */
+  registry?: ChildRegistry;
 }
 
 /**
@@ -137,6 +140,7 @@ export class AgentSupervisor {
       restart,
       canGiveUp: true,
       log: this.options.log,
+      registry: this.options.registry,
       onChange: () => undefined,
       onUnexpectedExit: async (exit) => {
         if (exit.code !== STALE_MODEL_EXIT_CODE || entry.staleModelRecoveryUsed) return undefined;

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { decideRestart, wantsRestart } from '../domain/restart-policy';
+import type { ChildRegistry } from './child-registry';
 import type { FailureHistory, ProcessExit, RestartPolicy } from '../domain/restart-policy';
 import { ensureOwnerOnlyDir, SECRET_FILE_MODE } from './secret-files';
 
@@ -27,6 +28,8 @@ export interface ManagedProcessOptions {
   onChange?: () => void;
   /** One line for the runtime's own output (never a secret). */
   log: (line: string) => void;
+  /** Where each spawn and exit is recorded, so a runtime that was killed can stop what it left running. */
+  registry?: ChildRegistry;
 }
 
 export interface LastExit {
@@ -117,6 +120,7 @@ export class ManagedProcess {
     // Later errors (a signal that could not be delivered) are not fatal to the runtime; the exit decides.
     child.on('error', () => undefined);
     this.pid = child.pid ?? null;
+    if (child.pid !== undefined) void this.options.registry?.add(this.name, child.pid);
     this.spawnedAt = Date.now();
     this.startedAt = new Date(this.spawnedAt).toISOString();
     this.state = 'running';
@@ -125,6 +129,7 @@ export class ManagedProcess {
   }
 
   private async onExit(child: ChildProcess, exit: ProcessExit): Promise<void> {
+    if (child.pid !== undefined) void this.options.registry?.remove(child.pid);
     if (this.child !== child) return;
     this.child = undefined;
     this.pid = null;

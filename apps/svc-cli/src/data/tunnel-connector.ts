@@ -6,6 +6,7 @@ import { CLOUDFLARED_INSTALL_HINT, connectorArgv, connectorReady } from '../doma
 import { redactText } from '../domain/redact';
 import { ManagedProcess } from './managed-process';
 import { probe } from './local-service-probe';
+import type { ChildRegistry } from './child-registry';
 import type { HeartbeatTunnel } from './runtime-heartbeat';
 import { allocateServePort } from './serve-port';
 import { writeSecretFile } from './secret-files';
@@ -48,6 +49,8 @@ export interface TunnelConnectorInput {
   log: (line: string) => void;
   /** How long a connector that is no longer needed gets to exit after SIGTERM. */
   stopGraceMs: number;
+  /** Where the connector's process is recorded (see `ChildRegistry`). */
+  registry?: ChildRegistry;
 }
 
 /**
@@ -133,6 +136,7 @@ export class TunnelConnector {
       restart: 'always',
       canGiveUp: false,
       log: this.input.log,
+      registry: this.input.registry,
     });
     // Set before the start, so a stop() meanwhile stops this start too.
     this.process = process;

@@ -220,6 +220,7 @@ export function runtimeStateFiles(stateDir: string) {
     state_dir: stateDir,
     control_socket: path.join(stateDir, 'control.sock'),
     pid_file: path.join(stateDir, 'runtime.pid'),
+    children_file: path.join(stateDir, 'children.json'),
     upstream_secret: path.join(stateDir, 'console.secret'),
     relay_log: path.join(stateDir, 'relay.log'),
     console_router_log: path.join(stateDir, 'console-router.log'),

@@ -11,6 +11,7 @@ import { readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbea
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
+import { ChildRegistry, stopLeftoverChildren } from '../../data/child-registry';
 import { TunnelConnector } from '../../data/tunnel-connector';
 import { post } from '../../data/local-service-probe';
 import { CliError } from '../../domain/cli-error';
@@ -101,6 +102,11 @@ async function runLocked(
 ): Promise<RuntimeRunSummary> {
   const { identity, log } = input;
   const startedAt = new Date().toISOString();
+  // What a runtime that was killed left running goes first (it would hold the ports and answer for ours).
+  await stopLeftoverChildren(files.children_file, STOP_GRACE_MS, log);
+  const children = new ChildRegistry(files.children_file);
+  // Runs after every child has stopped (cleanups run last first).
+  cleanups.push(() => children.clear());
   // SVC_CONSOLE_SECRET (the host's console secret, as `svc start` also reads it) wins over the generated one.
   const fromEnv = input.env.SVC_CONSOLE_SECRET;
   const upstreamSecret =
@@ -137,6 +143,7 @@ async function runLocked(
     onRoutesChanged: refreshRoutes,
     graceMs: STOP_GRACE_MS,
     log,
+    registry: children,
   });
 
   const services = specs.map(
@@ -150,6 +157,7 @@ async function runLocked(
         restart: 'always',
         canGiveUp: false,
         log,
+        registry: children,
       }),
   );
   const [relay, router] = services as [ManagedProcess, ManagedProcess];
@@ -231,6 +239,7 @@ async function runLocked(
     baseEnv,
     log,
     stopGraceMs: STOP_GRACE_MS,
+    registry: children,
   });
   cleanups.push(() => connector.stop(STOP_GRACE_MS));
   await connector.check();

@@ -1,0 +1,146 @@
+import { execFile } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import { promisify } from 'node:util';
+import { writeSecretFile } from './secret-files';
+
+const run = promisify(execFile);
+
+/** A child the runtime supervises, as recorded: its name, its pid (also its process group) and when it started. */
+interface ChildRecord {
+  name: string;
+  pid: number;
+  started: string;
+}
+
+/**
+ * When a process started, as the system says it (Linux: its start time in `/proc/<pid>/stat`; elsewhere
+ * `ps -o lstart=`); null when it is gone or a zombie. Two reads that agree mean the same process, not a pid the
+ * system gave to another one since.
+ */
+export async function processStartTime(pid: number): Promise<string | null> {
+  let stat: string | undefined;
+  try {
+    stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && (await hasProc())) return null;
+  }
+  if (stat !== undefined) {
+    // The command name (2nd field) is in parentheses and may hold anything: fields are counted after its ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is the state (3rd field), fields[19] the start time (22nd).
+    return fields[0] === 'Z' ? null : (fields[19] ?? null);
+  }
+  try {
+    const { stdout } = await run('ps', ['-o', 'lstart=', '-p', String(pid)]);
+    return stdout.trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+let procMounted: Promise<boolean> | undefined;
+function hasProc(): Promise<boolean> {
+  procMounted ??= fs.access('/proc/self/stat').then(
+    () => true,
+    () => false,
+  );
+  return procMounted;
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/**
+ * The runtime's children on disk (`<state>/children.json`, 0600): each spawn of the relay, the console router,
+ * the tunnel connector or an agent is recorded with its start time, each exit removes it, and a clean stop
+ * removes the file. A runtime that was killed (SIGKILL, out of memory) cannot stop its children; the next
+ * `svc runtime up` reads the file first and stops those still running (`stopLeftoverChildren`), so they do not
+ * keep its ports, answer its readiness checks or serve consoles with nobody supervising them.
+ */
+export class ChildRegistry {
+  private readonly children = new Map<number, ChildRecord>();
+  private saving: Promise<void> = Promise.resolve();
+
+  constructor(private readonly file: string) {}
+
+  async add(name: string, pid: number): Promise<void> {
+    const started = await processStartTime(pid);
+    if (started === null) return;
+    this.children.set(pid, { name, pid, started });
+    await this.save();
+  }
+
+  async remove(pid: number): Promise<void> {
+    if (this.children.delete(pid)) await this.save();
+  }
+
+  /** After a clean stop (every child stopped): nothing is left to record. */
+  async clear(): Promise<void> {
+    this.children.clear();
+    await this.saving;
+    await fs.rm(this.file, { force: true });
+  }
+
+  private save(): Promise<void> {
+    const contents = JSON.stringify([...this.children.values()]);
+    // One write at a time, in order; a failed write only loses the record (the runtime goes on).
+    this.saving = this.saving.then(() => writeSecretFile(this.file, contents)).catch(() => undefined);
+    return this.saving;
+  }
+}
+
+function recordsOf(text: string): ChildRecord[] {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!Array.isArray(parsed)) return [];
+    return parsed.filter(
+      (r): r is ChildRecord =>
+        typeof r === 'object' &&
+        r !== null &&
+        typeof r.name === 'string' &&
+        Number.isInteger(r.pid) &&
+        r.pid > 1 &&
+        typeof r.started === 'string',
+    );
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Stops the children a runtime that did not stop cleanly left running (see `ChildRegistry`): each recorded
+ * process that still runs with the recorded start time gets SIGTERM to its group, then SIGKILL after
+ * `graceMs`; a pid now held by another process is left alone. Called with the profile's runtime lock held.
+ */
+export async function stopLeftoverChildren(
+  file: string,
+  graceMs: number,
+  log: (line: string) => void,
+): Promise<void> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch {
+    return;
+  }
+  const same = async (record: ChildRecord) => (await processStartTime(record.pid)) === record.started;
+  const left: ChildRecord[] = [];
+  for (const record of recordsOf(text)) if (await same(record)) left.push(record);
+  for (const record of left) signalGroup(record.pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  for (const record of left) {
+    while ((await same(record)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (await same(record)) signalGroup(record.pid, 'SIGKILL');
+    log(`stopped the ${record.name} (pid ${record.pid}) left running by a runtime that did not stop`);
+  }
+  await fs.rm(file, { force: true });
+}
