@@ -3,7 +3,7 @@ import os from 'node:os';
 import { Writable } from 'node:stream';
 import { createLogger, startHttpServer } from '@svc/service-kit';
 import type { RunningServer } from '@svc/service-kit';
-import { buildApp } from '../src/app';
+import { buildRelay } from '../src/app';
 import { loadRelayConfig } from '../src/env';
 import packageJson from '../package.json';
 import { startFakeHub } from './support/fake-hub';
@@ -33,13 +33,21 @@ async function startRelay(
   });
   const config = loadRelayConfig({ RELAY_PORT: '0', ...env });
   const logger = createLogger({ name: 'relay', level: 'trace', destination });
-  const app = buildApp({ config, logger, validateResponses: true, ...options });
-  const server: RunningServer = await startHttpServer(app, { host: config.host, port: config.port, logger });
+  const built = buildRelay({ config, logger, validateResponses: true, ...options });
+  const server: RunningServer = await startHttpServer(built.app, {
+    host: config.host,
+    port: config.port,
+    logger,
+  });
   const relay = {
     url: server.url,
     port: server.port,
     logs: () => lines.join(''),
-    close: () => server.close(0),
+    // As the relay's shutdown does: the server, then the spawn events still being reported to the hub.
+    close: async () => {
+      await server.close(0);
+      await built.eventsFlushed();
+    },
   };
   running.push(relay);
   return relay;

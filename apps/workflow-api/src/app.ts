@@ -216,8 +216,3 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
     },
   };
 }
-
-/** The Workflow API's HTTP app (see {@link createWorkflowService} to close its connections). */
-export function createWorkflowApp(options: WorkflowAppOptions): Express {
-  return createWorkflowService(options).app;
-}

@@ -6,7 +6,8 @@ import { compareModels, expectedModelsFromPrismaSchema, readDatabaseColumns } fr
 import { createLogger, createRedis, redisConnectionOptions, startHttpServer } from '@svc/service-kit';
 import type { Redis, RunningServer } from '@svc/service-kit';
 import { createTestDatabase, obliterateQueues, uniqueQueuePrefix } from '@svc/testing';
-import { createWorkflowApp, MIGRATIONS_DIR } from '../src/app';
+import { createWorkflowService, MIGRATIONS_DIR } from '../src/app';
+import type { WorkflowService } from '../src/app';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
 import { startWorkerProcess } from '../src/worker';
@@ -20,12 +21,13 @@ let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let database: Database;
 let redis: Redis;
 let server: RunningServer;
+let service: WorkflowService;
 
 beforeAll(async () => {
   db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_workflow' });
   database = createDatabase(db.url, { poolSize: 3 });
   redis = createRedis(REDIS_URL);
-  const app = createWorkflowApp({
+  service = createWorkflowService({
     database,
     redis,
     logger,
@@ -35,11 +37,13 @@ beforeAll(async () => {
     queuePrefix: QUEUE_PREFIX,
     validateResponses: true,
   });
-  server = await startHttpServer(app, { host: '127.0.0.1', port: 0 });
+  server = await startHttpServer(service.app, { host: '127.0.0.1', port: 0 });
 });
 
 afterAll(async () => {
   await server.close(500);
+  // The service's own queue and subscriber connections.
+  await service.close();
   await redis.quit();
   await database.close();
   await obliterateQueues(REDIS_URL, QUEUE_PREFIX, ['probe']);
@@ -67,14 +71,14 @@ describe('workflow-api HTTP', () => {
   test('when Redis is unreachable, then /readyz is 503 naming redis while /healthz stays 200', async () => {
     const deadRedis = createRedis('redis://127.0.0.1:1', { lazyConnect: true, retryStrategy: () => null });
     deadRedis.on('error', () => undefined);
-    const app = createWorkflowApp({
+    const unreachable = createWorkflowService({
       database,
       redis: deadRedis,
       logger,
       publicUrl: 'http://workflow.test',
       hub: { url: 'http://127.0.0.1:1', serviceToken: 'x'.repeat(40) },
     });
-    const other = await startHttpServer(app, { host: '127.0.0.1', port: 0 });
+    const other = await startHttpServer(unreachable.app, { host: '127.0.0.1', port: 0 });
     try {
       const ready = await fetch(`${other.url}/readyz`);
       expect(ready.status).toBe(503);
@@ -84,6 +88,7 @@ describe('workflow-api HTTP', () => {
       expect((await fetch(`${other.url}/healthz`)).status).toBe(200);
     } finally {
       await other.close(200);
+      await unreachable.close();
       deadRedis.disconnect();
     }
   });
