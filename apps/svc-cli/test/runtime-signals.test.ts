@@ -29,7 +29,7 @@ describe('svc runtime up start and stop', () => {
   });
 
   afterAll(async () => {
-    await stopSvc(runtime, 0);
+    await stopSvc(runtime, 20_000);
     await stack?.close();
   });
 

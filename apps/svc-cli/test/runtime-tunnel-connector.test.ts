@@ -100,7 +100,7 @@ process.on('SIGTERM', () => process.exit(0));
   });
 
   afterAll(async () => {
-    await stopSvc(runtime, 0);
+    await stopSvc(runtime, 20_000);
     await stack?.close();
     await fake?.close();
     fs.rmSync(binDir, { recursive: true, force: true });

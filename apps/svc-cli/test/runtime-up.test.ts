@@ -50,7 +50,7 @@ describe('svc runtime up', () => {
   });
 
   afterAll(async () => {
-    await stopSvc(runtime, 0);
+    await stopSvc(runtime, 20_000);
     await stack?.close();
   });
 
