@@ -91,9 +91,10 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     getJwks: createRemoteJwks({ url: `${config.hubUrl.replace(/\/+$/, '')}/.well-known/jwks.json` }),
   });
   const stats = new ProxyStats();
-  const responseParser = config.httpForwarding !== 'http-proxy-3' ? loadHttpParser() : undefined;
+  // Node's HTTP parser reads agents' answers (`pooled`, `direct`) and, in front, clients' requests (`direct`).
+  const httpParser = config.httpForwarding !== 'http-proxy-3' ? loadHttpParser() : undefined;
   const methods = config.httpForwarding === 'direct' ? loadRequestMethods() : undefined;
-  if (config.httpForwarding !== 'http-proxy-3' && !responseParser) {
+  if (config.httpForwarding !== 'http-proxy-3' && !httpParser) {
     logger.warn(
       { node: process.version },
       "Node's HTTP parser is not the one this router knows: plain HTTP goes through http-proxy-3",
@@ -104,7 +105,7 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
     activity,
     stats,
     wsIdleMs: config.wsIdleMs,
-    responseParser,
+    responseParser: httpParser,
     onUnreachable: (error, target) => {
       if (error.code !== 'ECONNREFUSED') {
         logger.warn({ err: error, agent_id: target.agentId }, 'agent connection failed');
@@ -196,9 +197,9 @@ export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
   // The router's own front for agent routes (decision 65): connections are read by it first, and handed to
   // node:http (and so to express or the upgrade listener) when they carry anything else.
   const front =
-    responseParser && methods
+    httpParser && methods
       ? new ConsoleFront({
-          Parser: responseParser,
+          Parser: httpParser,
           methods,
           route: parseAgentPath,
           handle: (req, res, path) => {

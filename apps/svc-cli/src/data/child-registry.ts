@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { promisify } from 'node:util';
+import { signalProcessGroup } from './managed-process';
 import { writeSecretFile } from './secret-files';
 
 const run = promisify(execFile);
@@ -45,18 +46,6 @@ function hasProc(): Promise<boolean> {
     () => false,
   );
   return procMounted;
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // gone meanwhile
-    }
-  }
 }
 
 /**
@@ -135,11 +124,11 @@ export async function stopLeftoverChildren(
   const same = async (record: ChildRecord) => (await processStartTime(record.pid)) === record.started;
   const left: ChildRecord[] = [];
   for (const record of recordsOf(text)) if (await same(record)) left.push(record);
-  for (const record of left) signalGroup(record.pid, 'SIGTERM');
+  for (const record of left) signalProcessGroup(record.pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   for (const record of left) {
     while ((await same(record)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    if (await same(record)) signalGroup(record.pid, 'SIGKILL');
+    if (await same(record)) signalProcessGroup(record.pid, 'SIGKILL');
     log(`stopped the ${record.name} (pid ${record.pid}) left running by a runtime that did not stop`);
   }
   await fs.rm(file, { force: true });

@@ -38,6 +38,22 @@ export interface LastExit {
   at: string;
 }
 
+/**
+ * Sends a signal to the process group a supervised child leads (each is spawned detached, in a group of its
+ * own), or to the process alone when it has no group; a process already gone is not an error.
+ */
+export function signalProcessGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
 /** Opens the log for appending with mode 0600 (re-applied), in an owner-only directory; returns the fd. */
 async function openLog(file: string): Promise<number> {
   await ensureOwnerOnlyDir(path.dirname(file));
@@ -199,16 +215,7 @@ export class ManagedProcess {
 
   private signalGroup(signal: NodeJS.Signals): void {
     const pid = this.child?.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      try {
-        this.child?.kill(signal);
-      } catch {
-        // already gone
-      }
-    }
+    if (pid !== undefined) signalProcessGroup(pid, signal);
   }
 
   /** Sends the signal to the process group (test and operator use: a crash, not a stop). */

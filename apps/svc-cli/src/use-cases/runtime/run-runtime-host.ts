@@ -278,8 +278,6 @@ async function runLocked(
       console_routes: readiness.console_routes,
       ...(connector.reported ? { tunnel_connector_ready: await connector.ready() } : {}),
     });
-    // The tunnel deleted or replaced since the connector started: it stops (a new one starts at the next check).
-    if (!error) await connector.follow(tunnel);
     if (error) {
       if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
       heartbeat.last_error = error;
@@ -287,6 +285,8 @@ async function runLocked(
       if (heartbeat.last_error) log('heartbeat: the hub answers again');
       heartbeat.last_ok_at = new Date().toISOString();
       heartbeat.last_error = null;
+      // A tunnel deleted or replaced since the connector started: it stops (a new one starts at the next check).
+      await connector.follow(tunnel);
     }
   };
   let beating = Promise.resolve();
