@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { promisify } from 'node:util';
-import { signalProcessGroup } from './managed-process';
+import { signalProcessGroup } from './process-group';
 import { writeSecretFile } from './secret-files';
 
 const run = promisify(execFile);

@@ -4,6 +4,7 @@ import { closeSync, openSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { decideRestart, wantsRestart } from '../domain/restart-policy';
 import type { ChildRegistry } from './child-registry';
+import { signalProcessGroup } from './process-group';
 import type { FailureHistory, ProcessExit, RestartPolicy } from '../domain/restart-policy';
 import { ensureOwnerOnlyDir, SECRET_FILE_MODE } from './secret-files';
 
@@ -36,22 +37,6 @@ export interface LastExit {
   code: number | null;
   signal: string | null;
   at: string;
-}
-
-/**
- * Sends a signal to the process group a supervised child leads (each is spawned detached, in a group of its
- * own), or to the process alone when it has no group; a process already gone is not an error.
- */
-export function signalProcessGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
 }
 
 /** Opens the log for appending with mode 0600 (re-applied), in an owner-only directory; returns the fd. */
