@@ -5,13 +5,13 @@
 //                                                  [--ws-connections 8] [--routes 10000] [--client auto|wrk|node]
 //                                                  [--nginx PATH] [--nginx-workers 1] [--chp PATH]
 //                                                  [--cpu-prof DIR] [--router-node-options '--flag …']
-//                                                  [--compare-forwarding] [--json]
+//                                                  [--compare-forwarding] [--node-floor] [--json]
 //
 // One upstream stands in for an agent: a `node:http` server answering a fixed 64-byte JSON body to every request,
 // with a `ws` WebSocket echo on the same port, in a thread of this process. In front of it, each on its own
 // 127.0.0.1 port:
 //   - our router (`apps/console-router/dist/main.js`, LOG_LEVEL=info, the default: nothing is logged per
-//     forwarded request) twice: with a route table of 10 routes and with one of `--routes` (10 000) routes, both
+//     forwarded request; started with the Node options and malloc setting it is deployed with) twice: with a route table of 10 routes and with one of `--routes` (10 000) routes, both
 //     served by a stub hub in this process (route table with ETag and 304, JWKS of a key made here); every
 //     request carries a participant JWT of a member, so the router's real credential check is measured;
 //   - nginx (generated config in a temp dir: keep-alive upstream, HTTP/1.1, Upgrade/Connection for WebSockets,
@@ -21,13 +21,18 @@
 // HTTP: `wrk -t1 -c<concurrency>` (or, without wrk, the harness's closed loop over keep-alive connections), also
 // straight to the upstream as the floor; WebSocket: `--ws-connections` connections per proxy, each sending a
 // 64-byte message and awaiting its echo in a loop → messages/s. Every target is warmed up, then measured in
-// alternating slices (a, b, c, a, b, c, …) so load changes on the machine hit all alike. Route look-up: the
+// alternating slices, each round starting one target further (a, b, c, b, c, a, c, a, b, …), so load changes on
+// the machine hit all alike and no target always follows the same one. Route look-up: the
 // router with 10 routes against the router with `--routes` routes (the target route sorted last). RSS: the
 // large-table router's VmRSS, idle after loading its table and again after the measurements.
 // `--compare-forwarding` adds two routers (10 routes) to the HTTP slices, one per earlier way of forwarding plain
 // HTTP: requests read by node:http and forwarded on the router's pooled connections
 // (`CONSOLE_ROUTER_HTTP_FORWARDING=pooled`, decision 63), and http-proxy-3 (`…=http-proxy-3`, before it); it
 // prints the default path's (`direct`, decision 65) requests/s and CPU per request against each.
+// `--node-floor` adds a reference to the HTTP slices: a Node process that pipes the bytes of each client
+// connection to an upstream connection of its own and parses nothing — the least any proxy written in Node
+// costs on these sockets. It is not a proxy the product could ship (no routing, no credential, no framing);
+// it says how much of the gap to nginx is Node's own.
 // Targets: router p99 ≤ 1.2× nginx's and requests/s ≥ 0.8× nginx's; requests/s ≥ 1.0× configurable-http-proxy's;
 // WebSocket messages/s ≥ configurable-http-proxy's; the large table within ±10 % of the small one; RSS < 120 MB.
 // A missed target is reported, not failed: the exit code is non-zero only when a request or message fails, a
@@ -52,6 +57,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Worker as Thread, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import {
+  DEPLOYED_ENV,
+  DEPLOYED_NODE_OPTIONS,
   benchArgs,
   benchCli,
   cleanupStack,
@@ -85,6 +92,27 @@ const MESSAGE = 'm'.repeat(64);
 /** How long a message or request may take before it counts as failed. */
 const REQUEST_TIMEOUT_S = 10;
 const execFileAsync = promisify(execFile);
+/**
+ * The Node floor (`--node-floor`), run as `node -e <script> <port> <upstream port>`: one upstream connection per
+ * client connection, bytes piped both ways, nothing parsed; either side closing closes the other.
+ */
+const NODE_PIPE_SCRIPT = `
+const net = require('node:net');
+const [port, upstreamPort] = process.argv.slice(1).map(Number);
+const server = net.createServer((client) => {
+  const upstream = net.connect(upstreamPort, '127.0.0.1');
+  client.setNoDelay(true);
+  upstream.setNoDelay(true);
+  client.pipe(upstream);
+  upstream.pipe(client);
+  client.on('error', () => upstream.destroy());
+  upstream.on('error', () => client.destroy());
+  client.on('close', () => upstream.destroy());
+  upstream.on('close', () => client.destroy());
+});
+server.listen(port, '127.0.0.1');
+process.on('SIGTERM', () => process.exit(0));
+`;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -467,8 +495,9 @@ async function wsSlice(clients, durationMs, record) {
 }
 
 /**
- * Warms every target up, then measures them in alternating slices (a, b, c, a, b, c, …), each target's slices
- * adding up to `durationMs`; with the CPU time its proxy processes used while it was measured.
+ * Warms every target up, then measures them in alternating slices, each round starting one target further
+ * (a, b, c, b, c, a, c, a, b, …) so that no target always follows the same one; each target's slices add up to
+ * `durationMs`. With the CPU time its proxy processes used while it was measured.
  */
 async function alternate(targets, { warmupMs, durationMs, rounds, runSlice, summarize, interrupted }) {
   for (const target of targets) {
@@ -477,7 +506,9 @@ async function alternate(targets, { warmupMs, durationMs, rounds, runSlice, summ
   }
   const totals = targets.map(() => ({ latencies: [], errors: new Map(), elapsedMs: 0, cpuMs: 0 }));
   for (let round = 0; round < rounds; round += 1) {
-    for (const [i, target] of targets.entries()) {
+    for (let k = 0; k < targets.length; k += 1) {
+      const i = (k + round) % targets.length;
+      const target = targets[i];
       if (interrupted.aborted) return undefined;
       const cpuBefore = cpuMs(target.pids);
       const run = await runSlice(target, durationMs / rounds, true);
@@ -517,9 +548,11 @@ async function runBench() {
       'nginx-workers': { type: 'string', default: '1' },
       chp: { type: 'string' },
       'cpu-prof': { type: 'string' },
-      // Node options for both routers (e.g. `--max-semi-space-size=4`), to measure a launch setting's effect.
-      'router-node-options': { type: 'string', default: '' },
+      // Node options for every router: by default those it is deployed with (decision 55); another value
+      // measures a launch setting's effect, an empty one (`--router-node-options=`) Node's defaults.
+      'router-node-options': { type: 'string', default: DEPLOYED_NODE_OPTIONS },
       'compare-forwarding': { type: 'boolean', default: false },
+      'node-floor': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
@@ -630,6 +663,7 @@ async function runBench() {
           CONSOLE_ROUTER_HOST: '127.0.0.1',
           CONSOLE_ROUTER_PORT: String(port),
           CONSOLE_ROUTER_UPSTREAM_SECRET: upstreamSecret,
+          ...DEPLOYED_ENV,
           ...env,
         },
         { name: label, nodeArgs, outputLimit: 16_000, onLine: (line) => lines.add(line) },
@@ -714,6 +748,22 @@ async function runBench() {
       chp = { proc, url };
     }
 
+    // The Node floor (`--node-floor`).
+    let nodePipe;
+    if (args['node-floor']) {
+      const port = await harness.freePort();
+      const proc = startTool('Node byte pipe', process.execPath, [
+        '-e',
+        NODE_PIPE_SCRIPT,
+        String(port),
+        String(upstream.port),
+      ]);
+      teardown.procs.push({ stop: () => proc.stop('SIGTERM', 10_000) });
+      const url = `http://127.0.0.1:${port}`;
+      await waitForAnswer(proc, `${url}${ROUTE}${HTTP_PATH}`, { body: BODY });
+      nodePipe = { proc, url };
+    }
+
     // Every proxy answers the upstream's body; the router only with the credential.
     for (const router of [routerSmall, routerLarge, ...comparedRouters]) {
       await waitForAnswer(router.proc, `${router.url}${ROUTE}${HTTP_PATH}`, {
@@ -755,6 +805,16 @@ async function runBench() {
         ? [{ key: 'nginx', name: `nginx (${nginxWorkers} worker)`, url: nginx.url, headers: {} }]
         : []),
       ...(chp ? [{ key: 'chp', name: 'configurable-http-proxy', url: chp.url, headers: {} }] : []),
+      ...(nodePipe
+        ? [
+            {
+              key: 'node_pipe',
+              name: 'Node byte pipe (reference: parses nothing)',
+              url: nodePipe.url,
+              headers: {},
+            },
+          ]
+        : []),
     ].map((t) => ({ ...t, url: `${t.url}${ROUTE}${HTTP_PATH}` }));
     httpTargets.push({
       key: 'upstream',
@@ -769,6 +829,7 @@ async function runBench() {
       router_library: routerLibrary && [routerLibrary.proc.child.pid],
       nginx: nginx && withChildren(nginx.proc.child.pid),
       chp: chp && [chp.proc.child.pid],
+      node_pipe: nodePipe && [nodePipe.proc.child.pid],
     };
     for (const t of httpTargets) t.pids = pidsOf[t.key];
 
@@ -876,6 +937,7 @@ async function runBench() {
       [routerLarge.label, routerLarge.proc],
       ['nginx', nginx?.proc],
       ['configurable-http-proxy', chp?.proc],
+      ['the Node byte pipe', nodePipe?.proc],
     ])
       if (proc && !proc.running()) problems.push(`${label} exited during the measurements`);
     for (const r of [...httpResults, ...wsResults])
@@ -895,6 +957,7 @@ async function runBench() {
         routes_large: largeTable,
         nginx_workers: nginxWorkers,
         router_node_options: routerNodeOptions.join(' '),
+        node_floor: args['node-floor'],
       },
       skipped,
       httpResults,
@@ -968,6 +1031,15 @@ function buildResult({
     http.router_pooled || http.router_library
       ? { pooled: against(http.router_pooled), http_proxy_3: against(http.router_library) }
       : undefined;
+  // The Node floor (`--node-floor`) against nginx, and the router against it.
+  const nodeFloor = http.node_pipe && {
+    rps_vs_nginx: ratio(http.node_pipe.rps, http.nginx?.rps),
+    p99_vs_nginx: ratio(http.node_pipe.p99_ms, http.nginx?.p99_ms),
+    cpu_vs_nginx: ratio(http.node_pipe.cpu_ms_per_1000, http.nginx?.cpu_ms_per_1000),
+    router_rps_ratio: ratio(http.router?.rps, http.node_pipe.rps),
+    router_p99_ratio: ratio(http.router?.p99_ms, http.node_pipe.p99_ms),
+    router_cpu_ratio: ratio(http.router?.cpu_ms_per_1000, http.node_pipe.cpu_ms_per_1000),
+  };
   const rssWorst = Math.max(rss.idle_mb ?? NaN, rss.after_load_mb ?? NaN);
   const band = TARGETS.lookupBand;
   const targets = [
@@ -1024,6 +1096,7 @@ function buildResult({
     websocket: wsResults,
     lookup,
     ...(forwarding ? { forwarding } : {}),
+    ...(nodeFloor ? { node_floor: nodeFloor } : {}),
     rss,
     targets,
     hub_requests: hub,
@@ -1041,7 +1114,7 @@ function printResult(result) {
   console.log(
     `HTTP client: ${s.client}; ${s.duration_s} s per target in ${s.rounds} alternating slices after ${s.warmup_s} s ` +
       `warm-up; WebSocket: ${s.ws_connections} connections, 64-byte messages; nginx: ${s.nginx_workers} worker process(es)` +
-      (s.router_node_options ? `; router Node options: ${s.router_node_options}` : '') +
+      `; router Node options: ${s.router_node_options || "none (Node's defaults)"}` +
       (result.skipped.length > 0 ? `; skipped: ${result.skipped.join(', ')}` : ''),
   );
   console.log('');
@@ -1068,6 +1141,13 @@ function printResult(result) {
         `CPU per request ${f(w.cpu_ratio, 2)}×, p99 ${f(w.p99_ratio, 2)}×`,
     );
   }
+  const n = result.node_floor;
+  if (n)
+    console.log(
+      `Node byte pipe (the floor): ÷ nginx req/s ${f(n.rps_vs_nginx, 2)}×, p99 ${f(n.p99_vs_nginx, 2)}×, ` +
+        `CPU per request ${f(n.cpu_vs_nginx, 2)}×; router (${s.routes_small} routes) ÷ the pipe: req/s ` +
+        `${f(n.router_rps_ratio, 2)}×, p99 ${f(n.router_p99_ratio, 2)}×, CPU per request ${f(n.router_cpu_ratio, 2)}×`,
+    );
   console.log(
     `router RSS with ${s.routes_large} routes: ${f(result.rss.idle_mb, 1)} MB idle after loading, ` +
       `${f(result.rss.after_load_mb, 1)} MB idle after the measurements (${s.routes_small} routes: ${f(result.rss.small_table_idle_mb, 1)} MB)`,

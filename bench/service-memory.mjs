@@ -11,7 +11,7 @@
 // API (`dist/main.js`) and its worker (`dist/worker-main.js`), the relay and the console router of a runtime host
 // (both pointed at the real hub), and one reference agent (runs stages and serves its console on a registered
 // port). Each runs at its production defaults (NODE_ENV=production, LOG_LEVEL=warn) with the node options its
-// deployment starts it with (DEPLOYED_NODE_OPTIONS and DEPLOYED_ENV below; `--node-defaults` drops both,
+// deployment starts it with (DEPLOYED_NODE_OPTIONS and DEPLOYED_ENV of support.mjs; `--node-defaults` drops both,
 // `--node-options '…'` replaces the node options for every process), plus `--require bench/memory-probe.cjs`, which answers SIGUSR2 with
 // the process's own heap figures. Set-up goes through the public APIs: a workspace, a project, keys, a live
 // runtime host, the agent, an artifact schema, a one-stage contract and a delivery subscription to a receiver in
@@ -48,16 +48,21 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { benchArgs, benchCli, cleanupStack, f, lineCounter, machine, printLines, root } from './support.mjs';
+import {
+  DEPLOYED_ENV,
+  DEPLOYED_NODE_OPTIONS,
+  benchArgs,
+  benchCli,
+  cleanupStack,
+  f,
+  lineCounter,
+  machine,
+  printLines,
+  root,
+} from './support.mjs';
 
 const NAME = 'service-memory';
 const cli = benchCli(NAME);
-/**
- * How every process is started where it is deployed (infra/docker and k8s, the svc runtime, the dev stack): its
- * node options, and glibc's malloc told to give large blocks back to the system when they are freed.
- */
-const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4';
-const DEPLOYED_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
 const ENGINE_QUEUES = ['workflow-reconcile', 'workflow-delivery'];
 const INTENT = 'Please write the weekly report for the memory bench';
 const CAPABILITY = 'report';

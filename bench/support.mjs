@@ -12,9 +12,13 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 const require = createRequire(import.meta.url);
 
 /**
- * The command line of the bench `name`: a bad option or a missing build prints `<name>: <why>` and exits 2;
- * `run(main)` prints a failure as `<name>: <message>` and exits 1.
+ * How every service process is started where it is deployed (infra/docker and the Kubernetes manifests,
+ * `svc runtime up`, the development stack; decision 55): its Node options, and glibc's malloc told to give large
+ * blocks back to the system when they are freed.
  */
+export const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4';
+export const DEPLOYED_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
 /**
  * The options of bench `name` (node:util `parseArgs` config). `--help` prints them with their defaults and exits
  * 0; an unknown option or a missing value is one line on stderr and exit 2, never a stack trace.
@@ -45,6 +49,10 @@ export function benchArgs(name, config) {
   return parsed;
 }
 
+/**
+ * The command line of the bench `name`: a bad option or a missing build prints `<name>: <why>` and exits 2;
+ * `run(main)` prints a failure as `<name>: <message>` and exits 1.
+ */
 export function benchCli(name) {
   const fail = (message) => {
     console.error(`${name}: ${message}`);
