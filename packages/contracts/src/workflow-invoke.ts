@@ -16,6 +16,8 @@ export type WorkflowPreflightBody = components['schemas']['InvocationsPreflightR
 export type WorkflowPreflight = components['schemas']['InvocationsPreflight'];
 export type WorkflowInvocationState = components['schemas']['InvocationsState'];
 export type WorkflowBlocker = components['schemas']['InvocationsBlocker'];
+/** What resolve's model assistance did, in its explanation (only when the project's model was asked). */
+export type WorkflowAssistance = components['schemas']['AssistanceExplanation'];
 export type WorkflowInvocationSummary = components['schemas']['InvocationsInvocationSummary'];
 export type WorkflowLaunchReport = components['schemas']['RunsLaunchResponse']['launch'];
 export type WorkflowInvocationFilter = NonNullable<

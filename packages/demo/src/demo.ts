@@ -22,6 +22,7 @@ import type { WorkflowBlocker, WorkflowClient, WorkflowInvocation } from '@svc/c
 import { AgentProcess } from './agent-process';
 import {
   agentLabel,
+  assistanceRows,
   createStyle,
   explainWinner,
   firstLine,
@@ -293,7 +294,15 @@ async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promis
       `${why.candidates} candidate(s) listed, ${why.unlisted} unlisted${why.activeContracts !== null ? `, of ${why.activeContracts} active contract(s)` : ''}`,
     ],
   ]);
-  if (!resolved.matched) throw new DemoError(`resolve: no contract matched "${intent}"`);
+  const assisted = assistanceRows(resolved.explanation.assistance, style);
+  if (assisted.length > 0) out.rows(assisted);
+  if (!resolved.matched) {
+    const suggestion = resolved.explanation.assistance?.suggestion;
+    throw new DemoError(
+      `resolve: no contract matched "${intent}"` +
+        (suggestion ? ` (the project's model suggested ${suggestion.name}, ${suggestion.contract_id})` : ''),
+    );
+  }
   options.signal?.throwIfAborted();
 
   // 2. Preflight

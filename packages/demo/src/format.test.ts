@@ -1,6 +1,7 @@
-import type { WorkflowInvocation } from '@svc/contracts';
+import type { WorkflowAssistance, WorkflowInvocation } from '@svc/contracts';
 import {
   agentLabel,
+  assistanceRows,
   colourWanted,
   createStyle,
   explainWinner,
@@ -217,6 +218,67 @@ describe('explainWinner', () => {
       unlisted: 0,
       activeContracts: null,
     });
+  });
+});
+
+describe('assistanceRows', () => {
+  const assistance = (over: Partial<WorkflowAssistance> = {}): WorkflowAssistance => ({
+    model_assisted: true,
+    trigger: 'no_match',
+    outcome: 'suggested',
+    detail: 'The model suggested one of the offered contracts.',
+    provider: 'openai',
+    model: 'gpt-test',
+    suggestion: { contract_id: 'wfc_1', name: 'Weekly report', reason: 'It asks for a weekly summary.' },
+    contracts_offered: 3,
+    latency_ms: 840,
+    tokens_in: 120,
+    tokens_out: 30,
+    budget_warning: false,
+    routing: 'pin_required',
+    ...over,
+  });
+
+  it('when the model was not asked, then there is nothing to show', () => {
+    expect(assistanceRows(undefined)).toEqual([]);
+  });
+
+  it('when the model suggested a contract, then its outcome, the suggestion and how to follow it are shown', () => {
+    expect(assistanceRows(assistance())).toEqual([
+      [
+        'assistance',
+        'suggested — asked because no contract matched; openai gpt-test, 3 contract(s) offered, 840 ms, 120 + 30 tokens',
+      ],
+      [
+        'suggested',
+        'Weekly report (wfc_1): It asks for a weekly summary.  (an invocation follows it only with workflow_contract_id wfc_1)',
+      ],
+    ]);
+    expect(assistanceRows(assistance({ routing: 'allowed', trigger: 'tie' }))[1]![1]).toContain(
+      '(invocations may follow it)',
+    );
+  });
+
+  it('when no call was made or it failed, then the detail says why and the budget warning shows', () => {
+    expect(
+      assistanceRows(
+        assistance({
+          outcome: 'budget_exhausted',
+          detail: "The day's call budget is used up.",
+          suggestion: null,
+          latency_ms: null,
+          tokens_in: 0,
+          tokens_out: 0,
+          budget_warning: true,
+        }),
+      ),
+    ).toEqual([
+      [
+        'assistance',
+        'budget_exhausted — asked because no contract matched; openai gpt-test, 3 contract(s) offered  (budget nearly used)',
+      ],
+      ['no suggestion', "The day's call budget is used up."],
+    ]);
   });
 });
 

@@ -2,7 +2,7 @@
  * Pure text helpers for the demo's output: aligned label/value rows and tables, blockers with their
  * recommended actions, durations, pretty JSON and optional colour (only ever on a terminal).
  */
-import type { WorkflowBlocker, WorkflowInvocation } from '@svc/contracts';
+import type { WorkflowAssistance, WorkflowBlocker, WorkflowInvocation } from '@svc/contracts';
 
 export interface Style {
   bold(text: string): string;
@@ -132,6 +132,46 @@ export function explainWinner(explanation: unknown): WinnerExplanation {
     unlisted: count(e.unlisted_contracts) ?? 0,
     activeContracts: count(e.active_contracts),
   };
+}
+
+const ASSISTANCE_TRIGGERS: Record<WorkflowAssistance['trigger'], string> = {
+  no_match: 'no contract matched',
+  tie: 'a tie was broken by the oldest contract',
+};
+
+/**
+ * What resolve's model assistance did, as rows: nothing when the project's model was not asked; otherwise why it
+ * was asked, its outcome, and the contract it suggested (with how an invocation may follow it) or why none.
+ */
+export function assistanceRows(
+  assistance: WorkflowAssistance | undefined,
+  style: Style = createStyle(false),
+): [string, string][] {
+  if (!assistance) return [];
+  const a = assistance;
+  const latency = a.latency_ms === null ? '' : `, ${formatMs(a.latency_ms)}`;
+  const tokens = a.tokens_in + a.tokens_out > 0 ? `, ${a.tokens_in} + ${a.tokens_out} tokens` : '';
+  const budget = a.budget_warning ? style.warn('  (budget nearly used)') : '';
+  const rows: [string, string][] = [
+    [
+      'assistance',
+      `${a.outcome} — asked because ${ASSISTANCE_TRIGGERS[a.trigger]}; ${a.provider} ${a.model}, ` +
+        `${a.contracts_offered} contract(s) offered${latency}${tokens}${budget}`,
+    ],
+  ];
+  if (a.suggestion) {
+    const follow =
+      a.routing === 'allowed'
+        ? 'invocations may follow it'
+        : `an invocation follows it only with workflow_contract_id ${a.suggestion.contract_id}`;
+    rows.push([
+      'suggested',
+      `${a.suggestion.name} (${a.suggestion.contract_id}): ${a.suggestion.reason}${style.dim(`  (${follow})`)}`,
+    ]);
+  } else {
+    rows.push(['no suggestion', a.detail]);
+  }
+  return rows;
 }
 
 /** `name (id)` when the id has a known name, else the id; `-` when there is none. */

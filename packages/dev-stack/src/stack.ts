@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { withDatabase } from '@svc/db-kit';
 import { sleep, waitUntilReady } from '@svc/testing';
+import { checkDatabaseSecrets, markDatabaseSecrets, secretsMark } from './database-secrets';
 import { loadOrCreateSecrets, readJson, writePrivateJson } from './state';
 import type { DevStackFile } from './state';
 import {
@@ -64,6 +65,14 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   await checkRedisServer(options.redisUrl);
 
   const secrets = loadOrCreateSecrets(options.stateDir);
+  const databases = [options.hubDatabase, options.workflowDatabase];
+  const mark = secretsMark(secrets.encryption_keys);
+  await checkDatabaseSecrets(
+    options.databaseServerUrl,
+    databases,
+    mark,
+    path.join(options.stateDir, 'dev-secrets.json'),
+  );
   const stateFile = path.join(options.stateDir, 'dev-stack.json');
   const previous = readJson<DevStackFile>(stateFile);
   const app = (name: string, script: string) => path.join(options.repoRoot, 'apps', name, 'dist', script);
@@ -283,6 +292,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       },
       agent: { id: started.agent_id, name: started.name, console_url: consoleUrl },
     };
+    // Every service opened its database with these secrets: the next start from elsewhere can tell.
+    await markDatabaseSecrets(options.databaseServerUrl, databases, mark);
     writePrivateJson(stateFile, file);
     process.once('exit', () => group.killAll());
     return {

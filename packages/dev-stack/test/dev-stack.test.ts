@@ -169,6 +169,37 @@ describe('one-command stack', () => {
     }
   });
 
+  test('when its databases were set up with other secrets (another checkout, or .svc/ removed), then one line says so and how to go on, and nothing starts', async () => {
+    const otherState = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-stack-other-'));
+    try {
+      const vars = await env();
+      const stack = startBuiltEntryPoint(packageDir, 'dist/main.js', {
+        ...vars,
+        SVC_DEV_STATE_DIR: otherState,
+      });
+      expect(await exitWithin(stack, 20_000)).toBe(1);
+      const lines = stack.stderr().trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      const [hubDb, workflowDb] = [vars.SVC_DEV_HUB_DATABASE, vars.SVC_DEV_WORKFLOW_DATABASE];
+      const secretsFile = path.join(otherState, 'dev-secrets.json');
+      const opening =
+        `The databases ${hubDb}, ${workflowDb} were set up with other secrets than ${secretsFile} (by another ` +
+        'checkout on this machine, or before .svc/ was removed), so the hub could not open them.';
+      expect(lines[0]!.slice(0, opening.length)).toBe(opening);
+      const dropdb = (name: string | undefined) => `dropdb -h \\S+ -p \\d+ -U \\S+ ${name}`;
+      expect(lines[0]).toMatch(
+        new RegExp(`drop them to start afresh: ${dropdb(hubDb)} && ${dropdb(workflowDb)}$`),
+      );
+      // Nothing was started or migrated: no service logged a line.
+      expect(stack.stdout()).toBe('');
+      const secrets = readFileSync(secretsFile, 'utf8');
+      for (const value of Object.values(JSON.parse(secrets) as Record<string, string>))
+        expect(stack.stderr()).not.toContain(value);
+    } finally {
+      rmSync(otherState, { recursive: true, force: true });
+    }
+  });
+
   test('when PostgreSQL is unreachable, then one line says so and how to start it, and the exit code is 1', async () => {
     const stack = startBuiltEntryPoint(packageDir, 'dist/main.js', {
       ...(await env()),
