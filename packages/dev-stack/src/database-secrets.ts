@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { withDatabase } from '@svc/db-kit';
-import { Client } from 'pg';
+import { parseDatabaseUrl, quoteIdentifier, withAdminClient } from '@svc/db-kit';
 import { PreflightError } from './preflight';
 
 /** What the stack writes as the comment of each database it runs on; the digest ends it. */
@@ -12,19 +11,6 @@ const MARK_PREFIX = 'svc development stack, secrets ';
  */
 export function secretsMark(encryptionKeys: string): string {
   return `${MARK_PREFIX}${createHash('sha256').update(encryptionKeys).digest('hex').slice(0, 16)}`;
-}
-
-async function withServer<T>(serverUrl: string, use: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({
-    connectionString: withDatabase(serverUrl, 'postgres'),
-    connectionTimeoutMillis: 3000,
-  });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 /**
@@ -39,7 +25,7 @@ export async function checkDatabaseSecrets(
   mark: string,
   secretsFile: string,
 ): Promise<void> {
-  const rows = await withServer(serverUrl, async (client) => {
+  const rows = await withAdminClient(serverUrl, async (client) => {
     const result = await client.query<{ datname: string; comment: string | null }>(
       `SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = ANY($1)`,
       [databases],
@@ -50,13 +36,8 @@ export async function checkDatabaseSecrets(
     .filter((row) => row.comment?.startsWith(MARK_PREFIX) && row.comment !== mark)
     .map((row) => row.datname);
   if (others.length === 0) return;
-  const server = new URL(serverUrl);
-  const dropdb = [
-    'dropdb',
-    `-h ${server.hostname || '127.0.0.1'}`,
-    `-p ${server.port || '5432'}`,
-    `-U ${decodeURIComponent(server.username) || 'postgres'}`,
-  ].join(' ');
+  const server = parseDatabaseUrl(serverUrl);
+  const dropdb = `dropdb -h ${server.host || '127.0.0.1'} -p ${server.port} -U ${server.user || 'postgres'}`;
   throw new PreflightError(
     `The databases ${others.join(', ')} were set up with other secrets than ${secretsFile} ` +
       '(by another checkout on this machine, or before .svc/ was removed), so the hub could not open them. ' +
@@ -71,10 +52,8 @@ export async function markDatabaseSecrets(
   databases: readonly string[],
   mark: string,
 ): Promise<void> {
-  await withServer(serverUrl, async (client) => {
+  await withAdminClient(serverUrl, async (client) => {
     for (const name of databases)
-      await client.query(
-        `COMMENT ON DATABASE ${client.escapeIdentifier(name)} IS ${client.escapeLiteral(mark)}`,
-      );
+      await client.query(`COMMENT ON DATABASE ${quoteIdentifier(name)} IS ${client.escapeLiteral(mark)}`);
   });
 }

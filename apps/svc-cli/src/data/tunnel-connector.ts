@@ -47,7 +47,7 @@ export interface TunnelConnectorInput {
   env: NodeJS.ProcessEnv;
   baseEnv: Record<string, string>;
   log: (line: string) => void;
-  /** How long a connector that is no longer needed gets to exit after SIGTERM. */
+  /** How long the connector gets to exit after SIGTERM (when it is no longer needed, or the runtime stops). */
   stopGraceMs: number;
   /** Where the connector's process is recorded (see `ChildRegistry`). */
   registry?: ChildRegistry;
@@ -175,8 +175,7 @@ export class TunnelConnector {
     this.process = null;
     this.settings = null;
     this.needed = false;
-    await process.stop(this.input.stopGraceMs);
-    await fs.rm(tunnelConnectorFiles(this.input.stateDir).token_file, { force: true });
+    await this.retire(process);
     const why =
       tunnel === null
         ? 'the host is in no runtime environment now'
@@ -184,9 +183,15 @@ export class TunnelConnector {
     this.input.log(`tunnel connector: cloudflared stopped (${why})`);
   }
 
-  async stop(graceMs: number): Promise<void> {
+  /** The runtime stops: so does the connector, for good. */
+  async stop(): Promise<void> {
     this.stopped = true;
-    await this.process?.stop(graceMs);
+    await this.retire(this.process);
+  }
+
+  /** Stops a connector's process (SIGTERM, SIGKILL after the grace) and removes its token file. */
+  private async retire(process: ManagedProcess | null): Promise<void> {
+    await process?.stop(this.input.stopGraceMs);
     await fs.rm(tunnelConnectorFiles(this.input.stateDir).token_file, { force: true });
   }
 }

@@ -241,7 +241,7 @@ async function runLocked(
     stopGraceMs: STOP_GRACE_MS,
     registry: children,
   });
-  cleanups.push(() => connector.stop(STOP_GRACE_MS));
+  cleanups.push(() => connector.stop());
   await connector.check();
 
   const readyTimeoutMs = input.readyTimeoutMs ?? 90_000;
