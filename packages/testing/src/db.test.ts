@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { databaseExists, dropDatabase, ensureDatabase, withAdminClient } from '@svc/db-kit';
 import { createTestDatabase, dropStaleTestDatabases, templateDatabaseName } from './db';
+import { testDatabaseServerUrl } from './servers';
 
 jest.setTimeout(60_000);
 
-const SERVER = process.env['TEST_DATABASE_SERVER_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const SERVER = testDatabaseServerUrl();
 const PREFIX = `tst_${randomBytes(4).toString('hex')}`;
 const dirs: string[] = [];
 

@@ -11,8 +11,8 @@ import {
   withAdminClient,
   withDatabase,
 } from '@svc/db-kit';
+import { testDatabaseServerUrl } from './servers';
 
-const DEFAULT_SERVER_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
 /** `<prefix>_t_<10-digit unix seconds>_<8 hex>` must fit Postgres' 63-character identifiers. */
 const MAX_PREFIX_LENGTH = 63 - '_t_'.length - 10 - '_'.length - 8;
 const PREFIX_PATTERN = /^[a-z_][a-z0-9_]*$/;
@@ -41,11 +41,6 @@ function assertPrefix(prefix: string): void {
       `invalid test database prefix ${JSON.stringify(prefix)}: use 1-${MAX_PREFIX_LENGTH} characters of a-z, 0-9 and _, not starting with a digit`,
     );
   }
-}
-
-function defaultServerUrl(): string {
-  const fromEnv = process.env['TEST_DATABASE_SERVER_URL'];
-  return fromEnv === undefined || fromEnv === '' ? DEFAULT_SERVER_URL : fromEnv;
 }
 
 /** A signed 64-bit advisory lock key for `name`, as a decimal string. */
@@ -103,7 +98,7 @@ export async function templateDatabaseName(prefix: string, migrationsDir: string
  * clones it with `CREATE DATABASE <prefix>_t_<unixSeconds>_<random> TEMPLATE <template>`.
  */
 export async function createTestDatabase(opts: CreateTestDatabaseOptions): Promise<TestDatabase> {
-  const serverUrl = opts.serverUrl ?? defaultServerUrl();
+  const serverUrl = opts.serverUrl ?? testDatabaseServerUrl();
   const template = await templateDatabaseName(opts.prefix, opts.migrationsDir);
   await ensureTemplate(serverUrl, template, opts.migrationsDir);
 

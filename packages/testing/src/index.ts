@@ -1,6 +1,7 @@
 export { createTestDatabase, dropStaleTestDatabases, templateDatabaseName } from './db';
 export type { CreateTestDatabaseOptions, TestDatabase } from './db';
 export * from './process';
+export * from './servers';
 export * from './access-matrix';
 export * from './stats';
 export * from './load';

@@ -8,18 +8,47 @@ import { createInterface } from 'node:readline';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Asks `check` every 250 ms until it says true; fails naming `what` after `timeoutMs`. */
-export async function eventually(
-  check: () => boolean | Promise<boolean>,
+/** What {@link eventually} waits for: a value other than `undefined`, `null` and `false`. */
+export type Settled<T> = Exclude<T, undefined | null | false>;
+
+export interface EventuallyOptions {
+  /** Pause between two checks (default 100 ms). */
+  intervalMs?: number;
+  /** More to print when the time is up (the state that was waited on, a log tail, …). */
+  describe?: () => string;
+}
+
+/**
+ * Asks `check` until it answers a value other than `undefined`, `null` or `false`, and returns that value (so
+ * `() => x === y` waits for a condition and `async () => (await read()).state === 'done' && row` for a row). A
+ * check that throws is asked again. After `timeoutMs` it fails naming `what`, with the last error and what `describe` adds.
+ * The one polling helper of the tests: no test defines its own.
+ */
+export async function eventually<T>(
+  check: () => T | Promise<T>,
   timeoutMs: number,
   what: string,
-): Promise<void> {
+  options: EventuallyOptions = {},
+): Promise<Settled<T>> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(250);
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== null && value !== false) return value as Settled<T>;
+      lastError = undefined;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) break;
+    await sleep(Math.min(options.intervalMs ?? 100, Math.max(0, deadline - Date.now())));
   }
-  throw new Error(`timed out waiting for ${what}`);
+  const error =
+    lastError === undefined
+      ? ''
+      : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
+  const more = options.describe?.();
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${error}${more ? `\n${more}` : ''}`);
 }
 /** A sleep that does not keep the process alive (the time limit of a race). */
 const idle = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

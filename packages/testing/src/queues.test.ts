@@ -1,8 +1,9 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { obliterateQueues, redisConnectionOptions, uniqueQueuePrefix } from './queues';
+import { testRedisUrl } from './servers';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 
 describe('uniqueQueuePrefix', () => {
   test('when asked twice with one label, then both start with it and differ', () => {
