@@ -9,16 +9,16 @@ import type { AppMetrics, Logger } from '@svc/service-kit/http';
 import { createCredentialReader } from './auth/console-credentials';
 import { RouteTableSource } from './data/route-table.source';
 import { createOperationRules } from './domain/agent-operations';
-import { isListening } from './domain/agent-probe';
-import { clientErrorAnswer, problemAnswer } from './domain/problem-answer';
 import { ProxyStats, registerProxyMetrics } from './domain/proxy-metrics';
 import { createRequestIds } from './domain/request-ids';
 import { hostCheck, originRules } from './domain/request-origin';
 import { RouteActivity } from './domain/route-activity';
-import { createUpstreamProxy } from './domain/upstream-proxy';
-import { loadHttpParser, loadRequestMethods } from './domain/http-parser';
-import { ConsoleFront } from './domain/console-front';
 import { parseAgentPath } from './domain/route-table';
+import { isListening } from './transport/agent-probe';
+import { ConsoleFront } from './transport/console-front';
+import { loadHttpParser, loadRequestMethods } from './transport/http-parser';
+import { clientErrorAnswer, problemAnswer } from './transport/problem-answer';
+import { createUpstreamProxy } from './transport/upstream-proxy';
 import type { ConsoleRouterConfig } from './env';
 import { agentProxyRoutes, hostNotAllowed } from './routes/agent-proxy.routes';
 import { healthRoutes } from './routes/health.routes';
@@ -36,7 +36,7 @@ const PROXIED = [
   'proxyAgentTerminal',
 ] as const;
 
-export interface ConsoleRouterAppOptions {
+export interface ConsoleRouterServiceOptions {
   config: ConsoleRouterConfig;
   logger: Logger;
   /** How long the hub has to answer the JWKS probe and a route table load (default 2 s). */
@@ -52,7 +52,7 @@ export interface ConsoleRouterAppOptions {
   metrics?: AppMetrics;
 }
 
-export interface ConsoleRouter {
+export interface ConsoleRouterService {
   /** The request listener: agent routes go to the proxy, the rest to the router's own operations. */
   app: Express;
   /**
@@ -70,7 +70,7 @@ export interface ConsoleRouter {
 }
 
 /** The console router, wired from explicit options; `main.ts` and the tests both build it here. */
-export function buildApp(options: ConsoleRouterAppOptions): ConsoleRouter {
+export function createConsoleRouterService(options: ConsoleRouterServiceOptions): ConsoleRouterService {
   const { config, logger } = options;
   const hubTimeoutMs = options.hubTimeoutMs ?? 2000;
   const now = options.now ?? (() => new Date());

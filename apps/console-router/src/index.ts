@@ -1,4 +1,4 @@
-export { buildApp } from './app';
-export type { ConsoleRouter, ConsoleRouterAppOptions } from './app';
+export { createConsoleRouterService } from './app';
+export type { ConsoleRouterService, ConsoleRouterServiceOptions } from './app';
 export { consoleRouterEnvSchema, loadConsoleRouterConfig } from './env';
 export type { ConsoleRouterConfig } from './env';

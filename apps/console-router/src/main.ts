@@ -7,7 +7,7 @@ import {
   startOptionalMetricsListener,
   startTracing,
 } from '@svc/service-kit/http';
-import { buildApp } from './app';
+import { createConsoleRouterService } from './app';
 import { loadConsoleRouterConfig } from './env';
 
 runMain('console-router', async () => {
@@ -16,7 +16,7 @@ runMain('console-router', async () => {
   // Spans for the router's own operations only: forwarded agent requests keep their traceparent untouched.
   const tracing = startTracing({ serviceName: 'console-router', logger });
   const registry = createMetricsRegistry('console-router');
-  const router = buildApp({
+  const router = createConsoleRouterService({
     config,
     logger,
     metrics: { registry, serveRoute: config.metricsPort === undefined },

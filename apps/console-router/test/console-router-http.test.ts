@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger, startHttpServer } from '@svc/service-kit';
-import { buildApp } from '../src/app';
+import { createConsoleRouterService } from '../src/app';
 import { loadConsoleRouterConfig } from '../src/env';
 import { FAKE_TABLE_PATH, fakeHubEnv, startFakeHub } from './support/fake-hub';
 import type { FakeHub } from './support/fake-hub';
@@ -32,7 +32,12 @@ async function startRouter(
     CONSOLE_ROUTER_PORT: '0',
   });
   const logger = createLogger({ name: 'console-router', level: 'trace', destination });
-  const built = buildApp({ config, logger, validateResponses: true, hubTimeoutMs: options.hubTimeoutMs });
+  const built = createConsoleRouterService({
+    config,
+    logger,
+    validateResponses: true,
+    hubTimeoutMs: options.hubTimeoutMs,
+  });
   const server = await startHttpServer(built.app, { host: config.host, port: config.port, logger });
   built.attach(server.server);
   const router = {

@@ -6,12 +6,12 @@ import { corsHeaders, isPreflight, PREFLIGHT_HEADERS } from '../domain/cors';
 import { isAllowedOrigin } from '../domain/request-origin';
 import type { OriginRules } from '../domain/request-origin';
 import type { RequestIds } from '../domain/request-ids';
-import { problemAnswer, rawHttpAnswer } from '../domain/problem-answer';
+import { problemAnswer, rawHttpAnswer } from '../transport/problem-answer';
 import { parseAgentPath } from '../domain/route-table';
 import type { AgentPath } from '../domain/route-table';
 import type { ProxyStats } from '../domain/proxy-metrics';
-import type { UpstreamProxy, UpstreamTarget } from '../domain/upstream-proxy';
-import type { ClientRequest, ClientResponse } from '../domain/client-exchange';
+import type { UpstreamProxy, UpstreamTarget } from '../transport/upstream-proxy';
+import type { ClientRequest, ClientResponse } from '../transport/client-exchange';
 import {
   admitConsoleRequest,
   admitRemembered,

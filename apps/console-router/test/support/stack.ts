@@ -18,10 +18,10 @@ import {
   startHub,
 } from '@svc/testing';
 import type { HubOwner, LiveRuntimeHost, NodeProcess, RunningHub, TestDatabase } from '@svc/testing';
-import { buildApp } from '../../src/app';
-import type { ConsoleRouter } from '../../src/app';
+import { createConsoleRouterService } from '../../src/app';
+import type { ConsoleRouterService } from '../../src/app';
 import { loadConsoleRouterConfig } from '../../src/env';
-import { isListening } from '../../src/domain/agent-probe';
+import { isListening } from '../../src/transport/agent-probe';
 
 /** A workspace of the stack: its signed-in owner, a project, a live runtime host and the host's runtime key. */
 export interface StackWorkspace {
@@ -41,7 +41,7 @@ export interface RegisteredAgent {
 
 export interface InProcessRouter {
   url: string;
-  router: ConsoleRouter;
+  router: ConsoleRouterService;
   server: RunningServer;
   logs(): string;
   close(): Promise<void>;
@@ -267,7 +267,7 @@ export class ConsoleStack {
     });
     const config = loadConsoleRouterConfig({ ...this.routerEnv(ws, extra), CONSOLE_ROUTER_PORT: '0' });
     const logger = createLogger({ name: 'console-router', level: 'debug', destination });
-    const router = buildApp({ config, logger, validateResponses: true });
+    const router = createConsoleRouterService({ config, logger, validateResponses: true });
     const server = await startHttpServer(router.app, { host: config.host, port: config.port, logger });
     router.attach(server.server);
     await router.routes.refresh();

@@ -5,7 +5,7 @@ import { eventually } from '@svc/testing';
 import { ConsoleFront } from './console-front';
 import type { FrontRequest, FrontResponse } from './front-exchange';
 import { loadHttpParser, loadRequestMethods } from './http-parser';
-import { parseAgentPath } from './route-table';
+import { parseAgentPath } from '../domain/route-table';
 
 /**
  * The front on a real listening `http.Server`, over real sockets: agent routes (`/w/agents/…`) are answered by

@@ -11,9 +11,9 @@ import type { ForwardTarget } from './agent-http-forwarder';
 import { rawHttpAnswer } from './problem-answer';
 import type { ProblemAnswer } from './problem-answer';
 import type { HttpParserClass } from './http-parser';
-import type { ProxyStats } from './proxy-metrics';
-import { ACTIVITY_THROTTLE_MS } from './route-activity';
-import type { RouteActivity } from './route-activity';
+import type { ProxyStats } from '../domain/proxy-metrics';
+import { ACTIVITY_THROTTLE_MS } from '../domain/route-activity';
+import type { RouteActivity } from '../domain/route-activity';
 
 /** Where one admitted request goes and what it carries (`x-svc-console-caller`, the agent's proxy key, the id). */
 export interface UpstreamTarget extends ForwardTarget {

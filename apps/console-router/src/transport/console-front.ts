@@ -6,7 +6,7 @@ import type { FrontContext } from './front-connection';
 import type { FrontRequest, FrontResponse } from './front-exchange';
 import { keepAliveTail } from './front-exchange';
 import type { HttpParserClass } from './http-parser';
-import type { AgentPath } from './route-table';
+import type { AgentPath } from '../domain/route-table';
 
 export interface ConsoleFrontOptions {
   Parser: HttpParserClass;
