@@ -6,11 +6,11 @@ import type { WorkflowAudit } from './data/audit.repository';
 import type { DeliveryAttemptStore } from './data/delivery-attempts.batch';
 import type { ContractIndex } from './data/contract-index.cache';
 import type { Db } from './db';
-import type { DeliveryQueue } from './domain/delivery-queue';
+import type { DeliveryQueue } from './data/delivery.queue';
 import type { DeliverySettings } from './domain/delivery-settings';
 import type { EngineSettings } from './domain/engine-settings';
-import type { DeliveryAgentPool } from './domain/http-sender';
-import type { EngineQueue } from './domain/reconcile-queue';
+import type { DeliveryAgentPool } from './transport/http-sender';
+import type { EngineQueue } from './data/reconcile.queue';
 import type { SigningSecretCache } from './domain/signing-secrets';
 import type { DeliveryMetrics, SweeperMetrics } from './domain/workflow-metrics';
 

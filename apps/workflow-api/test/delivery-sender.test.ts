@@ -9,8 +9,8 @@ import {
   networkErrorCode,
   parseRetryAfter,
   sendDelivery,
-} from '../src/domain/http-sender';
-import type { SendDeliveryOptions } from '../src/domain/http-sender';
+} from '../src/transport/http-sender';
+import type { SendDeliveryOptions } from '../src/transport/http-sender';
 import { addressKind, checkDeliveryUrl, DeliveryUrlError } from '../src/domain/url-guard';
 import type { DeliveryResolver, ResolvedAddress } from '../src/domain/url-guard';
 import { makeTestCertificate } from './tls-fixture';

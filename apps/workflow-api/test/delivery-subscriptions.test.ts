@@ -12,9 +12,9 @@ import {
 } from '@svc/service-kit';
 import { createWorkflowDeps } from '../src/app';
 import type { ProjectRef } from '../src/auth/project-directory';
-import type { DeliveryQueue } from '../src/domain/delivery-queue';
-import { DELIVERY_QUEUE } from '../src/domain/delivery-queue';
-import type { EngineQueue } from '../src/domain/reconcile-queue';
+import type { DeliveryQueue } from '../src/data/delivery.queue';
+import { DELIVERY_QUEUE } from '../src/data/delivery.queue';
+import type { EngineQueue } from '../src/data/reconcile.queue';
 import { createDeliverySubscription } from '../src/use-cases/delivery/create-delivery-subscription';
 import { startWorkflowTestStack } from './stack';
 import type { WorkflowTestStack } from './stack';

@@ -13,9 +13,9 @@ import {
 import type { TestDatabase } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
-import { DELIVERY_QUEUE, createDeliveryQueue } from '../src/domain/delivery-queue';
-import type { DeliveryJobData, DeliveryQueue } from '../src/domain/delivery-queue';
-import { RECONCILE_QUEUE } from '../src/domain/reconcile-queue';
+import { DELIVERY_QUEUE, createDeliveryQueue } from '../src/data/delivery.queue';
+import type { DeliveryJobData, DeliveryQueue } from '../src/data/delivery.queue';
+import { RECONCILE_QUEUE } from '../src/data/reconcile.queue';
 import { DELIVERY_SWEEP_BATCH } from '../src/use-cases/delivery/sweep-deliveries';
 import { startWorkerProcess } from '../src/worker';
 

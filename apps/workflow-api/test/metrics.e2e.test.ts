@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { invoke, launchInvocation, unwrap, waitForArtifact } from '@svc/contracts';
 import { freePort, metricValue, parseMetrics } from '@svc/testing';
 import type { MetricSample } from '@svc/testing';
-import { DELIVERY_QUEUE } from '../src/domain/delivery-queue';
-import { RECONCILE_QUEUE } from '../src/domain/reconcile-queue';
+import { DELIVERY_QUEUE } from '../src/data/delivery.queue';
+import { RECONCILE_QUEUE } from '../src/data/reconcile.queue';
 import { startRunStack } from './run-stack';
 import type { RunStack } from './run-stack';
 

@@ -10,8 +10,8 @@ import {
   workflowEnv,
 } from '@svc/testing';
 import type { NodeProcess, TestDatabase, WorkflowEnv } from '@svc/testing';
-import { DELIVERY_QUEUE } from '../src/domain/delivery-queue';
-import { RECONCILE_QUEUE } from '../src/domain/reconcile-queue';
+import { DELIVERY_QUEUE } from '../src/data/delivery.queue';
+import { RECONCILE_QUEUE } from '../src/data/reconcile.queue';
 
 /**
  * The queue dashboard on the built worker's probe listener: behind the operator credential (none → 401, wrong →

@@ -21,8 +21,8 @@ import {
 import type { NodeProcess } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
-import { DELIVERY_QUEUE } from '../src/domain/delivery-queue';
-import { RECONCILE_QUEUE } from '../src/domain/reconcile-queue';
+import { DELIVERY_QUEUE } from '../src/data/delivery.queue';
+import { RECONCILE_QUEUE } from '../src/data/reconcile.queue';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -3,7 +3,7 @@ import type { Db, Tx } from '../db';
 import type { Artifact, Invocation } from '../generated/prisma/client';
 import { deliveryBody } from '../domain/delivery-event';
 import type { DeliveryEventType } from '../domain/delivery-event';
-import type { DeliveryJob, DeliveryQueue } from '../domain/delivery-queue';
+import type { DeliveryJob, DeliveryQueue } from './delivery.queue';
 
 /**
  * In the transaction of the state change: one delivery row per active subscription of the project that wants

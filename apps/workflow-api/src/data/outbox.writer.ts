@@ -1,6 +1,6 @@
 import { newId } from '@svc/service-kit';
 import type { Db, Tx } from '../db';
-import type { EngineQueue, ReconcileJob } from '../domain/reconcile-queue';
+import type { EngineQueue, ReconcileJob } from './reconcile.queue';
 
 export type OutboxReason =
   'launch' | 'approval' | 'stage_completed' | 'stage_released' | 'artifact_published' | 'sweep';

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram } from '@svc/service-kit';
 import type { Logger, Registry } from '@svc/service-kit';
-import type { DeliveryResult } from './http-sender';
+import type { DeliveryResult } from './delivery-result';
 
 /** Upper bounds (seconds) of the delivery attempt latency histogram: 10 ms to the longest timeout (60 s). */
 export const DELIVERY_LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60];

@@ -4,7 +4,7 @@ import { projectOf } from '../auth/access-guard';
 import type { MemberDirectory } from '../auth/member-directory';
 import type { WorkflowDeps } from '../deps';
 import type { ArtifactValidatorCache } from '../domain/artifact-schema-rules';
-import type { AssignmentWaiter } from '../domain/assignment-waiter';
+import type { AssignmentWaiter } from '../data/assignment.waiter';
 import { presentEnvelope } from '../presenters/artifacts';
 import { presentInvocation } from '../presenters/invocations';
 import { presentAssignment, presentEvidence } from '../presenters/stages';

@@ -1,7 +1,7 @@
 import type { WorkerDefinition } from '@svc/service-kit';
 import type { WorkflowDeps } from '../deps';
-import { RECONCILE_QUEUE } from '../domain/reconcile-queue';
-import type { ReconcileJob } from '../domain/reconcile-queue';
+import { RECONCILE_QUEUE } from '../data/reconcile.queue';
+import type { ReconcileJob } from '../data/reconcile.queue';
 import { reconcileInvocation } from '../use-cases/runs/reconcile-invocation';
 
 /** Longest a reconcile job may take (its transaction alone is bounded at 30 s, plus 10 s to start). */

@@ -1,9 +1,9 @@
 import { deliveryHeaders } from '@svc/contracts';
 import { SpanKind, SpanStatusCode, inSpan, newId, traceHeaders } from '@svc/service-kit';
 import type { WorkflowDeps } from '../../deps';
-import type { DeliveryTrigger } from '../../domain/delivery-queue';
+import type { DeliveryTrigger } from '../../data/delivery.queue';
 import { EXHAUSTIONS_BEFORE_DISABLE } from '../../domain/delivery-settings';
-import { sendDelivery } from '../../domain/http-sender';
+import { sendDelivery } from '../../transport/http-sender';
 import type { DeliverySubscription } from '../../generated/prisma/client';
 
 export type AttemptOutcome =

@@ -3,7 +3,7 @@ import type { WorkflowApi } from '@svc/contracts';
 import type { ProjectRef } from '../../auth/project-directory';
 import { dispatchDeliveries } from '../../data/delivery.events';
 import type { WorkflowDeps } from '../../deps';
-import type { DeliveryJob } from '../../domain/delivery-queue';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { MAX_REPLAY } from '../../domain/delivery-subscription';
 import { subscriptionNotFound } from '../../domain/errors';
 import { AppError } from '@svc/service-kit';

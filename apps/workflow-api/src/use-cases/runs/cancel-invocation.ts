@@ -8,7 +8,7 @@ import { lockInvocation } from '../../data/invocations.locks';
 import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { DeliveryJob } from '../../domain/delivery-queue';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { invocationNotFound } from '../../domain/errors';
 import { closeInvocationHandoffs } from './close-stage-handoffs';
 

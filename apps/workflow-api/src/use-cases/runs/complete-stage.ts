@@ -10,7 +10,7 @@ import {
 import { loadStageAssignment } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { ReconcileJob } from '../../domain/reconcile-queue';
+import type { ReconcileJob } from '../../data/reconcile.queue';
 
 /** Completes the stage (idempotent) and queues the reconcile that moves the run on. */
 export async function completeStage(

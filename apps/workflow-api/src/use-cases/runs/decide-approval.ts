@@ -9,9 +9,9 @@ import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
 import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { DeliveryJob } from '../../domain/delivery-queue';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { invocationNotFound } from '../../domain/errors';
-import type { ReconcileJob } from '../../domain/reconcile-queue';
+import type { ReconcileJob } from '../../data/reconcile.queue';
 
 export type ApprovalInput = WorkflowApi.components['schemas']['RunsApprovalRequest'];
 

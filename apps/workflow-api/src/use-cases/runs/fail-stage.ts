@@ -7,9 +7,9 @@ import { assertOpen, recordStage, redactText, withOwnedStage } from '../../data/
 import { loadStageAssignment } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { DeliveryJob } from '../../domain/delivery-queue';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { failureOf, withinStageRetries } from '../../domain/invocation-ending';
-import type { ReconcileJob } from '../../domain/reconcile-queue';
+import type { ReconcileJob } from '../../data/reconcile.queue';
 import { recordHandoffClosures } from '../../data/handoff-closures';
 import { closeInvocationHandoffs } from './close-stage-handoffs';
 

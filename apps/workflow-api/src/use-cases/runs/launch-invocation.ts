@@ -14,7 +14,7 @@ import type { Blocker } from '../../domain/blockers';
 import { invocationNotFound } from '../../domain/errors';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import { isTerminal } from '../../domain/invocation-states';
-import type { ReconcileJob } from '../../domain/reconcile-queue';
+import type { ReconcileJob } from '../../data/reconcile.queue';
 import type { Invocation } from '../../generated/prisma/client';
 
 export type LaunchReport = WorkflowApi.components['schemas']['RunsLaunchResponse']['launch'];

@@ -2,7 +2,7 @@ import type { AgentActor } from '@svc/auth';
 import { loadStageAssignments } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { AssignmentWaiter } from '../../domain/assignment-waiter';
+import type { AssignmentWaiter } from '../../data/assignment.waiter';
 import { OPEN_STAGE_STATES } from '../../domain/invocation-states';
 import type { RunStage } from '../../generated/prisma/client';
 

@@ -12,7 +12,7 @@ import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import { checkPayload } from '../../domain/artifact-schema-rules';
 import type { ArtifactValidatorCache, PayloadError } from '../../domain/artifact-schema-rules';
-import type { DeliveryJob } from '../../domain/delivery-queue';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { invocationNotFound } from '../../domain/errors';
 import { failureOf, isFailable, rejectionsExceeded } from '../../domain/invocation-ending';
 import type { RouteTemplate } from '../../domain/template-definition';

@@ -11,7 +11,7 @@ import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import { eligibleOwners, noStageOwnerBlocker, runHubUnreachable, withEffect } from '../../domain/blockers';
 import type { Blocker } from '../../domain/blockers';
-import type { DeliveryJob } from '../../domain/delivery-queue';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { failureOf, isFailable } from '../../domain/invocation-ending';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
 import type { Invocation, RunStage } from '../../generated/prisma/client';

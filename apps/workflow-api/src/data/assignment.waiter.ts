@@ -1,5 +1,5 @@
 import type { Logger, Redis } from '@svc/service-kit';
-import { assignmentChannel } from './reconcile-queue';
+import { assignmentChannel } from './reconcile.queue';
 
 /** Something that resolves when an assignment for an agent is announced (or the time is up). */
 export interface AssignmentWaiter {

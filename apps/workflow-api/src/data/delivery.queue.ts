@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import { currentTraceparent } from '@svc/service-kit';
 import type { Logger, Redis } from '@svc/service-kit';
-import { jobTraces } from './invocation-trace';
-import type { JobTrace } from './invocation-trace';
+import { jobTraces } from './invocation-trace.store';
+import type { JobTrace } from './invocation-trace.store';
 
 /** One job per delivery; the job id is the delivery id, so enqueuing a delivery twice is harmless. */
 export const DELIVERY_QUEUE = 'workflow-delivery';

@@ -5,8 +5,9 @@ import tls from 'node:tls';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
-import { DeliveryUrlError, checkDeliveryUrl } from './url-guard';
-import type { CheckedDeliveryUrl, DeliveryResolver, ResolvedAddress } from './url-guard';
+import { DeliveryUrlError, checkDeliveryUrl } from '../domain/url-guard';
+import type { CheckedDeliveryUrl, DeliveryResolver, ResolvedAddress } from '../domain/url-guard';
+import type { DeliveryResult } from '../domain/delivery-result';
 
 /**
  * Sends one delivery: re-checks the URL, connects only to the checked addresses, POSTs once, never follows a
@@ -34,24 +35,6 @@ export interface SendDeliveryOptions {
   resolve?: DeliveryResolver;
   /** Keep-alive connections and TLS contexts: one pool per process, built by the wiring. */
   agents: DeliveryAgentPool;
-}
-
-export interface DeliveryResult {
-  /** The response status, also when the body then failed or timed out; null when no response arrived. */
-  status: number | null;
-  latencyMs: number;
-  /**
-   * The first 2 KiB of the response body, decoded as UTF-8 (a character cut at the limit is dropped, NUL
-   * replaced by U+FFFD).
-   */
-  responseSnippet: string;
-  /** From `Retry-After` (seconds or HTTP-date), at most 24 h; null when absent or unreadable. */
-  retryAfterMs: number | null;
-  /**
-   * Null when a complete response arrived (whatever its status); otherwise a stable code such as `timeout`,
-   * `connection_refused`, `tls_error` or a delivery URL error code. Never contains the URL or any header.
-   */
-  error: string | null;
 }
 
 /**

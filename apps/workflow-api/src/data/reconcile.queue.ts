@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
 import type { Logger, Redis } from '@svc/service-kit';
-import { jobTraces } from './invocation-trace';
-import type { JobTrace } from './invocation-trace';
+import { jobTraces } from './invocation-trace.store';
+import type { JobTrace } from './invocation-trace.store';
 
 /** The queue whose jobs reconcile invocations; one job per outbox row (job id = outbox row id). */
 export const RECONCILE_QUEUE = 'workflow-reconcile';
