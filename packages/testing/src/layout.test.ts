@@ -46,6 +46,59 @@ describe('the layout checker', () => {
     expect(rules).toHaveLength(4);
   });
 
+  test('when a domain file loads a network or queue client, then it is refused; type imports and address predicates are not', () => {
+    const dir = tree({
+      'domain/sockets.ts': "import net from 'node:net';\nexport const s = net;\n",
+      'domain/http.ts': "import { request } from 'http';\nexport const r = request;\n",
+      'domain/queue.ts': "import { Queue } from 'bullmq';\nexport const q = Queue;\n",
+      'domain/redis.ts': "const Redis = require('ioredis');\nexport const r = Redis;\n",
+      'domain/tls.ts': "export * from 'node:tls';\n",
+      'domain/mixed.ts': "import { isIP, connect } from 'node:net';\nexport const m = [isIP, connect];\n",
+      'domain/lazy.ts': "export const later = () => import('node:https');\n",
+      'domain/guard.ts':
+        "import { isIP, isIPv4 as v4, isIPv6 } from 'node:net';\nexport const g = [isIP, v4, isIPv6];\n",
+      'domain/typed.ts':
+        "import type { IncomingHttpHeaders } from 'node:http';\nimport { type Socket } from 'node:net';\nimport type { ConnectionOptions } from 'bullmq';\nexport type T = [IncomingHttpHeaders, Socket, ConnectionOptions];\n",
+      'domain/other.ts': "import { createHash } from 'node:crypto';\nexport const h = createHash;\n",
+      'transport/client.ts': "import http from 'node:http';\nexport const c = http;\n",
+      'data/queue.ts': "import { Queue } from 'bullmq';\nexport const q = Queue;\n",
+    });
+    expect(checkLayout(dir).map((v) => `${v.file}: ${v.rule}: ${v.detail}`)).toEqual([
+      'domain/http.ts: domain must not do network I/O: http (request)',
+      'domain/lazy.ts: domain must not do network I/O: node:https',
+      'domain/mixed.ts: domain must not do network I/O: node:net (connect)',
+      'domain/queue.ts: domain must not do network I/O: bullmq (Queue)',
+      'domain/redis.ts: domain must not do network I/O: ioredis',
+      'domain/sockets.ts: domain must not do network I/O: node:net',
+      'domain/tls.ts: domain must not do network I/O: node:tls',
+    ]);
+  });
+
+  test('when transport is imported, then only the wiring, routes, use cases and other transport may', () => {
+    const dir = tree({
+      'transport/sender.ts':
+        "import { rule } from '../domain/rule';\nimport { env } from '../env';\nexport const send = [rule, env];\n",
+      'transport/pool.ts': "import { send } from './sender';\nexport const pool = send;\n",
+      'transport/leaky.ts': "import { store } from '../data/store';\nexport const leaky = store;\n",
+      'domain/rule.ts': 'export const rule = 1;\n',
+      'domain/uses-sender.ts':
+        "import type { send } from '../transport/sender';\nexport type S = typeof send;\n",
+      'data/store.ts': "import { pool } from '../transport/pool';\nexport const store = pool;\n",
+      'workers/job.worker.ts': "import { send } from '../transport/sender';\nexport const job = send;\n",
+      'routes/proxy.routes.ts': "import { send } from '../transport/sender';\nexport const proxy = send;\n",
+      'use-cases/things/send-thing.ts':
+        "import { send } from '../../transport/sender';\nexport const sendThing = send;\n",
+      'app.ts': "import { pool } from './transport/pool';\nexport const app = pool;\n",
+      'env.ts': 'export const env = 1;\n',
+    });
+    expect(checkLayout(dir).map((v) => `${v.file}: ${v.rule}`)).toEqual([
+      'data/store.ts: data must not import transport',
+      'domain/uses-sender.ts: domain must not import transport',
+      'transport/leaky.ts: transport must not import data',
+      'workers/job.worker.ts: workers must not import transport',
+    ]);
+  });
+
   test('when a file is long, then it needs its reason at the top', () => {
     const body = 'export const x = 1;\n'.repeat(420);
     const dir = tree({

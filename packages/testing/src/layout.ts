@@ -14,6 +14,21 @@ export interface SourceFile {
   imports: string[];
   /** The same, value imports only (`import type` and `export type` left out). */
   valueImports: string[];
+  /** Imports of packages and Node's built-in modules (every specifier that is not relative). */
+  modules: ModuleImport[];
+}
+
+export interface ModuleImport {
+  /** As written: `node:net`, `net`, `bullmq`, `@svc/service-kit/http`. */
+  specifier: string;
+  /** `import type` / `export type`, or a clause whose every name is marked `type`: nothing is loaded. */
+  typeOnly: boolean;
+  /**
+   * The value names taken from the module (`import { isIP } from 'node:net'` → `['isIP']`, under their
+   * exported names), or undefined when the whole module is taken: a default or namespace import, `export *`,
+   * a bare import for its effects, `require` or `import()`.
+   */
+  names?: string[];
 }
 
 export interface LayoutViolation {
@@ -25,7 +40,7 @@ export interface LayoutViolation {
 const SOURCE = /\.ts$/;
 const SKIPPED_DIRS = new Set(['generated', 'node_modules', 'dist']);
 const IMPORT =
-  /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\brequire\(\s*['"]([^'"]+)['"]\s*\)|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+  /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:([^'";]*?)\sfrom\s+)?['"]([^'"]+)['"]|\brequire\(\s*['"]([^'"]+)['"]\s*\)|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 function walk(dir: string, base: string, out: string[]): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -49,6 +64,25 @@ function resolveRelative(srcDir: string, from: string, specifier: string): strin
   return undefined;
 }
 
+/**
+ * What an import clause takes from its module: `{ a, b as c, type D }` → the value names `a` and `b` (type-only
+ * when every name is marked `type`); a default or namespace binding, or `export *`, takes the whole module.
+ */
+function clauseOf(clause: string | undefined): Pick<ModuleImport, 'typeOnly' | 'names'> {
+  const braces = clause?.trim().match(/^\{([^}]*)\}$/);
+  if (!braces) return { typeOnly: false };
+  const specifiers = braces[1]!
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  const names = specifiers
+    .filter((part) => !/^type\s/.test(part))
+    .map((part) => part.split(/\s+as\s+/)[0]!.trim());
+  // `import {} from 'x'` still loads the module, for its effects.
+  if (specifiers.length === 0) return { typeOnly: false };
+  return { typeOnly: names.length === 0, names };
+}
+
 /** Every `.ts` file under `srcDir` (generated code left out) with its resolved relative imports. */
 export function readSourceTree(srcDir: string): SourceFile[] {
   const paths: string[] = [];
@@ -57,15 +91,22 @@ export function readSourceTree(srcDir: string): SourceFile[] {
     const text = readFileSync(path.join(srcDir, file), 'utf8');
     const imports = new Set<string>();
     const valueImports = new Set<string>();
+    const modules: ModuleImport[] = [];
     for (const match of text.matchAll(IMPORT)) {
-      const specifier = match[3] ?? match[4] ?? match[5];
+      const specifier = match[4] ?? match[5] ?? match[6];
       if (!specifier) continue;
+      if (!specifier.startsWith('.')) {
+        if (match[4] === undefined) modules.push({ specifier, typeOnly: false });
+        else if (match[2]) modules.push({ specifier, typeOnly: true });
+        else modules.push({ specifier, ...clauseOf(match[3]) });
+        continue;
+      }
       const resolved = resolveRelative(srcDir, file, specifier);
       if (!resolved) continue;
       imports.add(resolved);
       if (!match[2]) valueImports.add(resolved);
     }
-    return { path: file, text, imports: [...imports], valueImports: [...valueImports] };
+    return { path: file, text, imports: [...imports], valueImports: [...valueImports], modules };
   });
 }
 
@@ -113,7 +154,16 @@ export function findImportCycles(files: SourceFile[]): string[][] {
 }
 
 type Layer =
-  'routes' | 'use-cases' | 'data' | 'domain' | 'presenters' | 'workers' | 'auth' | 'wiring' | 'other';
+  | 'routes'
+  | 'use-cases'
+  | 'data'
+  | 'domain'
+  | 'transport'
+  | 'presenters'
+  | 'workers'
+  | 'auth'
+  | 'wiring'
+  | 'other';
 
 const LAYER_DIRS: Record<string, Layer> = {
   routes: 'routes',
@@ -122,6 +172,8 @@ const LAYER_DIRS: Record<string, Layer> = {
   'use-cases': 'use-cases',
   data: 'data',
   domain: 'domain',
+  /** Network protocol code: sockets, HTTP parsing and forwarding, outgoing HTTP clients. */
+  transport: 'transport',
   presenters: 'presenters',
   workers: 'workers',
   auth: 'auth',
@@ -143,23 +195,63 @@ export function layerOf(file: string): Layer {
   return WIRING_FILES.has(file) ? 'wiring' : 'other';
 }
 
-/**
- * What each layer may not import (value or type), per decision 29. Presenters may name a use case's result type
- * (`import type`), never call one: see {@link FORBIDDEN_VALUES}.
- */
+/** What presenters may name (`import type`) but never call: a use case's result type, a row type. */
 const FORBIDDEN_VALUES: Partial<Record<Layer, Layer[]>> = {
   presenters: ['use-cases', 'data'],
 };
 
+/**
+ * What each layer may not import (value or type), per decision 29. Presenters may name a use case's result type
+ * (`import type`), never call one: see {@link FORBIDDEN_VALUES}.
+ *
+ * `transport/` speaks the network's protocols for the layers above it and decides nothing itself: it may import
+ * domain rules, other transport modules and the plain top-level modules (env, …), nothing that holds data or
+ * answers a request. It may be imported by the wiring, by use cases (a delivery attempt sends through the HTTP
+ * sender) and by routes, which hand a client's request or socket over to it (the console router's agent
+ * routes). Domain, data, auth, presenters and workers may not: the rules stay free of sockets, the data layer
+ * talks to its stores through their own clients, and a worker reaches the network only through a use case.
+ */
 const FORBIDDEN: Partial<Record<Layer, Layer[]>> = {
   'use-cases': ['routes', 'presenters', 'workers', 'wiring'],
-  data: ['routes', 'presenters', 'workers', 'use-cases', 'wiring'],
-  domain: ['routes', 'presenters', 'workers', 'use-cases', 'data', 'auth', 'wiring'],
-  presenters: ['routes', 'workers', 'auth', 'wiring'],
+  data: ['routes', 'presenters', 'workers', 'use-cases', 'transport', 'wiring'],
+  domain: ['routes', 'presenters', 'workers', 'use-cases', 'data', 'transport', 'auth', 'wiring'],
+  transport: ['routes', 'presenters', 'workers', 'use-cases', 'data', 'auth', 'wiring'],
+  presenters: ['routes', 'workers', 'auth', 'transport', 'wiring'],
   routes: ['workers', 'data', 'wiring'],
-  workers: ['routes', 'wiring'],
-  auth: ['routes', 'presenters', 'workers', 'wiring'],
+  workers: ['routes', 'transport', 'wiring'],
+  auth: ['routes', 'presenters', 'workers', 'transport', 'wiring'],
 };
+
+/**
+ * Modules that do network I/O, which `domain/` may not load: Node's sockets and HTTP (with or without the
+ * `node:` prefix) and the Redis and queue clients. Their place is `transport/` (protocols) or `data/` (stores
+ * and queues).
+ */
+const IO_MODULES = new Set(['http', 'https', 'net', 'tls', 'dgram', 'bullmq', 'ioredis']);
+
+/**
+ * Value imports of an I/O module `domain/` may still make, by name: `node:net`'s address predicates, which
+ * read a string and open nothing (the URL and host guards judge addresses with them).
+ */
+const PURE_IO_EXPORTS: Record<string, ReadonlySet<string>> = {
+  net: new Set(['isIP', 'isIPv4', 'isIPv6']),
+};
+
+/**
+ * Why a domain file's import of a module breaks the no-I/O rule, or undefined when it does not. A type-only
+ * import counts as none: it is erased when compiled, loads nothing and can open nothing, and a rule may well
+ * describe what it judges in the types of the protocol it came by (a request's headers as `node:http` types
+ * them), as the database rule lets `domain/` name Prisma's row types. Whether the module is loaded is what
+ * matters, so a value import is refused unless each name it takes is one of {@link PURE_IO_EXPORTS}.
+ */
+function ioImportProblem(imported: ModuleImport): string | undefined {
+  const name = imported.specifier.replace(/^node:/, '');
+  if (!IO_MODULES.has(name) || imported.typeOnly) return undefined;
+  if (!imported.names) return imported.specifier;
+  const allowed = PURE_IO_EXPORTS[name];
+  const refused = imported.names.filter((n) => !allowed?.has(n));
+  return refused.length === 0 ? undefined : `${imported.specifier} (${refused.join(', ')})`;
+}
 
 /** Lines a source file may have before it must say at its top why it is one file. */
 export const LONG_FILE_LINES = 400;
@@ -168,8 +260,8 @@ export const LONG_FILE_MARKER = 'One file because';
 
 /**
  * Violations of the layout rule in one app's source tree: forbidden imports between layers, database access in
- * route handlers, value imports of the database in `domain/`, loose files directly under `use-cases/`, files over
- * {@link LONG_FILE_LINES} lines without a reason at the top, and import cycles.
+ * route handlers, value imports of the database or of network I/O modules in `domain/`, loose files directly
+ * under `use-cases/`, files over {@link LONG_FILE_LINES} lines without a reason at the top, and import cycles.
  */
 export function checkLayout(srcDir: string): LayoutViolation[] {
   const files = readSourceTree(srcDir);
@@ -198,6 +290,11 @@ export function checkLayout(srcDir: string): LayoutViolation[] {
           rule: 'domain must not use the database',
           detail: 'generated Prisma client (value import)',
         });
+      for (const imported of file.modules) {
+        const problem = ioImportProblem(imported);
+        if (problem)
+          violations.push({ file: file.path, rule: 'domain must not do network I/O', detail: problem });
+      }
     }
     if (layer === 'use-cases' && file.path.split('/').length < 3)
       violations.push({
