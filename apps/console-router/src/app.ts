@@ -14,18 +14,18 @@ import { createRequestIds } from './domain/request-ids';
 import { hostCheck, originRules } from './domain/request-origin';
 import { RouteActivity } from './domain/route-activity';
 import { parseAgentPath } from './domain/route-table';
-import { isListening } from './transport/agent-probe';
-import { ConsoleFront } from './transport/console-front';
-import { loadHttpParser, loadRequestMethods } from './transport/http-parser';
-import { clientErrorAnswer, problemAnswer } from './transport/problem-answer';
-import { createUpstreamProxy } from './transport/upstream-proxy';
 import type { ConsoleRouterConfig } from './env';
 import { agentProxyRoutes, hostNotAllowed } from './routes/agent-proxy.routes';
 import { healthRoutes } from './routes/health.routes';
 import { statusRoutes } from './routes/status.routes';
 import { RUNTIME_VERSION } from './runtime-version';
-import { agentUnavailable } from './use-cases/proxy/admit-console-request';
+import { isListening } from './transport/agent-probe';
+import { ConsoleFront } from './transport/console-front';
+import { loadHttpParser, loadRequestMethods } from './transport/http-parser';
+import { clientErrorAnswer, problemAnswer } from './transport/problem-answer';
+import { createUpstreamProxy } from './transport/upstream-proxy';
 import { consoleRouterReadinessChecks } from './use-cases/health/check-readiness';
+import { agentUnavailable } from './use-cases/proxy/admit-console-request';
 
 /** Operations the agent proxy answers in front of the operation router. */
 const PROXIED = [

@@ -7,39 +7,39 @@ import { createHttpApp, mountApiDocs, mountOperations, subscribeCredentialNotice
 import type { AppMetrics, Logger, Redis } from '@svc/service-kit';
 import type { Express } from 'express';
 import { accessGuard } from './auth/access-guard';
-import { stageGuard } from './auth/stage-guard';
 import { createAgentStanding, hubAgentStandingCheck } from './auth/agent-standing';
 import { createWorkflowCredentialResolver } from './auth/credential-resolver';
 import { createKeyIntrospector } from './auth/key-introspector';
 import { createMemberDirectory } from './auth/member-directory';
 import { createProjectDirectory } from './auth/project-directory';
+import { stageGuard } from './auth/stage-guard';
+import { createAssignmentWaiter } from './data/assignment.waiter';
 import { createWorkflowAudit } from './data/audit.repository';
-import { createDeliveryAttemptStore } from './data/delivery-attempts.batch';
 import { createContractIndex } from './data/contract-index.cache';
+import { createDeliveryAttemptStore } from './data/delivery-attempts.batch';
+import { createDeliveryQueue } from './data/delivery.queue';
+import type { DeliveryQueue } from './data/delivery.queue';
+import { createEngineQueue } from './data/reconcile.queue';
+import type { EngineQueue } from './data/reconcile.queue';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
 import { createArtifactValidatorCache } from './domain/artifact-schema-rules';
-import { createAssignmentWaiter } from './data/assignment.waiter';
-import { createDeliveryQueue } from './data/delivery.queue';
-import type { DeliveryQueue } from './data/delivery.queue';
 import { DEFAULT_DELIVERY_SETTINGS } from './domain/delivery-settings';
 import type { DeliverySettings } from './domain/delivery-settings';
 import { DEFAULT_ENGINE_SETTINGS } from './domain/engine-settings';
 import type { EngineSettings } from './domain/engine-settings';
-import { DeliveryAgentPool } from './transport/http-sender';
-import { createEngineQueue } from './data/reconcile.queue';
-import type { EngineQueue } from './data/reconcile.queue';
 import { createSigningSecretCache } from './domain/signing-secrets';
 import { registerInvocationGauge } from './domain/workflow-metrics';
 import type { DeliveryMetrics, SweeperMetrics } from './domain/workflow-metrics';
 import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
 import { assistHandlers } from './routes/assist.routes';
-import { invocationHandlers } from './routes/invocations.routes';
-import { preflightHandlers } from './routes/preflight.routes';
 import { contractHandlers } from './routes/contracts.routes';
 import { deliveryHandlers } from './routes/delivery.routes';
-import { runHandlers } from './routes/runs.routes';
+import { invocationHandlers } from './routes/invocations.routes';
+import { preflightHandlers } from './routes/preflight.routes';
+import { stageHandlers } from './routes/stages.routes';
 import { systemHandlers } from './routes/system.routes';
+import { DeliveryAgentPool } from './transport/http-sender';
 import { countInvocationsByState } from './use-cases/invocations/count-invocations-by-state';
 
 /** SQL migrations of the workflow database (same relative place from src/ and dist/). */
@@ -191,10 +191,10 @@ export function createWorkflowService(options: WorkflowAppOptions): WorkflowServ
             publicUrl: options.publicUrl,
           }),
           ...contractHandlers(deps),
-          ...invocationHandlers(deps),
+          ...invocationHandlers(deps, { validators, members }),
           ...preflightHandlers(deps),
           ...artifactSchemaHandlers(deps, validators),
-          ...runHandlers(deps, { validators, waiter, members }),
+          ...stageHandlers(deps, { waiter }),
           ...deliveryHandlers(deps),
           ...assistHandlers(deps, members),
         },

@@ -3,16 +3,16 @@ import type { Logger } from '@svc/service-kit';
 import type { HubInternalClient } from '@svc/contracts';
 import type { ProjectDirectory } from './auth/project-directory';
 import type { WorkflowAudit } from './data/audit.repository';
-import type { DeliveryAttemptStore } from './data/delivery-attempts.batch';
 import type { ContractIndex } from './data/contract-index.cache';
-import type { Db } from './db';
+import type { DeliveryAttemptStore } from './data/delivery-attempts.batch';
 import type { DeliveryQueue } from './data/delivery.queue';
+import type { EngineQueue } from './data/reconcile.queue';
+import type { Db } from './db';
 import type { DeliverySettings } from './domain/delivery-settings';
 import type { EngineSettings } from './domain/engine-settings';
-import type { DeliveryAgentPool } from './transport/http-sender';
-import type { EngineQueue } from './data/reconcile.queue';
 import type { SigningSecretCache } from './domain/signing-secrets';
 import type { DeliveryMetrics, SweeperMetrics } from './domain/workflow-metrics';
+import type { DeliveryAgentPool } from './transport/http-sender';
 
 /**
  * Everything a workflow use-case may need; built once in app wiring, passed explicitly. The caches live here

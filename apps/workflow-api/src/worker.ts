@@ -22,15 +22,15 @@ import type {
 } from '@svc/service-kit';
 import type { Express } from 'express';
 import { createWorkflowDeps } from './app';
+import { DELIVERY_QUEUE, createDeliveryQueue } from './data/delivery.queue';
+import { RECONCILE_QUEUE, createEngineQueue } from './data/reconcile.queue';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
-import { DELIVERY_QUEUE, createDeliveryQueue } from './data/delivery.queue';
 import type { DeliverySettings } from './domain/delivery-settings';
-import { DeliveryAgentPool } from './transport/http-sender';
 import type { EngineSettings } from './domain/engine-settings';
-import { RECONCILE_QUEUE, createEngineQueue } from './data/reconcile.queue';
 import { createDeliveryMetrics, createSweeperMetrics } from './domain/workflow-metrics';
 import { mountQueueDashboard } from './routes/queue-dashboard.routes';
+import { DeliveryAgentPool } from './transport/http-sender';
 import { DEFAULT_DELIVERY_CONCURRENCY, deliveryWorker } from './workers/delivery.worker';
 import { reconcileWorker } from './workers/reconcile.worker';
 import { startSweeper } from './workers/sweeper.worker';

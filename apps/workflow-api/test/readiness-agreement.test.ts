@@ -7,7 +7,7 @@ import { createDeliveryQueue } from '../src/data/delivery.queue';
 import { createEngineQueue } from '../src/data/reconcile.queue';
 import { createInvocation } from '../src/use-cases/invocations/create-invocation';
 import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
-import { launchInvocation } from '../src/use-cases/runs/launch-invocation';
+import { launchInvocation } from '../src/use-cases/invocations/launch-invocation';
 import {
   newProject,
   seedContract,

@@ -3,15 +3,15 @@ import type { Duplex } from 'node:stream';
 import { AppError } from '@svc/service-kit/http';
 import type { Logger } from '@svc/service-kit/http';
 import { corsHeaders, isPreflight, PREFLIGHT_HEADERS } from '../domain/cors';
+import type { ProxyStats } from '../domain/proxy-metrics';
+import type { RequestIds } from '../domain/request-ids';
 import { isAllowedOrigin } from '../domain/request-origin';
 import type { OriginRules } from '../domain/request-origin';
-import type { RequestIds } from '../domain/request-ids';
-import { problemAnswer, rawHttpAnswer } from '../transport/problem-answer';
 import { parseAgentPath } from '../domain/route-table';
 import type { AgentPath } from '../domain/route-table';
-import type { ProxyStats } from '../domain/proxy-metrics';
-import type { UpstreamProxy, UpstreamTarget } from '../transport/upstream-proxy';
 import type { ClientRequest, ClientResponse } from '../transport/client-exchange';
+import { problemAnswer, rawHttpAnswer } from '../transport/problem-answer';
+import type { UpstreamProxy, UpstreamTarget } from '../transport/upstream-proxy';
 import {
   admitConsoleRequest,
   admitRemembered,

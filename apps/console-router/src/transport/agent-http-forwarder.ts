@@ -1,6 +1,6 @@
-import type { ClientRequest, ClientResponse } from './client-exchange';
 import { AgentConnection } from './agent-connection';
 import type { AgentHttpForwarderOptions, ConnectionPool, ForwardTarget } from './agent-connection';
+import type { ClientRequest, ClientResponse } from './client-exchange';
 import type { HttpParserClass } from './http-parser';
 
 export type { AgentHttpForwarderOptions, ForwardTarget } from './agent-connection';

@@ -2,10 +2,10 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@svc/testing';
+import { parseAgentPath } from '../domain/route-table';
 import { ConsoleFront } from './console-front';
 import type { FrontRequest, FrontResponse } from './front-exchange';
 import { loadHttpParser, loadRequestMethods } from './http-parser';
-import { parseAgentPath } from '../domain/route-table';
 
 /**
  * The front on a real listening `http.Server`, over real sockets: agent routes (`/w/agents/…`) are answered by

@@ -1,12 +1,12 @@
 import { maxHeaderSize } from 'node:http';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { AgentPath } from '../domain/route-table';
 import { FrontConnection } from './front-connection';
 import type { FrontContext } from './front-connection';
-import type { FrontRequest, FrontResponse } from './front-exchange';
 import { keepAliveTail } from './front-exchange';
+import type { FrontRequest, FrontResponse } from './front-exchange';
 import type { HttpParserClass } from './http-parser';
-import type { AgentPath } from '../domain/route-table';
 
 export interface ConsoleFrontOptions {
   Parser: HttpParserClass;

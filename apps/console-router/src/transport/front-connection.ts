@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
+import type { AgentPath } from '../domain/route-table';
 import { FrontRequest, FrontResponse } from './front-exchange';
 import type { ExchangeOwner } from './front-exchange';
 import type { HttpParser, HttpParserClass, OnHeadersComplete } from './http-parser';
 import { clientErrorAnswer } from './problem-answer';
-import type { AgentPath } from '../domain/route-table';
 
 /** What a client connection needs from the front that accepted it (`ConsoleFront`). */
 export interface FrontContext {

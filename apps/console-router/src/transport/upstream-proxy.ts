@@ -5,15 +5,15 @@ import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 import { HOP_BY_HOP_HEADERS, connectionNominated } from '@svc/service-kit/http';
 import type { Logger } from '@svc/service-kit/http';
-import { AgentHttpForwarder } from './agent-http-forwarder';
-import type { ClientRequest, ClientResponse } from './client-exchange';
-import type { ForwardTarget } from './agent-http-forwarder';
-import { rawHttpAnswer } from './problem-answer';
-import type { ProblemAnswer } from './problem-answer';
-import type { HttpParserClass } from './http-parser';
 import type { ProxyStats } from '../domain/proxy-metrics';
 import { ACTIVITY_THROTTLE_MS } from '../domain/route-activity';
 import type { RouteActivity } from '../domain/route-activity';
+import { AgentHttpForwarder } from './agent-http-forwarder';
+import type { ForwardTarget } from './agent-http-forwarder';
+import type { ClientRequest, ClientResponse } from './client-exchange';
+import type { HttpParserClass } from './http-parser';
+import { rawHttpAnswer } from './problem-answer';
+import type { ProblemAnswer } from './problem-answer';
 
 /** Where one admitted request goes and what it carries (`x-svc-console-caller`, the agent's proxy key, the id). */
 export interface UpstreamTarget extends ForwardTarget {

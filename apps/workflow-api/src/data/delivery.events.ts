@@ -1,8 +1,8 @@
 import { newId } from '@svc/service-kit';
 import type { Db, Tx } from '../db';
-import type { Artifact, Invocation } from '../generated/prisma/client';
 import { deliveryBody } from '../domain/delivery-event';
 import type { DeliveryEventType } from '../domain/delivery-event';
+import type { Artifact, Invocation } from '../generated/prisma/client';
 import type { DeliveryJob, DeliveryQueue } from './delivery.queue';
 
 /**

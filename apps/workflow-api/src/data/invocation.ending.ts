@@ -1,11 +1,11 @@
 import type { Actor } from '@svc/auth';
 import type { Tx } from '../db';
 import type { WorkflowDeps } from '../deps';
-import type { DeliveryJob } from './delivery.queue';
 import type { InvocationCancellation, InvocationFailure } from '../domain/invocation-ending';
 import { OPEN_STAGE_STATES } from '../domain/invocation-states';
 import type { Invocation } from '../generated/prisma/client';
 import { recordDeliveryEvent } from './delivery.events';
+import type { DeliveryJob } from './delivery.queue';
 import { recordHandoffClosures } from './handoff-closures';
 
 export type Ending =

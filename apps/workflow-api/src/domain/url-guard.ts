@@ -4,8 +4,8 @@ import { AppError } from '@svc/service-kit';
 
 /**
  * SSRF guard for delivery URLs. A subscriber URL is checked when it is saved and again before every send; the
- * sender then connects only to the addresses checked here (see transport/http-sender.ts), so a DNS answer that changes
- * between the check and the connection cannot redirect a delivery into the private network.
+ * sender then connects only to the addresses checked here (see transport/http-sender.ts), so a DNS answer that
+ * changes between the check and the connection cannot redirect a delivery into the private network.
  */
 
 export type DeliveryUrlErrorCode =

@@ -1,20 +1,40 @@
+import type { ParticipantActor } from '@svc/auth';
 import { projectOf } from '../auth/access-guard';
+import type { MemberDirectory } from '../auth/member-directory';
 import type { WorkflowDeps } from '../deps';
+import type { ArtifactValidatorCache } from '../domain/artifact-schema-rules';
 import { parseCorrelationId, parseIdempotencyKey } from '../domain/invocation-request';
+import { presentEnvelope } from '../presenters/artifacts';
 import { presentInvocation, presentInvocationSummary } from '../presenters/invocations';
+import { cancelInvocation } from '../use-cases/invocations/cancel-invocation';
 import { createInvocation } from '../use-cases/invocations/create-invocation';
+import { decideApproval } from '../use-cases/invocations/decide-approval';
+import { getArtifact } from '../use-cases/invocations/get-artifact';
 import { getInvocation } from '../use-cases/invocations/get-invocation';
+import { launchInvocation } from '../use-cases/invocations/launch-invocation';
 import { listInvocations } from '../use-cases/invocations/list-invocations';
-import type { WorkflowHandlers } from './types';
+import { publishArtifact } from '../use-cases/invocations/publish-artifact';
 import { actorOf } from './types';
+import type { WorkflowHandlers } from './types';
 
 /** A repeatable query parameter arrives as one value or a list. */
 const listOf = <T>(value: T | T[] | undefined): T[] | undefined =>
   value === undefined ? undefined : Array.isArray(value) ? value : [value];
 
+/** The operations on `/invocations` and `/invocations/{invocationId}/…`: from invoke to the artifact. */
 export function invocationHandlers(
   deps: WorkflowDeps,
-): WorkflowHandlers<'createInvocation' | 'getInvocation' | 'listInvocations'> {
+  extra: { validators: ArtifactValidatorCache; members: MemberDirectory },
+): WorkflowHandlers<
+  | 'createInvocation'
+  | 'getInvocation'
+  | 'listInvocations'
+  | 'launchInvocation'
+  | 'cancelInvocation'
+  | 'decideInvocationApproval'
+  | 'getInvocationArtifact'
+  | 'publishInvocationArtifact'
+> {
   return {
     async listInvocations(ctx) {
       const q = ctx.query;
@@ -51,6 +71,60 @@ export function invocationHandlers(
     async getInvocation(ctx) {
       const { invocation, details } = await getInvocation(deps, projectOf(ctx).id, ctx.params.invocationId);
       return { status: 200, body: { data: presentInvocation(invocation, details) } };
+    },
+    async launchInvocation(ctx) {
+      const { invocation, details, accepted, launch } = await launchInvocation(
+        deps,
+        actorOf(ctx.actor),
+        projectOf(ctx),
+        ctx.params.invocationId,
+        ctx.requestId,
+      );
+      const body = { data: presentInvocation(invocation, details), launch };
+      return accepted ? { status: 202, body } : { status: 200, body };
+    },
+    async cancelInvocation(ctx) {
+      const body = (ctx.body ?? {}) as { reason?: string };
+      const { invocation, details } = await cancelInvocation(
+        deps,
+        actorOf(ctx.actor),
+        projectOf(ctx),
+        ctx.params.invocationId,
+        body.reason,
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: presentInvocation(invocation, details) } };
+    },
+    async decideInvocationApproval(ctx) {
+      const { invocation, details } = await decideApproval(
+        deps,
+        extra.members,
+        actorOf(ctx.actor) as ParticipantActor,
+        projectOf(ctx),
+        ctx.params.invocationId,
+        {
+          decision: ctx.body.decision,
+          ...(ctx.body.comment !== undefined ? { comment: ctx.body.comment } : {}),
+        },
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: presentInvocation(invocation, details) } };
+    },
+    async getInvocationArtifact(ctx) {
+      const artifact = await getArtifact(deps, projectOf(ctx).id, ctx.params.invocationId);
+      return { status: 200, body: { data: presentEnvelope(artifact) } };
+    },
+    async publishInvocationArtifact(ctx) {
+      const { artifact, replayed } = await publishArtifact(
+        deps,
+        extra.validators,
+        actorOf(ctx.actor),
+        projectOf(ctx),
+        ctx.params.invocationId,
+        ctx.body,
+        ctx.requestId,
+      );
+      return { status: replayed ? 200 : 201, body: { data: presentEnvelope(artifact) } };
     },
   };
 }

@@ -5,9 +5,9 @@ import tls from 'node:tls';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
+import type { DeliveryResult } from '../domain/delivery-result';
 import { DeliveryUrlError, checkDeliveryUrl } from '../domain/url-guard';
 import type { CheckedDeliveryUrl, DeliveryResolver, ResolvedAddress } from '../domain/url-guard';
-import type { DeliveryResult } from '../domain/delivery-result';
 
 /**
  * Sends one delivery: re-checks the URL, connects only to the checked addresses, POSTs once, never follows a

@@ -1,8 +1,8 @@
 import { DelayedError } from 'bullmq';
 import type { WorkerDefinition } from '@svc/service-kit';
-import type { WorkflowDeps } from '../deps';
 import { DELIVERY_QUEUE } from '../data/delivery.queue';
 import type { DeliveryJob } from '../data/delivery.queue';
+import type { WorkflowDeps } from '../deps';
 import { attemptDelivery } from '../use-cases/delivery/attempt-delivery';
 
 /** Deliveries one worker process attempts at once (`WORKFLOW_DELIVERY_CONCURRENCY` sets it). */

@@ -1,8 +1,8 @@
 import type { WorkerDefinition } from '@svc/service-kit';
-import type { WorkflowDeps } from '../deps';
 import { RECONCILE_QUEUE } from '../data/reconcile.queue';
 import type { ReconcileJob } from '../data/reconcile.queue';
-import { reconcileInvocation } from '../use-cases/runs/reconcile-invocation';
+import type { WorkflowDeps } from '../deps';
+import { reconcileInvocation } from '../use-cases/engine/reconcile-invocation';
 
 /** Longest a reconcile job may take (its transaction alone is bounded at 30 s, plus 10 s to start). */
 const RECONCILE_DEADLINE_MS = 45_000;

@@ -1,6 +1,6 @@
 import { withDeadline } from '@svc/service-kit';
 import type { WorkflowDeps } from '../deps';
-import { newSweepState, sweepOnce } from '../use-cases/runs/sweep-outbox';
+import { newSweepState, sweepOnce } from '../use-cases/engine/sweep-outbox';
 
 /** Longest one sweep pass may take before the next one is scheduled regardless. */
 const SWEEP_DEADLINE_MS = 60_000;

@@ -1,10 +1,10 @@
 import { deliveryHeaders } from '@svc/contracts';
 import { SpanKind, SpanStatusCode, inSpan, newId, traceHeaders } from '@svc/service-kit';
-import type { WorkflowDeps } from '../../deps';
 import type { DeliveryTrigger } from '../../data/delivery.queue';
+import type { WorkflowDeps } from '../../deps';
 import { EXHAUSTIONS_BEFORE_DISABLE } from '../../domain/delivery-settings';
-import { sendDelivery } from '../../transport/http-sender';
 import type { DeliverySubscription } from '../../generated/prisma/client';
+import { sendDelivery } from '../../transport/http-sender';
 
 export type AttemptOutcome =
   | { kind: 'done' }

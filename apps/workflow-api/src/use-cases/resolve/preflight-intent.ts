@@ -1,8 +1,8 @@
 import type { WorkflowApi } from '@svc/contracts';
 import { assistedContractRoute } from '../../data/assist-route.lookups';
-import { assessLaunchReadiness } from '../../data/launch.readiness';
 import type { WorkflowDeps } from '../../deps';
 import type { AssistCaller } from '../assist/suggest-contract';
+import { assessLaunchReadiness } from './assess-launch-readiness';
 import { resolveIntentAssisted } from './resolve-intent';
 import type { ResolveInput } from './resolve-intent';
 

@@ -1,6 +1,6 @@
 import { newId } from '@svc/service-kit';
-import type { WorkflowDeps } from '../../deps';
 import type { ReconcileJob } from '../../data/reconcile.queue';
+import type { WorkflowDeps } from '../../deps';
 import { newDeliverySweepState, sweepDeliveries } from '../delivery/sweep-deliveries';
 import type { DeliverySweepState } from '../delivery/sweep-deliveries';
 import { closeStageHandoffs } from './close-stage-handoffs';

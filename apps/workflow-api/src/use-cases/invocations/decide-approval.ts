@@ -4,14 +4,14 @@ import { AppError, conflict } from '@svc/service-kit';
 import type { MemberDirectory } from '../../auth/member-directory';
 import type { ProjectRef } from '../../auth/project-directory';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { lockInvocation } from '../../data/invocations.locks';
 import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
+import type { ReconcileJob } from '../../data/reconcile.queue';
 import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { DeliveryJob } from '../../data/delivery.queue';
 import { invocationNotFound } from '../../domain/errors';
-import type { ReconcileJob } from '../../data/reconcile.queue';
 
 export type ApprovalInput = WorkflowApi.components['schemas']['RunsApprovalRequest'];
 

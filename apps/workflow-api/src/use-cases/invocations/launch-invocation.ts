@@ -2,11 +2,10 @@ import type { Actor } from '@svc/auth';
 import type { WorkflowApi } from '@svc/contracts';
 import { AppError } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
-import { lockInvocation } from '../../data/invocations.locks';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
-import { assessLaunchReadiness } from '../../data/launch.readiness';
-import type { LaunchReadiness } from '../../data/launch.readiness';
+import { lockInvocation } from '../../data/invocations.locks';
 import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
+import type { ReconcileJob } from '../../data/reconcile.queue';
 import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
@@ -14,8 +13,9 @@ import type { Blocker } from '../../domain/blockers';
 import { invocationNotFound } from '../../domain/errors';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import { isTerminal } from '../../domain/invocation-states';
-import type { ReconcileJob } from '../../data/reconcile.queue';
 import type { Invocation } from '../../generated/prisma/client';
+import { assessLaunchReadiness } from '../resolve/assess-launch-readiness';
+import type { LaunchReadiness } from '../resolve/assess-launch-readiness';
 
 export type LaunchReport = WorkflowApi.components['schemas']['RunsLaunchResponse']['launch'];
 

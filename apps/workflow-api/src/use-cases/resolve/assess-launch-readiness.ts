@@ -1,10 +1,10 @@
-import type { WorkflowDeps } from '../deps';
-import { eligibleOwners, launchOutcomeOf, withEffect } from '../domain/blockers';
-import type { Blocker, LaunchOutcome } from '../domain/blockers';
-import { spawnPolicyBlockers } from '../domain/owner-spawn';
-import type { RouteTemplate } from '../domain/template-definition';
-import { readSpawnReadiness } from './owner-spawns.hub';
-import { templateReadiness } from './route.readiness';
+import { readSpawnReadiness } from '../../data/owner-spawns.hub';
+import { templateReadiness } from '../../data/route.readiness';
+import type { WorkflowDeps } from '../../deps';
+import { eligibleOwners, launchOutcomeOf, withEffect } from '../../domain/blockers';
+import type { Blocker, LaunchOutcome } from '../../domain/blockers';
+import { spawnPolicyBlockers } from '../../domain/owner-spawn';
+import type { RouteTemplate } from '../../domain/template-definition';
 
 const HUB_TIMEOUT_MS = 5_000;
 

@@ -7,10 +7,10 @@ import {
   redactText,
   withOwnedStage,
 } from '../../data/run-stage.ownership';
+import type { ReconcileJob } from '../../data/reconcile.queue';
 import { loadStageAssignment } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { ReconcileJob } from '../../data/reconcile.queue';
 
 /** Completes the stage (idempotent) and queues the reconcile that moves the run on. */
 export async function completeStage(

@@ -3,15 +3,15 @@
 // that context across modules for no reader's benefit.
 import { newId, withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { recordHandoffClosures } from '../../data/handoff-closures';
+import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
-import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import { eligibleOwners, noStageOwnerBlocker, runHubUnreachable, withEffect } from '../../domain/blockers';
 import type { Blocker } from '../../domain/blockers';
-import type { DeliveryJob } from '../../data/delivery.queue';
 import { failureOf, isFailable } from '../../domain/invocation-ending';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
 import type { Invocation, RunStage } from '../../generated/prisma/client';

@@ -5,19 +5,19 @@ import { AppError, canonicalHash, conflict, newId, redactValue } from '@svc/serv
 import type { ProjectRef } from '../../auth/project-directory';
 import { findArtifactSchema } from '../../data/artifact-schemas.lookups';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
+import type { DeliveryJob } from '../../data/delivery.queue';
+import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
-import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import { checkPayload } from '../../domain/artifact-schema-rules';
 import type { ArtifactValidatorCache, PayloadError } from '../../domain/artifact-schema-rules';
-import type { DeliveryJob } from '../../data/delivery.queue';
 import { invocationNotFound } from '../../domain/errors';
 import { failureOf, isFailable, rejectionsExceeded } from '../../domain/invocation-ending';
 import type { RouteTemplate } from '../../domain/template-definition';
-import { closeInvocationHandoffs } from './close-stage-handoffs';
 import type { Artifact, ArtifactSchema, Invocation, WorkflowRun } from '../../generated/prisma/client';
+import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
 
 export type PublishBody = WorkflowApi.components['schemas']['ArtifactPublishRequest'];
 

@@ -1,10 +1,13 @@
 import type { AgentActor } from '@svc/auth';
+import type { AssignmentWaiter } from '../../data/assignment.waiter';
 import { loadStageAssignments } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { AssignmentWaiter } from '../../data/assignment.waiter';
 import { OPEN_STAGE_STATES } from '../../domain/invocation-states';
 import type { RunStage } from '../../generated/prisma/client';
+
+/** Named here for the route that passes the waiter in (routes do not import `data/`). */
+export type { AssignmentWaiter };
 
 /** The caller's open stages, oldest assignment first (at most 100). */
 async function openStagesOf(deps: WorkflowDeps, actor: AgentActor): Promise<RunStage[]> {

@@ -1,17 +1,17 @@
 import type { AgentActor } from '@svc/auth';
 import { dispatchDeliveries } from '../../data/delivery.events';
-import { endInvocation } from '../../data/invocation.ending';
+import type { DeliveryJob } from '../../data/delivery.queue';
+import { recordHandoffClosures } from '../../data/handoff-closures';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import { endInvocation } from '../../data/invocation.ending';
 import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
+import type { ReconcileJob } from '../../data/reconcile.queue';
 import { assertOpen, recordStage, redactText, withOwnedStage } from '../../data/run-stage.ownership';
 import { loadStageAssignment } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { DeliveryJob } from '../../data/delivery.queue';
 import { failureOf, withinStageRetries } from '../../domain/invocation-ending';
-import type { ReconcileJob } from '../../data/reconcile.queue';
-import { recordHandoffClosures } from '../../data/handoff-closures';
-import { closeInvocationHandoffs } from './close-stage-handoffs';
+import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
 
 /**
  * The owner reports its stage failed. Within the template's `stage_failure_retries` the stage is released

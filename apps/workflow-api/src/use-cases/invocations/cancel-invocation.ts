@@ -3,14 +3,14 @@ import type { Actor } from '@svc/auth';
 import { conflict, redactValue } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
 import { dispatchDeliveries } from '../../data/delivery.events';
+import type { DeliveryJob } from '../../data/delivery.queue';
 import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
 import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
-import type { DeliveryJob } from '../../data/delivery.queue';
 import { invocationNotFound } from '../../domain/errors';
-import { closeInvocationHandoffs } from './close-stage-handoffs';
+import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
 
 /**
  * Cancel: any non-terminal invocation ends `cancelled` (stages closed, owners released, run ended,

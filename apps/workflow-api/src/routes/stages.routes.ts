@@ -1,0 +1,100 @@
+import type { AgentActor } from '@svc/auth';
+import { AppError } from '@svc/service-kit';
+import type { WorkflowDeps } from '../deps';
+import { presentAssignment, presentEvidence } from '../presenters/stages';
+import { claimStage } from '../use-cases/stages/claim-stage';
+import { clearStageBlocker } from '../use-cases/stages/clear-stage-blocker';
+import { completeStage } from '../use-cases/stages/complete-stage';
+import { failStage } from '../use-cases/stages/fail-stage';
+import { heartbeatStage } from '../use-cases/stages/heartbeat-stage';
+import { listMyStages } from '../use-cases/stages/list-my-stages';
+import type { AssignmentWaiter } from '../use-cases/stages/list-my-stages';
+import { reportStageBlocker } from '../use-cases/stages/report-stage-blocker';
+import { submitStageEvidence } from '../use-cases/stages/submit-stage-evidence';
+import { actorOf } from './types';
+import type { WorkflowHandlers } from './types';
+
+function agentOf(actor: ReturnType<typeof actorOf>): AgentActor {
+  if (actor.kind !== 'agent')
+    throw new AppError({ status: 403, code: 'actor_not_allowed', detail: 'Agents only.' });
+  return actor;
+}
+
+/** The agent-stage operations (`/agents/me/workflow-stages…`): an agent's own stages of workflow runs. */
+export function stageHandlers(
+  deps: WorkflowDeps,
+  extra: { waiter: AssignmentWaiter },
+): WorkflowHandlers<
+  | 'listMyWorkflowStages'
+  | 'claimWorkflowStage'
+  | 'heartbeatWorkflowStage'
+  | 'reportWorkflowStageBlocker'
+  | 'clearWorkflowStageBlocker'
+  | 'submitWorkflowStageEvidence'
+  | 'failWorkflowStage'
+  | 'completeWorkflowStage'
+> {
+  const stageResponse = (record: Parameters<typeof presentAssignment>[0]) => ({
+    status: 200 as const,
+    body: { data: presentAssignment(record, deps.engine) },
+  });
+  return {
+    async listMyWorkflowStages(ctx) {
+      const abort = new AbortController();
+      const onClose = () => abort.abort();
+      ctx.res.on('close', onClose);
+      try {
+        const records = await listMyStages(
+          deps,
+          extra.waiter,
+          agentOf(actorOf(ctx.actor)),
+          ctx.query.wait ?? 0,
+          abort.signal,
+        );
+        return {
+          status: 200,
+          body: { data: records.map((record) => presentAssignment(record, deps.engine)) },
+        };
+      } finally {
+        ctx.res.off('close', onClose);
+      }
+    },
+    async claimWorkflowStage(ctx) {
+      return stageResponse(await claimStage(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId));
+    },
+    async heartbeatWorkflowStage(ctx) {
+      const body = (ctx.body ?? {}) as { progress?: string };
+      return stageResponse(
+        await heartbeatStage(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId, body.progress),
+      );
+    },
+    async reportWorkflowStageBlocker(ctx) {
+      return stageResponse(
+        await reportStageBlocker(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId, ctx.body.reason),
+      );
+    },
+    async clearWorkflowStageBlocker(ctx) {
+      return stageResponse(await clearStageBlocker(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId));
+    },
+    async submitWorkflowStageEvidence(ctx) {
+      const evidence = await submitStageEvidence(
+        deps,
+        agentOf(actorOf(ctx.actor)),
+        ctx.params.stageId,
+        ctx.body,
+      );
+      return { status: 201, body: { data: presentEvidence(evidence) } };
+    },
+    async failWorkflowStage(ctx) {
+      return stageResponse(
+        await failStage(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId, ctx.body.reason),
+      );
+    },
+    async completeWorkflowStage(ctx) {
+      const body = (ctx.body ?? {}) as { summary?: string };
+      return stageResponse(
+        await completeStage(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId, body.summary),
+      );
+    },
+  };
+}
