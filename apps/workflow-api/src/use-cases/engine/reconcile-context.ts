@@ -1,0 +1,59 @@
+import type { DeliveryJob } from '../../data/delivery.queue';
+import type { Tx } from '../../db';
+import type { WorkflowDeps } from '../../deps';
+import type { Blocker } from '../../domain/blockers';
+import type { Invocation } from '../../generated/prisma/client';
+
+/**
+ * What the steps of one reconcile pass share: the invocation, locked for the pass's transaction and kept up to
+ * date as the steps change it, the pass's clock, and what is to be done after the commit.
+ */
+export interface ReconcileContext {
+  deps: WorkflowDeps;
+  tx: Tx;
+  invocation: Invocation;
+  now: Date;
+  /** Agents that got a new stage (told after the commit). */
+  assignedAgents: string[];
+  /** Delivery rows written in this transaction, enqueued after the commit. */
+  deliveryJobs: DeliveryJob[];
+  /** Whether hub handoffs were recorded to be closed (cancelled at the hub after the commit). */
+  closesHandoffs: boolean;
+}
+
+export type InvocationPatch = Partial<
+  Pick<
+    Invocation,
+    'state' | 'attention' | 'attentionReason' | 'launchedAt' | 'approvalRequired' | 'completedAt'
+  >
+> & { blockers?: Blocker[] };
+
+/** Writes `patch` to the invocation; the steps after this one read the updated row from the context. */
+export async function updateInvocation(ctx: ReconcileContext, patch: InvocationPatch): Promise<void> {
+  const { blockers, ...rest } = patch;
+  ctx.invocation = await ctx.tx.invocation.update({
+    where: { id: ctx.invocation.id },
+    data: { ...rest, ...(blockers !== undefined ? { blockers: blockers as never } : {}) },
+  });
+}
+
+/** The engine's audit event about the invocation, or about one of its stages when `targetId` names it. */
+export async function auditEngineEvent(
+  ctx: ReconcileContext,
+  action: string,
+  data: Record<string, unknown>,
+  targetId?: string,
+): Promise<void> {
+  await ctx.deps.audit.record(
+    {
+      workspaceId: ctx.invocation.workspaceId,
+      projectId: ctx.invocation.projectId,
+      actor: { kind: 'service', service: 'workflow-engine' },
+      action,
+      targetType: targetId ? 'run_stage' : 'invocation',
+      targetId: targetId ?? ctx.invocation.id,
+      data: { invocation_id: ctx.invocation.id, ...data },
+    },
+    ctx.tx,
+  );
+}
