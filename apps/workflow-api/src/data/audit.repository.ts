@@ -15,25 +15,64 @@ export interface WorkflowAuditEntry {
   requestId?: string;
 }
 
+/** The stored row of an entry (without its time, which the table or the statement sets). */
+function auditRow(entry: WorkflowAuditEntry, id: string) {
+  const actor = actorIdentity(entry.actor);
+  return {
+    id,
+    workspaceId: entry.workspaceId,
+    projectId: entry.projectId ?? null,
+    actorKind: actor.kind,
+    actorId: actor.id,
+    action: entry.action,
+    targetType: entry.targetType ?? null,
+    targetId: entry.targetId ?? null,
+    data: redactValue(entry.data ?? {}) as object,
+    requestId: entry.requestId ?? null,
+  };
+}
+
+/**
+ * The audit event's `INSERT` as a part of a caller's own SQL statement (a data-modifying CTE), with its
+ * values in parameters `$<first>` to `$<first + 10>` and written only when `condition` holds. For a hot path
+ * whose rows and event go to the database in one prepared statement (invoke, decision 62): the event commits
+ * or is left out with the rows, in the same round trip. The text is fixed once the caller has numbered it, as
+ * a named prepared statement needs.
+ */
+export function auditEventInsert(first: number, condition: string): string {
+  const $ = (i: number) => `$${first + i}`;
+  return `INSERT INTO audit_events (id, workspace_id, project_id, actor_kind, actor_id, action, target_type,
+        target_id, data, request_id, created_at)
+      SELECT ${$(0)}, ${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}, ${$(8)}::jsonb, ${$(9)},
+        ${$(10)}::timestamptz
+      WHERE ${condition}`;
+}
+
 /** Append-only record of workflow changes; the repository offers no update or delete. */
 export function createWorkflowAudit(db: Db) {
   return {
     async record(entry: WorkflowAuditEntry, tx: Pick<Db, 'auditEvent'> = db): Promise<void> {
-      const actor = actorIdentity(entry.actor);
-      await tx.auditEvent.create({
-        data: {
-          id: newId('aud'),
-          workspaceId: entry.workspaceId,
-          projectId: entry.projectId ?? null,
-          actorKind: actor.kind,
-          actorId: actor.id,
-          action: entry.action,
-          targetType: entry.targetType ?? null,
-          targetId: entry.targetId ?? null,
-          data: redactValue(entry.data ?? {}) as object,
-          requestId: entry.requestId ?? null,
-        },
-      });
+      await tx.auditEvent.create({ data: auditRow(entry, newId('aud')) });
+    },
+    /**
+     * The values of {@link auditEventInsert} for `entry`: the row {@link record} writes, dated `at` (its id
+     * too), for a caller that writes the event in its own statement.
+     */
+    statementValues(entry: WorkflowAuditEntry, at: Date): unknown[] {
+      const row = auditRow(entry, newId('aud', at.getTime()));
+      return [
+        row.id,
+        row.workspaceId,
+        row.projectId,
+        row.actorKind,
+        row.actorId,
+        row.action,
+        row.targetType,
+        row.targetId,
+        JSON.stringify(row.data),
+        row.requestId,
+        at.toISOString(),
+      ];
     },
   };
 }

@@ -2,12 +2,13 @@ import { actorIdentity } from '@svc/auth';
 import type { Actor } from '@svc/auth';
 import { invocationFingerprint, normalizeInvocationRequest } from '@svc/contracts';
 import type { WorkflowApi } from '@svc/contracts';
-import { AppError, assertStorableText, newId, redactValue } from '@svc/service-kit';
+import { AppError, assertStorableText, newId } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
+import { assistedContractRoute } from '../../data/assist-route.lookups';
+import { auditEventInsert } from '../../data/audit.repository';
 import type { WorkflowDeps } from '../../deps';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import type { Invocation } from '../../generated/prisma/client';
-import { assistedContractRoute } from '../../data/assist-route.lookups';
 import type { AssistCaller } from '../assist/suggest-contract';
 import { resolveIntentAssisted } from '../resolve/resolve-intent';
 
@@ -120,10 +121,14 @@ async function decideInvocationRoute(
   };
 }
 
+/** Where the values of the `invocation.created` audit event begin in {@link INSERT_INVOCATION}. */
+const AUDIT_FIRST_PARAMETER = 17;
+
 /**
  * Invoke's one statement: the invocation, the template's first use and the `invocation.created` audit event
- * (`INSERT … ON CONFLICT (project_id, idempotency_key) DO NOTHING` with data-modifying CTEs). A named prepared
- * statement on the pool: each connection parses and plans it once, and an invoke sends only its values.
+ * (`INSERT … ON CONFLICT (project_id, idempotency_key) DO NOTHING` with data-modifying CTEs; the event is the
+ * audit recorder's part, written only when the invocation was). A named prepared statement on the pool: each
+ * connection parses and plans it once, and an invoke sends only its values.
  */
 const INSERT_INVOCATION = {
   name: 'invocation_create',
@@ -144,11 +149,7 @@ const INSERT_INVOCATION = {
       RETURNING id
     ),
     audited AS (
-      INSERT INTO audit_events (id, workspace_id, project_id, actor_kind, actor_id, action, target_type,
-        target_id, data, request_id, created_at)
-      SELECT $17, $2, $3, $13, $14, 'invocation.created', 'invocation', ins.id, $18::jsonb, $19,
-        $15::timestamptz
-      FROM ins
+      ${auditEventInsert(AUDIT_FIRST_PARAMETER, 'EXISTS (SELECT 1 FROM ins)')}
       RETURNING id
     )
     SELECT id FROM ins`,
@@ -207,10 +208,6 @@ export async function createInvocation(
     const now = deps.now();
     const id = newId('inv', now.getTime());
     const keyExpiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_RETENTION_MS);
-    const auditData = redactValue({
-      correlation_id: input.correlationId,
-      route,
-    }) as object;
     const nowIso = now.toISOString();
     const inserted = await deps.pool.query<{ id: string }>({
       name: INSERT_INVOCATION.name,
@@ -232,9 +229,19 @@ export async function createInvocation(
         who.id,
         nowIso,
         keyExpiresAt.toISOString(),
-        newId('aud', now.getTime()),
-        JSON.stringify(auditData),
-        input.requestId ?? null,
+        ...deps.audit.statementValues(
+          {
+            workspaceId: project.workspace.id,
+            projectId: project.id,
+            actor,
+            action: 'invocation.created',
+            targetType: 'invocation',
+            targetId: id,
+            data: { correlation_id: input.correlationId, route },
+            requestId: input.requestId,
+          },
+          now,
+        ),
       ],
     });
     if (inserted.rows.length > 0) {
