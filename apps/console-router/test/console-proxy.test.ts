@@ -1,6 +1,7 @@
 import { deriveConsoleProxyKey } from '@svc/auth';
-import type { NodeProcess } from '@svc/testing';
 import WebSocket from 'ws';
+import { eventually } from '@svc/testing';
+import type { NodeProcess } from '@svc/testing';
 import { ConsoleStack } from './support/stack';
 import type { InProcessRouter, RegisteredAgent } from './support/stack';
 import {
@@ -123,21 +124,24 @@ describe('a live agent route', () => {
     });
     expect(sent.status).toBe(202);
     const seq = (sent.body?.data as { seq: number }).seq;
-    let reply: { text: string; author: { kind: string } } | undefined;
-    for (let i = 0; i < 100 && !reply; i++) {
-      const list = await request(routeOf(agent.id, `/chat/messages?after=${seq - 1}`), {
-        headers: bearer(ownerToken()),
-      });
-      const data = list.body?.data as {
-        text: string;
-        in_reply_to: number | null;
-        author: { kind: string };
-      }[];
-      reply = data.find((m) => m.in_reply_to === seq);
-      if (!reply) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(reply?.author.kind).toBe('agent');
-    expect(reply?.text).toContain('You asked: "what are you doing?"');
+    const reply = await eventually(
+      async () => {
+        const list = await request(routeOf(agent.id, `/chat/messages?after=${seq - 1}`), {
+          headers: bearer(ownerToken()),
+        });
+        const data = list.body?.data as {
+          text: string;
+          in_reply_to: number | null;
+          author: { kind: string };
+        }[];
+        return data.find((m) => m.in_reply_to === seq);
+      },
+      5_000,
+      "the agent's reply",
+      { intervalMs: 50 },
+    );
+    expect(reply.author.kind).toBe('agent');
+    expect(reply.text).toContain('You asked: "what are you doing?"');
   });
 });
 

@@ -1,7 +1,14 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { freePort, metricValue, parseMetrics, startBuiltEntryPoint, waitUntilReady } from '@svc/testing';
+import {
+  eventually,
+  freePort,
+  metricValue,
+  parseMetrics,
+  startBuiltEntryPoint,
+  waitUntilReady,
+} from '@svc/testing';
 import type { MetricSample, NodeProcess } from '@svc/testing';
 import WebSocket, { WebSocketServer } from 'ws';
 import { PUBLIC_ORIGIN, bearer, closed, openSocket, request } from './support/clients';
@@ -120,13 +127,11 @@ describe('console router /metrics', () => {
 
     ws.close();
     await closed(ws);
-    let open: number | undefined;
-    for (let i = 0; i < 50; i++) {
-      open = metricValue(await scrape(router.url), 'svc_console_router_open_websockets');
-      if (open === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(open).toBe(0);
+    await eventually(
+      async () => metricValue(await scrape(router.url), 'svc_console_router_open_websockets') === 0,
+      5_000,
+      'no open WebSocket in the metrics',
+    );
     // Counters only grow: the same totals a scrape later.
     const after = await scrape(router.url);
     expect(metricValue(after, 'svc_console_router_proxied_requests_total', { kind: 'http' })).toBe(

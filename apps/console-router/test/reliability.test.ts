@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { freePort, sleep, startBuiltEntryPoint, waitUntilReady } from '@svc/testing';
+import { eventually, freePort, sleep, startBuiltEntryPoint, waitUntilReady } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
 import { PUBLIC_ORIGIN, bearer, closed, openSocket, request, startEchoAgent } from './support/clients';
 import type { EchoAgent } from './support/clients';
@@ -35,14 +35,17 @@ async function inBatches(total: number, size: number, attempt: (i: number) => Pr
   }
 }
 
-/** Waits until the router's descriptors come back to at most `limit`; returns the last count. */
-async function settle(limit: number): Promise<number> {
-  let count = fds();
-  for (let i = 0; i < 100 && count > limit; i++) {
-    await sleep(100);
-    count = fds();
-  }
-  return count;
+/** Waits until the router's descriptors come back to at most `limit`; returns that count. */
+function settle(limit: number): Promise<number> {
+  return eventually(
+    () => {
+      const count = fds();
+      return count <= limit && count;
+    },
+    10_000,
+    `the router's descriptors back to at most ${limit}`,
+    { describe: () => `open now: ${fds()}` },
+  );
 }
 
 beforeAll(async () => {
@@ -156,9 +159,7 @@ test('when clients reset their connections during upgrades, then the router does
       (r) => r.agent_id === live.id,
     )?.open_sockets;
   };
-  const deadline = Date.now() + 5_000;
-  while ((await openSockets()) !== 0 && Date.now() < deadline) await sleep(100);
-  expect(await openSockets()).toBe(0);
+  await eventually(async () => (await openSockets()) === 0, 5_000, "the route's open sockets closed");
 });
 
 test('when a WebSocket carries no bytes either way for CONSOLE_ROUTER_WS_IDLE_MS, then the router closes it', async () => {
@@ -170,7 +171,7 @@ test('when a WebSocket carries no bytes either way for CONSOLE_ROUTER_WS_IDLE_MS
   // sweep, the socket is closed.
   expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
   // The router's log line reaches this process through a pipe, a moment after the close.
-  const deadline = Date.now() + 3_000;
-  while (!router.stdout().includes('idle WebSocket closed') && Date.now() < deadline) await sleep(50);
-  expect(router.stdout()).toContain('idle WebSocket closed');
+  await eventually(() => router.stdout().includes('idle WebSocket closed'), 3_000, 'the idle close logged', {
+    intervalMs: 50,
+  });
 });

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { workflowWorkerDocument } from '@svc/contracts';
 import {
-  caseTitle,
   casesByOperation,
+  caseTitle,
   checkAccessCase,
   createMatrixCoverage,
   createTestDatabase,
@@ -11,6 +11,7 @@ import {
   generateAccessMatrix,
   nonEmpty,
   startBuiltEntryPoint,
+  testRedisUrl,
   waitUntilLive,
 } from '@svc/testing';
 import type { MatrixTarget, NodeProcess } from '@svc/testing';
@@ -46,7 +47,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}`;
   worker = startBuiltEntryPoint(path.resolve(__dirname, '..'), 'dist/worker-main.js', {
     DATABASE_URL: db.url,
-    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_URL: testRedisUrl(),
     HUB_SERVICE_TOKEN: `svs_${randomBytes(32).toString('base64url')}`,
     WORKFLOW_QUEUE_PREFIX: `t${randomBytes(3).toString('hex')}`,
     WORKFLOW_WORKER_PORT: String(port),

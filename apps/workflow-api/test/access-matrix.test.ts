@@ -12,8 +12,8 @@ import {
   generateAccessMatrix,
 } from '@svc/testing';
 import type { CredentialFactories, KnownDeviation, MatrixTarget } from '@svc/testing';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 /**
  * The unauthorized matrix of the Workflow API, generated from `x-svc-actors` / `x-svc-scopes` of its document for

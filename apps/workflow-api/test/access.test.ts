@@ -1,5 +1,5 @@
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 let s: WorkflowTestStack;
 beforeAll(async () => {

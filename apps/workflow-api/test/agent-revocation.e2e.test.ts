@@ -3,11 +3,14 @@ import {
   createHubDatabase,
   createHubWorkspace,
   createWorkflowDatabase,
+  eventually,
   newServiceToken,
   registerLiveRuntimeHost,
   registerStartedAgent,
+  sleep,
   startHub,
   startWorkflowApi,
+  testRedisUrl,
   uniqueQueuePrefix,
   workflowEnv,
 } from '@svc/testing';
@@ -23,7 +26,7 @@ import type { HubOwner, LiveRuntimeHost, NodeProcess, RunningHub, TestDatabase }
 
 jest.setTimeout(90_000);
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 const RECHECK_MS = 2_000;
 const MEMBER_CACHE_MS = 10_000;
 
@@ -57,16 +60,6 @@ async function call(
 
 const hubCall = (path: string, method = 'GET', body?: unknown, token = owner.token) =>
   call(hub.url, path, bearer(token), method, body);
-
-/** Polls until `check` holds, returning the milliseconds it took (fails after `limitMs`). */
-async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > limitMs) throw new Error(`not within ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 async function startedAgent(): Promise<{ id: string; token: string }> {
   return registerStartedAgent(owner, {
@@ -134,10 +127,14 @@ describe('an evicted agent', () => {
     }
 
     expect((await hubCall(`/api/v1/agents/${agent.id}/evict`, 'POST')).status).toBe(200);
-    const took = await within(
-      1_000,
+    const started = Date.now();
+    await eventually(
       async () => (await call(listening.url, STAGES, bearer(tokens[0]!))).status === 401,
+      1_000,
+      'the evicted token refused by the listening service',
+      { intervalMs: 25 },
     );
+    const took = Date.now() - started;
     expect(took).toBeLessThan(1_000);
     for (const token of tokens) {
       expect(await call(listening.url, STAGES, bearer(token))).toMatchObject({
@@ -156,9 +153,11 @@ describe('an evicted agent', () => {
     expect((await call(deaf.url, STAGES, bearer(agent.token))).status).toBe(200);
     const evictedAt = Date.now();
     expect((await hubCall(`/api/v1/agents/${agent.id}/evict`, 'POST')).status).toBe(200);
-    await within(
-      RECHECK_MS + 1_000,
+    await eventually(
       async () => (await call(deaf.url, STAGES, bearer(agent.token))).status === 401,
+      RECHECK_MS + 1_000,
+      'the evicted token refused by the deaf service',
+      { intervalMs: 25 },
     );
     expect(Date.now() - evictedAt).toBeLessThan(RECHECK_MS + 1_000);
     expect(await call(deaf.url, STAGES, bearer(agent.token))).toMatchObject({
@@ -174,10 +173,17 @@ describe('an evicted agent', () => {
     expect((await hubCall(`/api/v1/agents/${agent.id}/evict`, 'POST')).status).toBe(200);
     expect((await hubCall(`/api/v1/agents/${agent.id}`, 'DELETE')).status).toBe(204);
     expect((await hubCall(`/api/v1/agents/${agent.id}`)).status).toBe(404);
-    await within(1_000, async () => (await call(listening.url, STAGES, bearer(agent.token))).status === 401);
-    await within(
-      RECHECK_MS + 1_000,
+    await eventually(
+      async () => (await call(listening.url, STAGES, bearer(agent.token))).status === 401,
+      1_000,
+      'the deleted agent refused by the listening service',
+      { intervalMs: 25 },
+    );
+    await eventually(
       async () => (await call(deaf.url, STAGES, bearer(agent.token))).status === 401,
+      RECHECK_MS + 1_000,
+      'the deleted agent refused by the deaf service',
+      { intervalMs: 25 },
     );
     for (const base of [listening.url, deaf.url]) {
       expect(await call(base, STAGES, bearer(agent.token))).toMatchObject({
@@ -190,9 +196,11 @@ describe('an evicted agent', () => {
   test('when another agent is evicted, then this agent keeps working (the deny set is keyed by agent)', async () => {
     const [kept, evicted] = [await startedAgent(), await startedAgent()];
     expect((await hubCall(`/api/v1/agents/${evicted.id}/evict`, 'POST')).status).toBe(200);
-    await within(
-      1_000,
+    await eventually(
       async () => (await call(listening.url, STAGES, bearer(evicted.token))).status === 401,
+      1_000,
+      'the other evicted agent refused',
+      { intervalMs: 25 },
     );
     expect((await call(listening.url, STAGES, bearer(kept.token))).status).toBe(200);
     expect((await call(deaf.url, STAGES, bearer(kept.token))).status).toBe(200);
@@ -206,7 +214,7 @@ describe('a stopped agent', () => {
     const self = await hubCall('/api/v1/agents/me', 'GET', undefined, agent.token);
     expect(self).toMatchObject({ status: 200, data: { status: 'offline' } });
     // Past the deaf service's recheck time too: the hub's answer on the standing check is "active".
-    await new Promise((resolve) => setTimeout(resolve, RECHECK_MS + 200));
+    await sleep(RECHECK_MS + 200);
     expect((await call(listening.url, STAGES, bearer(agent.token))).status).toBe(200);
     expect((await call(deaf.url, STAGES, bearer(agent.token))).status).toBe(200);
   });
@@ -238,16 +246,36 @@ describe('a participant removed or demoted', () => {
     const demotedAt = Date.now();
     // The hub reads the membership on every request.
     expect((await hubCall(`${ws}/api-keys`, 'POST', { name: 'k', scopes: [] }, token)).status).toBe(403);
-    await within(1_000, async () => (await decide(listening.url)).status === 403);
+    await eventually(
+      async () => (await decide(listening.url)).status === 403,
+      1_000,
+      'the demoted member refused approval',
+      { intervalMs: 25 },
+    );
     expect(await decide(listening.url)).toMatchObject({ status: 403, code: 'approval_role_required' });
-    await within(MEMBER_CACHE_MS + 1_000, async () => (await write(deaf.url)) === 403);
+    await eventually(
+      async () => (await write(deaf.url)) === 403,
+      MEMBER_CACHE_MS + 1_000,
+      'the demoted member refused a write by the deaf service',
+      { intervalMs: 25 },
+    );
     expect(Date.now() - demotedAt).toBeLessThan(MEMBER_CACHE_MS + 1_000);
 
     expect((await hubCall(`${ws}/members/${participantId}`, 'DELETE')).status).toBe(204);
     const removedAt = Date.now();
     expect((await hubCall(`${ws}/members`, 'GET', undefined, token)).status).toBeGreaterThanOrEqual(403);
-    await within(1_000, async () => (await decide(listening.url)).code === 'project_not_found');
-    await within(MEMBER_CACHE_MS + 1_000, async () => (await decide(deaf.url)).code === 'project_not_found');
+    await eventually(
+      async () => (await decide(listening.url)).code === 'project_not_found',
+      1_000,
+      'the removed member refused by the listening service',
+      { intervalMs: 25 },
+    );
+    await eventually(
+      async () => (await decide(deaf.url)).code === 'project_not_found',
+      MEMBER_CACHE_MS + 1_000,
+      'the removed member refused by the deaf service',
+      { intervalMs: 25 },
+    );
     expect(Date.now() - removedAt).toBeLessThan(MEMBER_CACHE_MS + 1_000);
   });
 });
@@ -258,7 +286,7 @@ describe('the hub out of reach', () => {
     expect((await call(deaf.url, STAGES, bearer(agent.token))).status).toBe(200);
     await hub.process.stop();
     // Within the recheck time the last answer holds (the JWKS is cached too).
-    await new Promise((resolve) => setTimeout(resolve, RECHECK_MS + 200));
+    await sleep(RECHECK_MS + 200);
     expect(await call(deaf.url, STAGES, bearer(agent.token))).toMatchObject({
       status: 503,
       code: 'hub_unavailable',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ALL_SCOPES } from '@svc/auth';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 let s: WorkflowTestStack;
 let readKey: string;

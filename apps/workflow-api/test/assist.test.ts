@@ -10,9 +10,9 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { unwrap } from '@svc/contracts';
-import { newProject, seedContract } from './invocations-fixtures';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { newProject, seedContract } from './support/invocations-fixtures';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 type Mode = 'suggest' | 'none' | 'invalid' | 'foreign_id' | 'not_json' | 'slow' | 'error';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { unwrap } from '@svc/contracts';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 let s: WorkflowTestStack;
 let writer: string;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { eventually } from '@svc/testing';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 /**
  * Revocations and membership changes made on the hub (its build, as a process) reach the Workflow API within a
@@ -33,16 +34,6 @@ async function workflowStatus(path: string, headers: Record<string, string>, bod
   return { status: res.status, code: json.code };
 }
 
-/** Polls until `check` holds, returning the milliseconds it took (fails after `limitMs`). */
-async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < limitMs) {
-    if (await check()) return Date.now() - started;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`not within ${limitMs} ms`);
-}
-
 describe('credential notices', () => {
   test('when an API key is revoked on the hub, then the Workflow API refuses it within 1 s although its answer is cached', async () => {
     const ws = `/api/v1/workspaces/${s.workspace.slug}`;
@@ -59,7 +50,14 @@ describe('credential notices', () => {
 
     const revoked = await hubCall('DELETE', `${ws}/api-keys/${created.data.id}`);
     expect(revoked.status).toBe(200);
-    const took = await within(1_000, async () => (await workflowStatus(contracts, key)).status === 401);
+    const started = Date.now();
+    await eventually(
+      async () => (await workflowStatus(contracts, key)).status === 401,
+      1_000,
+      'the revoked key refused',
+      { intervalMs: 25 },
+    );
+    const took = Date.now() - started;
     expect(took).toBeLessThan(1_000);
     expect(await workflowStatus(contracts, key)).toEqual({ status: 401, code: 'credential_invalid' });
   });
@@ -90,10 +88,20 @@ describe('credential notices', () => {
     expect(await decide()).toEqual({ status: 404, code: 'invocation_not_found' });
 
     expect((await hubCall('PATCH', `${ws}/members/${participantId}`, { role: 'viewer' })).status).toBe(200);
-    await within(1_000, async () => (await decide()).status === 403);
+    await eventually(
+      async () => (await decide()).status === 403,
+      1_000,
+      'the demoted member refused approval',
+      { intervalMs: 25 },
+    );
     expect((await decide()).status).toBe(403);
 
     expect((await hubCall('DELETE', `${ws}/members/${participantId}`)).status).toBe(204);
-    await within(1_000, async () => (await decide()).code === 'project_not_found');
+    await eventually(
+      async () => (await decide()).code === 'project_not_found',
+      1_000,
+      'the removed member refused',
+      { intervalMs: 25 },
+    );
   });
 });

@@ -13,8 +13,8 @@ import {
 import type { SendDeliveryOptions } from '../src/transport/http-sender';
 import { addressKind, checkDeliveryUrl, DeliveryUrlError } from '../src/domain/url-guard';
 import type { DeliveryResolver, ResolvedAddress } from '../src/domain/url-guard';
-import { makeTestCertificate } from './tls-fixture';
-import type { TestCertificate } from './tls-fixture';
+import { makeTestCertificate } from './support/tls-fixture';
+import type { TestCertificate } from './support/tls-fixture';
 
 interface Received {
   method: string;

@@ -10,16 +10,17 @@ import {
   parseSecretBoxKeys,
   redisConnectionOptions,
 } from '@svc/service-kit';
+import { testRedisUrl } from '@svc/testing';
 import { createWorkflowDeps } from '../src/app';
 import type { ProjectRef } from '../src/auth/project-directory';
 import type { DeliveryQueue } from '../src/data/delivery.queue';
 import { DELIVERY_QUEUE } from '../src/data/delivery.queue';
 import type { EngineQueue } from '../src/data/reconcile.queue';
 import { createDeliverySubscription } from '../src/use-cases/delivery/create-delivery-subscription';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 /** A loopback endpoint nothing listens on: the app is started with loopback endpoints allowed. */
 const HOOK_URL = 'http://127.0.0.1:9/hooks/svc';
 

@@ -4,10 +4,12 @@ import { createLogger, createMetricsRegistry, createRedis, newId } from '@svc/se
 import type { Redis, Registry } from '@svc/service-kit';
 import {
   createWorkflowDatabase,
+  eventually,
   metricValue,
   obliterateQueues,
   parseMetrics,
   redisConnectionOptions,
+  testRedisUrl,
   uniqueQueuePrefix,
 } from '@svc/testing';
 import type { TestDatabase } from '@svc/testing';
@@ -28,10 +30,9 @@ import { startWorkerProcess } from '../src/worker';
  */
 jest.setTimeout(60_000);
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 const BACKLOG = DELIVERY_SWEEP_BATCH + 600;
 const EVENT = 'invocation.completed';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let db: TestDatabase;
 let database: Database;
@@ -56,14 +57,20 @@ async function counters() {
   };
 }
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await sleep(100);
-  }
+type Counters = Awaited<ReturnType<typeof counters>>;
+
+/** The counters once `done` holds for them; the last reading is in the error when it never does. */
+async function countersWhen(what: string, done: (c: Counters) => boolean) {
+  let last: Counters | undefined;
+  return eventually(
+    async () => {
+      last = await counters();
+      return done(last) && last;
+    },
+    30_000,
+    what,
+    { describe: () => `last counters: ${JSON.stringify(last)}` },
+  );
 }
 
 /** Deliveries whose `enqueued_at` moved since seeding (the sweeper stamps what it re-dispatches). */
@@ -155,7 +162,7 @@ afterAll(async () => {
 describe('the sweeper under a delivery backlog', () => {
   test('a queued backlog larger than a batch is looked at in full and never enqueued again', async () => {
     // Every queued delivery looked up at least twice (the passes walk the backlog batch by batch).
-    const seen = await until('two looks at the backlog', counters, (c) => c.held >= 2 * BACKLOG);
+    const seen = await countersWhen('two looks at the backlog', (c) => c.held >= 2 * BACKLOG);
     expect(seen.missing).toBe(0);
     expect(seen.requeued).toBe(0);
     expect(await restamped()).toEqual([]);
@@ -171,7 +178,7 @@ describe('the sweeper under a delivery backlog', () => {
     for (const id of lost) expect(await queue.remove(id)).toBe(1);
     const before = await counters();
 
-    const after = await until('the lost jobs re-dispatched', counters, (c) => c.requeued >= 3);
+    const after = await countersWhen('the lost jobs re-dispatched', (c) => c.requeued >= 3);
     expect(after.requeued).toBe(3);
     expect(after.missing - before.missing).toBe(3);
     for (const id of lost) {
@@ -184,7 +191,7 @@ describe('the sweeper under a delivery backlog', () => {
     expect(await queue.getJob(settledId)).toBeUndefined();
 
     // More full walks of the backlog change nothing.
-    const later = await until('two more looks', counters, (c) => c.held >= after.held + 2 * BACKLOG);
+    const later = await countersWhen('two more looks', (c) => c.held >= after.held + 2 * BACKLOG);
     expect(later.requeued).toBe(3);
     expect(later.missing).toBe(after.missing);
     expect(await restamped()).toEqual(lost);
@@ -197,13 +204,13 @@ describe('the sweeper under a delivery backlog', () => {
     expect(await queue.getJob(ids[0]!)).toBeUndefined();
     worker = startSweeperOnly(createLogger({ name: 'delivery-sweeper-test', level: 'silent' }));
     // A new process starts from zero and from the oldest overdue delivery.
-    const after = await until('the backlog re-dispatched', counters, (c) => c.requeued >= BACKLOG);
+    const after = await countersWhen('the backlog re-dispatched', (c) => c.requeued >= BACKLOG);
     expect(after.requeued).toBe(BACKLOG);
     for (const id of ids.slice(0, 50)) expect(await queue.getJob(id)).toBeDefined();
     expect(await queue.getJob(settledId)).toBeUndefined();
     expect(await queue.getWaitingCount()).toBe(BACKLOG);
     // Held again after their grace, so nothing more is re-dispatched.
-    const later = await until('a look at the whole backlog', counters, (c) => c.held >= BACKLOG);
+    const later = await countersWhen('a look at the whole backlog', (c) => c.held >= BACKLOG);
     expect(later.requeued).toBe(BACKLOG);
     expect(later.missing).toBe(BACKLOG);
   });

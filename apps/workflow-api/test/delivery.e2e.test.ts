@@ -7,8 +7,8 @@ import { createRedis } from '@svc/service-kit';
 import { Webhook } from 'standardwebhooks';
 import { startRunStack } from './run-stack';
 import type { RunStack } from './run-stack';
-import { makeTestCertificate } from './tls-fixture';
-import type { TestCertificate } from './tls-fixture';
+import { makeTestCertificate } from './support/tls-fixture';
+import type { TestCertificate } from './support/tls-fixture';
 
 /**
  * Signed delivery end to end: real hub, Workflow API, worker and reference agent; a local HTTPS receiver with a

@@ -5,8 +5,8 @@
  */
 import { PROBLEM_CODES, hubDocument, workflowDocument } from '@svc/contracts';
 import type { OpenApiDocument } from '@svc/contracts';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 jest.setTimeout(120_000);
 

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { createTestDatabase, exitWithin, freePort, startBuiltEntryPoint, waitUntilLive } from '@svc/testing';
+import {
+  createTestDatabase,
+  exitWithin,
+  freePort,
+  startBuiltEntryPoint,
+  testRedisUrl,
+  waitUntilLive,
+} from '@svc/testing';
 import { MIGRATIONS_DIR } from '../src/app';
 
 const appDir = path.resolve(__dirname, '..');
@@ -14,7 +21,7 @@ afterAll(() => db.drop());
 
 const env = (extra: Record<string, string>) => ({
   DATABASE_URL: db.url,
-  REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  REDIS_URL: testRedisUrl(),
   HUB_SERVICE_TOKEN: `svs_${randomBytes(32).toString('base64url')}`,
   WORKFLOW_QUEUE_PREFIX: `t${randomBytes(3).toString('hex')}`,
   ...extra,

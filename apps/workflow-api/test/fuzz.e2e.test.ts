@@ -7,16 +7,16 @@ import {
   checkUnsupportedMethods,
   describeExchange,
   documentValidator,
+  eventually,
   fuzzSettings,
   orderForFuzz,
   planOperations,
   recordAnswer,
   reportOrThrow,
   sendRequest,
-  sleep,
 } from '@svc/testing';
 import type { FuzzTarget } from '@svc/testing';
-import { WORKFLOW_FUZZ_EXEMPTIONS } from './fuzz-exemptions';
+import { WORKFLOW_FUZZ_EXEMPTIONS } from './support/fuzz-exemptions';
 import { startRunStack } from './run-stack';
 import type { RunStack } from './run-stack';
 
@@ -109,16 +109,17 @@ beforeAll(async () => {
     },
   );
   await call('POST', `/api/v1/projects/${project}/workflow/invocations/${launched.invocation_id}/launch`);
-  let stages: { stage_id: string }[] = [];
-  for (let tries = 0; tries < 100 && stages.length === 0; tries += 1) {
-    if (tries > 0) await sleep(100);
-    stages = (
-      await call<{ stages: { stage_id: string }[] }>(
+  const stages = await eventually(
+    async () => {
+      const { stages } = await call<{ stages: { stage_id: string }[] }>(
         'GET',
         `/api/v1/projects/${project}/workflow/invocations/${launched.invocation_id}`,
-      )
-    ).stages;
-  }
+      );
+      return stages.length > 0 && stages;
+    },
+    20_000,
+    "the launched copy's stages",
+  );
   Object.assign(target, {
     baseUrl: stack.workflowUrl,
     credentials: {

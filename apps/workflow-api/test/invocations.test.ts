@@ -9,9 +9,9 @@ import {
   preflightWorkflow,
 } from '@svc/contracts';
 import type { WorkflowApi } from '@svc/contracts';
-import { fuzzBodies, newProject, seedContract, seedSchema } from './invocations-fixtures';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { fuzzBodies, newProject, seedContract, seedSchema } from './support/invocations-fixtures';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 let s: WorkflowTestStack;
 let runKey: string;

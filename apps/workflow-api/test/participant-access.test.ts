@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 /**
  * A signed-in participant (the control web app) calls the Workflow API with the hub's participant JWT: any

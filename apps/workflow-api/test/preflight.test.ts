@@ -11,10 +11,10 @@ import {
   seedContract,
   seedSchema,
   templateDefinition,
-} from './invocations-fixtures';
-import { startAndHeartbeat } from './invocations-fixtures';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+} from './support/invocations-fixtures';
+import { startAndHeartbeat } from './support/invocations-fixtures';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 let s: WorkflowTestStack;
 let readKey: string;

@@ -6,6 +6,7 @@ import {
   obliterateQueues,
   redisConnectionOptions,
   startWorkflowWorker,
+  testRedisUrl,
   uniqueQueuePrefix,
   workflowEnv,
 } from '@svc/testing';
@@ -19,7 +20,7 @@ import { RECONCILE_QUEUE } from '../src/data/reconcile.queue';
  */
 jest.setTimeout(60_000);
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 const TOKEN = `op_${randomBytes(24).toString('base64url')}`;
 const QUEUES = [RECONCILE_QUEUE, DELIVERY_QUEUE];
 

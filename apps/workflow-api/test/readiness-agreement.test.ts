@@ -14,9 +14,9 @@ import {
   seedSchema,
   startAndHeartbeat,
   templateDefinition,
-} from './invocations-fixtures';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+} from './support/invocations-fixtures';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 /**
  * Preflight and launch run one readiness check: for every blocker kind, what preflight says launch would do

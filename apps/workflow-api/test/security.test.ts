@@ -5,11 +5,14 @@ import {
   createHubDatabase,
   createHubWorkspace,
   createWorkflowDatabase,
+  eventually,
   jwtAttacks,
   newServiceToken,
   registerLiveRuntimeHost,
+  sleep,
   startHub,
   startWorkflowApi,
+  testRedisUrl,
   uniqueQueuePrefix,
   workflowEnv,
 } from '@svc/testing';
@@ -26,7 +29,7 @@ import type { HubOwner, JwtAttack, NodeProcess, RunningHub, TestDatabase } from 
 
 jest.setTimeout(60_000);
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 const ENCRYPTION_KEYS = `k1:${randomBytes(32).toString('base64')}`;
 
 let hubDb: TestDatabase;
@@ -185,15 +188,6 @@ describe('credentials of another kind', () => {
 describe('API keys through the hub', () => {
   const contracts = () => `/api/v1/projects/${projectId}/workflow/contracts`;
 
-  async function until(check: () => Promise<boolean>, ms: number): Promise<number> {
-    const start = Date.now();
-    while (!(await check())) {
-      if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return Date.now() - start;
-  }
-
   test('when a key is revoked at the hub, then the Workflow API refuses it within a second', async () => {
     const created = await owner.hub.POST('/api/v1/workspaces/{workspace}/api-keys', {
       params: { path: { workspace: owner.workspace.slug } },
@@ -204,7 +198,11 @@ describe('API keys through the hub', () => {
     await owner.hub.DELETE('/api/v1/workspaces/{workspace}/api-keys/{keyId}', {
       params: { path: { workspace: owner.workspace.slug, keyId: key.id } },
     });
-    await until(async () => (await call(contracts(), { 'x-api-key': key.key })).status === 401, 1_000);
+    await eventually(
+      async () => (await call(contracts(), { 'x-api-key': key.key })).status === 401,
+      1_000,
+      'the revoked key refused',
+    );
   });
 
   test('when a key reaches its expiry, then the Workflow API refuses it (the cached answer does not outlive it)', async () => {
@@ -218,7 +216,7 @@ describe('API keys through the hub', () => {
     });
     const key = created.data!.data.key;
     expect((await call(contracts(), { 'x-api-key': key })).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await sleep(2_100);
     expect(await call(contracts(), { 'x-api-key': key })).toMatchObject({
       status: 401,
       code: 'credential_invalid',

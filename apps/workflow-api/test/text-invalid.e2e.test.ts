@@ -4,8 +4,8 @@ import { hubDocument, workflowDocument } from '@svc/contracts';
 import type { OpenApiDocument } from '@svc/contracts';
 import { listOperations } from '@svc/service-kit';
 import { SAMPLE_ID } from '@svc/testing';
-import { startWorkflowTestStack } from './stack';
-import type { WorkflowTestStack } from './stack';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
 
 /**
  * The text rule against the real hub (its build, as a process) and the Workflow API, generated from their

@@ -5,14 +5,14 @@ import { createWorkflowClient } from '@svc/contracts';
 import { compareModels, expectedModelsFromPrismaSchema, readDatabaseColumns } from '@svc/db-kit';
 import { createLogger, createRedis, redisConnectionOptions, startHttpServer } from '@svc/service-kit';
 import type { Redis, RunningServer } from '@svc/service-kit';
-import { createTestDatabase, obliterateQueues, uniqueQueuePrefix } from '@svc/testing';
+import { createTestDatabase, obliterateQueues, testRedisUrl, uniqueQueuePrefix } from '@svc/testing';
 import { createWorkflowService, MIGRATIONS_DIR } from '../src/app';
 import type { WorkflowService } from '../src/app';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
 import { startWorkerProcess } from '../src/worker';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 const logger = createLogger({ name: 'workflow-test', level: 'silent' });
 /** This file's own queue key prefix, removed at the end. */
 const QUEUE_PREFIX = uniqueQueuePrefix('svcwfapi');

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { eventually, sleep } from '@svc/testing';
 import { AgentHttpForwarder } from './agent-http-forwarder';
 import type { ForwardTarget } from './agent-http-forwarder';
 import { loadHttpParser } from './http-parser';
@@ -130,14 +131,6 @@ function get(url: string, headers: Record<string, string>) {
     },
   );
 }
-
-const until = async (check: () => boolean, ms = 5_000) => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 describe('loadHttpParser', () => {
   it("finds Node's HTTP parser on this Node release", () => {
@@ -302,7 +295,9 @@ describe('AgentHttpForwarder', () => {
       expect(response.status).toBe(503);
       expect(await response.json()).toEqual({ code: 'agent_unavailable' });
       expect(broken.failures).toEqual(['EPROTO']);
-      await until(() => broken.forwarder.connections === 0);
+      await eventually(() => broken.forwarder.connections === 0, 5_000, 'the broken connection dropped', {
+        intervalMs: 20,
+      });
       // A port nobody listens on.
       const unused = net.createServer();
       const port = await listening(unused);
@@ -351,10 +346,12 @@ describe('AgentHttpForwarder', () => {
       await expect(cut.text()).rejects.toThrow();
       const leaving = new AbortController();
       const hanging = fetch(`${f.url}/hang`, { signal: leaving.signal }).catch(() => 'aborted');
-      await until(() => sockets === 2);
+      await eventually(() => sockets === 2, 5_000, 'two agent connections', { intervalMs: 20 });
       leaving.abort();
       expect(await hanging).toBe('aborted');
-      await until(() => f.forwarder.connections === 0);
+      await eventually(() => f.forwarder.connections === 0, 5_000, 'every agent connection closed', {
+        intervalMs: 20,
+      });
     } finally {
       await f.close();
       await up.close();
@@ -374,7 +371,7 @@ describe('AgentHttpForwarder', () => {
     try {
       const body = new ReadableStream({
         async pull(controller) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
+          await sleep(20);
           controller.enqueue(new Uint8Array(1024));
         },
       });
@@ -385,7 +382,9 @@ describe('AgentHttpForwarder', () => {
       } as RequestInit);
       expect(early.status).toBe(413);
       expect(await early.text()).toBe('too large');
-      await until(() => f.forwarder.connections === 0);
+      await eventually(() => f.forwarder.connections === 0, 5_000, 'every agent connection closed', {
+        intervalMs: 20,
+      });
       expect(await (await fetch(`${f.url}/after`, { method: 'POST', body: 'x' })).text()).toBe('ok');
     } finally {
       await f.close();
@@ -407,7 +406,9 @@ describe('AgentHttpForwarder', () => {
       let text = '';
       client.on('data', (data) => (text += data.toString('latin1')));
       client.write(ask('/slow') + ask('/fast') + ask('/last'));
-      await until(() => (text.match(/answer for/g) ?? []).length === 3);
+      await eventually(() => (text.match(/answer for/g) ?? []).length === 3, 5_000, 'three answers', {
+        intervalMs: 20,
+      });
       const order = [...text.matchAll(/answer for (\/(?:slow|fast|last))/g)].map((match) => match[1]);
       expect(order).toEqual(['/slow', '/fast', '/last']);
     } finally {
@@ -423,7 +424,9 @@ describe('AgentHttpForwarder', () => {
     try {
       await Promise.all([1, 2, 3].map(() => fetch(`${f.url}/x`).then((r) => r.text())));
       expect(f.forwarder.connections).toBeGreaterThan(0);
-      await until(() => f.forwarder.connections === 0);
+      await eventually(() => f.forwarder.connections === 0, 5_000, 'every agent connection closed', {
+        intervalMs: 20,
+      });
     } finally {
       await f.close();
       await up.close();

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { eventually } from '@svc/testing';
+import { eventually, sleep } from '@svc/testing';
 import { parseAgentPath } from '../domain/route-table';
 import { ConsoleFront } from './console-front';
 import type { FrontRequest, FrontResponse } from './front-exchange';
@@ -89,7 +89,7 @@ function rawExchange(
     socket.on('connect', async () => {
       for (const write of writes) {
         socket.write(write);
-        if (options.gapMs) await new Promise((r) => setTimeout(r, options.gapMs));
+        if (options.gapMs) await sleep(options.gapMs);
       }
       if (options.endAfterWrites) socket.end();
     });
@@ -212,7 +212,7 @@ describe('requests to agent routes', () => {
     });
     const socket = net.connect(s.port, '127.0.0.1');
     socket.write('GET /w/agents/a/wait HTTP/1.1\r\nHost: x\r\n\r\n');
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     socket.end();
     await heard;
     await eventually(() => s.front.size === 0, 5_000, 'the front to forget its connections');
@@ -329,7 +329,7 @@ describe('timeouts', () => {
     expect(text).toContain('Connection: keep-alive\r\n\r\n');
     expect(text).not.toContain('Keep-Alive:');
     // Two sweeps later the idle connection is still open.
-    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    await sleep(2_200);
     expect(closed).toBe(false);
     expect(s.front.size).toBe(1);
     socket.destroy();

@@ -10,10 +10,10 @@ import {
   APP_DIRS,
   createHubDatabase,
   createHubWorkspace,
+  eventually,
   freePort,
   newServiceToken,
   registerLiveRuntimeHost,
-  sleep,
   startBuiltEntryPoint,
   startHub,
 } from '@svc/testing';
@@ -234,11 +234,15 @@ export class ConsoleStack {
       { name: `reference agent ${agent.id}`, outputLimit: 20_000 },
     );
     this.processes.push(proc);
-    for (let i = 0; i < 200; i++) {
-      if (!proc.running()) throw new Error(`${proc.name} exited:\n${proc.output()}`);
-      if (await isListening(agent.servePort, 200)) return proc;
-      await sleep(50);
-    }
+    // Done waiting when it serves its console, or when it exited.
+    const serving = await eventually(
+      async () => !proc.running() || (await isListening(agent.servePort, 200)),
+      10_000,
+      `${proc.name} to serve its console`,
+      { intervalMs: 50 },
+    ).catch(() => false);
+    if (!proc.running()) throw new Error(`${proc.name} exited:\n${proc.output()}`);
+    if (serving) return proc;
     await proc.stop('SIGKILL');
     throw new Error(`${proc.name} did not serve its console within 10 s:\n${proc.output()}`);
   }

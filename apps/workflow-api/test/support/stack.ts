@@ -10,16 +10,17 @@ import {
   newServiceToken,
   obliterateQueues,
   startHub,
+  testRedisUrl,
   uniqueQueuePrefix,
 } from '@svc/testing';
-import { createWorkflowService } from '../src/app';
-import { createDatabase } from '../src/db';
-import type { Database } from '../src/db';
-import type { DeliverySettings } from '../src/domain/delivery-settings';
-import { DELIVERY_QUEUE } from '../src/data/delivery.queue';
-import { RECONCILE_QUEUE } from '../src/data/reconcile.queue';
+import { createWorkflowService } from '../../src/app';
+import { createDatabase } from '../../src/db';
+import type { Database } from '../../src/db';
+import type { DeliverySettings } from '../../src/domain/delivery-settings';
+import { DELIVERY_QUEUE } from '../../src/data/delivery.queue';
+import { RECONCILE_QUEUE } from '../../src/data/reconcile.queue';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 
 export interface WorkflowTestStack {
   hubUrl: string;
