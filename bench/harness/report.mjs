@@ -1,0 +1,83 @@
+// The pieces of a bench's report: numbers, tables, verdicts against targets, the machine it ran on and the
+// failures it counted. Not a bench itself.
+import os from 'node:os';
+import { testing } from './cli.mjs';
+
+/** A number with `d` decimals, `-` when it is not finite (a measurement that produced nothing). */
+export const f = (n, d = 1) => testing().fixed(n, d);
+
+/** A whole number with a space between thousands (`20 000`), `-` when it is not finite. */
+export const whole = (n) =>
+  Number.isFinite(n) ? Math.round(n).toLocaleString('en-US').replace(/,/g, ' ') : '-';
+
+/** Failures by label as `label×n label×n`, or `0`. */
+export const errorList = (errors) =>
+  Object.entries(errors)
+    .map(([k, v]) => `${k}×${v}`)
+    .join(' ') || '0';
+
+/** The machine a result was measured on, with the load average before and after. */
+export function machine(loadBefore, loadAfter = os.loadavg()[0]) {
+  return {
+    cpus: os.cpus().length,
+    model: os.cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    load_average_1m: { before: loadBefore, after: loadAfter },
+  };
+}
+
+/** A load average before and after, as `1.23 → 1.45`. */
+export const loadChange = ({ before, after }) => `${f(before, 2)} → ${f(after, 2)}`;
+
+/** A target's verdict. */
+export const verdict = (met) => (met ? 'met' : 'NOT met');
+
+/** One target's line: `<what was measured> — target <wanted>: met` (or `NOT met`). */
+export const targetLine = (measured, wanted, met) => `${measured} — target ${wanted}: ${verdict(met)}`;
+
+/**
+ * A Markdown table: the header `titles`, `align` with one letter per column (`l` left, `r` right) and one
+ * array of cells per row.
+ */
+export function printTable(titles, align, rows) {
+  console.log(`| ${titles.join(' | ')} |`);
+  console.log(`|${[...align].map((a) => (a === 'r' ? '---:' : '---')).join('|')}|`);
+  for (const cells of rows) console.log(`| ${cells.join(' | ')} |`);
+}
+
+/** The table of load summaries (requests, req/s, p50, p99, errors) under a first column named `first`. */
+export function printLoadTable(first, rows) {
+  printTable(
+    [first, 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors'],
+    'lrrrrr',
+    rows.map((r) => [r.name, r.requests, f(r.rps, 0), f(r.p50_ms, 2), f(r.p99_ms, 2), errorList(r.errors)]),
+  );
+}
+
+/**
+ * Failures counted by label. With `examples`, the first few also keep their detail, and the JSON report holds
+ * `{ counts, examples }`; without, it holds the counts.
+ */
+export function failureLog({ examples: keep = 0 } = {}) {
+  const counts = new Map();
+  const examples = [];
+  return {
+    add(label, detail) {
+      counts.set(label, (counts.get(label) ?? 0) + 1);
+      if (examples.length < keep) examples.push(detail ? `${label}: ${detail}` : label);
+    },
+    /** Adds every failure another log counted. */
+    addAll(other) {
+      for (const [label, n] of Object.entries(other.counts()))
+        counts.set(label, (counts.get(label) ?? 0) + n);
+    },
+    get total() {
+      return [...counts.values()].reduce((a, b) => a + b, 0);
+    },
+    counts: () => Object.fromEntries(counts),
+    examples,
+    toJSON() {
+      return keep > 0 ? { counts: Object.fromEntries(counts), examples } : Object.fromEntries(counts);
+    },
+  };
+}
