@@ -48,3 +48,10 @@ export async function redisCpuMs(redis) {
   const read = (key) => Number(new RegExp(`^${key}:([\\d.]+)`, 'm').exec(info)?.[1]);
   return (read('used_cpu_sys') + read('used_cpu_user')) * 1000;
 }
+
+/** Inserts `rows` (arrays of values in the order of `columns`) into `table` in one statement. */
+export async function insertRows(client, table, columns, rows) {
+  const values = [];
+  const tuples = rows.map((row) => `(${row.map((v) => `$${values.push(v)}`).join(', ')})`);
+  await client.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`, values);
+}
