@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { benchCli, flag, int, load, requireFrom, run, seconds, testing, text } from './harness/cli.mjs';
 import { alternate, openLoop } from './harness/load.mjs';
 import { f, loadChange, machine, printLoadTable, targetLine } from './harness/report.mjs';
-import { createBenchWorkspace, redisUrl } from './harness/stack.mjs';
+import { cpuProfileArgs, createBenchWorkspace, redisUrl } from './harness/stack.mjs';
 
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 25;
@@ -174,7 +174,7 @@ async function main() {
       await harness.startWorkflowApi(wf, {
         stdout: 'ignore',
         outputLimit: 4000,
-        ...(profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}),
+        nodeArgs: cpuProfileArgs(profileDir),
       }),
     );
 

@@ -2,6 +2,7 @@
 // several targets (with the CPU time of each target's processes), a keep-alive `node:http` sender and
 // round trips over persistent connections (WebSocket echo). Not a bench itself.
 import http from 'node:http';
+import https from 'node:https';
 import { testing } from './cli.mjs';
 import { cpuMs } from './proc.mjs';
 import { sleep } from './stack.mjs';
@@ -72,25 +73,40 @@ export async function alternate(targets, options) {
 }
 
 /**
- * A `Send` (see `@svc/testing`'s closed loop) that GETs `url` over `agent`'s keep-alive connections with
- * `node:http` (no fetch in between); it succeeds on 200 and fails as `HTTP <status>`, the socket error's code
+ * A `Send` (see `@svc/testing`'s closed loop) over `agent`'s keep-alive connections with `node:http` or
+ * `node:https` (no fetch in between): `request(sequence)` gives the method, headers and body of each request
+ * (default a GET). It succeeds on `status` (default 200) and fails as `HTTP <status>`, the socket error's code
  * or `timeout` after `timeoutMs`.
  */
-export function nodeHttpSender(url, headers, agent, timeoutMs) {
+export function nodeSender(url, { agent, request = () => ({}), status = 200, ca, timeoutMs }) {
   const target = new URL(url);
-  return () =>
+  const transport = target.protocol === 'https:' ? https : http;
+  return (sequence) =>
     new Promise((resolve) => {
-      const req = http.request(
-        { host: target.hostname, port: target.port, path: target.pathname, headers, agent },
+      const { method = 'GET', headers = {}, body } = request(sequence);
+      const length = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body, 'utf8')) };
+      const req = transport.request(
+        {
+          hostname: target.hostname,
+          port: Number(target.port),
+          path: target.pathname,
+          method,
+          agent,
+          ...(ca ? { ca } : {}),
+          headers: { ...headers, ...length },
+        },
         (res) => {
           res.resume();
-          res.on('end', () => resolve(res.statusCode === 200 ? null : `HTTP ${res.statusCode}`));
+          res.on('end', () => resolve(res.statusCode === status ? null : `HTTP ${res.statusCode}`));
           res.on('error', (error) => resolve(error.code ?? 'error'));
         },
       );
-      req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })));
+      if (timeoutMs)
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })),
+        );
       req.on('error', (error) => resolve(error.code ?? 'error'));
-      req.end();
+      req.end(body);
     });
 }
 

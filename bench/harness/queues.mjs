@@ -34,3 +34,25 @@ export async function noopQueue(name, { prefix, concurrency, events = false }) {
   }
   return { queue, events: queueEvents, worker, close };
 }
+
+/**
+ * Enqueues one job per id in chunks of `chunk` (job id = the id, removed when done, as the services do),
+ * until `interrupted`; resolves to the start, each id's enqueue time (per chunk) and how long it took.
+ */
+export async function enqueueInChunks(queue, name, ids, { data, chunk, now, interrupted }) {
+  const enqueuedAt = new Map();
+  const start = now();
+  for (let at = 0; at < ids.length && !interrupted.aborted; at += chunk) {
+    const some = ids.slice(at, at + chunk);
+    const t = now();
+    for (const id of some) enqueuedAt.set(id, t);
+    await queue.addBulk(
+      some.map((id) => ({
+        name,
+        data: data(id),
+        opts: { jobId: id, removeOnComplete: true, removeOnFail: true },
+      })),
+    );
+  }
+  return { start, enqueuedAt, enqueueMs: now() - start };
+}

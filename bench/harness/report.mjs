@@ -81,3 +81,29 @@ export function failureLog({ examples: keep = 0 } = {}) {
     },
   };
 }
+
+/**
+ * Measurements of several rounds as one: numbers are summed, arrays joined, objects combined key by key (a
+ * key missing from a round counts as 0) and booleans must hold in every round. `rules` names the paths
+ * (`cpu.machine_busy_pct`) taken as the `mean` or the `max` instead, or combined by a function of the rounds'
+ * values. Rates and percentiles are the caller's to compute again from the sums and the joined samples.
+ */
+export function combineRounds(list, rules = {}, at = '') {
+  const out = {};
+  const keys = new Set(list.flatMap((m) => Object.keys(m ?? {})));
+  for (const key of keys) {
+    const where = at ? `${at}.${key}` : key;
+    const values = list.map((m) => m?.[key]);
+    const rule = rules[where];
+    const kind = typeof values.find((v) => v !== undefined);
+    const sum = () => values.reduce((a, b) => a + (b ?? 0), 0);
+    if (typeof rule === 'function') out[key] = rule(values);
+    else if (rule === 'mean') out[key] = sum() / values.length;
+    else if (rule === 'max') out[key] = Math.max(...values);
+    else if (kind === 'number') out[key] = sum();
+    else if (kind === 'boolean') out[key] = values.every(Boolean);
+    else if (values.some(Array.isArray)) out[key] = values.flat();
+    else out[key] = combineRounds(values, rules, where);
+  }
+  return out;
+}

@@ -28,3 +28,20 @@ export async function jsonRequest(url, { method = 'GET', headers = {}, body, tim
   }
   return { status: res.status, json, label: `HTTP ${res.status}${json?.code ? ` ${json.code}` : ''}` };
 }
+
+/**
+ * Counters of a service's Prometheus endpoint `url` (`/metrics`): `wanted` maps a key to `[metric, labels]`;
+ * resolves to the value of each by key, and fails when the endpoint does not answer or a counter is missing.
+ */
+export async function readCounters(url, wanted, whose) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`${whose} /metrics answered ${res.status}`);
+  const samples = testing().parseMetrics(await res.text());
+  return Object.fromEntries(
+    Object.entries(wanted).map(([key, [name, labels]]) => {
+      const value = testing().metricValue(samples, name, labels);
+      if (value === undefined) throw new Error(`${whose} /metrics has no ${name}`);
+      return [key, value];
+    }),
+  );
+}

@@ -1,9 +1,9 @@
 // Starting what a bench measures and taking it all down again: the deployed launch settings, clean-up on
 // failure and Ctrl-C, processes that are not entry points of this repository (nginx, a proxy), temp dirs and
 // the bench's hub workspace. Not a bench itself.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { testing } from './cli.mjs';
@@ -181,4 +181,33 @@ export async function waitForAnswer(
     await sleep(100);
   }
   throw new Error(`${proc.name} did not answer ${status} at ${url} within ${timeoutMs / 1000} s (${last})`);
+}
+
+/**
+ * A self-signed certificate for 127.0.0.1 made with `openssl` in `dir`: `{ key, cert }` as PEM, and `caFile`,
+ * the certificate's path for a client to trust.
+ */
+export function selfSignedCertificate(dir) {
+  const keyFile = path.join(dir, 'receiver-key.pem');
+  const caFile = path.join(dir, 'receiver-cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+      ...['-keyout', keyFile, '-out', caFile, '-days', '1', '-subj', '/CN=127.0.0.1'],
+      ...['-addext', 'subjectAltName=IP:127.0.0.1'],
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(caFile, 'utf8'), caFile };
+}
+
+/** Node options that make a process write a CPU profile into `dir` when it stops (none without a dir). */
+export const cpuProfileArgs = (dir) => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
+
+/** Stops `proc`, so it writes its CPU profile into `dir`, and says which profiles are there (on stderr). */
+export async function reportCpuProfiles(bench, proc, dir, whose) {
+  await proc.stop('SIGTERM', 15_000);
+  const profiles = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile'));
+  console.error(`${bench}: ${whose} in ${dir}: ${profiles.join(', ')}`);
 }
