@@ -13,16 +13,19 @@ const require = createRequire(import.meta.url);
 /** The bench running in this process, for its messages; set by {@link benchCli}. */
 let benchName = path.basename(process.argv[1] ?? 'bench', '.mjs');
 
+/** `value` of option `option` as an integer between `min` and `max`; fails otherwise. */
+export function intBetween(value, option, min, max) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max)
+    fail(`--${option} must be an integer between ${min} and ${max}`);
+  return n;
+}
+
 /** An integer option between `min` and `max`. */
 export const int = (fallback, min, max) => ({
   type: 'string',
   default: fallback,
-  check: (value, option) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max)
-      fail(`--${option} must be an integer between ${min} and ${max}`);
-    return n;
-  },
+  check: (value, option) => intBetween(value, option, min, max),
 });
 
 /** A number of seconds in (0, 600], read as milliseconds. */

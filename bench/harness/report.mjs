@@ -107,3 +107,25 @@ export function combineRounds(list, rules = {}, at = '') {
   }
   return out;
 }
+
+/** A target checked: its value (null when not measured), what is wanted, and `met` (null when not measured). */
+export const targetCheck = (name, value, wanted, met) => ({
+  name,
+  value: value ?? null,
+  target: wanted,
+  met: value === undefined || !Number.isFinite(value) ? null : met(value),
+});
+
+/** The table of {@link targetCheck}s: value, what is wanted and the verdict. */
+export function printTargetTable(targets) {
+  printTable(
+    ['target', 'value', 'wanted', 'verdict'],
+    'lrrl',
+    targets.map((t) => [
+      t.name,
+      t.value === null ? '-' : f(t.value, 2),
+      t.target,
+      t.met === null ? 'not measured' : verdict(t.met),
+    ]),
+  );
+}
