@@ -48,20 +48,16 @@ import {
   assertBuilt,
   benchCli,
   fail,
-  flag,
-  int,
   intBetween,
   load,
   requireFrom,
   root,
   run,
-  seconds,
   testing,
-  text,
 } from './harness/cli.mjs';
 import { alternate, echoClient, echoSlice, nodeSender } from './harness/load.mjs';
 import { vmRssMb, withChildren } from './harness/proc.mjs';
-import { errorList } from './harness/report.mjs';
+import { errorList, printResult } from './harness/report.mjs';
 import {
   DEPLOYED_ENV,
   DEPLOYED_NODE_OPTIONS,
@@ -75,7 +71,7 @@ import {
 } from './harness/stack.mjs';
 import { wrkClient } from './harness/wrk.mjs';
 import { startChp, startNginx, startNodePipe } from './console-router/proxies.mjs';
-import { buildResult, printResult } from './console-router/report.mjs';
+import { buildResult, printText } from './console-router/report.mjs';
 import { PARTICIPANT, ROUTE, TARGET_AGENT, routeTable, startStubHub } from './console-router/stub-hub.mjs';
 import { startUpstream } from './console-router/upstream.mjs';
 
@@ -89,7 +85,7 @@ const MESSAGE = 'm'.repeat(64);
 /** How long a message or request may take before it counts as failed. */
 const REQUEST_TIMEOUT_S = 10;
 
-const options = benchCli(NAME, {
+const options = benchCli(NAME, ({ flag, int, seconds, text }) => ({
   concurrency: int('32', 1, 1024),
   duration: seconds('6'),
   warmup: seconds('1'),
@@ -107,7 +103,7 @@ const options = benchCli(NAME, {
   'compare-forwarding': flag(),
   'node-floor': flag(),
   json: flag(),
-});
+}));
 const { concurrency, duration: durationMs, warmup: warmupMs, rounds, routes: largeTable } = options;
 const wsConnections = options['ws-connections'];
 if (!['auto', 'wrk', 'node'].includes(options.client)) fail('--client must be auto, wrk or node');
@@ -426,8 +422,7 @@ async function main() {
       problems,
     });
     result.router_logs = Object.fromEntries(routers.map((r) => [r.label, teardown.written(r.proc)]));
-    if (options.json) console.log(JSON.stringify(result, null, 2));
-    else printResult(result);
+    printResult(result, options.json, printText);
 
     if (problems.length > 0) {
       console.error(`${NAME}: ${problems.length} problem(s):`);

@@ -16,19 +16,19 @@
 // A missed target is reported, not failed: the exit code is non-zero only when a request errs or the
 // set-up fails. Every loop is bounded by its deadline; only 127.0.0.1 is contacted.
 import os from 'node:os';
-import { benchCli, int, flag, run, seconds, testing } from './harness/cli.mjs';
-import { f, loadChange, machine, printLoadTable, targetLine } from './harness/report.mjs';
+import { benchCli, run, testing } from './harness/cli.mjs';
+import { f, loadChange, machine, printLoadTable, printResult, targetLine } from './harness/report.mjs';
 import { createBenchWorkspace } from './harness/stack.mjs';
 
 const TARGET_RATIO = 0.7;
 
-const options = benchCli('hub-auth-overhead', {
+const options = benchCli('hub-auth-overhead', ({ flag, int, seconds }) => ({
   concurrency: int('32', 1, 1024),
   duration: seconds('8'),
   warmup: seconds('2'),
   rounds: int('4', 1, 1024),
   json: flag(),
-});
+}));
 const { concurrency, duration: durationMs, warmup: warmupMs, rounds } = options;
 const { countErrors, createHubDatabase, httpSender, measureAlternating, newServiceToken, startHub } =
   testing();
@@ -75,9 +75,7 @@ async function main() {
       target_met: ratio >= TARGET_RATIO,
       errors: errorCount,
     };
-    if (options.json) {
-      console.log(JSON.stringify(result, null, 2));
-    } else {
+    printResult(result, options.json, () => {
       console.log(
         `hub auth overhead — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
           `${concurrency} in flight, ${durationMs / 1000} s per route in ${rounds} alternating slices after ${warmupMs / 1000} s warm-up, ` +
@@ -87,7 +85,7 @@ async function main() {
       printLoadTable('route', result.results);
       console.log('');
       console.log(targetLine(`ratio (b)/(a): ${f(ratio, 2)}×`, `≥ ${TARGET_RATIO}×`, result.target_met));
-    }
+    });
     if (errorCount > 0) {
       console.error(`hub-auth-overhead: ${errorCount} request(s) failed`);
       process.exitCode = 1;

@@ -48,21 +48,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  assertBuilt,
-  benchCli,
-  fail,
-  flag,
-  int,
-  load,
-  root,
-  run,
-  seconds,
-  testing,
-  text,
-} from './harness/cli.mjs';
+import { assertBuilt, benchCli, fail, load, root, run, testing } from './harness/cli.mjs';
 import { memoryStatus } from './harness/proc.mjs';
-import { machine } from './harness/report.mjs';
+import { machine, printResult } from './harness/report.mjs';
 import {
   DEPLOYED_ENV,
   DEPLOYED_NODE_OPTIONS,
@@ -85,7 +73,7 @@ import { requestTally, setup } from './service-memory/requests.mjs';
 const NAME = 'service-memory';
 const ENGINE_QUEUES = ['workflow-reconcile', 'workflow-delivery'];
 
-const options = benchCli(NAME, {
+const options = benchCli(NAME, ({ flag, int, seconds, text }) => ({
   load: seconds('60'),
   settle: seconds('300'),
   rounds: int('3', 1, 20),
@@ -97,7 +85,7 @@ const options = benchCli(NAME, {
   'node-defaults': flag(),
   'heap-snapshots': text(),
   json: flag(),
-});
+}));
 const { load: loadMs, settle: settleMs, rounds, concurrency } = options;
 const freshWaitMs = options['fresh-wait'];
 const growthMb = options['growth-mb'];
@@ -148,6 +136,20 @@ async function startService(name, start) {
   const proc = teardown.track(await start(startOptions), startOptions);
   services.set(name, proc);
   return proc;
+}
+
+/**
+ * The built `apps/<app>` (the service of that name) on a free port, as deployed but for `env(port)`;
+ * registered, and resolved once ready with its URL.
+ */
+async function startApp(app, env) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const proc = await startService(app, (opts) =>
+    startBuiltEntryPoint(path.join(root, 'apps', app), 'dist/main.js', { ...production, ...env(port) }, opts),
+  );
+  await waitUntilReady(proc, url);
+  return { proc, url };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -337,52 +339,29 @@ async function startStack() {
   );
 
   // The relay and the console router of the host, both on the real hub.
-  const relayPort = await freePort();
   const relayToken = randomBytes(32).toString('hex');
-  const relayUrl = `http://127.0.0.1:${relayPort}`;
-  const relay = await startService('relay', (opts) =>
-    startBuiltEntryPoint(
-      path.join(root, 'apps/relay'),
-      'dist/main.js',
-      {
-        ...production,
-        RELAY_HOST: '127.0.0.1',
-        RELAY_PORT: String(relayPort),
-        SVC_HUB_URL: hub.url,
-        SVC_WORKSPACE: workspace.slug,
-        SVC_WORKSPACE_API_KEY: keys.runtime,
-        SVC_RELAY_TOKEN: relayToken,
-        SVC_RUNTIME_INSTANCE_ID: host.id,
-        SVC_RELAY_SVC_ENTRY: path.join(root, SVC_ENTRY),
-        SVC_RELAY_SPAWN_LOG: path.join(tmp, 'spawns.jsonl'),
-        SVC_CONFIG_DIR: mkdtempSync(path.join(tmp, 'svc-config-')),
-        HOME: tmp,
-      },
-      opts,
-    ),
-  );
-  await waitUntilReady(relay, relayUrl);
-
-  const routerPort = await freePort();
-  const routerUrl = `http://127.0.0.1:${routerPort}`;
-  const router = await startService('console-router', (opts) =>
-    startBuiltEntryPoint(
-      path.join(root, 'apps/console-router'),
-      'dist/main.js',
-      {
-        ...production,
-        CONSOLE_ROUTER_HOST: '127.0.0.1',
-        CONSOLE_ROUTER_PORT: String(routerPort),
-        HUB_URL: hub.url,
-        SVC_RUNTIME_INSTANCE_ID: host.id,
-        SVC_WORKSPACE_API_KEY: keys.runtime,
-        CONSOLE_ROUTER_UPSTREAM_SECRET: consoleSecret,
-        CONSOLE_ROUTER_PUBLIC_BASE_URL: 'https://console.example.test',
-      },
-      opts,
-    ),
-  );
-  await waitUntilReady(router, routerUrl);
+  const relay = await startApp('relay', (port) => ({
+    RELAY_HOST: '127.0.0.1',
+    RELAY_PORT: String(port),
+    SVC_HUB_URL: hub.url,
+    SVC_WORKSPACE: workspace.slug,
+    SVC_WORKSPACE_API_KEY: keys.runtime,
+    SVC_RELAY_TOKEN: relayToken,
+    SVC_RUNTIME_INSTANCE_ID: host.id,
+    SVC_RELAY_SVC_ENTRY: path.join(root, SVC_ENTRY),
+    SVC_RELAY_SPAWN_LOG: path.join(tmp, 'spawns.jsonl'),
+    SVC_CONFIG_DIR: mkdtempSync(path.join(tmp, 'svc-config-')),
+    HOME: tmp,
+  }));
+  const router = await startApp('console-router', (port) => ({
+    CONSOLE_ROUTER_HOST: '127.0.0.1',
+    CONSOLE_ROUTER_PORT: String(port),
+    HUB_URL: hub.url,
+    SVC_RUNTIME_INSTANCE_ID: host.id,
+    SVC_WORKSPACE_API_KEY: keys.runtime,
+    CONSOLE_ROUTER_UPSTREAM_SECRET: consoleSecret,
+    CONSOLE_ROUTER_PUBLIC_BASE_URL: 'https://console.example.test',
+  }));
 
   // The route: an artifact schema, a one-stage contract and a subscription to the receiver.
   const wfKey = { 'x-api-key': keys.workflow };
@@ -399,15 +378,15 @@ async function startStack() {
   });
 
   // The router must reach the agent before anything is measured (its table polls the hub every 5 s).
-  const agentRoute = `${routerUrl}/${workspace.slug}/agents/${agentId}`;
-  await waitForAnswer(router, `${agentRoute}/global/health`, { headers: bearer, timeoutMs: 30_000 });
+  const agentRoute = `${router.url}/${workspace.slug}/agents/${agentId}`;
+  await waitForAnswer(router.proc, `${agentRoute}/global/health`, { headers: bearer, timeoutMs: 30_000 });
 
   return {
     hub: { url: hub.url, slug: workspace.slug, projectId: project.id, agentId, email, password, keys },
     session: { token: owner.token },
     wf: { base: projectBase, url: wf.url, headers: wfKey, contractId: contract.contract_id },
-    relay: { url: relayUrl, token: relayToken },
-    router: { url: routerUrl, agentRoute },
+    relay: { url: relay.url, token: relayToken },
+    router: { url: router.url, agentRoute },
     receiver,
   };
 }
@@ -462,8 +441,7 @@ async function main() {
     const { requests, failures } = requestTally();
     result.requests = requests;
     result.exited = [...services].filter(([, proc]) => !proc.running()).map(([name]) => name);
-    if (options.json) console.log(JSON.stringify(result, null, 2));
-    else printReport(result);
+    printResult(result, options.json, printReport);
     if (failures > 0 || result.exited.length > 0) {
       failed = true;
       console.error(

@@ -21,20 +21,20 @@ import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { assertBuilt, benchCli, fail, flag, int, root, run, testing, text } from './harness/cli.mjs';
-import { f, machine, printTable, verdict } from './harness/report.mjs';
+import { assertBuilt, benchCli, fail, root, run, testing } from './harness/cli.mjs';
+import { f, machine, printResult, printTable, verdict } from './harness/report.mjs';
 import { cleanupStack, tempDir } from './harness/stack.mjs';
 
 const NAME = 'svc-cli-startup';
 const TARGET_VERSION_MS = 300;
 
-const options = benchCli(NAME, {
+const options = benchCli(NAME, ({ flag, int, text }) => ({
   runs: int('20', 1, 1000),
   warmup: int('2', 0, 100),
   installed: flag(),
   compare: text(),
   json: flag(),
-});
+}));
 const { runs, warmup } = options;
 const appDir = path.join(root, 'apps', 'svc-cli');
 const runJs = path.join(appDir, 'bin', 'run.js');
@@ -85,37 +85,22 @@ async function main() {
     const env = { ...process.env, HOME: home, SVC_CONFIG_DIR: path.join(home, 'config'), NO_COLOR: '1' };
     delete env.DEBUG;
     delete env.NODE_OPTIONS;
+    /** The three measured commands through `file` (after `first` arguments), labelled `label`. */
+    const svc = (label, file, first = []) => [
+      { name: `svc --version (${label})`, file, args: [...first, '--version'] },
+      { name: `svc --help (${label})`, file, args: [...first, '--help'] },
+      { name: `svc config path --json (${label})`, file, args: [...first, 'config', 'path', '--json'] },
+    ];
     const commands = [
       { name: 'node -e 0 (floor)', file: process.execPath, args: ['-e', '0'] },
-      { name: 'svc --version (monorepo build)', file: process.execPath, args: [runJs, '--version'] },
-      { name: 'svc --help (monorepo build)', file: process.execPath, args: [runJs, '--help'] },
-      {
-        name: 'svc config path --json (monorepo build)',
-        file: process.execPath,
-        args: [runJs, 'config', 'path', '--json'],
-      },
+      ...svc('monorepo build', process.execPath, [runJs]),
     ];
     if (options.compare) {
       const other = path.resolve(options.compare);
       if (!existsSync(other)) fail(`--compare: ${other} does not exist`);
-      commands.push(
-        { name: 'svc --version (--compare)', file: process.execPath, args: [other, '--version'] },
-        { name: 'svc --help (--compare)', file: process.execPath, args: [other, '--help'] },
-        {
-          name: 'svc config path --json (--compare)',
-          file: process.execPath,
-          args: [other, 'config', 'path', '--json'],
-        },
-      );
+      commands.push(...svc('--compare', process.execPath, [other]));
     }
-    if (options.installed) {
-      const svc = installPacked(home);
-      commands.push(
-        { name: 'svc --version (installed tarball)', file: svc, args: ['--version'] },
-        { name: 'svc --help (installed tarball)', file: svc, args: ['--help'] },
-        { name: 'svc config path --json (installed tarball)', file: svc, args: ['config', 'path', '--json'] },
-      );
-    }
+    if (options.installed) commands.push(...svc('installed tarball', installPacked(home)));
     const samples = commands.map(() => []);
     for (let round = 0; round < warmup + runs; round += 1) {
       commands.forEach((command, index) => {
@@ -155,33 +140,28 @@ async function main() {
       rows,
       machine: machine(loadBefore),
     };
-    if (options.json) {
-      console.log(JSON.stringify(result, null, 2));
-      return;
-    }
-    console.log(`svc CLI cold start: ${runs} runs each after ${warmup} warm-up, alternating\n`);
-    printTable(
-      ['command', 'median ms', 'p90 ms', 'min ms', 'max ms', 'median ÷ floor', 'median − floor ms'],
-      'lrrrrrr',
-      rows.map((row) => [
-        row.name,
-        f(row.median_ms, 0),
-        f(row.p90_ms, 0),
-        f(row.min_ms, 0),
-        f(row.max_ms, 0),
-        `${f(row.ratio_to_floor, 2)}×`,
-        f(row.over_floor_ms, 0),
-      ]),
-    );
-    console.log(
-      `\ntarget: svc --version median < ${TARGET_VERSION_MS} ms — ${verdict(result.met)} ` +
-        `(${versionRows.map((row) => `${f(row.median_ms, 0)} ms`).join(', ')})`,
-    );
-    const m = result.machine;
-    console.log(
-      `machine: ${m.cpus} CPUs (${m.model}), Node ${m.node}, load average (1 min) ` +
-        `${f(m.load_average_1m.before, 2)} before, ${f(m.load_average_1m.after, 2)} after`,
-    );
+    printResult(result, options.json, () => {
+      console.log(`svc CLI cold start: ${runs} runs each after ${warmup} warm-up, alternating\n`);
+      printTable(
+        ['command', 'median ms', 'p90 ms', 'min ms', 'max ms', 'median ÷ floor', 'median − floor ms'],
+        'lrrrrrr',
+        rows.map((row) => [
+          row.name,
+          ...[row.median_ms, row.p90_ms, row.min_ms, row.max_ms].map((ms) => f(ms, 0)),
+          `${f(row.ratio_to_floor, 2)}×`,
+          f(row.over_floor_ms, 0),
+        ]),
+      );
+      console.log(
+        `\ntarget: svc --version median < ${TARGET_VERSION_MS} ms — ${verdict(result.met)} ` +
+          `(${versionRows.map((row) => `${f(row.median_ms, 0)} ms`).join(', ')})`,
+      );
+      const m = result.machine;
+      console.log(
+        `machine: ${m.cpus} CPUs (${m.model}), Node ${m.node}, load average (1 min) ` +
+          `${f(m.load_average_1m.before, 2)} before, ${f(m.load_average_1m.after, 2)} after`,
+      );
+    });
   } finally {
     await teardown.tearDown();
   }

@@ -33,12 +33,12 @@ import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { assertBuilt, benchCli, flag, int, load, requireFrom, run, testing, text } from './harness/cli.mjs';
+import { assertBuilt, benchCli, load, requireFrom, run, testing } from './harness/cli.mjs';
 import { backendCpu, databaseStats, diffBackendCpu, insertRows, redisCpuMs } from './harness/data-stores.mjs';
 import { nodeSender } from './harness/load.mjs';
 import { machineBusy, ownCpuMs, processCpuMs } from './harness/proc.mjs';
 import { bullmq, enqueueInChunks, noopQueue, redisConnection } from './harness/queues.mjs';
-import { failureLog } from './harness/report.mjs';
+import { failureLog, printResult } from './harness/report.mjs';
 import { readCounters } from './harness/requests.mjs';
 import {
   cleanupStack,
@@ -68,7 +68,7 @@ const LATE_DUPLICATE_WAIT_MS = 1_000;
 // ---------------------------------------------------------------------------------------------------------------
 
 async function runBench() {
-  const options = benchCli(NAME, {
+  const options = benchCli(NAME, ({ flag, int, text }) => ({
     deliveries: int('20000', 1, 1_000_000),
     concurrency: int('200', 1, 1000),
     rounds: int('2', 1, 20),
@@ -76,7 +76,8 @@ async function runBench() {
     timeout: int('300', 1, 3600),
     'cpu-prof': text(),
     json: flag(),
-  });
+  }));
+
   const { deliveries: count, concurrency, rounds } = options;
   const timeoutMs = options.timeout * 1000;
   const secure = !options.http;
@@ -167,19 +168,10 @@ async function runBench() {
     const raw = combineRaw(perRound.map((r) => r.raw));
     const delivered = combineDeliveries(perRound.map((r) => r.delivered));
     const settings = { count, rounds, concurrency, secure };
-    const result = buildResult({
-      settings,
-      loadBefore,
-      loadAfter,
-      noop,
-      raw,
-      delivered,
-      workerExited,
-      perRound,
-    });
+    const measured = { noop, raw, delivered, workerExited, perRound };
+    const result = buildResult(settings, { before: loadBefore, after: loadAfter }, measured);
     result.worker_logs = teardown.written(worker);
-    if (options.json) console.log(JSON.stringify(result, null, 2));
-    else printReport(result);
+    printResult(result, options.json, printReport);
     if (result.problems.length > 0) {
       console.error(`workflow-delivery: ${result.problems.length} problem(s):`);
       for (const problem of result.problems) console.error(`  ${problem}`);

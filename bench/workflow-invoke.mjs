@@ -23,9 +23,9 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchCli, flag, int, load, requireFrom, run, seconds, testing, text } from './harness/cli.mjs';
+import { benchCli, load, requireFrom, run, testing } from './harness/cli.mjs';
 import { alternate, openLoop } from './harness/load.mjs';
-import { f, loadChange, machine, printLoadTable, targetLine } from './harness/report.mjs';
+import { f, loadChange, machine, printLoadTable, printResult, targetLine } from './harness/report.mjs';
 import { cpuProfileArgs, createBenchWorkspace, redisUrl } from './harness/stack.mjs';
 
 const TARGET_RATIO = 0.5;
@@ -33,7 +33,7 @@ const TARGET_P99_MS = 25;
 /** Invoke's open-loop p99 against the baseline's at the same rate. */
 const TARGET_P99_RATIO = 1.5;
 
-const options = benchCli('workflow-invoke', {
+const options = benchCli('workflow-invoke', ({ flag, int, seconds, text }) => ({
   concurrency: int('32', 1, 1024),
   duration: seconds('8'),
   warmup: seconds('2'),
@@ -47,7 +47,7 @@ const options = benchCli('workflow-invoke', {
   'baseline-server': flag(),
   'database-url': text(),
   port: text(),
-});
+}));
 const { concurrency, duration: durationMs, warmup: warmupMs, rounds, rate, pool: poolSize } = options;
 const rateDurationMs = options['rate-duration'];
 
@@ -255,9 +255,7 @@ async function main() {
       p99_ratio_met: p99Ratio <= TARGET_P99_RATIO,
       errors: errorCount,
     };
-    if (options.json) {
-      console.log(JSON.stringify(result, null, 2));
-    } else {
+    printResult(result, options.json, () => {
       console.log(
         `workflow invoke — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
           `pool ${poolSize}, ${concurrency} in flight, ${durationMs / 1000} s per target in ${rounds} alternating ` +
@@ -281,7 +279,7 @@ async function main() {
           result.p99_ratio_met,
         ),
       );
-    }
+    });
     if (errorCount > 0) {
       console.error(`workflow-invoke: ${errorCount} request(s) failed`);
       process.exitCode = 1;

@@ -16,22 +16,22 @@
 // A missed target is reported, not failed: the exit code is non-zero only when a request errs or set-up fails.
 // Only 127.0.0.1 is contacted.
 import os from 'node:os';
-import { benchCli, flag, int, load, requireFrom, run, testing } from './harness/cli.mjs';
+import { benchCli, load, requireFrom, run, testing } from './harness/cli.mjs';
 import { insertRows } from './harness/data-stores.mjs';
-import { f, loadChange, machine, printLoadTable, targetLine } from './harness/report.mjs';
+import { f, loadChange, machine, printLoadTable, printResult, targetLine } from './harness/report.mjs';
 import { createBenchWorkspace, redisUrl } from './harness/stack.mjs';
 
 const TARGET_P99_MS = 5;
 const TARGET_RATIO = 1.5;
 
-const options = benchCli('workflow-resolve', {
+const options = benchCli('workflow-resolve', ({ flag, int }) => ({
   contracts: int('10000', 1, 200_000),
   requests: int('4000', 10, 1_000_000),
   warmup: int('500', 0, 1_000_000),
   concurrency: int('1', 1, 256),
   rounds: int('4', 1, 100),
   json: flag(),
-});
+}));
 const {
   contracts: contractCount,
   requests: requestCount,
@@ -228,9 +228,7 @@ async function main() {
       targets_met: { resolve_p99: resolve.p99_ms < TARGET_P99_MS, p99_ratio: ratio <= TARGET_RATIO },
       errors: errorCount,
     };
-    if (options.json) {
-      console.log(JSON.stringify(result, null, 2));
-    } else {
+    printResult(result, options.json, () => {
       console.log(
         `workflow resolve — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
           `${contractCount + 1} active contracts (seeded in ${f(seedMs / 1000, 1)} s), ${concurrency} in flight, ` +
@@ -249,7 +247,7 @@ async function main() {
         targetLine(`resolve p99 ${f(resolve.p99_ms, 2)} ms`, `< ${TARGET_P99_MS} ms`, met.resolve_p99),
       );
       console.log(targetLine(`p99 ratio resolve/get: ${f(ratio, 2)}×`, `≤ ${TARGET_RATIO}×`, met.p99_ratio));
-    }
+    });
     if (errorCount > 0) {
       console.error(`workflow-resolve: ${errorCount} request(s) failed`);
       process.exitCode = 1;

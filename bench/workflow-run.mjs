@@ -26,8 +26,16 @@
 // Processes, databases and queue keys are removed at the end, also on failure. Only 127.0.0.1 is contacted.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { assertBuilt, benchCli, flag, int, run, seconds, testing } from './harness/cli.mjs';
-import { failureLog, f, loadChange, machine, printTable, targetLine } from './harness/report.mjs';
+import { assertBuilt, benchCli, run, testing } from './harness/cli.mjs';
+import {
+  f,
+  failureLog,
+  loadChange,
+  machine,
+  printResult,
+  printTable,
+  targetLine,
+} from './harness/report.mjs';
 import { jsonRequest } from './harness/requests.mjs';
 import { noopQueue } from './harness/queues.mjs';
 import { cleanupStack, createBenchWorkspace } from './harness/stack.mjs';
@@ -44,7 +52,7 @@ const TARGET_P99_MS = 1000;
 const ENGINE_QUEUES = ['workflow-reconcile'];
 const INTENT = 'Please write the weekly report for the bench';
 
-const options = benchCli('workflow-run', {
+const options = benchCli('workflow-run', ({ flag, int, seconds }) => ({
   runs: int('200', 1, 100_000),
   warmup: int('20', 0, 100_000),
   burst: int('100', 1, 10_000),
@@ -54,7 +62,7 @@ const options = benchCli('workflow-run', {
   'burst-timeout': seconds('60'),
   'burst-pollers': int('10', 1, 1000),
   json: flag(),
-});
+}));
 const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCount, poll: pollMs } = options;
 const runTimeoutMs = options['run-timeout'];
 const burstTimeoutMs = options['burst-timeout'];
@@ -332,8 +340,7 @@ async function main() {
     result.process_logs = Object.fromEntries(
       procs.map((proc) => [proc.name, teardown.written(proc)]).filter(([, logs]) => logs.lines.length > 0),
     );
-    if (options.json) console.log(JSON.stringify(result, null, 2));
-    else printReport(result);
+    printResult(result, options.json, printReport);
     if (errorCount > 0 || crashed.length > 0) {
       reported = true;
       console.error(

@@ -87,12 +87,13 @@ export function run(main) {
 }
 
 /**
- * The command line of bench `name`, with `options` declared by kind ({@link int}, {@link seconds},
- * {@link text}, {@link flag}). `--help` prints them with their defaults and exits 0; an unknown option, a
- * missing value or a value out of range is one line on stderr and exit 2, never a stack trace. Resolves to the
- * values, checked (seconds as milliseconds), by option name.
+ * The command line of bench `name`: `declare(kinds)` declares its options with the kinds ({@link int},
+ * {@link seconds}, {@link text}, {@link flag}). `--help` prints them with their defaults and exits 0; an unknown
+ * option, a missing value or a value out of range is one line on stderr and exit 2, never a stack trace.
+ * Resolves to the values, checked (seconds as milliseconds), by option name.
  */
-export function benchCli(name, options) {
+export function benchCli(name, declare) {
+  const options = declare({ int, seconds, text, flag });
   benchName = name;
   const config = Object.fromEntries(
     Object.entries(options).map(([option, { check: _check, ...spec }]) => [option, spec]),

@@ -108,12 +108,15 @@ export function combineRounds(list, rules = {}, at = '') {
   return out;
 }
 
-/** A target checked: its value (null when not measured), what is wanted, and `met` (null when not measured). */
-export const targetCheck = (name, value, wanted, met) => ({
+/**
+ * A target checked: its value (null when not measured), what is wanted and `met` (null when not measured), from
+ * `target` ({@link atMost}, {@link atLeast}, {@link below}).
+ */
+export const targetCheck = (name, value, target) => ({
   name,
   value: value ?? null,
-  target: wanted,
-  met: value === undefined || !Number.isFinite(value) ? null : met(value),
+  target: target.wanted,
+  met: value === undefined || !Number.isFinite(value) ? null : target.met(value),
 });
 
 /** The table of {@link targetCheck}s: value, what is wanted and the verdict. */
@@ -128,4 +131,17 @@ export function printTargetTable(targets) {
       t.met === null ? 'not measured' : verdict(t.met),
     ]),
   );
+}
+
+/** A target of at most `limit` (a ratio, unless `unit` says otherwise), for {@link targetCheck}. */
+export const atMost = (limit, unit = '×') => ({ wanted: `≤ ${limit}${unit}`, met: (v) => v <= limit });
+/** A target of at least `limit`, likewise. */
+export const atLeast = (limit, unit = '×') => ({ wanted: `≥ ${limit}${unit}`, met: (v) => v >= limit });
+/** A target below `limit`, likewise. */
+export const below = (limit, unit = '') => ({ wanted: `< ${limit}${unit}`, met: (v) => v < limit });
+
+/** Prints the result as JSON when `json` is set (`--json`), else with `asText`. */
+export function printResult(result, json, asText) {
+  if (json) console.log(JSON.stringify(result, null, 2));
+  else asText(result);
 }

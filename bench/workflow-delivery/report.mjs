@@ -50,16 +50,7 @@ function withoutSamples({ samples: _samples, ...rest }) {
 }
 
 /** The result (the JSON report): settings, the measurements, ratios, targets and every problem seen. */
-export function buildResult({
-  settings,
-  loadBefore,
-  loadAfter,
-  noop,
-  raw,
-  delivered,
-  workerExited,
-  perRound,
-}) {
+export function buildResult(settings, load, { noop, raw, delivered, workerExited, perRound }) {
   const { count, rounds, concurrency, secure } = settings;
   const problems = [];
   for (const [label, log] of [
@@ -75,7 +66,7 @@ export function buildResult({
     delivered.lost === 0 && delivered.duplicates === 0 && delivered.failures.total === 0 && !workerExited;
   return {
     date: new Date().toISOString(),
-    machine: machine(loadBefore, loadAfter),
+    machine: machine(load.before, load.after),
     settings: {
       deliveries: count,
       rounds,
