@@ -27,18 +27,11 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { assertBuilt, benchCli, run, testing } from './harness/cli.mjs';
-import {
-  f,
-  failureLog,
-  loadChange,
-  machine,
-  printResult,
-  printTable,
-  targetLine,
-} from './harness/report.mjs';
+import { failureLog, printResult } from './harness/report.mjs';
 import { jsonRequest } from './harness/requests.mjs';
 import { noopQueue } from './harness/queues.mjs';
 import { cleanupStack, createBenchWorkspace } from './harness/stack.mjs';
+import { buildResult, printReport } from './workflow-run/report.mjs';
 import {
   REPORT_CAPABILITY,
   createBenchDatabases,
@@ -46,8 +39,6 @@ import {
   startWorkflowStack,
 } from './harness/workflow-stack.mjs';
 
-const TARGET_P50_MS = 250;
-const TARGET_P99_MS = 1000;
 /** The engine's reconcile queue (apps/workflow-api/src/domain/reconcile-queue.ts), obliterated at the end. */
 const ENGINE_QUEUES = ['workflow-reconcile'];
 const INTENT = 'Please write the weekly report for the bench';
@@ -67,6 +58,18 @@ const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCou
 const runTimeoutMs = options['run-timeout'];
 const burstTimeoutMs = options['burst-timeout'];
 const burstPollers = options['burst-pollers'];
+/** The settings as the report states them. */
+const settings = {
+  runs: runCount,
+  warmup: warmupCount,
+  burst: burstCount,
+  agents: agentCount,
+  poll_ms: pollMs,
+  run_timeout_s: runTimeoutMs / 1000,
+  burst_timeout_s: burstTimeoutMs / 1000,
+  burst_pollers: burstPollers,
+  engine_env: 'production defaults, WORKFLOW_QUEUE_PREFIX unique, LOG_LEVEL=warn (all processes)',
+};
 
 assertBuilt([
   'apps/hub-api/dist/main.js',
@@ -75,7 +78,7 @@ assertBuilt([
   'apps/reference-agent/dist/main.js',
 ]);
 const harness = testing();
-const { latencyStats: stats, median, sleep, uniqueQueuePrefix } = harness;
+const { sleep, uniqueQueuePrefix } = harness;
 
 const teardown = cleanupStack(
   'workflow-run',
@@ -119,16 +122,6 @@ function timeline(view, seenAtEpochMs) {
     assigned_to_claimed_ms: claimed - assigned,
     claimed_to_artifact_ms: published - claimed,
     artifact_to_seen_ms: seenAtEpochMs - published,
-  };
-}
-
-/** The median of each segment of `timeline()` over these runs. */
-function timelineMedians(items) {
-  return {
-    created_to_assigned_ms: median(items.map((r) => r.created_to_assigned_ms)),
-    assigned_to_claimed_ms: median(items.map((r) => r.assigned_to_claimed_ms)),
-    claimed_to_artifact_ms: median(items.map((r) => r.claimed_to_artifact_ms)),
-    artifact_to_seen_ms: median(items.map((r) => r.artifact_to_seen_ms)),
   };
 }
 
@@ -327,16 +320,8 @@ async function main() {
     const crashed = procs.filter((p) => !p.running());
     const logs = [floor.failures, warmup.failures, sequential.failures, burst.failures];
     const errorCount = logs.reduce((sum, log) => sum + log.total, 0);
-    const result = buildResult({
-      loadBefore,
-      loadAfter,
-      warmup,
-      floor,
-      sequential,
-      burst,
-      crashed,
-      errorCount,
-    });
+    const measured = { loadBefore, loadAfter, warmup, floor, sequential, burst, crashed, errorCount };
+    const result = buildResult(settings, measured);
     result.process_logs = Object.fromEntries(
       procs.map((proc) => [proc.name, teardown.written(proc)]).filter(([, logs]) => logs.lines.length > 0),
     );
@@ -358,60 +343,6 @@ async function main() {
   } finally {
     await teardown.tearDown();
   }
-}
-
-function buildResult({ loadBefore, loadAfter, warmup, floor, sequential, burst, crashed, errorCount }) {
-  const { runs } = sequential;
-  const phase1 = stats(runs.map((r) => r.ms));
-  const floorStats = stats(sequential.floorMs);
-  return {
-    date: new Date().toISOString(),
-    machine: machine(loadBefore, loadAfter),
-    settings: {
-      runs: runCount,
-      warmup: warmupCount,
-      burst: burstCount,
-      agents: agentCount,
-      poll_ms: pollMs,
-      run_timeout_s: runTimeoutMs / 1000,
-      burst_timeout_s: burstTimeoutMs / 1000,
-      burst_pollers: burstPollers,
-      engine_env: 'production defaults, WORKFLOW_QUEUE_PREFIX unique, LOG_LEVEL=warn (all processes)',
-    },
-    floor: { ...floorStats, failures: floor.failures },
-    phase1: {
-      ...phase1,
-      wall_s: sequential.wallMs / 1000,
-      failures: sequential.failures,
-      warmup_failures: warmup.failures,
-    },
-    phase1_breakdown_p50_ms: {
-      invoke_ms: median(runs.map((r) => r.invoke_ms)),
-      launch_ms: median(runs.map((r) => r.launch_ms)),
-      ...timelineMedians(runs),
-      polls: median(runs.map((r) => r.polls)),
-    },
-    phase2_breakdown_p50_ms: timelineMedians(burst.timelines),
-    phase2: {
-      invoked: burstCount,
-      completed: burst.completed,
-      wall_s: burst.wallMs / 1000,
-      ...stats(burst.latencies),
-      failures: burst.failures,
-    },
-    ratio_to_floor: {
-      phase1_p50: phase1.p50_ms / floorStats.p50_ms,
-      phase2_p50: median(burst.latencies) / floorStats.p50_ms,
-    },
-    targets: { phase1_p50_ms: TARGET_P50_MS, phase1_p99_ms: TARGET_P99_MS, burst_all_complete: burstCount },
-    targets_met: {
-      phase1_p50: phase1.p50_ms < TARGET_P50_MS,
-      phase1_p99: phase1.p99_ms < TARGET_P99_MS,
-      burst_all_complete: burst.completed === burstCount,
-    },
-    processes_exited: crashed.map((p) => p.name),
-    errors: errorCount,
-  };
 }
 
 /**
@@ -517,76 +448,6 @@ async function runBurst({ invokeAndLaunch, getInvocation }) {
   }
   const wallMs = (pending.size > 0 ? performance.now() : lastDone) - t0;
   return { completed: latencies.length, latencies, timelines, wallMs, failures };
-}
-
-function printReport(result) {
-  const errs = (log) =>
-    Object.entries(log.counts())
-      .map(([k, v]) => `${k} ×${v}`)
-      .join('; ') || '0';
-  const { floor, phase1, phase2 } = result;
-  console.log(
-    `workflow run — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
-      `${agentCount} reference agent(s), one-stage template, engine at production defaults with its own queue ` +
-      `prefix, LOG_LEVEL=warn for every process; ${runCount} runs after ${warmupCount} warm-up, burst of ` +
-      `${burstCount}, polling every ${pollMs} ms, one floor round trip before each run; load average ` +
-      loadChange(result.machine.load_average_1m),
-  );
-  console.log('');
-  const row = (name, s, ratio, failures) => [
-    name,
-    s.n,
-    f(s.p50_ms, 2),
-    f(s.p90_ms, 2),
-    f(s.p99_ms, 2),
-    f(s.max_ms, 2),
-    ratio,
-    errs(failures),
-  ];
-  printTable(
-    ['measurement', 'completed', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'p50 / floor', 'failures'],
-    'lrrrrrrl',
-    [
-      row('floor: BullMQ add → completed, no-op job', floor, '1.0×', floor.failures),
-      row(
-        'phase 1: invoke → completed, one at a time',
-        phase1,
-        `${f(result.ratio_to_floor.phase1_p50, 1)}×`,
-        phase1.failures,
-      ),
-      row(
-        `phase 2: invoke → completed, ${burstCount} at once`,
-        phase2,
-        `${f(result.ratio_to_floor.phase2_p50, 1)}×`,
-        phase2.failures,
-      ),
-    ],
-  );
-  console.log('');
-  const b = result.phase1_breakdown_p50_ms;
-  console.log(
-    `phase 1 medians: invoke ${f(b.invoke_ms, 1)} ms, launch ${f(b.launch_ms, 1)} ms; from the invocation's ` +
-      `timestamps: created → stage assigned ${f(b.created_to_assigned_ms, 0)} ms, assigned → claimed ` +
-      `${f(b.assigned_to_claimed_ms, 0)} ms, claimed → artifact ${f(b.claimed_to_artifact_ms, 0)} ms, ` +
-      `artifact → seen ${f(b.artifact_to_seen_ms, 0)} ms; ${f(b.polls, 0)} polls per run`,
-  );
-  if (phase1.warmup_failures.total > 0) console.log(`warm-up failures: ${errs(phase1.warmup_failures)}`);
-  const b2 = result.phase2_breakdown_p50_ms;
-  console.log(
-    `phase 2: ${phase2.completed}/${phase2.invoked} completed in ${f(phase2.wall_s, 2)} s ` +
-      `(${f(phase2.completed / phase2.wall_s, 1)} runs/s); medians: created → stage assigned ` +
-      `${f(b2.created_to_assigned_ms, 0)} ms, assigned → claimed ${f(b2.assigned_to_claimed_ms, 0)} ms, ` +
-      `claimed → artifact ${f(b2.claimed_to_artifact_ms, 0)} ms, artifact → seen ${f(b2.artifact_to_seen_ms, 0)} ms`,
-  );
-  console.log('');
-  const met = result.targets_met;
-  console.log(
-    targetLine(`phase 1 median ${f(phase1.p50_ms, 1)} ms`, `< ${TARGET_P50_MS} ms`, met.phase1_p50),
-  );
-  console.log(targetLine(`phase 1 p99 ${f(phase1.p99_ms, 1)} ms`, `< ${TARGET_P99_MS} ms`, met.phase1_p99));
-  console.log(
-    targetLine(`phase 2 ${phase2.completed}/${burstCount} completed`, 'all', met.burst_all_complete),
-  );
 }
 
 run(main);

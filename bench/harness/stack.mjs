@@ -163,24 +163,23 @@ export async function waitForAnswer(
   url,
   { headers = {}, status = 200, body, timeoutMs = 20_000 } = {},
 ) {
-  const deadline = Date.now() + timeoutMs;
-  let exit;
-  void proc.exited.then((code) => (exit = code));
   let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (exit !== undefined)
-      throw new Error(`${proc.name} exited during start-up (${exit}):\n${proc.output()}`);
-    try {
+  const exited = proc.exited.then((code) => {
+    throw new Error(`${proc.name} exited during start-up (${code}):\n${proc.output()}`);
+  });
+  exited.catch(() => undefined); // a process stopped later, after it answered
+  const answered = testing().eventually(
+    async () => {
       const res = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) });
       const text = await res.text();
-      if (res.status === status && (body === undefined || text === body)) return;
       last = `HTTP ${res.status} ${text.slice(0, 200)}`;
-    } catch (error) {
-      last = error.cause?.code ?? error.message;
-    }
-    await sleep(100);
-  }
-  throw new Error(`${proc.name} did not answer ${status} at ${url} within ${timeoutMs / 1000} s (${last})`);
+      return res.status === status && (body === undefined || text === body);
+    },
+    timeoutMs,
+    `${proc.name} to answer ${status} at ${url}`,
+    { describe: () => `last answer: ${last}` },
+  );
+  await Promise.race([answered, exited]);
 }
 
 /**
