@@ -34,7 +34,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { assertBuilt, benchCli, load, requireFrom, run, testing } from './harness/cli.mjs';
-import { backendCpu, databaseStats, diffBackendCpu, insertRows, redisCpuMs } from './harness/data-stores.mjs';
+import { backendCpu, databaseStats, diffBackendCpu, redisCpuMs } from './harness/data-stores.mjs';
 import { nodeSender } from './harness/load.mjs';
 import { machineBusy, ownCpuMs, processCpuMs } from './harness/proc.mjs';
 import { bullmq, enqueueInChunks, noopQueue, redisConnection } from './harness/queues.mjs';
@@ -51,16 +51,15 @@ import {
   tempDir,
 } from './harness/stack.mjs';
 import { now, startReceiver } from './workflow-delivery/receiver.mjs';
+import { deliveryStatuses, eventBody, seedDeliveries } from './workflow-delivery/rows.mjs';
 import { buildResult, combineDeliveries, combineRaw, printReport } from './workflow-delivery/report.mjs';
 
 const NAME = 'workflow-delivery';
-/** Jobs per `addBulk` call when enqueuing; delivery rows per INSERT when seeding. */
+/** Jobs per `addBulk` call when enqueuing. */
 const ENQUEUE_CHUNK = 1000;
-const INSERT_CHUNK = 1000;
 /** The worker's queues under its prefix (delivery and reconcile), obliterated at the end. */
 const WORKER_QUEUES = ['workflow-delivery', 'workflow-reconcile'];
 const DELIVERY_QUEUE = 'workflow-delivery';
-const EVENT = 'invocation.completed';
 /** After the last id arrived: how long the rows may take to show `succeeded`, and the wait for late duplicates. */
 const SETTLE_TIMEOUT_MS = 30_000;
 const LATE_DUPLICATE_WAIT_MS = 1_000;
@@ -302,54 +301,8 @@ async function runBench() {
     try {
       // Each round starts from empty tables, so its checks count its own rows only.
       await client.query('TRUNCATE delivery_attempts, deliveries');
-      const workspaceId = newId('ws');
-      const projectId = newId('prj');
-      const subscriptionId = newId('dsub');
-      const box = createSecretBox(parseSecretBoxKeys(encryptionKeys));
-      await client.query(
-        `INSERT INTO delivery_subscriptions (id, workspace_id, project_id, url, events, description, secret_sealed)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [
-          subscriptionId,
-          workspaceId,
-          projectId,
-          url,
-          JSON.stringify([EVENT]),
-          'delivery bench receiver',
-          box.seal(secret, subscriptionId),
-        ],
-      );
-      const ids = [];
-      const seededAt = new Date();
-      for (let at = 0; at < count; at += INSERT_CHUNK) {
-        const rows = [];
-        for (let i = at; i < Math.min(count, at + INSERT_CHUNK); i += 1) {
-          const id = newId('msg');
-          const invocationId = newId('inv');
-          ids.push(id);
-          rows.push([
-            id,
-            subscriptionId,
-            workspaceId,
-            projectId,
-            invocationId,
-            EVENT,
-            eventBody({ workspaceId, projectId, invocationId }),
-            'pending',
-            seededAt,
-            seededAt,
-          ]);
-        }
-        await insertRows(
-          client,
-          'deliveries',
-          [
-            ...['id', 'subscription_id', 'workspace_id', 'project_id', 'invocation_id', 'event', 'body'],
-            ...['status', 'next_attempt_at', 'enqueued_at'],
-          ],
-          rows,
-        );
-      }
+      const sealer = createSecretBox(parseSecretBoxKeys(encryptionKeys));
+      const { subscriptionId, ids } = await seedDeliveries(client, { count, url, secret, sealer, newId });
 
       await receiver.reset(count);
       const queue = new Queue(DELIVERY_QUEUE, { connection, prefix: queuePrefix });
@@ -538,38 +491,6 @@ async function runBench() {
       "the worker's",
     );
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The scenario's own pieces.
-
-/** A realistic `invocation.completed` body, as the service writes it (`deliveryBody` in events.ts). */
-function eventBody(ids = {}) {
-  const id = (prefix) => `${prefix}_${randomBytes(13).toString('hex').slice(0, 26)}`;
-  return JSON.stringify({
-    type: EVENT,
-    timestamp: new Date().toISOString(),
-    data: {
-      workspace_id: ids.workspaceId ?? id('ws'),
-      project_id: ids.projectId ?? id('prj'),
-      invocation_id: ids.invocationId ?? id('inv'),
-      state: 'completed',
-      attention: 'none',
-      attention_reason: null,
-      correlation_id: `order-${randomBytes(6).toString('hex')}`,
-      artifact: {
-        artifact_id: id('art'),
-        schema_id: id('asch'),
-        schema_name: 'weekly-report',
-        schema_version: '1.0.0',
-      },
-    },
-  });
-}
-
-async function deliveryStatuses(client) {
-  const { rows } = await client.query('SELECT status, count(*)::int AS n FROM deliveries GROUP BY status');
-  return Object.fromEntries(rows.map((row) => [row.status, row.n]));
 }
 
 await run(runBench);
