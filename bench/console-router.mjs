@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The console router side by side with nginx and configurable-http-proxy: same upstream, same client, same run.
+// One file because the routers and proxies it starts are, in that order, the HTTP and WebSocket targets it
+// measures; the stub hub, the upstream, the proxies and the report are modules in console-router/.
 //
 //   pnpm run build && node bench/console-router.mjs [--concurrency 32] [--duration 6] [--warmup 1] [--rounds 3]
 //                                                  [--ws-connections 8] [--routes 10000] [--client auto|wrk|node]

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // Memory of every long-running process of the product: fresh, under mixed load and idle after it, over rounds.
+// One file because its stack and its readings are one sequence over the same processes (start, read, load,
+// settle, read again); the load mix, the request tally and the report are modules in service-memory/.
 //
 //   pnpm run build && node bench/service-memory.mjs [--load 60] [--settle 300] [--rounds 3] [--fresh-wait 10]
 //                                                  [--concurrency 4] [--growth-mb 10] [--target-mb 120]

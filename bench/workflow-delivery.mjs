@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // Signed deliveries per second through the built worker, against two baselines measured in the same run.
+// One file because its three measurements share one set-up (worker, receiver, database, queue) and run in
+// alternating rounds; the receiver, the seeded rows and the report are modules in workflow-delivery/.
 //
 //   pnpm run build && node bench/workflow-delivery.mjs [--deliveries 20000] [--concurrency 200] [--rounds 2]
 //                                                     [--http] [--timeout 300] [--cpu-prof DIR] [--json]

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Invoke → completed with the reference agent and a one-stage template, against the queue's own no-op round
 // trip measured in the same run.
+// One file because the stack, the floor and both phases are one sequence over the same processes and key;
+// the report is a module in workflow-run/.
 //
 //   pnpm run build && node bench/workflow-run.mjs [--runs 200] [--warmup 20] [--burst 100] [--agents 1]
 //                                                [--poll 10] [--run-timeout 10] [--burst-timeout 60]
