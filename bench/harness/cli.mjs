@@ -22,14 +22,14 @@ export function intBetween(value, option, min, max) {
 }
 
 /** An integer option between `min` and `max`. */
-export const int = (fallback, min, max) => ({
+const int = (fallback, min, max) => ({
   type: 'string',
   default: fallback,
   check: (value, option) => intBetween(value, option, min, max),
 });
 
 /** A number of seconds in (0, 600], read as milliseconds. */
-export const seconds = (fallback) => ({
+const seconds = (fallback) => ({
   type: 'string',
   default: fallback,
   check: (value, option) => {
@@ -40,13 +40,13 @@ export const seconds = (fallback) => ({
 });
 
 /** A string option, checked by the bench itself when it needs to be. */
-export const text = (fallback) => ({
+const text = (fallback) => ({
   type: 'string',
   ...(fallback === undefined ? {} : { default: fallback }),
 });
 
 /** An on/off option, off by default. */
-export const flag = () => ({ type: 'boolean', default: false });
+const flag = () => ({ type: 'boolean', default: false });
 
 /** Prints `<bench>: <message>` and exits 2: a bad option or a missing build. */
 export function fail(message) {

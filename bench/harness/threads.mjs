@@ -21,7 +21,7 @@ export async function startThread(moduleUrl, data, { closeMs = 2_000 } = {}) {
       else if (message.seq !== undefined) pending.get(message.seq)?.(message);
       else handlers.get(message.type)?.(message);
     });
-    thread.once('error', reject);
+    thread.on('error', reject);
     thread.once('exit', (code) => reject(new Error(`the thread exited (${code})`)));
   });
   return {
