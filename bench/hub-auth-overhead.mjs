@@ -16,34 +16,22 @@
 // A missed target is reported, not failed: the exit code is non-zero only when a request errs or the
 // set-up fails. Every loop is bounded by its deadline; only 127.0.0.1 is contacted.
 import os from 'node:os';
-import { benchArgs, benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
+import { benchCli, run, testing } from './harness/cli.mjs';
+import { f, loadChange, machine, printLoadTable, printResult, targetLine } from './harness/report.mjs';
+import { createBenchWorkspace } from './harness/stack.mjs';
 
-const cli = benchCli('hub-auth-overhead');
 const TARGET_RATIO = 0.7;
 
-const { values: args } = benchArgs('hub-auth-overhead', {
-  options: {
-    concurrency: { type: 'string', default: '32' },
-    duration: { type: 'string', default: '8' },
-    warmup: { type: 'string', default: '2' },
-    rounds: { type: 'string', default: '4' },
-    json: { type: 'boolean', default: false },
-  },
-});
-const concurrency = cli.intBetween(args.concurrency, 'concurrency', 1, 1024);
-const durationMs = cli.seconds(args.duration, 'duration');
-const warmupMs = cli.seconds(args.warmup, 'warmup');
-const rounds = cli.intBetween(args.rounds, 'rounds', 1, 1024);
-
-const {
-  countErrors,
-  createHubDatabase,
-  createHubWorkspace,
-  httpSender,
-  measureAlternating,
-  newServiceToken,
-  startHub,
-} = cli.load('packages/testing/dist/index.js');
+const options = benchCli('hub-auth-overhead', ({ flag, int, seconds }) => ({
+  concurrency: int('32', 1, 1024),
+  duration: seconds('8'),
+  warmup: seconds('2'),
+  rounds: int('4', 1, 1024),
+  json: flag(),
+}));
+const { concurrency, duration: durationMs, warmup: warmupMs, rounds } = options;
+const { countErrors, createHubDatabase, httpSender, measureAlternating, newServiceToken, startHub } =
+  testing();
 
 async function main() {
   const database = await createHubDatabase('svc_hub_bench');
@@ -57,7 +45,7 @@ async function main() {
       env: { NODE_ENV: 'production' },
       process: { stdout: 'ignore', outputLimit: 4000 },
     });
-    const owner = await createBenchWorkspace(createHubWorkspace, hub.url, database.url);
+    const owner = await createBenchWorkspace(hub.url, database.url);
     const key = await owner.createApiKey(['workspaces:read'], 'bench');
 
     const loadBefore = os.loadavg()[0];
@@ -87,21 +75,17 @@ async function main() {
       target_met: ratio >= TARGET_RATIO,
       errors: errorCount,
     };
-    if (args.json) {
-      console.log(JSON.stringify(result, null, 2));
-    } else {
+    printResult(result, options.json, () => {
       console.log(
         `hub auth overhead — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
           `${concurrency} in flight, ${durationMs / 1000} s per route in ${rounds} alternating slices after ${warmupMs / 1000} s warm-up, ` +
-          `load average ${f(loadBefore, 2)} → ${f(result.machine.load_average_1m.after, 2)}`,
+          `load average ${loadChange(result.machine.load_average_1m)}`,
       );
       console.log('');
       printLoadTable('route', result.results);
       console.log('');
-      console.log(
-        `ratio (b)/(a): ${f(ratio, 2)}× — target ≥ ${TARGET_RATIO}×: ${result.target_met ? 'met' : 'NOT met'}`,
-      );
-    }
+      console.log(targetLine(`ratio (b)/(a): ${f(ratio, 2)}×`, `≥ ${TARGET_RATIO}×`, result.target_met));
+    });
     if (errorCount > 0) {
       console.error(`hub-auth-overhead: ${errorCount} request(s) failed`);
       process.exitCode = 1;
@@ -112,4 +96,4 @@ async function main() {
   }
 }
 
-cli.run(main);
+run(main);

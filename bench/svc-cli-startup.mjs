@@ -17,33 +17,29 @@
 // Target: median of `svc --version` < 300 ms. A missed target is reported, not failed: the exit code is
 // non-zero only when a command fails or set-up fails. Nothing is contacted over the network.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { benchArgs, benchCli, f, machine, root } from './support.mjs';
+import { assertBuilt, benchCli, fail, root, run, testing } from './harness/cli.mjs';
+import { f, machine, printResult, printTable, verdict } from './harness/report.mjs';
+import { cleanupStack, tempDir } from './harness/stack.mjs';
 
 const NAME = 'svc-cli-startup';
 const TARGET_VERSION_MS = 300;
-const cli = benchCli(NAME);
 
-const { values } = benchArgs('svc-cli-startup', {
-  options: {
-    runs: { type: 'string', default: '20' },
-    warmup: { type: 'string', default: '2' },
-    installed: { type: 'boolean', default: false },
-    compare: { type: 'string' },
-    json: { type: 'boolean', default: false },
-  },
-});
-const runs = cli.intBetween(values.runs, 'runs', 1, 1000);
-const warmup = cli.intBetween(values.warmup, 'warmup', 0, 100);
+const options = benchCli(NAME, ({ flag, int, text }) => ({
+  runs: int('20', 1, 1000),
+  warmup: int('2', 0, 100),
+  installed: flag(),
+  compare: text(),
+  json: flag(),
+}));
+const { runs, warmup } = options;
 const appDir = path.join(root, 'apps', 'svc-cli');
 const runJs = path.join(appDir, 'bin', 'run.js');
-cli.assertBuilt(['apps/svc-cli/dist/main.js', 'apps/svc-cli/oclif.manifest.json']);
-
-const percentile = (sorted, p) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+assertBuilt(['apps/svc-cli/dist/main.js', 'apps/svc-cli/oclif.manifest.json']);
+const { ascending, percentile } = testing();
 
 /** Packs the CLI and installs the tarball with npm into a temp prefix; returns the `svc` executable. */
 function installPacked(work) {
@@ -82,50 +78,29 @@ function installPacked(work) {
 
 async function main() {
   const loadBefore = os.loadavg()[0];
-  const home = mkdtempSync(path.join(os.tmpdir(), `${NAME}-`));
-  const cleanUp = () => rmSync(home, { recursive: true, force: true });
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    process.once(signal, () => {
-      cleanUp();
-      process.exit(signal === 'SIGINT' ? 130 : 143);
-    });
-  }
+  const teardown = cleanupStack(NAME, 'removing the temp dir');
+  const home = tempDir(teardown, `${NAME}-`);
   try {
     // A throw-away HOME and config directory, so nothing of the operator's own ~/.config/svc is read.
     const env = { ...process.env, HOME: home, SVC_CONFIG_DIR: path.join(home, 'config'), NO_COLOR: '1' };
     delete env.DEBUG;
     delete env.NODE_OPTIONS;
+    /** The three measured commands through `file` (after `first` arguments), labelled `label`. */
+    const svc = (label, file, first = []) => [
+      { name: `svc --version (${label})`, file, args: [...first, '--version'] },
+      { name: `svc --help (${label})`, file, args: [...first, '--help'] },
+      { name: `svc config path --json (${label})`, file, args: [...first, 'config', 'path', '--json'] },
+    ];
     const commands = [
       { name: 'node -e 0 (floor)', file: process.execPath, args: ['-e', '0'] },
-      { name: 'svc --version (monorepo build)', file: process.execPath, args: [runJs, '--version'] },
-      { name: 'svc --help (monorepo build)', file: process.execPath, args: [runJs, '--help'] },
-      {
-        name: 'svc config path --json (monorepo build)',
-        file: process.execPath,
-        args: [runJs, 'config', 'path', '--json'],
-      },
+      ...svc('monorepo build', process.execPath, [runJs]),
     ];
-    if (values.compare) {
-      const other = path.resolve(values.compare);
-      if (!existsSync(other)) cli.fail(`--compare: ${other} does not exist`);
-      commands.push(
-        { name: 'svc --version (--compare)', file: process.execPath, args: [other, '--version'] },
-        { name: 'svc --help (--compare)', file: process.execPath, args: [other, '--help'] },
-        {
-          name: 'svc config path --json (--compare)',
-          file: process.execPath,
-          args: [other, 'config', 'path', '--json'],
-        },
-      );
+    if (options.compare) {
+      const other = path.resolve(options.compare);
+      if (!existsSync(other)) fail(`--compare: ${other} does not exist`);
+      commands.push(...svc('--compare', process.execPath, [other]));
     }
-    if (values.installed) {
-      const svc = installPacked(home);
-      commands.push(
-        { name: 'svc --version (installed tarball)', file: svc, args: ['--version'] },
-        { name: 'svc --help (installed tarball)', file: svc, args: ['--help'] },
-        { name: 'svc config path --json (installed tarball)', file: svc, args: ['config', 'path', '--json'] },
-      );
-    }
+    if (options.installed) commands.push(...svc('installed tarball', installPacked(home)));
     const samples = commands.map(() => []);
     for (let round = 0; round < warmup + runs; round += 1) {
       commands.forEach((command, index) => {
@@ -140,12 +115,9 @@ async function main() {
         if (round >= warmup) samples[index].push(performance.now() - start);
       });
     }
-    const floorMedian = percentile(
-      [...samples[0]].sort((a, b) => a - b),
-      50,
-    );
+    const floorMedian = percentile(ascending(samples[0]), 50);
     const rows = commands.map((command, index) => {
-      const sorted = [...samples[index]].sort((a, b) => a - b);
+      const sorted = ascending(samples[index]);
       const median = percentile(sorted, 50);
       return {
         name: command.name,
@@ -168,30 +140,31 @@ async function main() {
       rows,
       machine: machine(loadBefore),
     };
-    if (values.json) {
-      console.log(JSON.stringify(result, null, 2));
-      return;
-    }
-    console.log(`svc CLI cold start: ${runs} runs each after ${warmup} warm-up, alternating\n`);
-    console.log('| command | median ms | p90 ms | min ms | max ms | median ÷ floor | median − floor ms |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
-    for (const row of rows)
-      console.log(
-        `| ${row.name} | ${f(row.median_ms, 0)} | ${f(row.p90_ms, 0)} | ${f(row.min_ms, 0)} | ${f(row.max_ms, 0)} | ` +
-          `${f(row.ratio_to_floor, 2)}× | ${f(row.over_floor_ms, 0)} |`,
+    printResult(result, options.json, () => {
+      console.log(`svc CLI cold start: ${runs} runs each after ${warmup} warm-up, alternating\n`);
+      printTable(
+        ['command', 'median ms', 'p90 ms', 'min ms', 'max ms', 'median ÷ floor', 'median − floor ms'],
+        'lrrrrrr',
+        rows.map((row) => [
+          row.name,
+          ...[row.median_ms, row.p90_ms, row.min_ms, row.max_ms].map((ms) => f(ms, 0)),
+          `${f(row.ratio_to_floor, 2)}×`,
+          f(row.over_floor_ms, 0),
+        ]),
       );
-    console.log(
-      `\ntarget: svc --version median < ${TARGET_VERSION_MS} ms — ${result.met ? 'met' : 'NOT met'} ` +
-        `(${versionRows.map((row) => `${f(row.median_ms, 0)} ms`).join(', ')})`,
-    );
-    const m = result.machine;
-    console.log(
-      `machine: ${m.cpus} CPUs (${m.model}), Node ${m.node}, load average (1 min) ` +
-        `${f(m.load_average_1m.before, 2)} before, ${f(m.load_average_1m.after, 2)} after`,
-    );
+      console.log(
+        `\ntarget: svc --version median < ${TARGET_VERSION_MS} ms — ${verdict(result.met)} ` +
+          `(${versionRows.map((row) => `${f(row.median_ms, 0)} ms`).join(', ')})`,
+      );
+      const m = result.machine;
+      console.log(
+        `machine: ${m.cpus} CPUs (${m.model}), Node ${m.node}, load average (1 min) ` +
+          `${f(m.load_average_1m.before, 2)} before, ${f(m.load_average_1m.after, 2)} after`,
+      );
+    });
   } finally {
-    cleanUp();
+    await teardown.tearDown();
   }
 }
 
-cli.run(main);
+run(main);

@@ -23,42 +23,35 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchArgs, benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
+import { benchCli, load, requireFrom, run, testing } from './harness/cli.mjs';
+import { alternate, openLoop } from './harness/load.mjs';
+import { f, loadChange, machine, printLoadTable, printResult, targetLine } from './harness/report.mjs';
+import { cpuProfileArgs, createBenchWorkspace, redisUrl } from './harness/stack.mjs';
 
-const cli = benchCli('workflow-invoke');
 const TARGET_RATIO = 0.5;
 const TARGET_P99_MS = 25;
 /** Invoke's open-loop p99 against the baseline's at the same rate. */
 const TARGET_P99_RATIO = 1.5;
 
-const { values: args } = benchArgs('workflow-invoke', {
-  options: {
-    concurrency: { type: 'string', default: '32' },
-    duration: { type: 'string', default: '8' },
-    warmup: { type: 'string', default: '2' },
-    rounds: { type: 'string', default: '4' },
-    rate: { type: 'string', default: '300' },
-    'rate-duration': { type: 'string', default: '10' },
-    pool: { type: 'string', default: '10' },
-    'cpu-prof': { type: 'string' },
-    json: { type: 'boolean', default: false },
-    // Internal: run the baseline server in this process (the bench starts it as a child).
-    'baseline-server': { type: 'boolean', default: false },
-    'database-url': { type: 'string' },
-    port: { type: 'string' },
-  },
-});
+const options = benchCli('workflow-invoke', ({ flag, int, seconds, text }) => ({
+  concurrency: int('32', 1, 1024),
+  duration: seconds('8'),
+  warmup: seconds('2'),
+  rounds: int('4', 1, 100),
+  rate: int('300', 1, 20_000),
+  'rate-duration': seconds('10'),
+  pool: int('10', 1, 100),
+  'cpu-prof': text(),
+  json: flag(),
+  // Internal: run the baseline server in this process (the bench starts it as a child).
+  'baseline-server': flag(),
+  'database-url': text(),
+  port: text(),
+}));
+const { concurrency, duration: durationMs, warmup: warmupMs, rounds, rate, pool: poolSize } = options;
+const rateDurationMs = options['rate-duration'];
 
-const concurrency = cli.intBetween(args.concurrency, 'concurrency', 1, 1024);
-const durationMs = cli.seconds(args.duration, 'duration');
-const warmupMs = cli.seconds(args.warmup, 'warmup');
-const rounds = cli.intBetween(args.rounds, 'rounds', 1, 100);
-const rate = cli.intBetween(args.rate, 'rate', 1, 20_000);
-const rateDurationMs = cli.seconds(args['rate-duration'], 'rate-duration');
-const poolSize = cli.intBetween(args.pool, 'pool', 1, 100);
-
-const { createPool } = cli.load('packages/db-kit/dist/index.js');
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const { createPool } = load('packages/db-kit/dist/index.js');
 
 const BASELINE_TABLE = `
   CREATE TABLE IF NOT EXISTS bench_invocations (
@@ -73,8 +66,8 @@ const BASELINE_TABLE = `
 
 /** The baseline: a bare express handler doing one INSERT … ON CONFLICT, over a pool of the same size. */
 async function runBaselineServer() {
-  const express = cli.requireFrom('packages/service-kit', 'express');
-  const pool = createPool(args['database-url'], { max: poolSize });
+  const express = requireFrom('packages/service-kit', 'express');
+  const pool = createPool(options['database-url'], { max: poolSize });
   const app = express();
   app.use(express.json());
   let n = 0;
@@ -96,7 +89,7 @@ async function runBaselineServer() {
   });
   // For the bench's start-up wait only; routed after the measured one.
   app.get('/readyz', (_req, res) => res.sendStatus(200));
-  const server = app.listen(Number(args.port), '127.0.0.1');
+  const server = app.listen(Number(options.port), '127.0.0.1');
   process.on('SIGTERM', () => server.close(() => pool.end().then(() => process.exit(0))));
 }
 
@@ -104,8 +97,8 @@ const BODY = JSON.stringify({ intent: 'Please send the weekly report', required_
 let sequence = 0;
 
 /** An invoke-shaped POST to the target with a fresh Idempotency-Key; succeeds on 201. */
-function invokeSender(harness, target) {
-  return harness.httpSender(target.url, {
+function invokeSender(target) {
+  return testing().httpSender(target.url, {
     status: 201,
     init: () => ({
       method: 'POST',
@@ -119,49 +112,8 @@ function invokeSender(harness, target) {
   });
 }
 
-/** Sends at a fixed rate whatever the answers; latency counts from each request's scheduled time. */
-async function openLoop(send, perSecond, ms) {
-  const latencies = [];
-  const errors = new Map();
-  const interval = 1000 / perSecond;
-  const total = Math.floor((ms / 1000) * perSecond);
-  const start = performance.now();
-  const inFlight = [];
-  for (let i = 0; i < total; i += 1) {
-    const scheduled = start + i * interval;
-    const wait = scheduled - performance.now();
-    if (wait > 1) await sleep(wait);
-    inFlight.push(
-      send(i).then((error) => {
-        if (error) errors.set(error, (errors.get(error) ?? 0) + 1);
-        else latencies.push(performance.now() - scheduled);
-      }),
-    );
-  }
-  await Promise.all(inFlight);
-  return { latencies, errors, elapsedMs: performance.now() - start };
-}
-
-/**
- * The open loop at the same rate against every target, in alternating slices (a, b, a, b, …), so load from
- * elsewhere on the machine weighs on all alike; `ms` in all per target. One summary per target.
- */
-async function openLoopAlternating(harness, targets, perSecond, ms, slices) {
-  const totals = targets.map(() => ({ latencies: [], errors: new Map(), elapsedMs: 0 }));
-  for (let slice = 0; slice < slices; slice += 1) {
-    for (const [i, target] of targets.entries()) {
-      const run = await openLoop(target.send, perSecond, ms / slices);
-      for (const latency of run.latencies) totals[i].latencies.push(latency);
-      for (const [label, n] of run.errors)
-        totals[i].errors.set(label, (totals[i].errors.get(label) ?? 0) + n);
-      totals[i].elapsedMs += run.elapsedMs;
-    }
-  }
-  return targets.map((target, i) => harness.summarizeLoad(target.name, totals[i]));
-}
-
 async function main() {
-  const harness = cli.load('packages/testing/dist/index.js');
+  const harness = testing();
   const [hubDb, wfDb] = await Promise.all([
     harness.createHubDatabase('svc_hub_bench'),
     harness.createWorkflowDatabase('svc_workflow_bench'),
@@ -177,7 +129,7 @@ async function main() {
       process: { outputLimit: 4000 },
     });
     procs.push(hub.process);
-    const owner = await createBenchWorkspace(harness.createHubWorkspace, hub.url, hubDb.url);
+    const owner = await createBenchWorkspace(hub.url, hubDb.url);
     const project = await owner.createProject('BENCH', 'Bench');
     const key = await owner.createApiKey(['workflows:run'], 'bench');
 
@@ -209,7 +161,7 @@ async function main() {
 
     const wf = await harness.workflowEnv({
       databaseUrl: wfDb.url,
-      redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      redisUrl,
       queuePrefix: harness.uniqueQueuePrefix('bench'),
       hubUrl: hub.url,
       serviceToken,
@@ -217,12 +169,12 @@ async function main() {
       logLevel: 'info',
       env: { WORKFLOW_DB_POOL_SIZE: String(poolSize), NODE_ENV: 'production' },
     });
-    const profileDir = args['cpu-prof'] ? path.resolve(args['cpu-prof']) : undefined;
+    const profileDir = options['cpu-prof'] ? path.resolve(options['cpu-prof']) : undefined;
     procs.push(
       await harness.startWorkflowApi(wf, {
         stdout: 'ignore',
         outputLimit: 4000,
-        ...(profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}),
+        nodeArgs: cpuProfileArgs(profileDir),
       }),
     );
 
@@ -264,19 +216,16 @@ async function main() {
     const [base, invoke] = await harness.measureAlternating(
       [baselineTarget, invokeTarget].map((target) => ({
         name: target.name,
-        send: invokeSender(harness, target),
+        send: invokeSender(target),
       })),
       { concurrency, rounds, warmup: { durationMs: warmupMs }, slice: { durationMs: durationMs / rounds } },
     );
-    const [openBase, open] = await openLoopAlternating(
-      harness,
+    const [openBase, open] = await alternate(
       [baselineTarget, invokeTarget].map((target) => ({
         name: `${target === invokeTarget ? 'invoke' : 'baseline'} at ${rate}/s (open loop)`,
-        send: invokeSender(harness, target),
+        send: invokeSender(target),
       })),
-      rate,
-      rateDurationMs,
-      rounds,
+      { durationMs: rateDurationMs, rounds, runSlice: (target, ms) => openLoop(target.send, rate, ms) },
     );
     const ratio = invoke.rps / base.rps;
     const p99Ratio = open.p99_ms / openBase.p99_ms;
@@ -306,30 +255,31 @@ async function main() {
       p99_ratio_met: p99Ratio <= TARGET_P99_RATIO,
       errors: errorCount,
     };
-    if (args.json) {
-      console.log(JSON.stringify(result, null, 2));
-    } else {
+    printResult(result, options.json, () => {
       console.log(
         `workflow invoke — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
           `pool ${poolSize}, ${concurrency} in flight, ${durationMs / 1000} s per target in ${rounds} alternating ` +
           `slices after ${warmupMs / 1000} s warm-up, then ${rate}/s for ${rateDurationMs / 1000} s per target in ` +
           `${rounds} alternating slices; load average ` +
-          `${f(loadBefore, 2)} → ${f(result.machine.load_average_1m.after, 2)}`,
+          loadChange(result.machine.load_average_1m),
       );
       console.log('');
       printLoadTable('target', [...result.results, result.open_loop_baseline, result.open_loop]);
       console.log('');
       console.log(
-        `throughput invoke/baseline: ${f(ratio, 2)}× — target ≥ ${TARGET_RATIO}×: ${result.ratio_met ? 'met' : 'NOT met'}`,
+        targetLine(`throughput invoke/baseline: ${f(ratio, 2)}×`, `≥ ${TARGET_RATIO}×`, result.ratio_met),
       );
       console.log(
-        `p99 at ${rate}/s: ${f(open.p99_ms, 2)} ms — target < ${TARGET_P99_MS} ms: ${result.p99_met ? 'met' : 'NOT met'}`,
+        targetLine(`p99 at ${rate}/s: ${f(open.p99_ms, 2)} ms`, `< ${TARGET_P99_MS} ms`, result.p99_met),
       );
       console.log(
-        `p99 at ${rate}/s invoke/baseline: ${f(open.p99_ms, 2)} / ${f(openBase.p99_ms, 2)} ms = ${f(p99Ratio, 2)}× — ` +
-          `target ≤ ${TARGET_P99_RATIO}×: ${result.p99_ratio_met ? 'met' : 'NOT met'}`,
+        targetLine(
+          `p99 at ${rate}/s invoke/baseline: ${f(open.p99_ms, 2)} / ${f(openBase.p99_ms, 2)} ms = ${f(p99Ratio, 2)}×`,
+          `≤ ${TARGET_P99_RATIO}×`,
+          result.p99_ratio_met,
+        ),
       );
-    }
+    });
     if (errorCount > 0) {
       console.error(`workflow-invoke: ${errorCount} request(s) failed`);
       process.exitCode = 1;
@@ -341,11 +291,11 @@ async function main() {
   }
 }
 
-if (args['baseline-server']) {
+if (options['baseline-server']) {
   runBaselineServer().catch((error) => {
     console.error(`workflow-invoke baseline: ${error instanceof Error ? error.message : error}`);
     process.exit(1);
   });
 } else {
-  cli.run(main);
+  run(main);
 }

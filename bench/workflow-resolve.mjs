@@ -16,31 +16,33 @@
 // A missed target is reported, not failed: the exit code is non-zero only when a request errs or set-up fails.
 // Only 127.0.0.1 is contacted.
 import os from 'node:os';
-import { benchArgs, benchCli, createBenchWorkspace, f, machine, printLoadTable } from './support.mjs';
+import { benchCli, load, requireFrom, run, testing } from './harness/cli.mjs';
+import { insertRows } from './harness/data-stores.mjs';
+import { f, loadChange, machine, printLoadTable, printResult, targetLine } from './harness/report.mjs';
+import { createBenchWorkspace, redisUrl } from './harness/stack.mjs';
 
-const cli = benchCli('workflow-resolve');
 const TARGET_P99_MS = 5;
 const TARGET_RATIO = 1.5;
 
-const { values: args } = benchArgs('workflow-resolve', {
-  options: {
-    contracts: { type: 'string', default: '10000' },
-    requests: { type: 'string', default: '4000' },
-    warmup: { type: 'string', default: '500' },
-    concurrency: { type: 'string', default: '1' },
-    rounds: { type: 'string', default: '4' },
-    json: { type: 'boolean', default: false },
-  },
-});
-const contractCount = cli.intBetween(args.contracts, 'contracts', 1, 200_000);
-const requestCount = cli.intBetween(args.requests, 'requests', 10, 1_000_000);
-const warmupCount = cli.intBetween(args.warmup, 'warmup', 0, 1_000_000);
-const concurrency = cli.intBetween(args.concurrency, 'concurrency', 1, 256);
-const rounds = cli.intBetween(args.rounds, 'rounds', 1, 100);
+const options = benchCli('workflow-resolve', ({ flag, int }) => ({
+  contracts: int('10000', 1, 200_000),
+  requests: int('4000', 10, 1_000_000),
+  warmup: int('500', 0, 1_000_000),
+  concurrency: int('1', 1, 256),
+  rounds: int('4', 1, 100),
+  json: flag(),
+}));
+const {
+  contracts: contractCount,
+  requests: requestCount,
+  warmup: warmupCount,
+  concurrency,
+  rounds,
+} = options;
 
-const harness = cli.load('packages/testing/dist/index.js');
-const { newId } = cli.load('packages/service-kit/dist/index.js');
-const pg = cli.requireFrom('apps/workflow-api', 'pg');
+const harness = testing();
+const { newId } = load('packages/service-kit/dist/index.js');
+const pg = requireFrom('apps/workflow-api', 'pg');
 
 const VERBS = ['deploy', 'review', 'triage', 'migrate', 'audit', 'summarize', 'translate', 'benchmark'];
 const CAPABILITIES = ['code', 'review', 'k8s', 'sql', 'docs', 'security', 'gpu', 'i18n'];
@@ -64,7 +66,7 @@ async function seed(databaseUrl, workspaceId, projectId) {
         }),
       ]);
     }
-    await insert(
+    await insertRows(
       client,
       'workflow_templates',
       ['id', 'project_id', 'key', 'version', 'definition'],
@@ -112,18 +114,12 @@ async function seed(databaseUrl, workspaceId, projectId) {
       'template_version',
     ];
     for (let at = 0; at < rows.length; at += 1000) {
-      await insert(client, 'workflow_contracts', columns, rows.slice(at, at + 1000));
+      await insertRows(client, 'workflow_contracts', columns, rows.slice(at, at + 1000));
     }
     return rows[0][0];
   } finally {
     await client.end();
   }
-}
-
-async function insert(client, table, columns, rows) {
-  const values = [];
-  const tuples = rows.map((row) => `(${row.map((v) => `$${values.push(v)}`).join(', ')})`);
-  await client.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`, values);
 }
 
 /** The i-th resolve body: it names one contract's phrase, so a handful of contracts are candidates. */
@@ -154,7 +150,7 @@ async function main() {
       env: { NODE_ENV: 'production' },
       process: quiet,
     });
-    const owner = await createBenchWorkspace(harness.createHubWorkspace, hub.url, hubDb.url);
+    const owner = await createBenchWorkspace(hub.url, hubDb.url);
     const project = await owner.createProject('BENCH', 'Benchmark');
     const key = await owner.createApiKey(['workflow-contracts:read'], 'bench');
 
@@ -164,7 +160,7 @@ async function main() {
 
     const wf = await harness.workflowEnv({
       databaseUrl: workflowDb.url,
-      redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      redisUrl,
       queuePrefix: harness.uniqueQueuePrefix('bench'),
       hubUrl: hub.url,
       serviceToken,
@@ -232,14 +228,12 @@ async function main() {
       targets_met: { resolve_p99: resolve.p99_ms < TARGET_P99_MS, p99_ratio: ratio <= TARGET_RATIO },
       errors: errorCount,
     };
-    if (args.json) {
-      console.log(JSON.stringify(result, null, 2));
-    } else {
+    printResult(result, options.json, () => {
       console.log(
         `workflow resolve — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
           `${contractCount + 1} active contracts (seeded in ${f(seedMs / 1000, 1)} s), ${concurrency} in flight, ` +
           `${requestCount} requests per route in ${rounds} alternating slices after ${warmupCount} warm-up, ` +
-          `load average ${f(loadBefore, 2)} → ${f(result.machine.load_average_1m.after, 2)}`,
+          `load average ${loadChange(result.machine.load_average_1m)}`,
       );
       console.log(
         `first resolve (loads and compiles the classifiers): ${f(firstResolveMs, 0)} ms, ` +
@@ -248,13 +242,12 @@ async function main() {
       console.log('');
       printLoadTable('route', result.results);
       console.log('');
+      const met = result.targets_met;
       console.log(
-        `resolve p99 ${f(resolve.p99_ms, 2)} ms — target < ${TARGET_P99_MS} ms: ${result.targets_met.resolve_p99 ? 'met' : 'NOT met'}`,
+        targetLine(`resolve p99 ${f(resolve.p99_ms, 2)} ms`, `< ${TARGET_P99_MS} ms`, met.resolve_p99),
       );
-      console.log(
-        `p99 ratio resolve/get: ${f(ratio, 2)}× — target ≤ ${TARGET_RATIO}×: ${result.targets_met.p99_ratio ? 'met' : 'NOT met'}`,
-      );
-    }
+      console.log(targetLine(`p99 ratio resolve/get: ${f(ratio, 2)}×`, `≤ ${TARGET_RATIO}×`, met.p99_ratio));
+    });
     if (errorCount > 0) {
       console.error(`workflow-resolve: ${errorCount} request(s) failed`);
       process.exitCode = 1;
@@ -266,4 +259,4 @@ async function main() {
   }
 }
 
-cli.run(main);
+run(main);

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Invoke → completed with the reference agent and a one-stage template, against the queue's own no-op round
 // trip measured in the same run.
+// One file because the stack, the floor and both phases are one sequence over the same processes and key;
+// the report is a module in workflow-run/.
 //
 //   pnpm run build && node bench/workflow-run.mjs [--runs 200] [--warmup 20] [--burst 100] [--agents 1]
 //                                                [--poll 10] [--run-timeout 10] [--burst-timeout 60]
@@ -26,87 +28,66 @@
 // Processes, databases and queue keys are removed at the end, also on failure. Only 127.0.0.1 is contacted.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import { assertBuilt, benchCli, run, testing } from './harness/cli.mjs';
+import { failureLog, printResult } from './harness/report.mjs';
+import { jsonRequest } from './harness/requests.mjs';
+import { noopQueue } from './harness/queues.mjs';
+import { cleanupStack, createBenchWorkspace } from './harness/stack.mjs';
+import { buildResult, printReport } from './workflow-run/report.mjs';
 import {
-  benchArgs,
-  benchCli,
-  cleanupStack,
-  createBenchWorkspace,
-  f,
-  lineCounter,
-  machine,
-  printLines,
-} from './support.mjs';
+  REPORT_CAPABILITY,
+  createBenchDatabases,
+  createReportRoute,
+  startWorkflowStack,
+} from './harness/workflow-stack.mjs';
 
-const cli = benchCli('workflow-run');
-const TARGET_P50_MS = 250;
-const TARGET_P99_MS = 1000;
 /** The engine's reconcile queue (apps/workflow-api/src/domain/reconcile-queue.ts), obliterated at the end. */
 const ENGINE_QUEUES = ['workflow-reconcile'];
 const INTENT = 'Please write the weekly report for the bench';
-const CAPABILITY = 'report';
 
-const { values: args } = benchArgs('workflow-run', {
-  options: {
-    runs: { type: 'string', default: '200' },
-    warmup: { type: 'string', default: '20' },
-    burst: { type: 'string', default: '100' },
-    agents: { type: 'string', default: '1' },
-    poll: { type: 'string', default: '10' },
-    'run-timeout': { type: 'string', default: '10' },
-    'burst-timeout': { type: 'string', default: '60' },
-    'burst-pollers': { type: 'string', default: '10' },
-    json: { type: 'boolean', default: false },
-  },
-});
+const options = benchCli('workflow-run', ({ flag, int, seconds }) => ({
+  runs: int('200', 1, 100_000),
+  warmup: int('20', 0, 100_000),
+  burst: int('100', 1, 10_000),
+  agents: int('1', 1, 50),
+  poll: int('10', 1, 10_000),
+  'run-timeout': seconds('10'),
+  'burst-timeout': seconds('60'),
+  'burst-pollers': int('10', 1, 1000),
+  json: flag(),
+}));
+const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCount, poll: pollMs } = options;
+const runTimeoutMs = options['run-timeout'];
+const burstTimeoutMs = options['burst-timeout'];
+const burstPollers = options['burst-pollers'];
+/** The settings as the report states them. */
+const settings = {
+  runs: runCount,
+  warmup: warmupCount,
+  burst: burstCount,
+  agents: agentCount,
+  poll_ms: pollMs,
+  run_timeout_s: runTimeoutMs / 1000,
+  burst_timeout_s: burstTimeoutMs / 1000,
+  burst_pollers: burstPollers,
+  engine_env: 'production defaults, WORKFLOW_QUEUE_PREFIX unique, LOG_LEVEL=warn (all processes)',
+};
 
-const runCount = cli.intBetween(args.runs, 'runs', 1, 100_000);
-const warmupCount = cli.intBetween(args.warmup, 'warmup', 0, 100_000);
-const burstCount = cli.intBetween(args.burst, 'burst', 1, 10_000);
-const agentCount = cli.intBetween(args.agents, 'agents', 1, 50);
-const pollMs = cli.intBetween(args.poll, 'poll', 1, 10_000);
-const runTimeoutMs = cli.seconds(args['run-timeout'], 'run-timeout');
-const burstTimeoutMs = cli.seconds(args['burst-timeout'], 'burst-timeout');
-const burstPollers = cli.intBetween(args['burst-pollers'], 'burst-pollers', 1, 1000);
-
-cli.assertBuilt([
+assertBuilt([
   'apps/hub-api/dist/main.js',
   'apps/workflow-api/dist/main.js',
   'apps/workflow-api/dist/worker-main.js',
   'apps/reference-agent/dist/main.js',
 ]);
-const harness = cli.load('packages/testing/dist/index.js');
-const {
-  latencyStats: stats,
-  median,
-  obliterateQueues,
-  redisConnectionOptions,
-  sleep,
-  uniqueQueuePrefix,
-} = harness;
-const { Queue, QueueEvents, Worker } = cli.requireFrom('apps/workflow-api', 'bullmq');
+const harness = testing();
+const { sleep, uniqueQueuePrefix } = harness;
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const teardown = cleanupStack(
   'workflow-run',
   'stopping the processes and removing the databases and queue keys',
 );
 /** Aborted on SIGINT/SIGTERM: the measurements stop and nothing is reported. */
 const interrupted = teardown.interrupted;
-/** What each process wrote, as distinct lines, by process. */
-const written = new Map();
-
-/** Start options of a process whose output is kept (its tail) and counted as distinct lines. */
-function counted(name) {
-  const counter = lineCounter();
-  return { name, outputLimit: 16_000, onLine: (line) => counter.add(line), counter };
-}
-
-/** Registers a started process for the stop at the end and for the report of what it wrote. */
-function track(proc, options) {
-  teardown.procs.push(proc);
-  written.set(proc, options.counter);
-  return proc;
-}
 
 /** A failed request: the label counts failures by kind; the detail is the problem's code and title. */
 class RequestFailed extends Error {
@@ -119,46 +100,15 @@ class RequestFailed extends Error {
 
 /** One JSON request; resolves to the answer's `data` when the status is one of `ok`. */
 async function call(step, method, url, { headers = {}, body, ok = [200] } = {}) {
-  let res;
-  try {
-    res = await fetch(url, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  } catch (error) {
-    throw new RequestFailed(`${step}: ${error?.cause?.code ?? error?.name ?? 'error'}`);
+  const answer = await jsonRequest(url, { method, headers, body });
+  if (!ok.includes(answer.status)) {
+    const json = answer.json ?? {};
+    throw new RequestFailed(
+      `${step}: ${answer.label}`,
+      [json.code, json.detail ?? json.title].filter(Boolean).join(' — '),
+    );
   }
-  const text = await res.text();
-  let json;
-  try {
-    json = text ? JSON.parse(text) : {};
-  } catch {
-    json = {};
-  }
-  if (!ok.includes(res.status)) {
-    const detail = [json.code, json.detail ?? json.title].filter(Boolean).join(' — ');
-    throw new RequestFailed(`${step}: HTTP ${res.status}${json.code ? ` ${json.code}` : ''}`, detail);
-  }
-  return json.data;
-}
-
-/** Failures counted by label, plus the first few in detail. */
-function failureLog() {
-  const counts = new Map();
-  const examples = [];
-  return {
-    add(label, detail) {
-      counts.set(label, (counts.get(label) ?? 0) + 1);
-      if (examples.length < 5) examples.push(detail ? `${label}: ${detail}` : label);
-    },
-    get total() {
-      return [...counts.values()].reduce((a, b) => a + b, 0);
-    },
-    toJSON() {
-      return { counts: Object.fromEntries(counts), examples };
-    },
-  };
+  return answer.json?.data;
 }
 
 /** Where the time of one completed run went, from the invocation's own timestamps (same machine clock). */
@@ -174,16 +124,6 @@ function timeline(view, seenAtEpochMs) {
     assigned_to_claimed_ms: claimed - assigned,
     claimed_to_artifact_ms: published - claimed,
     artifact_to_seen_ms: seenAtEpochMs - published,
-  };
-}
-
-/** The median of each segment of `timeline()` over these runs. */
-function timelineMedians(items) {
-  return {
-    created_to_assigned_ms: median(items.map((r) => r.created_to_assigned_ms)),
-    assigned_to_claimed_ms: median(items.map((r) => r.assigned_to_claimed_ms)),
-    claimed_to_artifact_ms: median(items.map((r) => r.claimed_to_artifact_ms)),
-    artifact_to_seen_ms: median(items.map((r) => r.artifact_to_seen_ms)),
   };
 }
 
@@ -209,42 +149,20 @@ function describeView(view) {
  * Resolves to what the measurements need: the invocations URL and the key's header.
  */
 async function startStack() {
-  const [hubDb, wfDb] = await Promise.all([
-    harness.createHubDatabase('svc_hub_bench'),
-    harness.createWorkflowDatabase('svc_workflow_bench'),
-  ]);
-  teardown.push(() => Promise.all([hubDb.drop(), wfDb.drop()]));
-
-  const serviceToken = harness.newServiceToken();
-  const production = { NODE_ENV: 'production' };
-  const hubOptions = counted('hub');
-  const hub = await harness.startHub({
-    databaseUrl: hubDb.url,
-    serviceToken,
-    env: { HUB_MANAGED_PROVIDERS: 'local', ...production },
-    process: hubOptions,
-  });
-  track(hub.process, hubOptions);
-
+  const databases = await createBenchDatabases(teardown);
   // The Workflow API and its worker: production defaults but for their own queue prefix.
-  const queuePrefix = uniqueQueuePrefix('bench');
-  teardown.push(() => obliterateQueues(redisUrl, queuePrefix, ENGINE_QUEUES));
-  const wf = await harness.workflowEnv({
-    databaseUrl: wfDb.url,
-    redisUrl,
-    queuePrefix,
-    hubUrl: hub.url,
-    serviceToken,
-    env: production,
+  const production = { NODE_ENV: 'production' };
+  const { hub, wf } = await startWorkflowStack(teardown, {
+    databases,
+    queuePrefix: uniqueQueuePrefix('bench'),
+    queues: ENGINE_QUEUES,
+    names: { hub: 'hub', api: 'workflow API', worker: 'workflow worker' },
+    hubEnv: { HUB_MANAGED_PROVIDERS: 'local', ...production },
+    workflowEnv: production,
   });
-  const [apiOptions, workerOptions] = [counted('workflow API'), counted('workflow worker')];
-  await Promise.all([
-    harness.startWorkflowApi(wf, apiOptions).then((proc) => track(proc, apiOptions)),
-    harness.startWorkflowWorker(wf, workerOptions).then((proc) => track(proc, workerOptions)),
-  ]);
 
   // Workspace, project and keys through the hub's public API.
-  const owner = await createBenchWorkspace(harness.createHubWorkspace, hub.url, hubDb.url);
+  const owner = await createBenchWorkspace(hub.url, databases.hubDb.url);
   const project = await owner.createProject('BENCH', 'Bench');
   const benchKey = await owner.createApiKey(
     [
@@ -267,54 +185,26 @@ async function startStack() {
       name: `bench-agent-${i}`,
       hostId: host.id,
       projectCode: project.code,
-      capabilities: [CAPABILITY],
+      capabilities: [REPORT_CAPABILITY],
     });
-    const agentOptions = counted(`reference agent ${i}`);
+    const agentOptions = teardown.logged(`reference agent ${i}`);
     const proc = await harness.startReferenceAgent(owner, agent, {
       workflowUrl: wf.url,
       env: { LOG_LEVEL: 'warn', ...production },
       process: agentOptions,
     });
-    track(proc, agentOptions);
+    teardown.track(proc, agentOptions);
   }
 
   // One route: an artifact schema and a contract whose template has one stage.
   const wfKey = { 'x-api-key': benchKey };
-  await call(
-    'register artifact schema',
-    'POST',
-    `${wf.url}/api/v1/workspaces/${owner.workspace.id}/artifact-schemas`,
-    {
-      headers: wfKey,
-      body: {
-        project_id: project.id,
-        name: 'bench-report',
-        version: '1.0.0',
-        json_schema: harness.REPORT_SCHEMA,
-      },
-      ok: [201],
-    },
-  );
-  const projectBase = `${wf.url}/api/v1/projects/${project.id}/workflow`;
-  await call('create contract', 'POST', `${projectBase}/contracts`, {
-    headers: wfKey,
-    body: {
-      name: 'Weekly report',
-      priority: 10,
-      fallback: false,
-      is_active: true,
-      classifier: { intentContains: ['weekly report'] },
-      template: {
-        key: 'bench-report-flow',
-        version: '1.0.0',
-        required_capabilities: [],
-        artifact_schema: { name: 'bench-report', version: '1.0.0' },
-        guardrails: { human_approval_required: false },
-        stages: [{ key: 'write', title: 'Write the report', required_capabilities: [CAPABILITY] }],
-      },
-    },
-    ok: [201],
+  await createReportRoute((step, url, body) => call(step, 'POST', url, { headers: wfKey, body, ok: [201] }), {
+    wfUrl: wf.url,
+    workspaceId: owner.workspace.id,
+    projectId: project.id,
+    name: 'bench-report',
   });
+  const projectBase = `${wf.url}/api/v1/projects/${project.id}/workflow`;
   const preflight = await call('preflight', 'POST', `${projectBase}/preflight`, {
     headers: wfKey,
     body: { intent: INTENT },
@@ -393,7 +283,7 @@ function runClient({ invocations, headers }) {
  * measured under the same conditions as the runs; failures are counted, never thrown.
  */
 async function sequentialRuns(client, floor, count) {
-  const failures = failureLog();
+  const failures = failureLog({ examples: 5 });
   const runs = [];
   const floorMs = [];
   let busyMs = 0;
@@ -432,100 +322,29 @@ async function main() {
     const crashed = procs.filter((p) => !p.running());
     const logs = [floor.failures, warmup.failures, sequential.failures, burst.failures];
     const errorCount = logs.reduce((sum, log) => sum + log.total, 0);
-    const result = buildResult({
-      loadBefore,
-      loadAfter,
-      warmup,
-      floor,
-      sequential,
-      burst,
-      crashed,
-      errorCount,
-    });
+    const measured = { loadBefore, loadAfter, warmup, floor, sequential, burst, crashed, errorCount };
+    const result = buildResult(settings, measured);
     result.process_logs = Object.fromEntries(
-      procs
-        .map((proc) => [proc.name, written.get(proc).summary()])
-        .filter(([, logs]) => logs.lines.length > 0),
+      procs.map((proc) => [proc.name, teardown.written(proc)]).filter(([, logs]) => logs.lines.length > 0),
     );
-    if (args.json) console.log(JSON.stringify(result, null, 2));
-    else printTable(result);
+    printResult(result, options.json, printReport);
     if (errorCount > 0 || crashed.length > 0) {
       reported = true;
       console.error(
         `workflow-run: ${errorCount} request(s) or run(s) failed` +
           `${crashed.length ? `; exited early: ${crashed.map((p) => p.name).join(', ')}` : ''}`,
       );
-      for (const log of logs) for (const example of log.toJSON().examples) console.error(`  ${example}`);
-      printOutputs(procs);
+      for (const log of logs) for (const example of log.examples) console.error(`  ${example}`);
+      teardown.printOutputs();
       process.exitCode = 1;
     }
   } catch (error) {
     if (interrupted.aborted) return;
-    if (!reported) printOutputs(procs);
+    if (!reported) teardown.printOutputs();
     throw error;
   } finally {
     await teardown.tearDown();
   }
-}
-
-function buildResult({ loadBefore, loadAfter, warmup, floor, sequential, burst, crashed, errorCount }) {
-  const { runs } = sequential;
-  const phase1 = stats(runs.map((r) => r.ms));
-  const floorStats = stats(sequential.floorMs);
-  return {
-    date: new Date().toISOString(),
-    machine: machine(loadBefore, loadAfter),
-    settings: {
-      runs: runCount,
-      warmup: warmupCount,
-      burst: burstCount,
-      agents: agentCount,
-      poll_ms: pollMs,
-      run_timeout_s: runTimeoutMs / 1000,
-      burst_timeout_s: burstTimeoutMs / 1000,
-      burst_pollers: burstPollers,
-      engine_env: 'production defaults, WORKFLOW_QUEUE_PREFIX unique, LOG_LEVEL=warn (all processes)',
-    },
-    floor: { ...floorStats, failures: floor.failures },
-    phase1: {
-      ...phase1,
-      wall_s: sequential.wallMs / 1000,
-      failures: sequential.failures,
-      warmup_failures: warmup.failures,
-    },
-    phase1_breakdown_p50_ms: {
-      invoke_ms: median(runs.map((r) => r.invoke_ms)),
-      launch_ms: median(runs.map((r) => r.launch_ms)),
-      ...timelineMedians(runs),
-      polls: median(runs.map((r) => r.polls)),
-    },
-    phase2_breakdown_p50_ms: timelineMedians(burst.timelines),
-    phase2: {
-      invoked: burstCount,
-      completed: burst.completed,
-      wall_s: burst.wallMs / 1000,
-      ...stats(burst.latencies),
-      failures: burst.failures,
-    },
-    ratio_to_floor: {
-      phase1_p50: phase1.p50_ms / floorStats.p50_ms,
-      phase2_p50: median(burst.latencies) / floorStats.p50_ms,
-    },
-    targets: { phase1_p50_ms: TARGET_P50_MS, phase1_p99_ms: TARGET_P99_MS, burst_all_complete: burstCount },
-    targets_met: {
-      phase1_p50: phase1.p50_ms < TARGET_P50_MS,
-      phase1_p99: phase1.p99_ms < TARGET_P99_MS,
-      burst_all_complete: burst.completed === burstCount,
-    },
-    processes_exited: crashed.map((p) => p.name),
-    errors: errorCount,
-  };
-}
-
-/** What each process wrote (warnings and errors only at LOG_LEVEL=warn), as distinct lines with counts. */
-function printOutputs(procs) {
-  for (const proc of procs)
-    printLines(`${proc.name}${proc.running() ? '' : ' (exited)'}`, written.get(proc).summary());
 }
 
 /**
@@ -534,27 +353,12 @@ function printOutputs(procs) {
  * through QueueEvents (undefined when it failed; failures are counted).
  */
 async function openFloor() {
-  const connection = redisConnectionOptions(redisUrl);
-  const prefix = uniqueQueuePrefix('benchfloor');
-  const name = 'bench-floor';
-  const queue = new Queue(name, { connection, prefix });
-  const events = new QueueEvents(name, { connection, prefix });
-  const worker = new Worker(name, async () => null, { connection, prefix, concurrency: 1 });
-  const failures = failureLog();
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await Promise.allSettled([worker.close(), events.close()]);
-    await queue.close();
-    await obliterateQueues(redisUrl, prefix, [name]);
-  };
-  try {
-    await Promise.all([queue.waitUntilReady(), events.waitUntilReady(), worker.waitUntilReady()]);
-  } catch (error) {
-    await close();
-    throw error;
-  }
+  const { queue, events, close } = await noopQueue('bench-floor', {
+    prefix: uniqueQueuePrefix('benchfloor'),
+    concurrency: 1,
+    events: true,
+  });
+  const failures = failureLog({ examples: 5 });
   let sequence = 0;
   return {
     failures,
@@ -576,7 +380,7 @@ async function openFloor() {
 
 /** Invokes and launches `burstCount` at once, then polls them with `burstPollers` pollers until done. */
 async function runBurst({ invokeAndLaunch, getInvocation }) {
-  const failures = failureLog();
+  const failures = failureLog({ examples: 5 });
   const latencies = [];
   const timelines = [];
   const pending = new Map();
@@ -648,67 +452,4 @@ async function runBurst({ invokeAndLaunch, getInvocation }) {
   return { completed: latencies.length, latencies, timelines, wallMs, failures };
 }
 
-function printTable(result) {
-  const errs = (log) =>
-    Object.entries(log.toJSON().counts)
-      .map(([k, v]) => `${k} ×${v}`)
-      .join('; ') || '0';
-  const { floor, phase1, phase2 } = result;
-  console.log(
-    `workflow run — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
-      `${agentCount} reference agent(s), one-stage template, engine at production defaults with its own queue ` +
-      `prefix, LOG_LEVEL=warn for every process; ${runCount} runs after ${warmupCount} warm-up, burst of ` +
-      `${burstCount}, polling every ${pollMs} ms, one floor round trip before each run; load average ${f(result.machine.load_average_1m.before, 2)} → ` +
-      `${f(result.machine.load_average_1m.after, 2)}`,
-  );
-  console.log('');
-  console.log('| measurement | completed | p50 ms | p90 ms | p99 ms | max ms | p50 / floor | failures |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---|');
-  const row = (name, s, ratio, failures) =>
-    console.log(
-      `| ${name} | ${s.n} | ${f(s.p50_ms, 2)} | ${f(s.p90_ms, 2)} | ${f(s.p99_ms, 2)} | ${f(s.max_ms, 2)} | ` +
-        `${ratio} | ${errs(failures)} |`,
-    );
-  row('floor: BullMQ add → completed, no-op job', floor, '1.0×', floor.failures);
-  row(
-    'phase 1: invoke → completed, one at a time',
-    phase1,
-    `${f(result.ratio_to_floor.phase1_p50, 1)}×`,
-    phase1.failures,
-  );
-  row(
-    `phase 2: invoke → completed, ${burstCount} at once`,
-    phase2,
-    `${f(result.ratio_to_floor.phase2_p50, 1)}×`,
-    phase2.failures,
-  );
-  console.log('');
-  const b = result.phase1_breakdown_p50_ms;
-  console.log(
-    `phase 1 medians: invoke ${f(b.invoke_ms, 1)} ms, launch ${f(b.launch_ms, 1)} ms; from the invocation's ` +
-      `timestamps: created → stage assigned ${f(b.created_to_assigned_ms, 0)} ms, assigned → claimed ` +
-      `${f(b.assigned_to_claimed_ms, 0)} ms, claimed → artifact ${f(b.claimed_to_artifact_ms, 0)} ms, ` +
-      `artifact → seen ${f(b.artifact_to_seen_ms, 0)} ms; ${f(b.polls, 0)} polls per run`,
-  );
-  if (phase1.warmup_failures.total > 0) console.log(`warm-up failures: ${errs(phase1.warmup_failures)}`);
-  const b2 = result.phase2_breakdown_p50_ms;
-  console.log(
-    `phase 2: ${phase2.completed}/${phase2.invoked} completed in ${f(phase2.wall_s, 2)} s ` +
-      `(${f(phase2.completed / phase2.wall_s, 1)} runs/s); medians: created → stage assigned ` +
-      `${f(b2.created_to_assigned_ms, 0)} ms, assigned → claimed ${f(b2.assigned_to_claimed_ms, 0)} ms, ` +
-      `claimed → artifact ${f(b2.claimed_to_artifact_ms, 0)} ms, artifact → seen ${f(b2.artifact_to_seen_ms, 0)} ms`,
-  );
-  console.log('');
-  const met = (ok) => (ok ? 'met' : 'NOT met');
-  console.log(
-    `phase 1 median ${f(phase1.p50_ms, 1)} ms — target < ${TARGET_P50_MS} ms: ${met(result.targets_met.phase1_p50)}`,
-  );
-  console.log(
-    `phase 1 p99 ${f(phase1.p99_ms, 1)} ms — target < ${TARGET_P99_MS} ms: ${met(result.targets_met.phase1_p99)}`,
-  );
-  console.log(
-    `phase 2 ${phase2.completed}/${burstCount} completed — target all: ${met(result.targets_met.burst_all_complete)}`,
-  );
-}
-
-cli.run(main);
+run(main);
