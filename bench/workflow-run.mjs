@@ -41,7 +41,7 @@ import {
   startWorkflowStack,
 } from './harness/workflow-stack.mjs';
 
-/** The engine's reconcile queue (apps/workflow-api/src/domain/reconcile-queue.ts), obliterated at the end. */
+/** The engine's reconcile queue (apps/workflow-api/src/data/reconcile.queue.ts), obliterated at the end. */
 const ENGINE_QUEUES = ['workflow-reconcile'];
 const INTENT = 'Please write the weekly report for the bench';
 
