@@ -55,7 +55,8 @@ function publicDocuments(openapiDir = OPENAPI_DIR) {
   for (const { key, file } of DOCUMENTS.filter((d) => d.visibility === 'public')) {
     const doc = assembleDocument(file, openapiDir);
     for (const path of Object.keys(doc.paths ?? {})) {
-      if (path.startsWith('/internal/')) throw new Error(`${file}: internal path ${path} in a public document`);
+      if (path.startsWith('/internal/'))
+        throw new Error(`${file}: internal path ${path} in a public document`);
     }
     documents[key] = doc;
   }

@@ -108,7 +108,7 @@ export async function watchDeliveries(options: {
     projectId: options.stack.project.id,
   });
   // Set once the subscription (and so its secret) exists; a request before then is refused.
-  let webhook: Webhook | undefined;
+  let webhook: Webhook | undefined = undefined;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void readBody(req).then(
       async (body) => {
