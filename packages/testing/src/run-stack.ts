@@ -1,3 +1,8 @@
+/**
+ * The Workflow API's run path as real processes, for the tests that drive it end to end (the Workflow API's
+ * own and the SDK's package test). It starts the apps' builds and imports none of their sources: the queues are
+ * named by their values, and a caller that wants the Workflow API's Prisma client opens it itself.
+ */
 import { randomBytes } from 'node:crypto';
 import { WORKFLOW_SCOPES } from '@svc/auth';
 import { createWorkflowClient, unwrap } from '@svc/contracts';
@@ -221,6 +226,7 @@ export async function startRunStack<Database extends Closable | undefined = unde
     return { contractId: contract.contract_id, intent: phrase, schemaName };
   }
 
+  // Without a `database` option the type parameter is `undefined`, and so is the value.
   const database = options.database?.(wfDb.url) as Database;
   const stack: RunStack<Database> = {
     hubUrl,
