@@ -1,12 +1,15 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:https';
 import type { Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { invoke, launchInvocation, unwrap, verifyDelivery, waitForArtifact } from '@svc/contracts';
+import { unwrap } from '@svc/contracts';
+import { Webhook, Workflow } from '@svc/sdk';
 import { createRedis } from '@svc/service-kit';
-import { Webhook } from 'standardwebhooks';
-import { startRunStack } from './run-stack';
-import type { RunStack } from './run-stack';
+import { eventually, startRunStack, testRedisUrl } from '@svc/testing';
+import type { RunStack } from '@svc/testing';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { createDatabase } from '../src/db';
+import type { Database } from '../src/db';
 import { makeTestCertificate } from './support/tls-fixture';
 import type { TestCertificate } from './support/tls-fixture';
 
@@ -18,8 +21,7 @@ import type { TestCertificate } from './support/tls-fixture';
  */
 jest.setTimeout(120_000);
 
-const REDIS_DB_URL = `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'}/8`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const REDIS_DB_URL = testRedisUrl(8);
 
 interface Received {
   headers: Record<string, string>;
@@ -78,7 +80,8 @@ class Receiver {
   }
 }
 
-let s: RunStack;
+let s: RunStack<Database>;
+let workflow: Workflow;
 let receiver: Receiver;
 let certificate: TestCertificate | undefined;
 
@@ -88,6 +91,7 @@ beforeAll(async () => {
   await receiver.start(certificate.key, certificate.cert);
   s = await startRunStack({
     redisUrl: REDIS_DB_URL,
+    database: (url) => createDatabase(url, { poolSize: 2 }),
     env: {
       WORKFLOW_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
       WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
@@ -95,6 +99,12 @@ beforeAll(async () => {
       WORKFLOW_DELIVERY_RETRY_SCHEDULE: '0.1,0.2,0.2,0.3,0.3,0.5,0.5,0.5,0.5,0.5',
       WORKFLOW_DELIVERY_TIMEOUT_MS: '3000',
     },
+  });
+  workflow = new Workflow({
+    baseUrl: s.workflowUrl,
+    apiKey: s.apiKey,
+    projectId: s.project.id,
+    maxRetries: 0,
   });
   await s.addAgent(['report']);
 }, 120_000);
@@ -116,33 +126,30 @@ async function subscribe(url: string, events: string[]) {
 async function runToCompletion(intent: string, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const { invocation } = await invoke(s.wf, {
-      projectId: s.project.id,
-      idempotencyKey: randomUUID(),
-      body: { intent },
-    });
-    await launchInvocation(s.wf, { projectId: s.project.id, invocationId: invocation.invocation_id });
+    const { invocation } = await workflow.invocations.create({ intent });
+    await workflow.invocations.launch(invocation.invocation_id);
     ids.push(invocation.invocation_id);
   }
   for (const invocationId of ids) {
-    await waitForArtifact(s.wf, { projectId: s.project.id, invocationId, timeoutMs: 60_000 });
+    await workflow.invocations.waitForArtifact(invocationId, { timeoutMs: 60_000, waitFor: 'all' });
   }
   return ids;
 }
 
-async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(200);
+/** `eventually` within a minute; on a timeout it also says where every delivery stands (a lost event or slow retries). */
+async function eventuallyDelivered(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  try {
+    await eventually(check, 60_000, what, { intervalMs: 200 });
+  } catch (error) {
+    const rows = await s.database.prisma.delivery.findMany({
+      select: { id: true, status: true, attempts: true, lastStatusCode: true, nextAttemptAt: true },
+      orderBy: { createdAt: 'desc' },
+      take: 20,
+    });
+    throw new Error(`${(error as Error).message}; latest deliveries: ${JSON.stringify(rows)}`, {
+      cause: error,
+    });
   }
-  // Say where every delivery stands, so a timeout in CI can be told from a lost event.
-  const rows = await s.database.prisma.delivery.findMany({
-    select: { id: true, status: true, attempts: true, lastStatusCode: true, nextAttemptAt: true },
-    orderBy: { createdAt: 'desc' },
-    take: 20,
-  });
-  throw new Error(`timed out waiting for ${what}; latest deliveries: ${JSON.stringify(rows)}`);
 }
 
 describe('signed delivery', () => {
@@ -153,7 +160,7 @@ describe('signed delivery', () => {
     expect(sub.signing_secret).toMatch(/^whsec_/);
     const route = await s.seedRoute({ intent: 'delivered report' });
     const ids = await runToCompletion(route.intent, 12);
-    await waitUntil('every completion delivered', () => {
+    await eventuallyDelivered('every completion delivered', () => {
       const seen = new Set(
         receiver
           .delivered()
@@ -161,23 +168,19 @@ describe('signed delivery', () => {
       );
       return ids.every((id) => seen.has(id));
     });
-    const theirs = new Webhook(sub.signing_secret);
+    // Every attempt of a delivery is verified, repeats included.
+    const ours = new Webhook(sub.signing_secret, { dedupe: false });
+    const theirs = new StandardWebhook(sub.signing_secret);
     const byDelivery = new Map<string, string[]>();
     for (const r of receiver.received) {
-      const verified = verifyDelivery({ secret: sub.signing_secret, headers: r.headers, body: r.body });
-      expect(verified.deliveryId).toMatch(/^msg_/);
+      const verified = await ours.verify(r.body, r.headers);
+      expect(verified.id).toMatch(/^msg_/);
       expect(() => theirs.verify(r.body, r.headers)).not.toThrow();
-      const event = verified.event as {
-        type: string;
-        data: { invocation_id: string; state: string; artifact: unknown };
-      };
+      const event = verified.event;
       expect(event.type).toBe('invocation.completed');
       expect(event.data.state).toBe('completed');
       expect(event.data.artifact).toMatchObject({ artifact_id: expect.stringMatching(/^art_/) });
-      byDelivery.set(verified.deliveryId, [
-        ...(byDelivery.get(verified.deliveryId) ?? []),
-        event.data.invocation_id,
-      ]);
+      byDelivery.set(verified.id, [...(byDelivery.get(verified.id) ?? []), event.data.invocation_id]);
       expect(r.headers['x-svc-delivery-id']).toBe(r.headers['webhook-id']);
     }
     // One delivery id per event, the same in every attempt of it.
@@ -201,7 +204,7 @@ describe('signed delivery', () => {
     const sub = unwrap(await subscribe(receiver.url, ['invocation.completed']));
     const route = await s.seedRoute({ intent: 'flushed delivery report' });
     const ids = await runToCompletion(route.intent, 5);
-    await waitUntil('first failed attempts', () => receiver.received.length >= ids.length);
+    await eventuallyDelivered('first failed attempts', () => receiver.received.length >= ids.length);
     const redis = createRedis(REDIS_DB_URL);
     try {
       await redis.flushdb();
@@ -209,7 +212,7 @@ describe('signed delivery', () => {
       await redis.quit();
     }
     receiver.forced = null;
-    await waitUntil('every completion delivered after the flush', async () => {
+    await eventuallyDelivered('every completion delivered after the flush', async () => {
       const rows = await s.database.prisma.delivery.findMany({
         where: { subscriptionId: sub.subscription_id },
       });
@@ -227,7 +230,7 @@ describe('signed delivery', () => {
     const sub = unwrap(await subscribe(receiver.url, ['invocation.completed']));
     const route = await s.seedRoute({ intent: 'exhausted delivery report' });
     const ids = await runToCompletion(route.intent, 2);
-    await waitUntil('retries exhausted', async () => {
+    await eventuallyDelivered('retries exhausted', async () => {
       const rows = await s.database.prisma.delivery.findMany({
         where: { subscriptionId: sub.subscription_id },
       });
@@ -271,7 +274,7 @@ describe('signed delivery', () => {
       }),
     );
     expect(replay.replayed).toBeGreaterThanOrEqual(1);
-    await waitUntil('both delivered again', async () => {
+    await eventuallyDelivered('both delivered again', async () => {
       const rows = await s.database.prisma.delivery.findMany({
         where: { subscriptionId: sub.subscription_id },
       });
@@ -291,7 +294,7 @@ describe('signed delivery', () => {
     const redirect = unwrap(await subscribe(`${receiver.url}/redirect`, ['invocation.completed']));
     const route = await s.seedRoute({ intent: 'gone delivery report' });
     await runToCompletion(route.intent, 1);
-    await waitUntil('subscription disabled', async () => {
+    await eventuallyDelivered('subscription disabled', async () => {
       const row = await s.database.prisma.deliverySubscription.findUnique({
         where: { id: gone.subscription_id },
       });
@@ -303,7 +306,7 @@ describe('signed delivery', () => {
       }),
     );
     expect(after).toMatchObject({ is_active: false, disabled_reason: 'gone' });
-    await waitUntil('redirect attempts recorded', async () => {
+    await eventuallyDelivered('redirect attempts recorded', async () => {
       const rows = await s.database.prisma.delivery.findMany({
         where: { subscriptionId: redirect.subscription_id },
       });

@@ -14,11 +14,11 @@ import {
   recordAnswer,
   reportOrThrow,
   sendRequest,
+  sleep,
+  startRunStack,
 } from '@svc/testing';
-import type { FuzzTarget } from '@svc/testing';
+import type { FuzzTarget, RunStack } from '@svc/testing';
 import { WORKFLOW_FUZZ_EXEMPTIONS } from './support/fuzz-exemptions';
-import { startRunStack } from './run-stack';
-import type { RunStack } from './run-stack';
 
 /**
  * The Workflow API's document is the truth: for every operation, requests drawn from its schemas (fast-check

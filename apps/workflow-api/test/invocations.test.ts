@@ -1,14 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  ApiError,
-  canonicalJson,
-  createWorkflowClient,
-  getWorkflowInvocation,
-  invocationFingerprint,
-  invoke,
-  preflightWorkflow,
-} from '@svc/contracts';
+import { canonicalJson, invocationFingerprint } from '@svc/contracts';
 import type { WorkflowApi } from '@svc/contracts';
+import { IdempotencyError, Workflow } from '@svc/sdk';
 import { fuzzBodies, newProject, seedContract, seedSchema } from './support/invocations-fixtures';
 import { startWorkflowTestStack } from './support/stack';
 import type { WorkflowTestStack } from './support/stack';
@@ -33,7 +26,9 @@ afterAll(async () => {
 });
 
 const newKey = () => `key-${randomBytes(8).toString('hex')}`;
-const createClientFor = (apiKey: string) => createWorkflowClient({ baseUrl: s.url, apiKey });
+/** The SDK with this key, in the test project, without client retries. */
+const workflowWith = (apiKey: string) =>
+  new Workflow({ baseUrl: s.url, apiKey, projectId: project.id, maxRetries: 0 });
 
 function post(
   projectId: string,
@@ -207,10 +202,7 @@ describe('POST /workflow/invocations', () => {
     );
     // Matching used the normalized form: 'weekly report' is the classifier phrase.
     expect(created.route).toMatchObject({ matched: true, contract_id: contractId });
-    const read = await getWorkflowInvocation(createClientFor(readKey), {
-      projectId: project.id,
-      invocationId: created.invocation_id,
-    });
+    const read = await workflowWith(readKey).invocations.get(created.invocation_id);
     expect(read.intent).toBe(intent);
     const row = await s.database.prisma.invocation.findUniqueOrThrow({
       where: { id: created.invocation_id },
@@ -480,44 +472,30 @@ describe('GET /workflow/invocations/{invocationId}', () => {
   });
 });
 
-describe('SDK helpers (workflow-sdk)', () => {
-  test('when invoke is called twice with one key, then the second result is the original with replayed: true', async () => {
-    const client = s.client(await s.key(['workflows:run', 'workflows:read', 'workflow-contracts:read']));
+describe('the SDK against the server', () => {
+  test('when an invocation is created twice with one key, then the second result is the original with replayed: true', async () => {
+    const workflow = workflowWith(
+      await s.key(['workflows:run', 'workflows:read', 'workflow-contracts:read']),
+    );
     const idempotencyKey = newKey();
-    const first = await invoke(client, {
-      projectId: project.id,
-      idempotencyKey,
-      correlationId: 'sdk-1',
-      body: { intent: 'weekly report' },
-    });
+    const first = await workflow.invocations.create(
+      { intent: 'weekly report' },
+      { idempotencyKey, correlationId: 'sdk-1' },
+    );
     expect(first.replayed).toBe(false);
     expect(first.invocation).toMatchObject({ state: 'received', correlation_id: 'sdk-1' });
-    const second = await invoke(client, {
-      projectId: project.id,
-      idempotencyKey,
-      body: { intent: 'weekly report' },
-    });
+    const second = await workflow.invocations.create({ intent: 'weekly report' }, { idempotencyKey });
     expect(second).toEqual({ invocation: first.invocation, replayed: true });
 
-    const conflict = await invoke(client, {
-      projectId: project.id,
-      idempotencyKey,
-      body: { intent: 'something else' },
-    }).catch((e: unknown) => e);
-    expect(conflict).toBeInstanceOf(ApiError);
+    const conflict = await workflow.invocations
+      .create({ intent: 'something else' }, { idempotencyKey })
+      .catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(IdempotencyError);
     expect(conflict).toMatchObject({ status: 409, code: 'idempotency_conflict' });
-    expect((conflict as ApiError).problem?.invocation_id).toBe(first.invocation.invocation_id);
+    expect((conflict as IdempotencyError).problem?.invocation_id).toBe(first.invocation.invocation_id);
 
-    const read = await getWorkflowInvocation(client, {
-      projectId: project.id,
-      invocationId: first.invocation.invocation_id,
-    });
-    expect(read).toEqual(first.invocation);
-
-    const ready = await preflightWorkflow(client, {
-      projectId: project.id,
-      body: { intent: 'weekly report' },
-    });
+    expect(await workflow.invocations.get(first.invocation.invocation_id)).toEqual(first.invocation);
+    const ready = await workflow.invocations.preflight({ intent: 'weekly report' });
     expect(ready).toMatchObject({ matched: true, route_ready: true });
   });
 });

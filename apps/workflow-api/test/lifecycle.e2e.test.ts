@@ -1,20 +1,14 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  ApiError,
-  cancelWorkflowInvocation,
-  getWorkflowInvocation,
-  invoke,
-  launchWorkflow,
-  listWorkflowInvocations,
-  unwrap,
-  verifyDelivery,
-} from '@svc/contracts';
-import type { WorkflowApi, WorkflowInvocation } from '@svc/contracts';
-import { startRunStack } from './run-stack';
-import type { RunStack } from './run-stack';
+import { unwrap } from '@svc/contracts';
+import { ConflictError, Webhook, Workflow } from '@svc/sdk';
+import type { Invocation, InvocationListParams, StageAssignment } from '@svc/sdk';
+import { eventually, sleep, startRunStack } from '@svc/testing';
+import type { RunStack } from '@svc/testing';
+import { createDatabase } from '../src/db';
+import type { Database } from '../src/db';
 
 /**
  * The invocation lifecycle against real processes (hub, Workflow API, worker): list and filter, cancel a
@@ -25,15 +19,12 @@ import type { RunStack } from './run-stack';
  */
 jest.setTimeout(120_000);
 
-type DeliveryEvent = WorkflowApi.components['schemas']['DeliveryEventBody'];
-type StageView = WorkflowApi.components['schemas']['AgentStageAssignment'];
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-let s: RunStack;
+let s: RunStack<Database>;
+let workflow: Workflow;
 let receiver: Server;
 let receiverUrl = '';
-let signingSecret = '';
+/** Verifies what the receiver got; every poll reads every delivery again, so repeats are not flagged. */
+let deliveries: Webhook;
 const received: { headers: IncomingHttpHeaders; body: string }[] = [];
 
 beforeAll(async () => {
@@ -48,6 +39,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/deliveries`;
   s = await startRunStack({
+    database: (url) => createDatabase(url, { poolSize: 2 }),
     env: {
       WORKFLOW_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
       WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
@@ -63,7 +55,13 @@ beforeAll(async () => {
       body: { url: receiverUrl, events: ['invocation.cancelled', 'invocation.failed'] },
     }),
   ) as { signing_secret: string };
-  signingSecret = subscription.signing_secret;
+  deliveries = new Webhook(subscription.signing_secret, { dedupe: false });
+  workflow = new Workflow({
+    baseUrl: s.workflowUrl,
+    apiKey: s.apiKey,
+    projectId: s.project.id,
+    maxRetries: 0,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -71,31 +69,26 @@ afterAll(async () => {
   await new Promise((r) => receiver?.close(r));
 }, 30_000);
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await sleep(150);
-  }
-  throw new Error(`timed out waiting for ${what}`);
+/** What `check` answers once it answers something, asked every 150 ms for at most 45 s. */
+function soon<T>(what: string, check: () => Promise<T>) {
+  return eventually(check, 45_000, what, { intervalMs: 150 });
 }
 
-const read = (invocationId: string) => getWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId });
+const read = (invocationId: string) => workflow.invocations.get(invocationId);
 
-function waitFor(invocationId: string, predicate: (inv: WorkflowInvocation) => boolean) {
-  return until(`invocation ${invocationId}`, async () => {
+/** The invocation once `predicate` holds for it. */
+function invocationWhen(invocationId: string, predicate: (inv: Invocation) => boolean) {
+  return soon(`invocation ${invocationId}`, async () => {
     const inv = await read(invocationId);
-    return predicate(inv) ? inv : undefined;
+    return predicate(inv) && inv;
   });
 }
 
 /** The verified delivery of `event` for the invocation, once the receiver got it. */
 function deliveryOf(invocationId: string, event: string) {
-  return until(`${event} of ${invocationId}`, async () => {
+  return soon(`${event} of ${invocationId}`, async () => {
     for (const r of received) {
-      const verified = verifyDelivery({ secret: signingSecret, headers: r.headers, body: r.body });
-      const body = verified.event as DeliveryEvent;
+      const body = (await deliveries.verify(r.body, r.headers)).event;
       if (body.type === event && body.data.invocation_id === invocationId) return body;
     }
     return undefined;
@@ -150,15 +143,8 @@ async function route(capability: string, guardrails: Record<string, unknown> = {
 }
 
 async function start(intent: string) {
-  const { invocation } = await invoke(s.wf, {
-    projectId: s.project.id,
-    idempotencyKey: randomUUID(),
-    body: { intent },
-  });
-  const launched = await launchWorkflow(s.wf, {
-    projectId: s.project.id,
-    invocationId: invocation.invocation_id,
-  });
+  const { invocation } = await workflow.invocations.create({ intent });
+  const launched = await workflow.invocations.launchWithReport(invocation.invocation_id);
   return { id: invocation.invocation_id, launched };
 }
 
@@ -181,12 +167,12 @@ async function manualAgent(capabilities: string[]) {
       headers: auth,
       body: JSON.stringify(body ?? {}),
     });
-    return { status: res.status, body: (await res.json()) as { code?: string; data: StageView } };
+    return { status: res.status, body: (await res.json()) as { code?: string; data: StageAssignment } };
   };
   const stages = async () => {
     const res = await fetch(`${s.workflowUrl}/api/v1/agents/me/workflow-stages?wait=2`, { headers: auth });
     expect(res.status).toBe(200);
-    return ((await res.json()) as { data: StageView[] }).data;
+    return ((await res.json()) as { data: StageAssignment[] }).data;
   };
   return { id: agent.id, hubBeat, stageCall, stages };
 }
@@ -205,11 +191,9 @@ async function stageHandoffs(stageId: string) {
 
 /** Waits until every hub handoff of the stage is cancelled (the engine closes them after the commit). */
 function handoffsCancelled(stageId: string, count: number) {
-  return until(`the handoffs of stage ${stageId} to be cancelled at the hub`, async () => {
+  return soon(`the handoffs of stage ${stageId} to be cancelled at the hub`, async () => {
     const handoffs = await stageHandoffs(stageId);
-    return handoffs.length === count && handoffs.every((h) => h.status === 'cancelled')
-      ? handoffs
-      : undefined;
+    return handoffs.length === count && handoffs.every((h) => h.status === 'cancelled') && handoffs;
   });
 }
 
@@ -220,25 +204,16 @@ describe('listing invocations', () => {
     const b = await route('list-cap-b');
     const ids: string[] = [];
     for (const intent of [`${a.phrase} one`, `${a.phrase} two`, `${b.phrase} three`, 'matches nothing zzz']) {
-      const { invocation } = await invoke(s.wf, {
-        projectId: s.project.id,
-        idempotencyKey: randomUUID(),
-        body: { intent },
-      });
+      const { invocation } = await workflow.invocations.create({ intent });
       ids.push(invocation.invocation_id);
       await sleep(5);
     }
     const middle = (await read(ids[2]!)).created_at;
     // The unmatched one is launched: refused, `blocked`.
-    await launchWorkflow(s.wf, { projectId: s.project.id, invocationId: ids[3]! }).catch(() => undefined);
+    await workflow.invocations.launch(ids[3]!).catch(() => undefined);
 
-    const list = async (filter: Record<string, unknown>) =>
-      (
-        await listWorkflowInvocations(s.wf, {
-          projectId: s.project.id,
-          filter: { created_since: since, ...filter },
-        })
-      ).invocations.map((i) => i.invocation_id);
+    const list = async (filter: InvocationListParams) =>
+      (await workflow.invocations.list({ created_since: since, ...filter })).data.map((i) => i.invocation_id);
 
     // Newest first; other tests' invocations may be created meanwhile, so only these four are compared.
     expect((await list({})).filter((id) => ids.includes(id))).toEqual([...ids].reverse());
@@ -250,17 +225,20 @@ describe('listing invocations', () => {
     expect(await list({ created_since: middle, contract_id: a.contractId })).toEqual([]);
     expect(await list({ created_until: middle, contract_id: a.contractId })).toEqual([ids[1], ids[0]]);
 
-    const page1 = await listWorkflowInvocations(s.wf, {
-      projectId: s.project.id,
-      filter: { created_since: since, contract_id: a.contractId, limit: 1 },
+    const page1 = await workflow.invocations.list({
+      created_since: since,
+      contract_id: a.contractId,
+      limit: 1,
     });
-    expect(page1.invocations.map((i) => i.invocation_id)).toEqual([ids[1]]);
-    expect(page1.invocations[0]).toMatchObject({ intent: `${a.phrase} two`, state: 'received' });
-    const page2 = await listWorkflowInvocations(s.wf, {
-      projectId: s.project.id,
-      filter: { created_since: since, contract_id: a.contractId, limit: 1, cursor: page1.nextCursor! },
+    expect(page1.data.map((i) => i.invocation_id)).toEqual([ids[1]]);
+    expect(page1.data[0]).toMatchObject({ intent: `${a.phrase} two`, state: 'received' });
+    const page2 = await workflow.invocations.list({
+      created_since: since,
+      contract_id: a.contractId,
+      limit: 1,
+      cursor: page1.nextCursor!,
     });
-    expect(page2.invocations.map((i) => i.invocation_id)).toEqual([ids[0]]);
+    expect(page2.data.map((i) => i.invocation_id)).toEqual([ids[0]]);
     expect(page2.nextCursor).toBeNull();
 
     const bad = await s.wf.GET('/api/v1/projects/{projectId}/workflow/invocations', {
@@ -278,19 +256,15 @@ describe('cancel', () => {
     const intent = `Please run ${r.phrase.toUpperCase()} for INC-4711 — «Kunde»,  ASAP!`;
     const { id, launched } = await start(intent);
     expect(launched.launch.outcome).toBe('accepted');
-    const stage = await until('the stage to reach its owner', async () =>
+    const stage = await soon('the stage to reach its owner', async () =>
       (await agent.stages()).find((st) => st.invocation_id === id),
     );
     expect(stage.intent).toBe(intent);
     expect((await agent.stageCall(stage.stage_id, 'claim')).status).toBe(200);
-    const running = await waitFor(id, (inv) => inv.state === 'running');
+    const running = await invocationWhen(id, (inv) => inv.state === 'running');
     expect(running.intent).toBe(intent);
 
-    const cancelled = await cancelWorkflowInvocation(s.wf, {
-      projectId: s.project.id,
-      invocationId: id,
-      reason: 'Not needed any more',
-    });
+    const cancelled = await workflow.invocations.cancel(id, { reason: 'Not needed any more' });
     expect(cancelled).toMatchObject({
       state: 'cancelled',
       attention: 'none',
@@ -328,7 +302,7 @@ describe('cancel', () => {
     ).toMatchObject({ reason: 'invocation_cancelled', outcome: 'cancelled', closedAt: expect.any(Date) });
 
     // Cancelling again changes nothing.
-    const again = await cancelWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId: id });
+    const again = await workflow.invocations.cancel(id);
     expect(again.updated_at).toBe(cancelled.updated_at);
     expect(
       await s.database.prisma.auditEvent.count({ where: { targetId: id, action: 'invocation.cancelled' } }),
@@ -336,34 +310,27 @@ describe('cancel', () => {
   });
 
   test('a blocked invocation can be cleaned up; a failed one is 409 invocation_terminal', async () => {
-    const { invocation } = await invoke(s.wf, {
-      projectId: s.project.id,
-      idempotencyKey: randomUUID(),
-      body: { intent: 'this matches no contract at all qqq' },
+    const { invocation } = await workflow.invocations.create({
+      intent: 'this matches no contract at all qqq',
     });
     const id = invocation.invocation_id;
-    const refused = await launchWorkflow(s.wf, { projectId: s.project.id, invocationId: id }).catch(
-      (e: unknown) => e,
-    );
+    const refused = await workflow.invocations.launchWithReport(id).catch((e: unknown) => e);
     expect(refused).toMatchObject({ status: 409, code: 'launch_blocked' });
     expect((await read(id)).state).toBe('blocked');
-    const cancelled = await cancelWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId: id });
+    const cancelled = await workflow.invocations.cancel(id);
     expect(cancelled.state).toBe('cancelled');
     await deliveryOf(id, 'invocation.cancelled');
 
     const r = await route('nobody-has-this-r', { artifact_rejections_allowed: 0 });
     const failed = await start(`${r.phrase} to fail`);
-    await waitFor(failed.id, (inv) => inv.run_id !== null);
+    await invocationWhen(failed.id, (inv) => inv.run_id !== null);
     await s.wf.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
       params: { path: { projectId: s.project.id, invocationId: failed.id } },
       body: { payload: { title: 42 } },
     });
-    await waitFor(failed.id, (inv) => inv.state === 'failed');
-    const error = await cancelWorkflowInvocation(s.wf, {
-      projectId: s.project.id,
-      invocationId: failed.id,
-    }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiError);
+    await invocationWhen(failed.id, (inv) => inv.state === 'failed');
+    const error = await workflow.invocations.cancel(failed.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConflictError);
     expect(error).toMatchObject({ status: 409, code: 'invocation_terminal' });
   });
 });
@@ -375,7 +342,7 @@ describe('failure', () => {
     const second = await manualAgent(['flaky-cap']);
     const { id } = await start(`${r.phrase} that breaks`);
     const owners = [first, second];
-    const firstOwner = await until('the first owner', async () => {
+    const firstOwner = await soon('the first owner', async () => {
       for (const agent of owners) {
         const stage = (await agent.stages()).find((st) => st.invocation_id === id);
         if (stage) return { agent, stage };
@@ -390,7 +357,7 @@ describe('failure', () => {
     expect((await read(id)).state).not.toBe('failed');
 
     const other = owners.find((a) => a !== firstOwner.agent)!;
-    const reassigned = await until('the stage to reach the other owner', async () =>
+    const reassigned = await soon('the stage to reach the other owner', async () =>
       (await other.stages()).find((st) => st.invocation_id === id),
     );
     const refused = await firstOwner.agent.stageCall(firstOwner.stage.stage_id, 'claim');
@@ -433,7 +400,7 @@ describe('failure', () => {
     const r = await route('nobody-has-this-d', { run_deadline_seconds: 2 });
     const { id, launched } = await start(`${r.phrase} too slow`);
     expect(launched.launch.outcome).toBe('accepted_waiting_for_owner');
-    const failed = await waitFor(id, (inv) => inv.state === 'failed');
+    const failed = await invocationWhen(id, (inv) => inv.state === 'failed');
     expect(failed.failure).toMatchObject({ reason: 'run_deadline_exceeded', stage_key: 'work' });
     expect(failed.stages.map((st) => st.state)).toEqual(['skipped']);
     const event = await deliveryOf(id, 'invocation.failed');
@@ -443,7 +410,7 @@ describe('failure', () => {
   test('an artifact rejected more often than the template allows: failed artifact_rejections_exceeded', async () => {
     const r = await route('nobody-has-this-a', { artifact_rejections_allowed: 1 });
     const { id } = await start(`${r.phrase} bad output`);
-    await waitFor(id, (inv) => inv.run_id !== null);
+    await invocationWhen(id, (inv) => inv.run_id !== null);
     const publish = () =>
       s.wf.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
         params: { path: { projectId: s.project.id, invocationId: id } },
@@ -481,17 +448,17 @@ describe('closing stage handoffs at the hub', () => {
         nextAttemptAt: new Date(Date.now() - 1000),
       },
     });
-    await until('the sweeper to cancel the handoff', async () => {
+    await soon('the sweeper to cancel the handoff', async () => {
       const read = unwrap(
         await s.hub.GET('/api/v1/handoffs/{handoffId}', { params: { path: { handoffId: handoff.id } } }),
       );
-      return read.status === 'cancelled' ? read : undefined;
+      return read.status === 'cancelled' && read;
     });
-    await until('the closure to be confirmed', async () => {
+    await soon('the closure to be confirmed', async () => {
       const row = await s.database.prisma.handoffClosure.findUniqueOrThrow({
         where: { handoffId: handoff.id },
       });
-      return row.closedAt ? row : undefined;
+      return row.closedAt && row;
     }).then((row) => expect(row).toMatchObject({ outcome: 'cancelled', attempts: 3 }));
   });
 });

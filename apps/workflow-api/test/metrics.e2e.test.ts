@@ -1,14 +1,15 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { invoke, launchInvocation, unwrap, waitForArtifact } from '@svc/contracts';
-import { freePort, metricValue, parseMetrics } from '@svc/testing';
-import type { MetricSample } from '@svc/testing';
+import { unwrap } from '@svc/contracts';
+import { Workflow } from '@svc/sdk';
+import { eventually, freePort, metricValue, parseMetrics, startRunStack } from '@svc/testing';
+import type { MetricSample, RunStack } from '@svc/testing';
+import { createDatabase } from '../src/db';
+import type { Database } from '../src/db';
 import { DELIVERY_QUEUE } from '../src/data/delivery.queue';
 import { RECONCILE_QUEUE } from '../src/data/reconcile.queue';
-import { startRunStack } from './run-stack';
-import type { RunStack } from './run-stack';
 
 /**
  * `/metrics` of the hub, the Workflow API and its worker scraped during a real run: the built processes, a
@@ -50,7 +51,7 @@ class Receiver {
   }
 }
 
-let s: RunStack;
+let s: RunStack<Database>;
 let receiver: Receiver;
 let metricsUrl: string;
 
@@ -60,6 +61,7 @@ beforeAll(async () => {
   const metricsPort = await freePort();
   metricsUrl = `http://127.0.0.1:${metricsPort}`;
   s = await startRunStack({
+    database: (url) => createDatabase(url, { poolSize: 2 }),
     env: {
       WORKFLOW_METRICS_PORT: String(metricsPort),
       WORKFLOW_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
@@ -76,24 +78,28 @@ beforeAll(async () => {
     }),
   );
   const route = await s.seedRoute({ intent: 'measured report' });
+  // No client retries: the request counts below are exact.
+  const workflow = new Workflow({
+    baseUrl: s.workflowUrl,
+    apiKey: s.apiKey,
+    projectId: s.project.id,
+    maxRetries: 0,
+  });
   const ids: string[] = [];
   for (let i = 0; i < RUNS; i++) {
-    const { invocation } = await invoke(s.wf, {
-      projectId: s.project.id,
-      idempotencyKey: randomUUID(),
-      body: { intent: route.intent },
-    });
-    await launchInvocation(s.wf, { projectId: s.project.id, invocationId: invocation.invocation_id });
+    const { invocation } = await workflow.invocations.create({ intent: route.intent });
+    await workflow.invocations.launch(invocation.invocation_id);
     ids.push(invocation.invocation_id);
   }
   for (const invocationId of ids) {
-    await waitForArtifact(s.wf, { projectId: s.project.id, invocationId, timeoutMs: 30_000 });
+    await workflow.invocations.waitForArtifact(invocationId, { timeoutMs: 30_000, waitFor: 'all' });
   }
-  const deadline = Date.now() + 20_000;
-  while (receiver.answered.filter((status) => status === 204).length < RUNS) {
-    if (Date.now() > deadline) throw new Error(`deliveries not received: ${receiver.answered.join(',')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await eventually(
+    () => receiver.answered.filter((status) => status === 204).length >= RUNS,
+    20_000,
+    'the deliveries',
+    { describe: () => `answered: ${receiver.answered.join(',')}` },
+  );
 }, 60_000);
 
 afterAll(async () => {

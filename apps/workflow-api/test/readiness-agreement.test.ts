@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createHubInternalClient, unwrap } from '@svc/contracts';
 import { createLogger, createRedis, newId } from '@svc/service-kit';
 import type { Redis } from '@svc/service-kit';
+import { testRedisUrl } from '@svc/testing';
 import { createWorkflowDeps } from '../src/app';
 import { createDeliveryQueue } from '../src/data/delivery.queue';
 import { createEngineQueue } from '../src/data/reconcile.queue';
@@ -254,7 +255,7 @@ describe('preflight and launch agree on every blocker kind', () => {
   test('hub_unreachable (infrastructure_health): both accept, waiting for an owner', async () => {
     const project = await readyProject('any-cap');
     const logger = createLogger({ name: 'readiness-test', level: 'silent' });
-    const redis: Redis = createRedis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const redis: Redis = createRedis(testRedisUrl());
     const queue = createEngineQueue({ connection: redis, publisher: redis, prefix: s.queuePrefix, logger });
     const deliveries = createDeliveryQueue({ connection: redis, prefix: s.queuePrefix, logger });
     try {

@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { getWorkflowInvocation, invoke, launchInvocation, waitForArtifact } from '@svc/contracts';
+import { Workflow } from '@svc/sdk';
 import { createRedis } from '@svc/service-kit';
-import { freePort } from '@svc/testing';
-import { startRunStack } from './run-stack';
-import type { RunStack } from './run-stack';
+import { eventually, freePort, sleep, startRunStack, testRedisUrl } from '@svc/testing';
+import type { RunStack } from '@svc/testing';
+import { createDatabase } from '../src/db';
+import type { Database } from '../src/db';
 
 /**
  * Fault cases of the run engine with real processes. Redis is shared with the other suites of this machine, so
@@ -17,8 +18,7 @@ import type { RunStack } from './run-stack';
 // Real processes on a shared 2-core machine: generous per-test bounds.
 jest.setTimeout(90_000);
 
-const REDIS_DB_URL = `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'}/7`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const REDIS_DB_URL = testRedisUrl(7);
 /** Kill rounds: 20 in the test suite; `pnpm soak:runs` runs many more. */
 const KILL_ROUNDS = Number(process.env.SVC_SOAK_ROUNDS ?? 20);
 
@@ -35,21 +35,30 @@ function slowHandler(ms: number): string {
   return file;
 }
 
-async function invokeAndLaunch(s: RunStack, intent: string): Promise<string> {
-  const { invocation } = await invoke(s.wf, {
-    projectId: s.project.id,
-    idempotencyKey: randomUUID(),
-    body: { intent },
-  });
-  await launchInvocation(s.wf, { projectId: s.project.id, invocationId: invocation.invocation_id });
+type Stack = RunStack<Database>;
+
+/** The stack's Workflow API through the SDK, without client retries (the services' own recovery is tested). */
+function workflowOf(s: Stack): Workflow {
+  return new Workflow({ baseUrl: s.workflowUrl, apiKey: s.apiKey, projectId: s.project.id, maxRetries: 0 });
+}
+
+function openDatabase(url: string): Database {
+  return createDatabase(url, { poolSize: 2 });
+}
+
+async function invokeAndLaunch(s: Stack, intent: string): Promise<string> {
+  const workflow = workflowOf(s);
+  const { invocation } = await workflow.invocations.create({ intent });
+  await workflow.invocations.launch(invocation.invocation_id);
   return invocation.invocation_id;
 }
 
 /** Every invocation completed exactly once: one run, one artifact, one completion audit event. */
-async function expectEachCompletedOnce(s: RunStack, ids: string[], timeoutMs: number): Promise<void> {
+async function expectEachCompletedOnce(s: Stack, ids: string[], timeoutMs: number): Promise<void> {
+  const workflow = workflowOf(s);
   await Promise.all(
     ids.map((invocationId) =>
-      waitForArtifact(s.wf, { projectId: s.project.id, invocationId, timeoutMs, intervalMs: 200 }),
+      workflow.invocations.waitForArtifact(invocationId, { timeoutMs, intervalMs: 200, waitFor: 'all' }),
     ),
   );
   const db = s.database.prisma;
@@ -74,13 +83,17 @@ async function expectEachCompletedOnce(s: RunStack, ids: string[], timeoutMs: nu
 }
 
 describe('worker and Redis faults', () => {
-  let s: RunStack;
+  let s: Stack;
 
   beforeAll(async () => {
     // No agent is killed here, so a stall would only be a false alarm: an owner learns of a new stage within
     // its poll wait (10 s) or idle pause when a wake-up is lost to a killed worker, longer than the 3 s stall
     // setting the other tests use. Under a loaded machine both agents could be marked stalled for one stage.
-    s = await startRunStack({ redisUrl: REDIS_DB_URL, env: { WORKFLOW_STAGE_STALL_SECONDS: '20' } });
+    s = await startRunStack({
+      redisUrl: REDIS_DB_URL,
+      database: openDatabase,
+      env: { WORKFLOW_STAGE_STALL_SECONDS: '20' },
+    });
     await s.addAgent(['fault'], { handler: slowHandler(150) });
     await s.addAgent(['fault'], { handler: slowHandler(150) });
   }, 120_000);
@@ -184,7 +197,7 @@ function privatePostgres(port: number) {
 }
 
 describe('Postgres restart', () => {
-  let s: RunStack | undefined;
+  let s: Stack | undefined;
   let pg: ReturnType<typeof privatePostgres>;
 
   beforeAll(async () => {
@@ -193,6 +206,7 @@ describe('Postgres restart', () => {
     s = await startRunStack({
       workflowServerUrl: pg.url,
       redisUrl: REDIS_DB_URL,
+      database: openDatabase,
       env: { LOG_LEVEL: 'info' },
     });
     await s.addAgent(['pg'], { handler: slowHandler(300) });
@@ -219,17 +233,17 @@ describe('Postgres restart', () => {
     expect(health.status).toBe(200);
     await sleep(1_000);
     pg.start();
-    const deadline = Date.now() + 20_000;
-    let ready = 0;
-    while (Date.now() < deadline && ready !== 200) {
-      ready = (await fetch(`${stack.workflowUrl}/readyz`)).status;
-      if (ready !== 200) await sleep(200);
-    }
-    expect(ready).toBe(200);
+    await eventually(
+      async () => (await fetch(`${stack.workflowUrl}/readyz`)).status === 200,
+      20_000,
+      'the Workflow API to be ready again',
+      { intervalMs: 200 },
+    );
     const after = await Promise.all(Array.from({ length: 3 }, () => invokeAndLaunch(stack, route.intent)));
+    const workflow = workflowOf(stack);
     try {
       for (const invocationId of [...before, ...after]) {
-        await waitForArtifact(stack.wf, { projectId: stack.project.id, invocationId, timeoutMs: 90_000 });
+        await workflow.invocations.waitForArtifact(invocationId, { timeoutMs: 90_000, waitFor: 'all' });
       }
     } catch (error) {
       // Say what the engine was doing, so a failure here can be understood from the CI output alone.
@@ -243,10 +257,7 @@ describe('Postgres restart', () => {
     }
     expect([stack.api.child.pid, stack.worker.child.pid]).toEqual(pids);
     expect(stack.api.child.exitCode).toBeNull();
-    const one = await getWorkflowInvocation(stack.wf, {
-      projectId: stack.project.id,
-      invocationId: before[0]!,
-    });
+    const one = await workflow.invocations.get(before[0]!);
     expect(one.state).toBe('completed');
   }, 180_000);
 });

@@ -2,30 +2,28 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  createWorkflowClient,
-  decideApproval,
-  getInvocationArtifact,
-  getWorkflowInvocation,
-  invoke,
-  launchInvocation,
-  preflightWorkflow,
-  publishArtifact,
-  verifyEnvelope,
-  waitForArtifact,
-  ApiError,
-} from '@svc/contracts';
-import type { WorkflowInvocation } from '@svc/contracts';
-import { startRunStack } from './run-stack';
-import type { RunStack } from './run-stack';
+import { createWorkflowClient } from '@svc/contracts';
+import { ConflictError, verifyEnvelope, Workflow } from '@svc/sdk';
+import type { Invocation, WaitOptions } from '@svc/sdk';
+import { eventually, startRunStack } from '@svc/testing';
+import type { RunStack } from '@svc/testing';
+import { createDatabase } from '../src/db';
+import type { Database } from '../src/db';
 
 // Real processes on a shared 2-core machine: generous per-test bounds.
 jest.setTimeout(90_000);
 
-let s: RunStack;
+let s: RunStack<Database>;
+let workflow: Workflow;
 
 beforeAll(async () => {
-  s = await startRunStack();
+  s = await startRunStack({ database: (url) => createDatabase(url, { poolSize: 2 }) });
+  workflow = new Workflow({
+    baseUrl: s.workflowUrl,
+    apiKey: s.apiKey,
+    projectId: s.project.id,
+    maxRetries: 0,
+  });
   // A general-purpose agent: owns the stages that need no capability or `report`.
   await s.addAgent(['report']);
 }, 90_000);
@@ -34,31 +32,44 @@ afterAll(async () => {
   await s?.close();
 }, 30_000);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function invokeAndLaunch(intent: string): Promise<WorkflowInvocation> {
-  const { invocation } = await invoke(s.wf, {
-    projectId: s.project.id,
-    idempotencyKey: randomUUID(),
-    correlationId: `corr-${randomUUID()}`,
-    body: { intent },
-  });
-  return launchInvocation(s.wf, { projectId: s.project.id, invocationId: invocation.invocation_id });
+async function invokeAndLaunch(intent: string): Promise<Invocation> {
+  const { invocation } = await workflow.invocations.create(
+    { intent },
+    { idempotencyKey: randomUUID(), correlationId: `corr-${randomUUID()}` },
+  );
+  return workflow.invocations.launch(invocation.invocation_id);
 }
 
-async function waitFor(
+/** The invocation once `predicate` holds for it (within 20 s). */
+async function invocationWhen(
   invocationId: string,
-  predicate: (inv: WorkflowInvocation) => boolean,
-  timeoutMs = 20_000,
-): Promise<WorkflowInvocation> {
-  const deadline = Date.now() + timeoutMs;
-  let last: WorkflowInvocation | undefined;
-  while (Date.now() < deadline) {
-    last = await getWorkflowInvocation(s.wf, { projectId: s.project.id, invocationId });
-    if (predicate(last)) return last;
-    await sleep(100);
-  }
-  throw new Error(`condition not met in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+  predicate: (inv: Invocation) => boolean,
+): Promise<Invocation> {
+  let last: Invocation | undefined;
+  return eventually(
+    async () => {
+      last = await workflow.invocations.get(invocationId);
+      return predicate(last) && last;
+    },
+    20_000,
+    `invocation ${invocationId}`,
+    { describe: () => `last: ${JSON.stringify(last)}` },
+  );
+}
+
+/** Its artifact, polled as a consumer does; attention is waited through, only `failed` and `cancelled` end it. */
+function artifactOf(invocationId: string, options: Omit<WaitOptions, 'waitFor'>) {
+  return workflow.invocations.waitForArtifact(invocationId, { ...options, waitFor: 'all' });
+}
+
+/** The workspace owner (a participant) through the SDK: approvals need one. */
+function ownerWorkflow(): Workflow {
+  return new Workflow({
+    baseUrl: s.workflowUrl,
+    token: s.ownerToken,
+    projectId: s.project.id,
+    maxRetries: 0,
+  });
 }
 
 /** A handler module for the reference agent, written to a temporary file. */
@@ -77,10 +88,7 @@ describe('the five steps with a live reference agent', () => {
         { key: 'write', title: 'Write the report', required_capabilities: ['report'] },
       ],
     });
-    const pre = await preflightWorkflow(s.wf, {
-      projectId: s.project.id,
-      body: { intent: 'Please do the quarterly sales report' },
-    });
+    const pre = await workflow.invocations.preflight({ intent: 'Please do the quarterly sales report' });
     expect(pre).toMatchObject({ matched: true, route_ready: true });
     expect(pre.blockers.filter((b) => b.category === 'roster_ownership')).toEqual([]);
 
@@ -88,16 +96,14 @@ describe('the five steps with a live reference agent', () => {
     expect(['launching', 'running']).toContain(launched.state);
     // A ceiling, not a target (a run takes a few seconds): an agent that misses the wake-up of a new stage
     // learns of it within its poll wait (10 s here), once per stage.
-    const { invocation, envelope } = await waitForArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
+    const { invocation, envelope } = await artifactOf(launched.invocation_id, {
       timeoutMs: 45_000,
       intervalMs: 50,
     });
     expect(invocation.state).toBe('completed');
     expect(invocation.route.contract_id).toBe(route.contractId);
     expect(invocation.artifact?.artifact_id).toBe(envelope.artifact_id);
-    const verified = verifyEnvelope(envelope, {
+    const verified = await verifyEnvelope(envelope, {
       projectId: s.project.id,
       invocationId: launched.invocation_id,
       workspaceId: s.workspace.id,
@@ -109,7 +115,7 @@ describe('the five steps with a live reference agent', () => {
     expect(verified.created_by.kind).toBe('agent');
 
     // Both stages ran in order, each owned and timed; the latest handoff is the last stage's.
-    const done = await waitFor(launched.invocation_id, (inv) =>
+    const done = await invocationWhen(launched.invocation_id, (inv) =>
       inv.stages.every((st) => st.state === 'completed'),
     );
     expect(done.stages.map((st) => [st.key, st.position, st.state])).toEqual([
@@ -123,31 +129,17 @@ describe('the five steps with a live reference agent', () => {
     }
     expect(done.latest_handoff?.stage_key).toBe('write');
     expect(done.attention).toBe('none');
-    const fetched = await getInvocationArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-    });
+    const fetched = await workflow.invocations.artifact(launched.invocation_id);
     expect(fetched).toEqual(envelope);
   });
 
   test('launch called twice (and concurrently) changes nothing: one run, one completion', async () => {
     const route = await s.seedRoute({ intent: 'twice launched report' });
-    const { invocation } = await invoke(s.wf, {
-      projectId: s.project.id,
-      idempotencyKey: randomUUID(),
-      body: { intent: route.intent },
-    });
+    const { invocation } = await workflow.invocations.create({ intent: route.intent });
     const id = invocation.invocation_id;
-    await Promise.all(
-      Array.from({ length: 5 }, () => launchInvocation(s.wf, { projectId: s.project.id, invocationId: id })),
-    );
-    await waitForArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: id,
-      timeoutMs: 20_000,
-      intervalMs: 50,
-    });
-    const again = await launchInvocation(s.wf, { projectId: s.project.id, invocationId: id });
+    await Promise.all(Array.from({ length: 5 }, () => workflow.invocations.launch(id)));
+    await artifactOf(id, { timeoutMs: 20_000, intervalMs: 50 });
+    const again = await workflow.invocations.launch(id);
     expect(again.state).toBe('completed');
     expect(await s.database.prisma.workflowRun.count({ where: { invocationId: id } })).toBe(1);
     const completions = await s.database.prisma.auditEvent.count({
@@ -157,22 +149,12 @@ describe('the five steps with a live reference agent', () => {
   });
 
   test('an unmatched invocation never launches: 409 launch_blocked with typed blockers', async () => {
-    const { invocation } = await invoke(s.wf, {
-      projectId: s.project.id,
-      idempotencyKey: randomUUID(),
-      body: { intent: 'nothing here matches zzzz' },
-    });
-    const error = await launchInvocation(s.wf, {
-      projectId: s.project.id,
-      invocationId: invocation.invocation_id,
-    }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).status).toBe(409);
-    expect((error as ApiError).code).toBe('launch_blocked');
-    const after = await getWorkflowInvocation(s.wf, {
-      projectId: s.project.id,
-      invocationId: invocation.invocation_id,
-    });
+    const { invocation } = await workflow.invocations.create({ intent: 'nothing here matches zzzz' });
+    const error = await workflow.invocations.launch(invocation.invocation_id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect((error as ConflictError).status).toBe(409);
+    expect((error as ConflictError).code).toBe('launch_blocked');
+    const after = await workflow.invocations.get(invocation.invocation_id);
     expect(after).toMatchObject({ state: 'blocked', attention: 'blocked', run_id: null });
     expect(after.blockers[0]).toMatchObject({
       category: 'classifier_template_configuration',
@@ -185,7 +167,7 @@ describe('governance', () => {
   test('human_approval_required holds the run until an owner approves; a key or a viewer cannot', async () => {
     const route = await s.seedRoute({ intent: 'approved report', approval: true });
     const launched = await invokeAndLaunch(route.intent);
-    const held = await waitFor(launched.invocation_id, (inv) => inv.state === 'awaiting_approval');
+    const held = await invocationWhen(launched.invocation_id, (inv) => inv.state === 'awaiting_approval');
     expect(held).toMatchObject({ attention: 'approval_required', run_id: null });
     expect(held.approval).toMatchObject({ required: true, decision: null });
 
@@ -199,27 +181,17 @@ describe('governance', () => {
     );
     expect(byKey.response.status).toBe(403);
 
-    const owner = createWorkflowClient({ baseUrl: s.workflowUrl, token: s.ownerToken });
-    const approved = await decideApproval(owner, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
+    const owner = ownerWorkflow();
+    const approved = await owner.invocations.decideApproval(launched.invocation_id, {
       decision: 'approve',
       comment: 'go ahead',
     });
     expect(approved.approval).toMatchObject({ decision: 'approve', comment: 'go ahead' });
-    const twice = await owner.POST(
-      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval',
-      {
-        params: { path: { projectId: s.project.id, invocationId: launched.invocation_id } },
-        body: { decision: 'reject' },
-      },
-    );
-    expect(twice.response.status).toBe(409);
-    await waitForArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-      timeoutMs: 20_000,
-    });
+    const twice = await owner.invocations
+      .decideApproval(launched.invocation_id, { decision: 'reject' })
+      .catch((e: unknown) => e);
+    expect(twice).toMatchObject({ status: 409 });
+    await artifactOf(launched.invocation_id, { timeoutMs: 20_000 });
     const audit = await s.database.prisma.auditEvent.findMany({
       where: { targetId: launched.invocation_id, action: 'invocation.approved' },
     });
@@ -230,19 +202,14 @@ describe('governance', () => {
   test('a rejected run ends cancelled and never starts', async () => {
     const route = await s.seedRoute({ intent: 'rejected report', approval: true });
     const launched = await invokeAndLaunch(route.intent);
-    await waitFor(launched.invocation_id, (inv) => inv.state === 'awaiting_approval');
-    const owner = createWorkflowClient({ baseUrl: s.workflowUrl, token: s.ownerToken });
-    const rejected = await decideApproval(owner, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
+    await invocationWhen(launched.invocation_id, (inv) => inv.state === 'awaiting_approval');
+    const rejected = await ownerWorkflow().invocations.decideApproval(launched.invocation_id, {
       decision: 'reject',
     });
     expect(rejected.state).toBe('cancelled');
-    const error = await waitForArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-      timeoutMs: 2_000,
-    }).catch((e: unknown) => e as Error);
+    const error = await artifactOf(launched.invocation_id, { timeoutMs: 2_000 }).catch(
+      (e: unknown) => e as Error,
+    );
     expect(String(error)).toMatch(/cancelled/);
     expect(
       await s.database.prisma.workflowRun.count({ where: { invocationId: launched.invocation_id } }),
@@ -266,7 +233,10 @@ describe('artifacts', () => {
     });
     const route = await s.seedRoute({ intent: 'bad payload report', stages: one('bad-producer') });
     const launched = await invokeAndLaunch(route.intent);
-    const rejected = await waitFor(launched.invocation_id, (inv) => inv.attention === 'artifact_rejected');
+    const rejected = await invocationWhen(
+      launched.invocation_id,
+      (inv) => inv.attention === 'artifact_rejected',
+    );
     expect(rejected.attention_reason).toMatch(/did not match/);
     expect(rejected.artifact).toBeNull();
     const evidence = await s.database.prisma.artifactRejection.findMany({
@@ -307,15 +277,15 @@ describe('artifacts', () => {
     });
     const route = await s.seedRoute({ intent: 'silent report', stages: one('no-artifact') });
     const launched = await invokeAndLaunch(route.intent);
-    const waiting = await waitFor(launched.invocation_id, (inv) => inv.state === 'waiting_for_artifact');
+    const waiting = await invocationWhen(
+      launched.invocation_id,
+      (inv) => inv.state === 'waiting_for_artifact',
+    );
     expect(waiting.artifact).toBeNull();
     expect(waiting.stages[0]!.state).toBe('completed');
-    const timeout = await waitForArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-      timeoutMs: 600,
-      intervalMs: 100,
-    }).catch((e: unknown) => e as Error);
+    const timeout = await artifactOf(launched.invocation_id, { timeoutMs: 600, intervalMs: 100 }).catch(
+      (e: unknown) => e as Error,
+    );
     expect(String(timeout)).toMatch(/last state waiting_for_artifact/);
 
     const payload = {
@@ -323,18 +293,12 @@ describe('artifacts', () => {
       summary: 'Published by the integration',
       items: [{ name: 'a', score: 1 }],
     };
-    const first = await publishArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
+    const first = await workflow.invocations.publishArtifact(launched.invocation_id, {
       payload,
       summary: 'late publication',
     });
     expect(first.replayed).toBe(false);
-    const again = await publishArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-      payload,
-    });
+    const again = await workflow.invocations.publishArtifact(launched.invocation_id, { payload });
     expect(again).toMatchObject({ replayed: true, envelope: { artifact_id: first.envelope.artifact_id } });
     const other = await s.wf.POST(
       '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
@@ -344,10 +308,7 @@ describe('artifacts', () => {
       },
     );
     expect(other.response.status).toBe(409);
-    const done = await getWorkflowInvocation(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-    });
+    const done = await workflow.invocations.get(launched.invocation_id);
     expect(done).toMatchObject({ state: 'completed', artifact: { artifact_id: first.envelope.artifact_id } });
     expect(first.envelope.created_by.kind).toBe('api_key');
   });
@@ -359,17 +320,16 @@ describe('stage ownership', () => {
     const first = await s.addAgent(['stall-cap'], { handler: hang });
     const route = await s.seedRoute({ intent: 'stalling report', stages: one('stall-cap') });
     const launched = await invokeAndLaunch(route.intent);
-    const claimed = await waitFor(launched.invocation_id, (inv) => inv.stages[0]?.state === 'claimed');
+    const claimed = await invocationWhen(launched.invocation_id, (inv) => inv.stages[0]?.state === 'claimed');
     expect(claimed.stages[0]!.owner_agent_id).toBe(first.id);
     await first.kill('SIGKILL');
     const second = await s.addAgent(['stall-cap']);
-    await waitForArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-      timeoutMs: 30_000,
-    });
+    await artifactOf(launched.invocation_id, { timeoutMs: 30_000 });
     // The agent publishes the artifact, then completes its stage: wait for the second call too.
-    const invocation = await waitFor(launched.invocation_id, (inv) => inv.stages[0]?.state === 'completed');
+    const invocation = await invocationWhen(
+      launched.invocation_id,
+      (inv) => inv.stages[0]?.state === 'completed',
+    );
     expect(invocation.stages[0]).toMatchObject({
       owner_agent_id: second.id,
       attempts: 2,
@@ -382,19 +342,21 @@ describe('stage ownership', () => {
 
     // The stalled owner's hub handoff is cancelled at the hub; the new owner's is left to it.
     const stageId = invocation.stages[0]!.stage_id;
-    const deadline = Date.now() + 30_000;
-    let handoffs: { assignee_agent_id: string | null; status: string }[] = [];
-    while (Date.now() < deadline) {
-      const res = await s.hub.GET('/api/v1/workspaces/{workspace}/handoffs', {
-        params: {
-          path: { workspace: s.workspace.id },
-          query: { reference_kind: 'workflow_stage', reference_id: stageId },
-        },
-      });
-      handoffs = res.data?.data ?? [];
-      if (handoffs.find((h) => h.assignee_agent_id === first.id)?.status === 'cancelled') break;
-      await sleep(150);
-    }
+    const handoffs = await eventually(
+      async () => {
+        const res = await s.hub.GET('/api/v1/workspaces/{workspace}/handoffs', {
+          params: {
+            path: { workspace: s.workspace.id },
+            query: { reference_kind: 'workflow_stage', reference_id: stageId },
+          },
+        });
+        const all = res.data?.data ?? [];
+        return all.find((h) => h.assignee_agent_id === first.id)?.status === 'cancelled' && all;
+      },
+      30_000,
+      'the stalled owner’s handoff to be cancelled at the hub',
+      { intervalMs: 150 },
+    );
     expect(handoffs.find((h) => h.assignee_agent_id === first.id)?.status).toBe('cancelled');
     expect(handoffs.find((h) => h.assignee_agent_id === second.id)?.status).not.toBe('cancelled');
     const closure = await s.database.prisma.handoffClosure.findFirstOrThrow({ where: { stageId } });
@@ -420,7 +382,7 @@ describe('stage ownership', () => {
       launched.blockers.slice(1).map(() => ['spawn_policy', 'waits_for_owner']),
     );
     expect(launched.blockers.map((b) => b.code)).toContain('spawn_policy_off');
-    const blocked = await waitFor(
+    const blocked = await invocationWhen(
       launched.invocation_id,
       (inv) => inv.state === 'running' && inv.attention === 'blocked',
     );
@@ -433,11 +395,7 @@ describe('stage ownership', () => {
     expect(blocked.blockers[0]!.recommended_action).toMatch(/Start an agent/);
     // An agent with the capability appears: the sweeper assigns the stage and the run completes.
     await s.addAgent(['nobody-has-this']);
-    const { invocation } = await waitForArtifact(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-      timeoutMs: 20_000,
-    });
+    const { invocation } = await artifactOf(launched.invocation_id, { timeoutMs: 20_000 });
     expect(invocation).toMatchObject({ state: 'completed', attention: 'none', blockers: [] });
   });
 
@@ -447,7 +405,7 @@ describe('stage ownership', () => {
     const stranger = await s.addAgent(['other-cap']);
     const route = await s.seedRoute({ intent: 'owned report', stages: one('own-cap') });
     const launched = await invokeAndLaunch(route.intent);
-    const claimed = await waitFor(launched.invocation_id, (inv) => inv.stages[0]?.state === 'claimed');
+    const claimed = await invocationWhen(launched.invocation_id, (inv) => inv.stages[0]?.state === 'claimed');
     const stageId = claimed.stages[0]!.stage_id;
     const asStranger = createWorkflowClient({ baseUrl: s.workflowUrl, token: stranger.token });
     const claim = await asStranger.POST('/api/v1/agents/me/workflow-stages/{stageId}/claim', {
@@ -484,10 +442,7 @@ describe('stage ownership', () => {
       },
     });
     expect(blocked.response.status).toBe(200);
-    const seen = await getWorkflowInvocation(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-    });
+    const seen = await workflow.invocations.get(launched.invocation_id);
     expect(seen.attention).toBe('blocked');
     expect(seen.attention_reason).toMatch(/waiting for credentials/);
     expect(JSON.stringify(seen)).not.toContain('secretsecret');
@@ -495,10 +450,7 @@ describe('stage ownership', () => {
       params: { path: { stageId } },
     });
     expect(cleared.response.status).toBe(200);
-    const resumed = await getWorkflowInvocation(s.wf, {
-      projectId: s.project.id,
-      invocationId: launched.invocation_id,
-    });
+    const resumed = await workflow.invocations.get(launched.invocation_id);
     expect(resumed.attention).toBe('none');
     await owner.kill('SIGKILL');
   });

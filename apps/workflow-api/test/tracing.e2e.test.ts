@@ -1,10 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWorkflowClient, invoke, launchInvocation, unwrap } from '@svc/contracts';
-import { startRunStack } from './run-stack';
-import type { RunStack } from './run-stack';
+import { unwrap } from '@svc/contracts';
+import { Workflow } from '@svc/sdk';
+import { eventually, startRunStack } from '@svc/testing';
+import type { RunStack } from '@svc/testing';
 
 /**
  * One trace across the services, followed through a real run: the hub, the Workflow API and its worker run
@@ -122,16 +123,6 @@ class DeliveryReceiver {
   }
 }
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 const otel = new OtlpReceiver();
 const receiver = new DeliveryReceiver();
 let s: RunStack;
@@ -167,35 +158,41 @@ beforeAll(async () => {
   const route = await s.seedRoute({ intent: 'traced report' });
 
   // The caller's own trace: every request below carries its traceparent.
-  const caller = createWorkflowClient({ baseUrl: s.workflowUrl, apiKey: s.apiKey, headers: { traceparent } });
-  const { invocation } = await invoke(caller, {
+  const caller = new Workflow({
+    baseUrl: s.workflowUrl,
+    apiKey: s.apiKey,
     projectId: s.project.id,
-    idempotencyKey: randomUUID(),
-    body: { intent: route.intent },
+    maxRetries: 0,
+    defaultHeaders: { traceparent },
   });
+  const { invocation } = await caller.invocations.create({ intent: route.intent });
   invocationId = invocation.invocation_id;
-  await launchInvocation(caller, { projectId: s.project.id, invocationId });
+  await caller.invocations.launch(invocationId);
 
-  await until('the delivery', () => (receiver.received.length > 0 ? true : undefined));
+  await eventually(() => receiver.received.length > 0, 20_000, 'the delivery');
   // Each process exports its spans in batches every 100 ms: wait until the trace is whole (the named spans
   // are in, and every hub call's server span has arrived from the hub).
-  await until('the whole trace', () => {
-    const spans = otel.spans.filter((x) => x.traceId === traceId);
-    const names = new Set(spans.map((x) => x.name));
-    const expected = [
-      'createInvocation',
-      'launchInvocation',
-      'workflow-reconcile process',
-      'workflow-delivery process',
-      'POST delivery',
-    ];
-    if (!expected.every((name) => names.has(name))) return undefined;
-    // The agent's artifact request (a trace of its own) that the delivery job links.
-    if (!otel.spans.some((x) => x.name === 'publishInvocationArtifact')) return undefined;
-    const calls = spans.filter((x) => x.kind === CLIENT && x.name.includes(' /internal/'));
-    const answered = calls.every((call) => spans.some((x) => x.parentSpanId === call.spanId));
-    return calls.length > 0 && answered ? true : undefined;
-  });
+  await eventually(
+    () => {
+      const spans = otel.spans.filter((x) => x.traceId === traceId);
+      const names = new Set(spans.map((x) => x.name));
+      const expected = [
+        'createInvocation',
+        'launchInvocation',
+        'workflow-reconcile process',
+        'workflow-delivery process',
+        'POST delivery',
+      ];
+      if (!expected.every((name) => names.has(name))) return false;
+      // The agent's artifact request (a trace of its own) that the delivery job links.
+      if (!otel.spans.some((x) => x.name === 'publishInvocationArtifact')) return false;
+      const calls = spans.filter((x) => x.kind === CLIENT && x.name.includes(' /internal/'));
+      const answered = calls.every((call) => spans.some((x) => x.parentSpanId === call.spanId));
+      return calls.length > 0 && answered;
+    },
+    20_000,
+    'the whole trace',
+  );
 }, 90_000);
 
 afterAll(async () => {

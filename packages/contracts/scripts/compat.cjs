@@ -3,64 +3,26 @@
 // (hub.yaml and workflow.yaml with their fragments and the shared components) with the last released snapshot
 // in `released/<version>/`, and fails on a breaking change (a removed operation, field or enum value, a newly
 // required field, a narrowed type…) unless CHANGELOG.md carries a deprecation entry for it that is at least
-// 90 days old. The comparison and its classification come from api-smart-diff; this file only assembles the
-// documents, applies the project's two rules on enums and matches breaking changes with deprecation entries.
+// 90 days old. The documents are assembled by documents-assembly.cjs and compared by api-smart-diff; this file
+// only applies the project's two rules on enums and matches breaking changes with deprecation entries.
 //
 //   node packages/contracts/scripts/compat.cjs            check (exit 1 on an uncovered breaking change)
 //   node packages/contracts/scripts/compat.cjs --release  write the current documents as a new snapshot
 //                                                         (released/<info.version>/), e.g. when releasing
 const { existsSync, readFileSync, readdirSync, mkdirSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
-const { parse } = require('yaml');
 const { apiCompare } = require('api-smart-diff');
+const { DOCUMENTS, METHODS } = require('./documents.cjs');
+const { OPENAPI_DIR, publicDocuments } = require('./documents-assembly.cjs');
 
 const CONTRACTS_DIR = join(__dirname, '..');
 const REPO_DIR = join(CONTRACTS_DIR, '..', '..');
-const OPENAPI_DIR = join(CONTRACTS_DIR, 'openapi');
 const RELEASED_DIR = join(CONTRACTS_DIR, 'released');
 const CHANGELOG = join(REPO_DIR, 'CHANGELOG.md');
 /** The public documents: what partners build on. Internal and runtime documents are not covered. */
-const PUBLIC_DOCUMENTS = ['hub', 'workflow'];
+const PUBLIC_DOCUMENTS = DOCUMENTS.filter((d) => d.visibility === 'public').map((d) => d.key);
 const NOTICE_DAYS = 90;
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-function readYaml(path) {
-  return parse(readFileSync(path, 'utf8')) ?? {};
-}
-
-/** `<key>.yaml` with the fragments of `<key>/*.yaml` and the shared components, as the generator builds it. */
-function assembleDocument(key, openapiDir = OPENAPI_DIR) {
-  const doc = readYaml(join(openapiDir, `${key}.yaml`));
-  const dir = join(openapiDir, key);
-  if (existsSync(dir)) {
-    for (const name of readdirSync(dir)
-      .filter((f) => f.endsWith('.yaml'))
-      .sort()) {
-      const fragment = readYaml(join(dir, name));
-      for (const [path, item] of Object.entries(fragment.paths ?? {})) {
-        doc.paths ??= {};
-        doc.paths[path] = item;
-      }
-      for (const [section, entries] of Object.entries(fragment.components ?? {})) {
-        doc.components ??= {};
-        doc.components[section] = { ...(doc.components[section] ?? {}), ...entries };
-      }
-      if (fragment.tags) doc.tags = [...(doc.tags ?? []), ...fragment.tags];
-    }
-  }
-  const shared = readYaml(join(openapiDir, 'shared.yaml'));
-  doc.components ??= {};
-  for (const [section, entries] of Object.entries(shared.components ?? {})) {
-    doc.components[section] = { ...entries, ...(doc.components[section] ?? {}) };
-  }
-  return doc;
-}
-
-/** The current public documents, by key. */
-function currentDocuments(openapiDir = OPENAPI_DIR) {
-  return Object.fromEntries(PUBLIC_DOCUMENTS.map((key) => [key, assembleDocument(key, openapiDir)]));
-}
 
 function compareVersions(a, b) {
   const pa = a.split(/[.-]/).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
@@ -344,7 +306,7 @@ function formatReport(result) {
 
 /** Writes the current documents as the snapshot of `version` (default: the documents' `info.version`). */
 function writeRelease(version, { openapiDir = OPENAPI_DIR, releasedDir = RELEASED_DIR } = {}) {
-  const documents = currentDocuments(openapiDir);
+  const documents = publicDocuments(openapiDir);
   const v = version ?? documents.workflow.info.version;
   mkdirSync(join(releasedDir, v), { recursive: true });
   for (const [key, doc] of Object.entries(documents)) {
@@ -367,7 +329,7 @@ function main(argv) {
   }
   const result = checkCompatibility({
     released,
-    current: currentDocuments(),
+    current: publicDocuments(),
     changelog: existsSync(CHANGELOG) ? readFileSync(CHANGELOG, 'utf8') : '',
   });
   const report = formatReport(result);
@@ -379,8 +341,7 @@ function main(argv) {
 module.exports = {
   NOTICE_DAYS,
   PUBLIC_DOCUMENTS,
-  assembleDocument,
-  currentDocuments,
+  currentDocuments: publicDocuments,
   latestRelease,
   readDeprecations,
   checkCompatibility,

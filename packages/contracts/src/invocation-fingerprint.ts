@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from './wire/canonical-json';
 import type { components } from './generated/workflow';
 
 type InvocationRequest = components['schemas']['InvocationsCreateRequest'];

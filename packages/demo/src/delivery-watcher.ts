@@ -1,20 +1,12 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  createDeliveryDeduper,
-  createWorkflowClient,
-  DeliveryVerificationError,
-  unwrap,
-  verifyDelivery,
-} from '@svc/contracts';
-import type { DeliveryDeduper, WorkflowApi, WorkflowClient } from '@svc/contracts';
+import { Webhook, WebhookVerificationError, Workflow } from '@svc/sdk';
+import type { DeliveryEventType } from '@svc/sdk';
 import type { StackFile } from './stack-file';
 
-type EventType = WorkflowApi.components['schemas']['DeliveryEventType'];
-
 /** Every event the Workflow API delivers. */
-export const ALL_EVENTS: EventType[] = [
+export const ALL_EVENTS: DeliveryEventType[] = [
   'invocation.completed',
   'invocation.waiting_for_artifact',
   'invocation.failed',
@@ -41,34 +33,34 @@ export function formatDelivery(line: DeliveryLine): string {
 }
 
 /**
- * Checks one received request the way a partner's receiver must: the signature over the exact body with the
- * subscription's secret, the timestamp within the tolerance, and the delivery id against the ones already seen.
- * Answers 204 for a good delivery (a repeat too: it was handled) and 400 for one that does not verify.
+ * Checks one received request the way a partner's receiver must, with the SDK's `Webhook` holding the
+ * subscription's secret: the signature over the exact body, the timestamp within the tolerance, and the
+ * delivery id against the ones this process already saw. Answers 204 for a good delivery (a repeat too: it was
+ * handled) and 400 for one that does not verify.
  */
-export function handleDelivery(
-  secret: string,
-  deduper: DeliveryDeduper,
+export async function handleDelivery(
+  webhook: Webhook,
   headers: IncomingMessage['headers'],
   body: Buffer,
   now = new Date(),
-): { status: number; line: string } {
+): Promise<{ status: number; line: string }> {
   try {
-    const verified = verifyDelivery({ secret, headers, body });
-    const repeat = deduper.seen(verified.deliveryId);
-    const event = verified.event as { type?: string; data?: { invocation_id?: string; state?: string } };
+    const delivery = await webhook.verify(body, headers);
+    // Read loosely: the line shows whatever a verified body carries.
+    const event = delivery.event as { type?: string; data?: { invocation_id?: string; state?: string } };
     return {
       status: 204,
       line: formatDelivery({
         at: now,
-        deliveryId: verified.deliveryId,
+        deliveryId: delivery.id,
         type: event.type ?? 'unknown',
         invocationId: event.data?.invocation_id ?? null,
         state: event.data?.state ?? null,
-        repeat,
+        repeat: delivery.duplicate,
       }),
     };
   } catch (error) {
-    const code = error instanceof DeliveryVerificationError ? error.code : 'invalid';
+    const code = error instanceof WebhookVerificationError ? error.code : 'invalid';
     return {
       status: 400,
       line: `refused a request that does not verify (${code}): ${(error as Error).message}`,
@@ -110,21 +102,21 @@ export async function watchDeliveries(options: {
   port: number;
   print: (line: string) => void;
 }): Promise<DeliveryWatcher> {
-  const wf: WorkflowClient = createWorkflowClient({
+  const wf = new Workflow({
     baseUrl: options.stack.workflow_url,
     apiKey: options.stack.api_keys.workflow_all,
-    clientName: 'svc-delivery-watcher',
+    projectId: options.stack.project.id,
   });
-  const deduper = createDeliveryDeduper();
-  let secret = '';
+  // Set once the subscription (and so its secret) exists; a request before then is refused.
+  let webhook: Webhook | undefined = undefined;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void readBody(req).then(
-      (body) => {
-        if (body === null || req.method !== 'POST' || !secret) {
+      async (body) => {
+        if (body === null || req.method !== 'POST' || !webhook) {
           res.writeHead(body === null ? 413 : 405).end();
           return;
         }
-        const answer = handleDelivery(secret, deduper, req.headers, body);
+        const answer = await handleDelivery(webhook, req.headers, body);
         options.print(answer.line);
         res.writeHead(answer.status).end();
       },
@@ -136,30 +128,24 @@ export async function watchDeliveries(options: {
     server.listen(options.port, '127.0.0.1', () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/deliveries`;
-  const projectId = options.stack.project.id;
   let subscription;
   try {
-    subscription = unwrap(
-      await wf.POST('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
-        params: { path: { projectId } },
-        body: { url, events: ALL_EVENTS, description: 'local delivery watcher (pnpm deliveries:watch)' },
-      }),
-    );
+    subscription = await wf.subscriptions.create({
+      url,
+      events: ALL_EVENTS,
+      description: 'local delivery watcher (pnpm deliveries:watch)',
+    });
   } catch (error) {
     await new Promise((resolve) => server.close(resolve));
     throw error;
   }
-  secret = subscription.signing_secret;
+  webhook = new Webhook(subscription.signing_secret);
   const subscriptionId = subscription.subscription_id;
   return {
     url,
     subscriptionId,
     async stop() {
-      await wf
-        .DELETE('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
-          params: { path: { projectId, subscriptionId } },
-        })
-        .catch(() => undefined);
+      await wf.subscriptions.delete(subscriptionId).catch(() => undefined);
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },

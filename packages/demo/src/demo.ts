@@ -6,19 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
-  ApiError,
-  createWorkflowClient,
+  APIError,
   EnvelopeVerificationError,
-  InvocationTerminalError,
-  invoke,
-  launchInvocation,
-  preflightWorkflow,
-  unwrap,
+  RunFailedError,
   verifyEnvelope,
-  waitForArtifact,
-  WaitForArtifactTimeoutError,
-} from '@svc/contracts';
-import type { WorkflowBlocker, WorkflowClient, WorkflowInvocation } from '@svc/contracts';
+  WaitTimeoutError,
+  Workflow,
+} from '@svc/sdk';
+import type { Invocation } from '@svc/sdk';
 import { AgentProcess } from './agent-process';
 import {
   agentLabel,
@@ -102,7 +97,7 @@ class Printer {
 interface Prepared {
   stack: StackFile;
   session: HubSession;
-  wf: WorkflowClient;
+  wf: Workflow;
   heartbeat: HostHeartbeat;
   agent: AgentProcess;
   agentNames: Map<string, string>;
@@ -146,10 +141,10 @@ async function prepare(options: DemoOptions, out: Printer, prepared: Partial<Pre
   }
   const session = new HubSession(stack);
   await step('checking the participant token', () => session.ensure());
-  const wf = createWorkflowClient({
+  const wf = new Workflow({
     baseUrl: stack.workflow_url,
     apiKey: stack.api_keys.workflow_all,
-    clientName: 'svc-demo',
+    projectId: stack.project.id,
   });
 
   out.line(style.bold('svc demo — Resolve, Preflight, Invoke, Launch, Consume'));
@@ -250,11 +245,6 @@ async function prepare(options: DemoOptions, out: Printer, prepared: Partial<Pre
   return { stack, session, wf, heartbeat, agent, agentNames };
 }
 
-function blockersOf(error: ApiError): WorkflowBlocker[] {
-  const blockers = error.problem?.blockers;
-  return Array.isArray(blockers) ? (blockers as WorkflowBlocker[]) : [];
-}
-
 async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promise<string> {
   const { style } = out;
   const { stack, wf } = p;
@@ -263,14 +253,7 @@ async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promis
 
   // 1. Resolve
   out.section('1', 'Resolve', 'deterministic contract match with its explanation; creates nothing');
-  const resolved = await step('resolve', async () =>
-    unwrap(
-      await wf.POST('/api/v1/projects/{projectId}/workflow/resolve-intent', {
-        params: { path: { projectId } },
-        body: { intent },
-      }),
-    ),
-  );
+  const resolved = await step('resolve', () => wf.contracts.resolve({ intent }));
   const why = explainWinner(resolved.explanation);
   out.rows([
     ['intent', `"${intent}"`],
@@ -307,7 +290,7 @@ async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promis
 
   // 2. Preflight
   out.section('2', 'Preflight', 'launch readiness with typed blockers; creates nothing');
-  const preflight = await step('preflight', () => preflightWorkflow(wf, { projectId, body: { intent } }));
+  const preflight = await step('preflight', () => wf.invocations.preflight({ intent }));
   out.rows([
     ['route ready', yesNo(preflight.route_ready, style)],
     ['can launch', yesNo(preflight.can_launch, style)],
@@ -322,12 +305,9 @@ async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promis
   out.section('3', 'Invoke', 'one invocation per Idempotency-Key; a retry with the same key replays it');
   const idempotencyKey = `svc-demo-${randomUUID()}`;
   const body = { intent, metadata: { source: 'svc-demo' } };
-  const first = await step('invoke', () =>
-    invoke(wf, { projectId, idempotencyKey, correlationId: idempotencyKey, body }),
-  );
-  const retry = await step('invoke (retry with the same key)', () =>
-    invoke(wf, { projectId, idempotencyKey, correlationId: idempotencyKey, body }),
-  );
+  const keys = { idempotencyKey, correlationId: idempotencyKey };
+  const first = await step('invoke', () => wf.invocations.create(body, keys));
+  const retry = await step('invoke (retry with the same key)', () => wf.invocations.create(body, keys));
   const invocation = first.invocation;
   const invocationId = invocation.invocation_id;
   const sameInvocation = retry.invocation.invocation_id === invocationId;
@@ -353,12 +333,12 @@ async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promis
 
   // 4. Launch
   out.section('4', 'Launch', 'starts the governed run; the worker assigns the stages');
-  let launched: WorkflowInvocation;
+  let launched: Invocation;
   try {
-    launched = await launchInvocation(wf, { projectId, invocationId });
+    launched = await wf.invocations.launch(invocationId);
   } catch (error) {
-    if (error instanceof ApiError && error.code === 'launch_blocked') {
-      out.rows([['blockers', formatBlockers(blockersOf(error))]]);
+    if (error instanceof APIError && error.code === 'launch_blocked') {
+      out.rows([['blockers', formatBlockers(error.blockers)]]);
       throw new DemoError(`launch: refused (launch_blocked) — ${error.message}`);
     }
     throw asDemoError('launch', error);
@@ -384,11 +364,11 @@ async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promis
   let result;
   try {
     result = await Promise.race([
-      waitForArtifact(wf, {
-        projectId,
-        invocationId,
+      wf.invocations.waitForArtifact(invocationId, {
         timeoutMs: options.timeoutMs,
         signal: abort.signal,
+        // As the demo has always done: a run that needs attention is waited on until the timeout.
+        waitFor: 'all',
         onState: (inv) => out.line(`  ${formatStateLine(inv, Date.now() - waitStarted, p.agentNames)}`),
       }),
       agentGone,
@@ -396,13 +376,13 @@ async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promis
   } catch (error) {
     if (error instanceof DemoError) throw error;
     if (abort.signal.aborted && abort.signal.reason instanceof Error) throw abort.signal.reason;
-    if (error instanceof WaitForArtifactTimeoutError) {
+    if (error instanceof WaitTimeoutError) {
       const stalled = p.heartbeat.lastError
         ? ` (runtime host heartbeat failing: ${p.heartbeat.lastError})`
         : '';
       throw new DemoError(`consume: ${error.message}${stalled}`);
     }
-    if (error instanceof InvocationTerminalError) throw new DemoError(`consume: ${error.message}`);
+    if (error instanceof RunFailedError) throw new DemoError(`consume: ${error.message}`);
     throw asDemoError('consume', error);
   } finally {
     options.signal?.removeEventListener('abort', onOuterAbort);
@@ -415,7 +395,7 @@ async function runSteps(options: DemoOptions, out: Printer, p: Prepared): Promis
 
   let envelope;
   try {
-    envelope = verifyEnvelope(result.envelope, {
+    envelope = await verifyEnvelope(result.envelope, {
       projectId,
       invocationId,
       workspaceId: stack.workspace.id,

@@ -1,4 +1,4 @@
-import type { WorkflowAssistance, WorkflowInvocation } from '@svc/contracts';
+import type { Invocation } from '@svc/sdk';
 import {
   agentLabel,
   assistanceRows,
@@ -17,8 +17,9 @@ import {
   visibleLength,
   yesNo,
 } from './format';
+import type { Assistance } from './format';
 
-type Stage = WorkflowInvocation['stages'][number];
+type Stage = Invocation['stages'][number];
 
 function stage(overrides: Partial<Stage>): Stage {
   return {
@@ -42,7 +43,7 @@ function stage(overrides: Partial<Stage>): Stage {
   };
 }
 
-function invocation(overrides: Partial<WorkflowInvocation>): WorkflowInvocation {
+function invocation(overrides: Partial<Invocation>): Invocation {
   return {
     invocation_id: 'inv_1',
     project_id: 'prj_1',
@@ -222,7 +223,7 @@ describe('explainWinner', () => {
 });
 
 describe('assistanceRows', () => {
-  const assistance = (over: Partial<WorkflowAssistance> = {}): WorkflowAssistance => ({
+  const assistance = (over: Partial<Assistance> = {}): Assistance => ({
     model_assisted: true,
     trigger: 'no_match',
     outcome: 'suggested',

@@ -2,7 +2,10 @@
  * Pure text helpers for the demo's output: aligned label/value rows and tables, blockers with their
  * recommended actions, durations, pretty JSON and optional colour (only ever on a terminal).
  */
-import type { WorkflowAssistance, WorkflowBlocker, WorkflowInvocation } from '@svc/contracts';
+import type { Blocker, Invocation, WorkflowApi } from '@svc/sdk';
+
+/** What resolve's model assistance did, in its explanation (only when the project's model was asked). */
+export type Assistance = WorkflowApi.components['schemas']['AssistanceExplanation'];
 
 export interface Style {
   bold(text: string): string;
@@ -96,7 +99,7 @@ export function formatElapsed(ms: number): string {
 }
 
 /** Each blocker on its own lines: `category / code (stage …): message`, then `→ recommended action`. */
-export function formatBlockers(blockers: WorkflowBlocker[]): string {
+export function formatBlockers(blockers: Blocker[]): string {
   if (blockers.length === 0) return 'none';
   return blockers
     .map((b) => {
@@ -134,7 +137,7 @@ export function explainWinner(explanation: unknown): WinnerExplanation {
   };
 }
 
-const ASSISTANCE_TRIGGERS: Record<WorkflowAssistance['trigger'], string> = {
+const ASSISTANCE_TRIGGERS: Record<Assistance['trigger'], string> = {
   no_match: 'no contract matched',
   tie: 'a tie was broken by the oldest contract',
 };
@@ -144,7 +147,7 @@ const ASSISTANCE_TRIGGERS: Record<WorkflowAssistance['trigger'], string> = {
  * was asked, its outcome, and the contract it suggested (with how an invocation may follow it) or why none.
  */
 export function assistanceRows(
-  assistance: WorkflowAssistance | undefined,
+  assistance: Assistance | undefined,
   style: Style = createStyle(false),
 ): [string, string][] {
   if (!assistance) return [];
@@ -183,7 +186,7 @@ export function agentLabel(id: string | null | undefined, names: ReadonlyMap<str
 
 /** One line per observed change of an invocation while waiting for its artifact. */
 export function formatStateLine(
-  invocation: WorkflowInvocation,
+  invocation: Invocation,
   elapsedMs: number,
   names: ReadonlyMap<string, string>,
 ): string {
@@ -210,7 +213,7 @@ export function formatStateLine(
 
 /** The stage timeline: position, key, owner agent, state, attempts and duration. */
 export function formatStageTable(
-  stages: WorkflowInvocation['stages'],
+  stages: Invocation['stages'],
   names: ReadonlyMap<string, string>,
   indent = 2,
 ): string[] {

@@ -1,28 +1,25 @@
-import { ApiError, createHubClient, unwrap } from '@svc/contracts';
-import type { HubClient } from '@svc/contracts';
+import { AuthenticationError, APIError, Hub, unwrap } from '@svc/sdk';
 import { DemoError } from './stack-file';
 import type { StackFile } from './stack-file';
-
-const CLIENT_NAME = 'svc-demo';
 
 /**
  * The participant's hub session. It starts from the token in the stack file; when the hub answers 401 (the
  * token expired) it signs in again with the file's email and password and repeats the call once.
  */
 export class HubSession {
-  readonly hub: HubClient;
+  readonly hub: Hub;
   private token: string;
   /** True once the token from the file was replaced by a fresh sign-in. */
   refreshed = false;
 
   constructor(private readonly stack: StackFile) {
     this.token = stack.participant.token;
-    this.hub = createHubClient({ baseUrl: stack.hub_url, token: () => this.token, clientName: CLIENT_NAME });
+    this.hub = new Hub({ baseUrl: stack.hub_url, token: () => this.token });
   }
 
   /** Checks the token (`GET /api/v1/me`) and signs in again when it is no longer accepted. */
   async ensure(): Promise<void> {
-    await this.call(async () => unwrap(await this.hub.GET('/api/v1/me')));
+    await this.call(() => this.hub.me());
   }
 
   /** Runs a hub call; on 401 signs in again and runs it once more. */
@@ -30,20 +27,22 @@ export class HubSession {
     try {
       return await fn();
     } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 401) throw error;
+      if (!(error instanceof AuthenticationError)) throw error;
       await this.login();
       return fn();
     }
   }
 
   private async login(): Promise<void> {
-    const anonymous = createHubClient({ baseUrl: this.stack.hub_url, clientName: CLIENT_NAME });
+    const anonymous = new Hub({ baseUrl: this.stack.hub_url });
     const { email, password } = this.stack.participant;
     try {
-      this.token = unwrap(await anonymous.POST('/api/v1/auth/login', { body: { email, password } })).token;
+      this.token = unwrap(
+        await anonymous.raw.POST('/api/v1/auth/login', { body: { email, password } }),
+      ).token;
       this.refreshed = true;
     } catch (error) {
-      const why = error instanceof ApiError ? `${error.status} ${error.code}` : (error as Error).message;
+      const why = error instanceof APIError ? `${error.status} ${error.code}` : (error as Error).message;
       throw new DemoError(
         `the participant token expired and signing in as ${email} failed (${why}): restart \`pnpm start\` to reseed the stack`,
       );

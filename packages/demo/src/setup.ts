@@ -4,15 +4,14 @@
  * intent to a two-stage template. Every item is reused when it already exists.
  */
 import { hostname } from 'node:os';
-import { ApiError, createHubClient, unwrap } from '@svc/contracts';
-import type { HubApi, HubClient, WorkflowApi, WorkflowClient } from '@svc/contracts';
+import { APIError, Hub, unwrap } from '@svc/sdk';
+import type { Contract, HubApi, Workflow } from '@svc/sdk';
 import type { HubSession } from './hub-session';
 import { answersReady, DemoError } from './stack-file';
 import type { StackFile } from './stack-file';
 
 export type RuntimeHost = HubApi.components['schemas']['RuntimeHost'];
 export type Agent = HubApi.components['schemas']['Agent'];
-export type Contract = WorkflowApi.components['schemas']['ContractsContract'];
 
 export const HOST_NAME = 'demo-runtime-host';
 export const AGENT_NAME = 'demo-reference-agent';
@@ -60,7 +59,7 @@ export const REPORT_SCHEMA = {
 /** A failure as a {@link DemoError} naming what was being done (a DemoError passes through). */
 export function asDemoError(what: string, error: unknown): DemoError {
   if (error instanceof DemoError) return error;
-  if (error instanceof ApiError) {
+  if (error instanceof APIError) {
     return new DemoError(`${what} failed: HTTP ${error.status} ${error.code} — ${error.message}`);
   }
   return new DemoError(`${what} failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -93,15 +92,15 @@ export async function ensureRuntimeHost(
 ): Promise<HostResult> {
   const workspace = { path: { workspace: stack.workspace.slug } };
   const find = async () =>
-    unwrap(await session.hub.GET('/api/v1/workspaces/{workspace}/runtime-hosts', { params: workspace })).find(
-      (h) => h.name === HOST_NAME,
-    );
+    unwrap(
+      await session.hub.raw.GET('/api/v1/workspaces/{workspace}/runtime-hosts', { params: workspace }),
+    ).find((h) => h.name === HOST_NAME);
   const existing = await session.call(find);
   if (existing) return { host: existing, created: false };
   try {
     const registered = await session.call(async () =>
       unwrap(
-        await session.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
+        await session.hub.raw.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
           params: workspace,
           body: {
             name: HOST_NAME,
@@ -118,7 +117,7 @@ export async function ensureRuntimeHost(
     return { host: registered.host, created: true };
   } catch (error) {
     // Registered meanwhile by another run: use that one.
-    if (error instanceof ApiError && error.code === 'runtime_host_name_taken') {
+    if (error instanceof APIError && error.code === 'runtime_host_name_taken') {
       const raced = await session.call(find);
       if (raced) return { host: raced, created: false };
     }
@@ -131,7 +130,7 @@ export async function ensureRuntimeHost(
  * the local relay and console router answer `/readyz`.
  */
 export class HostHeartbeat {
-  private readonly client: HubClient;
+  private readonly client: Hub;
   private timer: NodeJS.Timeout | undefined;
   lastError: string | undefined;
 
@@ -139,11 +138,7 @@ export class HostHeartbeat {
     private readonly stack: StackFile,
     private readonly hostId: string,
   ) {
-    this.client = createHubClient({
-      baseUrl: stack.hub_url,
-      apiKey: stack.api_keys.agent_runtime,
-      clientName: 'svc-demo',
-    });
+    this.client = new Hub({ baseUrl: stack.hub_url, apiKey: stack.api_keys.agent_runtime });
   }
 
   async beat(): Promise<RuntimeHost> {
@@ -152,7 +147,7 @@ export class HostHeartbeat {
       answersReady(this.stack.console_router_url),
     ]);
     return unwrap(
-      await this.client.POST('/api/v1/runtime-hosts/{hostId}/heartbeat', {
+      await this.client.raw.POST('/api/v1/runtime-hosts/{hostId}/heartbeat', {
         params: { path: { hostId: this.hostId } },
         body: {
           relay_ready: relayReady,
@@ -206,7 +201,7 @@ export async function ensureAgent(
 ): Promise<AgentResult> {
   const workspace = { path: { workspace: stack.workspace.slug } };
   const agents = await session.call(async () =>
-    unwrap(await session.hub.GET('/api/v1/workspaces/{workspace}/agents', { params: workspace })),
+    unwrap(await session.hub.raw.GET('/api/v1/workspaces/{workspace}/agents', { params: workspace })),
   );
   const byName = new Map(agents.map((a) => [a.name, a]));
   const skipped: string[] = [];
@@ -221,7 +216,7 @@ export async function ensureAgent(
     }
     const agent = await session.call(async () =>
       unwrap(
-        await session.hub.POST('/api/v1/workspaces/{workspace}/agents', {
+        await session.hub.raw.POST('/api/v1/workspaces/{workspace}/agents', {
           params: workspace,
           body: {
             name,
@@ -249,7 +244,7 @@ export interface StartedAgent {
 export async function startAgentAtHub(session: HubSession, agentId: string): Promise<StartedAgent> {
   const start = async () =>
     unwrap(
-      await session.hub.POST('/api/v1/agents/{agentId}/start', {
+      await session.hub.raw.POST('/api/v1/agents/{agentId}/start', {
         params: { path: { agentId } },
         body: { launch_path: 'direct', model: AGENT_MODEL },
       }),
@@ -258,10 +253,10 @@ export async function startAgentAtHub(session: HubSession, agentId: string): Pro
     const started = await session.call(start);
     return { agent: started.agent, token: started.agent_token, restarted: false };
   } catch (error) {
-    if (!(error instanceof ApiError) || error.code !== 'agent_already_running') throw error;
+    if (!(error instanceof APIError) || error.code !== 'agent_already_running') throw error;
   }
   await session.call(async () =>
-    unwrap(await session.hub.POST('/api/v1/agents/{agentId}/stop', { params: { path: { agentId } } })),
+    unwrap(await session.hub.raw.POST('/api/v1/agents/{agentId}/stop', { params: { path: { agentId } } })),
   );
   const started = await session.call(start);
   return { agent: started.agent, token: started.agent_token, restarted: true };
@@ -291,7 +286,7 @@ export async function waitForAgentHeartbeat(
       );
     }
     const agent = await session.call(async () =>
-      unwrap(await session.hub.GET('/api/v1/agents/{agentId}', { params: { path: { agentId } } })),
+      unwrap(await session.hub.raw.GET('/api/v1/agents/{agentId}', { params: { path: { agentId } } })),
     );
     const seen = agent.last_heartbeat_at ? Date.parse(agent.last_heartbeat_at) : 0;
     if (seen > since) return agent;
@@ -312,8 +307,8 @@ export interface SchemaResult {
 }
 
 /** Registers the report schema; the same version with the same schema answers 200 (already registered). */
-export async function ensureArtifactSchema(wf: WorkflowClient, stack: StackFile): Promise<SchemaResult> {
-  const result = await wf.POST('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
+export async function ensureArtifactSchema(wf: Workflow, stack: StackFile): Promise<SchemaResult> {
+  const result = await wf.raw.POST('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
     params: { path: { workspaceId: stack.workspace.id } },
     body: {
       project_id: stack.project.id,
@@ -337,41 +332,32 @@ export interface ContractResult {
 }
 
 /** The active contract named {@link CONTRACT_NAME}, created when there is none. */
-export async function ensureContract(wf: WorkflowClient, stack: StackFile): Promise<ContractResult> {
-  const projectPath = { path: { projectId: stack.project.id } };
-  let cursor: string | undefined;
-  do {
-    const page = await wf.GET('/api/v1/projects/{projectId}/workflow/contracts', {
-      params: { ...projectPath, query: { limit: 500, ...(cursor ? { cursor } : {}) } },
-    });
-    const contracts = unwrap(page);
-    const found = contracts.find((c) => c.name === CONTRACT_NAME && c.is_active);
-    if (found) return { contract: found, created: false };
-    cursor = page.data?.next_cursor ?? undefined;
-  } while (cursor);
+export async function ensureContract(wf: Workflow, stack: StackFile): Promise<ContractResult> {
+  const inProject = { projectId: stack.project.id };
+  for await (const found of wf.contracts.list({ limit: 500 }, inProject)) {
+    if (found.name === CONTRACT_NAME && found.is_active) return { contract: found, created: false };
+  }
 
-  const contract = unwrap(
-    await wf.POST('/api/v1/projects/{projectId}/workflow/contracts', {
-      params: projectPath,
-      body: {
-        name: CONTRACT_NAME,
-        priority: 10,
-        fallback: false,
-        is_active: true,
-        classifier: { intentContains: [INTENT_PHRASE] },
-        template: {
-          key: TEMPLATE_KEY,
-          version: TEMPLATE_VERSION,
-          required_capabilities: [],
-          artifact_schema: { name: SCHEMA_NAME, version: SCHEMA_VERSION },
-          guardrails: { human_approval_required: false },
-          stages: [
-            { key: 'collect', title: 'Collect the week’s updates', required_capabilities: [CAPABILITY] },
-            { key: 'write', title: 'Write the status report', required_capabilities: [CAPABILITY] },
-          ],
-        },
+  const contract = await wf.contracts.create(
+    {
+      name: CONTRACT_NAME,
+      priority: 10,
+      fallback: false,
+      is_active: true,
+      classifier: { intentContains: [INTENT_PHRASE] },
+      template: {
+        key: TEMPLATE_KEY,
+        version: TEMPLATE_VERSION,
+        required_capabilities: [],
+        artifact_schema: { name: SCHEMA_NAME, version: SCHEMA_VERSION },
+        guardrails: { human_approval_required: false },
+        stages: [
+          { key: 'collect', title: 'Collect the week’s updates', required_capabilities: [CAPABILITY] },
+          { key: 'write', title: 'Write the status report', required_capabilities: [CAPABILITY] },
+        ],
       },
-    }),
+    },
+    inProject,
   );
   return { contract, created: true };
 }

@@ -2,16 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  createHubClient,
-  createWorkflowClient,
-  getWorkflowInvocation,
-  invoke,
-  launchInvocation,
-  preflightWorkflow,
-  unwrap,
-} from '@svc/contracts';
-import type { WorkflowInvocation } from '@svc/contracts';
+import { createHubClient, unwrap } from '@svc/contracts';
+import { Workflow } from '@svc/sdk';
+import type { Invocation } from '@svc/sdk';
+import { eventually } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
 import type { DevStackFile } from '../src/state';
 import { devStackSettings, removeDevStack, startDevStack } from './support/dev-stack';
@@ -41,7 +35,13 @@ beforeAll(async () => {
 afterAll(() => removeDevStack(settings, stack));
 
 const hub = () => createHubClient({ baseUrl: file.hub_url, token: file.participant.token });
-const wf = () => createWorkflowClient({ baseUrl: file.workflow_url, apiKey: file.api_keys.workflow_all });
+const workflow = () =>
+  new Workflow({
+    baseUrl: file.workflow_url,
+    apiKey: file.api_keys.workflow_all,
+    projectId: file.project.id,
+    workspaceId: file.workspace.id,
+  });
 
 async function relaySpawns(): Promise<Record<string, number>> {
   const status = (await (await fetch(`${file.relay_url}/status`)).json()) as {
@@ -53,41 +53,31 @@ async function relaySpawns(): Promise<Record<string, number>> {
 /** The contract: one stage that needs a capability no running agent has. */
 async function seedRoute(): Promise<string> {
   const intent = `spawned status report ${suffix}`;
-  unwrap(
-    await wf().POST('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
-      params: { path: { workspaceId: file.workspace.id } },
-      body: {
-        project_id: file.project.id,
-        name: 'spawned-report',
-        version: '1.0.0',
-        json_schema: {
-          type: 'object',
-          required: ['summary'],
-          properties: { summary: { type: 'string' } },
-        },
-      },
-    }),
-  );
-  unwrap(
-    await wf().POST('/api/v1/projects/{projectId}/workflow/contracts', {
-      params: { path: { projectId: file.project.id } },
-      body: {
-        name: 'spawned report',
-        priority: 10,
-        fallback: false,
-        is_active: true,
-        classifier: { intentContains: ['spawned status report'] },
-        template: {
-          key: 'spawned-report',
-          version: '1.0.0',
-          required_capabilities: [],
-          artifact_schema: { name: 'spawned-report', version: '1.0.0' },
-          guardrails: { human_approval_required: false },
-          stages: [{ key: 'write', title: 'Write the report', required_capabilities: [CAPABILITY] }],
-        },
-      },
-    }),
-  );
+  await workflow().artifactSchemas.register({
+    project_id: file.project.id,
+    name: 'spawned-report',
+    version: '1.0.0',
+    json_schema: {
+      type: 'object',
+      required: ['summary'],
+      properties: { summary: { type: 'string' } },
+    },
+  });
+  await workflow().contracts.create({
+    name: 'spawned report',
+    priority: 10,
+    fallback: false,
+    is_active: true,
+    classifier: { intentContains: ['spawned status report'] },
+    template: {
+      key: 'spawned-report',
+      version: '1.0.0',
+      required_capabilities: [],
+      artifact_schema: { name: 'spawned-report', version: '1.0.0' },
+      guardrails: { human_approval_required: false },
+      stages: [{ key: 'write', title: 'Write the report', required_capabilities: [CAPABILITY] }],
+    },
+  });
   return intent;
 }
 
@@ -96,7 +86,7 @@ describe('runs get owners by spawning', () => {
 
   test('when the spawn policy is off, then preflight names it as a spawn-policy blocker and the run would wait', async () => {
     intent = await seedRoute();
-    const preflight = await preflightWorkflow(wf(), { projectId: file.project.id, body: { intent } });
+    const preflight = await workflow().invocations.preflight({ intent });
     expect(preflight.launch_outcome).toBe('accepted_waiting_for_owner');
     const blockers = preflight.blockers.map((b) => [b.category, b.code, b.effect]);
     expect(blockers[0]).toEqual(['roster_ownership', 'no_stage_owner', 'waits_for_owner']);
@@ -126,31 +116,33 @@ describe('runs get owners by spawning', () => {
         },
       }),
     );
-    const preflight = await preflightWorkflow(wf(), { projectId: file.project.id, body: { intent } });
+    const preflight = await workflow().invocations.preflight({ intent });
     expect(preflight.blockers.map((b) => b.code)).toEqual(['no_stage_owner']);
     expect(preflight.blockers[0]!.message).toContain(file.runtime_host.id);
 
-    const invoked = await invoke(wf(), {
-      projectId: file.project.id,
-      idempotencyKey: `spawn-${randomUUID()}`,
-      body: { intent },
-    });
+    const invoked = await workflow().invocations.create(
+      { intent },
+      { idempotencyKey: `spawn-${randomUUID()}` },
+    );
     const invocationId = invoked.invocation.invocation_id;
-    await launchInvocation(wf(), { projectId: file.project.id, invocationId });
+    await workflow().invocations.launch(invocationId);
 
     // Watch it: the stage waits for a spawned owner (attention owner_spawning), then completes.
     const seen = new Set<string>();
-    let last: WorkflowInvocation | undefined;
-    const deadline = Date.now() + 150_000;
-    while (Date.now() < deadline) {
-      last = await getWorkflowInvocation(wf(), { projectId: file.project.id, invocationId });
-      seen.add(last.attention);
-      if (last.state === 'completed' || last.state === 'failed' || last.state === 'cancelled') break;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
-    if (last?.state !== 'completed') {
-      throw new Error(`not completed: ${JSON.stringify(last)}\n${stack?.stdout().slice(-5000) ?? ''}`);
-    }
+    const notCompleted = (invocation: Invocation | undefined) =>
+      `not completed: ${JSON.stringify(invocation)}\n${stack?.stdout().slice(-5000) ?? ''}`;
+    let latest: Invocation | undefined;
+    const last = await eventually(
+      async () => {
+        latest = await workflow().invocations.get(invocationId);
+        seen.add(latest.attention);
+        return ['completed', 'failed', 'cancelled'].includes(latest.state) && latest;
+      },
+      150_000,
+      'the run to end',
+      { intervalMs: 300, describe: () => notCompleted(latest) },
+    );
+    if (last.state !== 'completed') throw new Error(notCompleted(last));
     expect(seen).toContain('owner_spawning');
     const stage = last.stages[0]!;
     expect(stage.owner_spawn).toMatchObject({ state: 'started', runtime_instance_id: file.runtime_host.id });

@@ -1,6 +1,6 @@
 /** Checks of an artifact envelope before a consumer trusts it (Web Crypto, no Node.js modules). */
-import { canonicalJson } from './canonical-json.js';
 import { EnvelopeVerificationError } from './errors.js';
+import { canonicalJson } from './generated/wire/canonical-json.js';
 import type { ArtifactEnvelope } from './types.js';
 import { sha256Hex } from './web-crypto.js';
 

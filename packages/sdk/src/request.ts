@@ -9,7 +9,10 @@ export interface RequestOptions {
   projectId?: string;
 }
 
-/** The `{ data }` of a success, or the {@link APIError} subclass of a failure. */
+/**
+ * The `data` of a successful answer (what resource methods return), or the {@link APIError} subclass of a
+ * failure: also for answers of the raw path client, `unwrap(await workflow.raw.GET(…))`.
+ */
 export function unwrap<T>(result: { data?: { data: T }; error?: unknown; response: Response }): T {
   if (result.response.ok && result.data !== undefined) return result.data.data;
   throw APIError.from(
@@ -21,7 +24,7 @@ export function unwrap<T>(result: { data?: { data: T }; error?: unknown; respons
   );
 }
 
-/** A success without a body (204), or the error. */
+/** Nothing for a success without a body (204), or the {@link APIError} subclass of a failure. */
 export function expectOk(result: { error?: unknown; response: Response }): void {
   if (result.response.ok) return;
   throw APIError.from(

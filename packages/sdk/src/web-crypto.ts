@@ -1,6 +1,7 @@
 /** Web Crypto primitives (no Node.js modules), so the helpers also run in edge runtimes and Deno. */
 
-function subtle(): SubtleCrypto {
+// The return type is the compiler's to infer: the DOM library and Node.js's types name it differently.
+function subtle() {
   const crypto = globalThis.crypto;
   if (!crypto?.subtle)
     throw new Error('Web Crypto (globalThis.crypto.subtle) is not available in this runtime');

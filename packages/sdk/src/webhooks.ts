@@ -2,33 +2,34 @@
  * Receiving signed deliveries (Standard Webhooks scheme, like Svix): HMAC-SHA256 over
  * `{delivery_id}.{timestamp}.{exact body}`, base64 with a `v1,` prefix, one signature per active secret
  * separated by a space while a secret is rotated. Headers: `X-Svc-Delivery-ID` / `X-Svc-Timestamp` /
- * `X-Svc-Signature`, or the same values as `webhook-id` / `webhook-timestamp` / `webhook-signature`.
+ * `X-Svc-Signature`, or the same values as `webhook-id` / `webhook-timestamp` / `webhook-signature`. That format
+ * (secrets, signed content, signature list, header families) is generated from the platform's own definition
+ * (`generated/wire/standard-webhooks.ts`), so this verifier and the platform's signer cannot drift apart.
  *
  * Web Crypto only (no Node.js modules): runs in Node.js 20+, Deno, Bun and edge runtimes. Signing secrets
  * belong on your server: never ship them to a browser.
  */
 import { SvcError } from './errors.js';
+import {
+  assertSignable,
+  DELIVERY_ID_PATTERN,
+  formatSignatures,
+  parseSignatures,
+  readSignedHeaders,
+  signedContentPrefix,
+  signingKeys,
+  TIMESTAMP_PATTERN,
+} from './generated/wire/standard-webhooks.js';
+import type { HeaderSource } from './generated/wire/standard-webhooks.js';
 import type { DeliveryEventBody } from './types.js';
 import { constantTimeEqual, fromBase64, hmacSha256, toBase64, utf8 } from './web-crypto.js';
 
 export type { DeliveryEventBody, DeliveryEventType } from './types.js';
 
-const SECRET_PREFIX = 'whsec_';
-const SECRET_MIN_BYTES = 24;
-const SECRET_MAX_BYTES = 64;
-const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const DELIVERY_ID_PATTERN = /^[\x21-\x2d\x2f-\x7e]{1,255}$/;
-const TIMESTAMP_PATTERN = /^\d{1,15}$/;
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
-const HEADER_FAMILIES = [
-  { id: 'x-svc-delivery-id', timestamp: 'x-svc-timestamp', signature: 'x-svc-signature' },
-  { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' },
-] as const;
-
 /** A fetch `Headers`, a plain object with keys in any case, or Node's `IncomingHttpHeaders`. */
-export type WebhookHeaders =
-  { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
+export type WebhookHeaders = HeaderSource;
 
 export type WebhookVerificationCode =
   | 'headers_missing'
@@ -50,8 +51,9 @@ export interface WebhookOptions {
   /** Largest accepted distance between the delivery timestamp and now, either way (default 300 s). */
   toleranceSeconds?: number;
   /**
-   * Remember verified delivery ids (in this process, for `dedupeTtlMs`) and flag repeats as `duplicate`
-   * (default true). Several replicas should deduplicate in their database on `id` instead.
+   * Remember verified delivery ids and flag repeats as `duplicate` (default true). The memory is this process's
+   * only, for `dedupeTtlMs` (24 h), and is forgotten on restart: a receiver with several replicas should
+   * deduplicate in its database instead (a unique key on `id`, written with the work the delivery triggers).
    */
   dedupe?: boolean;
   dedupeTtlMs?: number;
@@ -69,41 +71,6 @@ export interface WebhookDelivery {
   event: DeliveryEventBody;
   /** True when this id was already verified by this `Webhook` (within the dedupe window): skip the work. */
   duplicate: boolean;
-}
-
-function decodeSecret(value: unknown, label: string): Uint8Array<ArrayBuffer> {
-  if (typeof value !== 'string' || !value.startsWith(SECRET_PREFIX)) {
-    throw new TypeError(`${label} is malformed: expected a string starting with "${SECRET_PREFIX}"`);
-  }
-  const encoded = value.slice(SECRET_PREFIX.length);
-  if (encoded.length === 0 || !BASE64_PATTERN.test(encoded)) {
-    throw new TypeError(`${label} is malformed: the part after "${SECRET_PREFIX}" must be padded base64`);
-  }
-  const key = fromBase64(encoded);
-  if (key.length < SECRET_MIN_BYTES || key.length > SECRET_MAX_BYTES) {
-    throw new TypeError(
-      `${label} is malformed: it must decode to ${SECRET_MIN_BYTES}–${SECRET_MAX_BYTES} bytes`,
-    );
-  }
-  return key;
-}
-
-function headerReader(headers: WebhookHeaders): (name: string) => string | undefined {
-  if (typeof (headers as { get?: unknown }).get === 'function') {
-    const lookup = headers as { get(name: string): string | null };
-    return (name) => lookup.get(name) ?? undefined;
-  }
-  const byName = new Map<string, string>();
-  for (const [key, value] of Object.entries(
-    headers as Record<string, string | readonly string[] | undefined>,
-  )) {
-    if (value === undefined) continue;
-    const joined = typeof value === 'string' ? value : value.join(', ');
-    const name = key.toLowerCase();
-    const previous = byName.get(name);
-    byName.set(name, previous === undefined ? joined : `${previous}, ${joined}`);
-  }
-  return (name) => byName.get(name);
 }
 
 function toBytes(body: string | Uint8Array | ArrayBuffer): Uint8Array<ArrayBuffer> {
@@ -138,31 +105,25 @@ export class Webhook {
   private readonly maxEntries: number;
 
   constructor(secret: string | readonly string[], options: WebhookOptions = {}) {
-    const secrets: readonly unknown[] = typeof secret === 'string' ? [secret] : secret;
-    if (!Array.isArray(secrets) || secrets.length === 0)
-      throw new TypeError('at least one signing secret is required');
-    this.keys = secrets.map((value, index) =>
-      decodeSecret(value, secrets.length === 1 ? 'signing secret' : `signing secret #${index + 1}`),
-    );
+    this.keys = signingKeys(secret, fromBase64);
     this.toleranceSeconds = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
     if (!(this.toleranceSeconds >= 0)) throw new TypeError('toleranceSeconds must be a non-negative number');
     this.now = options.now ?? Date.now;
     this.seen = options.dedupe === false ? undefined : new Map();
     this.ttlMs = options.dedupeTtlMs ?? 24 * 60 * 60 * 1000;
     this.maxEntries = options.dedupeMaxEntries ?? 100_000;
+    if (!(this.ttlMs > 0)) throw new TypeError('dedupeTtlMs must be a positive number');
+    if (!Number.isSafeInteger(this.maxEntries) || this.maxEntries < 1)
+      throw new TypeError('dedupeMaxEntries must be a positive whole number');
   }
 
   /** The `v1,…` signature header value of a delivery (one per secret), e.g. to test a receiver. */
   async sign(id: string, timestamp: number, body: string | Uint8Array | ArrayBuffer): Promise<string> {
-    if (!DELIVERY_ID_PATTERN.test(id))
-      throw new TypeError('id must be 1–255 printable ASCII without spaces or dots');
-    if (!Number.isSafeInteger(timestamp) || timestamp < 0)
-      throw new TypeError('timestamp must be whole seconds');
-    const content = concat(utf8(`${id}.${timestamp}.`), toBytes(body));
-    const signatures = await Promise.all(
-      this.keys.map(async (key) => `v1,${toBase64(await hmacSha256(key, content))}`),
+    assertSignable(id, timestamp);
+    const content = concat(utf8(signedContentPrefix(id, timestamp)), toBytes(body));
+    return formatSignatures(
+      await Promise.all(this.keys.map(async (key) => toBase64(await hmacSha256(key, content)))),
     );
-    return signatures.join(' ');
   }
 
   /**
@@ -173,17 +134,7 @@ export class Webhook {
    */
   async verify(body: string | Uint8Array | ArrayBuffer, headers: WebhookHeaders): Promise<WebhookDelivery> {
     const bytes = toBytes(body);
-    const read = headerReader(headers);
-    let received: { id: string; timestamp: string; signature: string } | undefined;
-    for (const family of HEADER_FAMILIES) {
-      const id = read(family.id)?.trim();
-      const timestamp = read(family.timestamp)?.trim();
-      const signature = read(family.signature)?.trim();
-      if (id && timestamp && signature) {
-        received = { id, timestamp, signature };
-        break;
-      }
-    }
+    const received = readSignedHeaders(headers);
     if (!received || !DELIVERY_ID_PATTERN.test(received.id)) {
       throw new WebhookVerificationError(
         'headers_missing',
@@ -204,11 +155,8 @@ export class Webhook {
         `the delivery timestamp is more than ${this.toleranceSeconds} seconds away from the current time`,
       );
     }
-    const candidates = received.signature
-      .split(' ')
-      .filter((entry) => entry.startsWith('v1,'))
-      .map((entry) => entry.slice(3));
-    const content = concat(utf8(`${received.id}.${timestamp}.`), bytes);
+    const candidates = parseSignatures(received.signature);
+    const content = concat(utf8(signedContentPrefix(received.id, timestamp)), bytes);
     let matched = false;
     for (const key of this.keys) {
       const expected = toBase64(await hmacSha256(key, content));

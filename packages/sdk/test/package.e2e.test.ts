@@ -19,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type * as Esbuild from 'esbuild';
-import { startRunStack } from '../../../apps/workflow-api/test/run-stack';
-import type { RunStack } from '../../../apps/workflow-api/test/run-stack';
+import { startRunStack } from '@svc/testing';
+import type { RunStack } from '@svc/testing';
 
 const SDK_DIR = join(__dirname, '..');
 const WORKSPACE = join(SDK_DIR, '../..');

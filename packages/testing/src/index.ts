@@ -10,6 +10,7 @@ export * from './queues';
 export * from './stub-server';
 export * from './platform';
 export * from './runtime';
+export * from './run-stack';
 export * from './fake-cloudflare-tunnel-api';
 export * from './metrics';
 export * from './fuzz';

@@ -1,33 +1,32 @@
+/**
+ * The Workflow API's run path as real processes, for the tests that drive it end to end (the Workflow API's
+ * own and the SDK's package test). It starts the apps' builds and imports none of their sources: the queues are
+ * named by their values, and a caller that wants the Workflow API's Prisma client opens it itself.
+ */
 import { randomBytes } from 'node:crypto';
 import { WORKFLOW_SCOPES } from '@svc/auth';
 import { createWorkflowClient, unwrap } from '@svc/contracts';
 import type { HubClient, WorkflowClient } from '@svc/contracts';
 import {
-  REPORT_SCHEMA,
   createHubDatabase,
   createHubWorkspace,
   createWorkflowDatabase,
   newServiceToken,
-  obliterateQueues,
-  registerLiveRuntimeHost,
-  registerStartedAgent,
   startHub,
-  startReferenceAgent,
   startWorkflowApi,
   startWorkflowWorker,
-  uniqueQueuePrefix,
   workflowEnv,
-} from '@svc/testing';
-import type { NodeProcess } from '@svc/testing';
-import { createDatabase } from '../src/db';
-import type { Database } from '../src/db';
-import { DELIVERY_QUEUE } from '../src/data/delivery.queue';
-import { RECONCILE_QUEUE } from '../src/data/reconcile.queue';
+} from './platform';
+import type { NodeProcess } from './process';
+import { obliterateQueues, uniqueQueuePrefix } from './queues';
+import { REPORT_SCHEMA, registerLiveRuntimeHost, registerStartedAgent, startReferenceAgent } from './runtime';
+import { testRedisUrl } from './servers';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The Workflow API's queues (its `RECONCILE_QUEUE` and `DELIVERY_QUEUE`), emptied when a stack closes. */
+const WORKFLOW_QUEUES = ['workflow-reconcile', 'workflow-delivery'];
 
 /** Short engine timings so stalls, lost jobs and dead workers are noticed within seconds in tests. */
-export const FAST_ENGINE_ENV = {
+const FAST_ENGINE_ENV = {
   WORKFLOW_STAGE_STALL_SECONDS: '3',
   WORKFLOW_SWEEP_INTERVAL_MS: '250',
   WORKFLOW_OUTBOX_REDELIVER_MS: '1500',
@@ -45,7 +44,12 @@ export interface RunningAgent {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export interface RunStack {
+/** A handle on a database that the stack closes before it drops the database. */
+export interface Closable {
+  close(): Promise<void>;
+}
+
+export interface RunStack<Database extends Closable | undefined = undefined> {
   hubUrl: string;
   workflowUrl: string;
   /** The worker's probe listener (`/healthz`, `/readyz`, `/metrics`, `/queues`). */
@@ -60,6 +64,7 @@ export interface RunStack {
   wf: WorkflowClient;
   apiKey: string;
   key(scopes: string[]): Promise<string>;
+  /** What the `database` option opened on the workflow database (undefined without one). */
   database: Database;
   api: NodeProcess;
   worker: NodeProcess;
@@ -80,7 +85,7 @@ export interface RunStack {
  * The whole run path as real processes: the hub, the Workflow API and its worker (each from its build), over
  * fresh databases and the real Redis (a queue prefix of its own), plus reference agents started at the hub.
  */
-export async function startRunStack(
+export async function startRunStack<Database extends Closable | undefined = undefined>(
   options: {
     env?: Record<string, string>;
     /** More environment for the hub process. */
@@ -89,9 +94,14 @@ export async function startRunStack(
     workflowServerUrl?: string;
     /** Another Redis (or Redis database index) for the queues. */
     redisUrl?: string;
+    /**
+     * Opens the caller's own handle on the workflow database (such as the Workflow API's Prisma client,
+     * which this package does not know), given its URL: the stack's `database`.
+     */
+    database?: (url: string) => Database;
   } = {},
-): Promise<RunStack> {
-  const redisUrl = options.redisUrl ?? REDIS_URL;
+): Promise<RunStack<Database>> {
+  const redisUrl = options.redisUrl ?? testRedisUrl();
   const serviceToken = newServiceToken();
   const [hubDb, wfDb] = await Promise.all([
     createHubDatabase(),
@@ -216,8 +226,9 @@ export async function startRunStack(
     return { contractId: contract.contract_id, intent: phrase, schemaName };
   }
 
-  const database = createDatabase(wfDb.url, { poolSize: 2 });
-  const stack: RunStack = {
+  // Without a `database` option the type parameter is `undefined`, and so is the value.
+  const database = options.database?.(wfDb.url) as Database;
+  const stack: RunStack<Database> = {
     hubUrl,
     workflowUrl,
     workerUrl: wfEnv.workerUrl,
@@ -250,8 +261,8 @@ export async function startRunStack(
       }
       await Promise.all(agents.map((a) => a.kill('SIGTERM')));
       await Promise.all([api.stop(), worker.stop(), hubProcess.process.stop()]);
-      await database.close();
-      await obliterateQueues(redisUrl, queuePrefix, [RECONCILE_QUEUE, DELIVERY_QUEUE]);
+      await database?.close();
+      await obliterateQueues(redisUrl, queuePrefix, WORKFLOW_QUEUES);
       await Promise.all([wfDb.drop(), hubDb.drop()]);
     },
   };

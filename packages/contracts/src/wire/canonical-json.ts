@@ -1,6 +1,9 @@
 /**
- * JSON with object keys sorted at every depth (arrays keep their order, `undefined` members are left out):
- * the form the platform hashes an artifact payload in (`payload_sha256`).
+ * JSON with object keys sorted at every depth (arrays keep their order, `undefined` members are left out), so
+ * equal values always serialize alike — the basis of idempotency fingerprints, content identities and an
+ * artifact's `payload_sha256`. The one implementation: the server hashes with it, and the SDK's generator copies
+ * this file into the SDK, so both agree byte for byte. Wire modules import nothing (no Node.js module, no other
+ * file), so the copy compiles on its own in any runtime.
  */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
