@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { eventually } from '@svc/testing';
 import { launchBrowser, openPage, signIn } from './support/browser';
 import type { TestPage } from './support/browser';
 import { startBrowserStack, ownerCredentials } from './support/stack';
@@ -71,17 +72,6 @@ async function ownerPage(): Promise<TestPage> {
   return test;
 }
 
-/** Waits until the locator's text matches (the page reads its data again on its own schedule). */
-async function untilText(locator: Locator, pattern: RegExp, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = (await locator.textContent()) ?? '';
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`still "${text}" after ${timeoutMs} ms, expected ${pattern}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /** The text of a cell of the key's row (by the cell's `data-label`). */
 function keyCell(page: Page, label: string) {
   return page.locator(`tr[data-key-id="${createdKeyId}"] td[data-label="${label}"]`);
@@ -144,7 +134,13 @@ describe('Settings → API keys', () => {
         'x-api-key': copied,
       });
       expect(use.status).toBe(200);
-      await untilText(keyCell(page, 'last-used'), /^\d+ (s|min) ago$/, 25_000);
+      const lastUsed = keyCell(page, 'last-used');
+      await eventually(
+        async () => /^\d+ (s|min) ago$/.test((await lastUsed.textContent()) ?? ''),
+        25_000,
+        'the key shown as used',
+        { intervalMs: 250 },
+      );
       await panel.getByRole('button', { name: 'I have stored the key' }).click();
       await expect(panel.count()).resolves.toBe(0);
       await test.screenshot('api-keys-used');

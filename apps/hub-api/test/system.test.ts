@@ -1,4 +1,5 @@
 import { dropDatabase } from '@svc/db-kit';
+import { testDatabaseServerUrl } from '@svc/testing';
 import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
 import type { TestHub } from './harness';
 
@@ -124,11 +125,7 @@ describe('readiness during a database outage', () => {
       await own
         .close()
         .catch(() =>
-          dropDatabase(
-            'postgresql://postgres@127.0.0.1:5432/postgres',
-            new URL(own.databaseUrl).pathname.slice(1),
-            { force: true },
-          ),
+          dropDatabase(testDatabaseServerUrl(), new URL(own.databaseUrl).pathname.slice(1), { force: true }),
         );
     }
   });

@@ -115,15 +115,6 @@ export class FakePlatform {
     );
   }
 
-  /** Resolves when `predicate` holds (checked every 10 ms); rejects after `timeoutMs`. */
-  async until(predicate: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const body = await readJson(req);

@@ -3,7 +3,6 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sleep } from '@svc/testing';
 
 /** The CLI package (apps/svc-cli); the tests run its build (`bin/run.js` over dist/), exactly as installed. */
 export const appDir = path.resolve(__dirname, '..', '..');
@@ -124,31 +123,6 @@ export function jsonOf<R = Record<string, unknown>>(
     throw new Error(
       `not one JSON document (exit ${result.code}):\n${result.stdout}\n--- stderr\n${result.stderr}`,
     );
-  }
-}
-
-/** Polls `check` until it returns a value (not undefined) or the ceiling passes; fails with `describe()`. */
-export async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  describe: () => string = () => '',
-  ceilingMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ceilingMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: not within ${ceilingMs / 1000} s${last ? ` (last error: ${String(last)})` : ''}\n${describe()}`,
-      );
-    }
-    await sleep(250);
   }
 }
 
