@@ -126,12 +126,16 @@ const sameAnswer = ({ status, body }: Answer) => {
 };
 
 /** Repeats a spawn while the relay answers 202, as the hub does. */
-async function spawnUntilDone(body: unknown): Promise<Answer> {
-  for (;;) {
-    const answer = await spawn(body);
-    if (answer.status !== 202) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+function spawnUntilDone(body: unknown): Promise<Answer> {
+  return eventually(
+    async () => {
+      const answer = await spawn(body);
+      return answer.status !== 202 && answer;
+    },
+    120_000,
+    'an answer other than 202',
+    { intervalMs: 500, describe: runtimeOutput },
+  );
 }
 
 async function relayStatus(): Promise<{ spawns: Record<string, number>; spawn_enabled: boolean }> {
