@@ -11,9 +11,9 @@ import { createHub } from '../src/app';
 import { relayBaseUrl } from '../src/data/relay-client';
 import { AGENT_NAME_PATTERN, spawnAgentName } from '../src/domain/spawn-policy';
 import { requestAgentSpawn } from '../src/use-cases/spawn/request-agent-spawn';
-import { createProject } from './agents-fixtures';
-import { createKey, startTestHub, testSettings } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createProject } from './support/agents-fixtures';
+import { createKey, startTestHub, testSettings } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 type SpawnRequest = RelayApi.components['schemas']['SpawnRequest'];
 type AgentSpawn = HubApi.components['schemas']['AgentSpawn'];

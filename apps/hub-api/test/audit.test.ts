@@ -2,8 +2,8 @@ import { hubDocument, unwrap } from '@svc/contracts';
 import { listOperations, newId } from '@svc/service-kit';
 import { createAuditRepository } from '../src/data/audit.repository';
 import { decodeAuditCursor, encodeAuditCursor } from '../src/domain/audit-query';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 /** The secret part of `svc_<12-char prefix>_<secret>`. */
 const secretOf = (key: string) => key.slice('svc_'.length + 12 + 1);

@@ -1,10 +1,10 @@
 import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { createTeam } from './agents-fixtures';
-import { createKey, startTestHub } from './harness';
-import type { SeededAgent, SeededMember, TestHub } from './harness';
-import { expectNoSecretsStored } from './runtime-helpers';
+import { createTeam } from './support/agents-fixtures';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededAgent, SeededMember, TestHub } from './support/harness';
+import { expectNoSecretsStored } from './support/runtime-helpers';
 
 let t: TestHub;
 beforeAll(async () => {

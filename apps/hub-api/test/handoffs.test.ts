@@ -1,7 +1,7 @@
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { createKey, startTestHub } from './harness';
-import type { SeededAgent, SeededMember, TestHub } from './harness';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededAgent, SeededMember, TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { newId } from '@svc/service-kit';
-import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 import type { Prisma } from '../src/generated/prisma/client';
 
 let t: TestHub;

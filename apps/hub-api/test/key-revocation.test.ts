@@ -8,7 +8,7 @@ import type { Hub } from '../src/app';
 import { hashPassword } from '../src/auth/passwords';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
-import { testSettings } from './harness';
+import { testSettings } from './support/harness';
 
 /**
  * Two hub replicas on one database and the real Redis: a key revoked on one is refused by the other within a

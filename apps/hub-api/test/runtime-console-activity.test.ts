@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { unwrap } from '@svc/contracts';
 import type { HubApi } from '@svc/contracts';
 import { loadHubConfig } from '../src/env';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 type ConsoleRoutes = NonNullable<
   HubApi.components['schemas']['RuntimeHostHeartbeatRequest']['console_routes']

@@ -1,7 +1,7 @@
 import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from '../src/auth/login-throttle';
 import { MAX_FAILED_LOGINS } from '../src/use-cases/auth/login';
-import { startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 /**
  * Password guessing against the running hub over HTTP, with the default limits (decisions 9 and 47): ten failures

@@ -1,7 +1,7 @@
 import { dropDatabase } from '@svc/db-kit';
 import { testDatabaseServerUrl } from '@svc/testing';
-import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { lintAnnotations } = require('../../../packages/contracts/scripts/documents.cjs') as {

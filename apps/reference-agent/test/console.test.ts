@@ -4,9 +4,9 @@ import { createStaticJwks, createTokenIssuer, createTokenVerifier, generateSigni
 import { createLogger } from '@svc/service-kit';
 import { eventually, startBuiltEntryPoint } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
-import { createReferenceAgent } from '../src/agent';
-import type { ReferenceAgent } from '../src/agent';
-import { FakePlatform } from '../src/test-support/fake-platform';
+import { createReferenceAgent } from '../src/app';
+import type { ReferenceAgent } from '../src/app';
+import { FakePlatform } from './support/fake-platform';
 
 /**
  * The reference agent with its console served (`AGENT_SERVE_PORT`): health answers a console ticket with the

@@ -20,10 +20,10 @@ import {
   startHub,
 } from '@svc/testing';
 import type { HubOwner, LiveRuntimeHost, NodeProcess, RunningHub, TestDatabase } from '@svc/testing';
-import { createReferenceAgent } from '../src/agent';
-import type { ReferenceAgent } from '../src/agent';
+import { createReferenceAgent } from '../src/app';
+import type { ReferenceAgent } from '../src/app';
 import { EXIT_PROVIDER_MODEL_NOT_FOUND } from '../src/domain/provider-model-not-found';
-import { FakePlatform } from '../src/test-support/fake-platform';
+import { FakePlatform } from './support/fake-platform';
 
 /**
  * The agent's provider runtime against a real hub (built, on its own database): runtime credential refreshes

@@ -8,8 +8,8 @@ import {
   getJson,
   mint,
   startTestConsole,
-} from './support';
-import type { TestConsole } from './support';
+} from './support/console';
+import type { TestConsole } from './support/console';
 
 let t: TestConsole;
 

@@ -3,8 +3,8 @@ import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { eventually } from '@svc/testing';
 import { PROXY_CALLER_HEADER, PROXY_KEY_HEADER } from '../src';
-import { PARTICIPANT_ID, PROXY_KEY, mint, startTestConsole } from './support';
-import type { TestConsole } from './support';
+import { PARTICIPANT_ID, PROXY_KEY, mint, startTestConsole } from './support/console';
+import type { TestConsole } from './support/console';
 
 const SECRET = 'agent-token-that-must-not-leak-0123456789';
 let t: TestConsole;

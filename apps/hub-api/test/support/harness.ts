@@ -5,15 +5,15 @@ import type { HubClient } from '@svc/contracts';
 import { createLogger, startHttpServer } from '@svc/service-kit';
 import type { RunningServer } from '@svc/service-kit';
 import { createTestDatabase } from '@svc/testing';
-import { createHub, MIGRATIONS_DIR } from '../src/app';
-import type { Hub, HubSettings } from '../src/app';
-import { createDatabase } from '../src/db';
-import type { Database } from '../src/db';
-import { hashPassword } from '../src/auth/passwords';
+import { createHub, MIGRATIONS_DIR } from '../../src/app';
+import type { Hub, HubSettings } from '../../src/app';
+import { createDatabase } from '../../src/db';
+import type { Database } from '../../src/db';
+import { hashPassword } from '../../src/auth/passwords';
 import { newId } from '@svc/service-kit';
 import { generateOpaqueToken, hashOpaqueToken } from '@svc/auth';
-import type { Prisma } from '../src/generated/prisma/client';
-import type { WorkspaceRole } from '../src/generated/prisma/client';
+import type { Prisma } from '../../src/generated/prisma/client';
+import type { WorkspaceRole } from '../../src/generated/prisma/client';
 
 export const SERVICE_TOKEN = `svs_${randomBytes(32).toString('base64url')}`;
 

@@ -11,7 +11,7 @@ import {
   startHub,
 } from '@svc/testing';
 import type { HubOwner, LiveRuntimeHost, RunningHub, TestDatabase } from '@svc/testing';
-import { InboxResponder, REPLY_PREFIX, replyFor } from './inbox-responder';
+import { InboxResponder, REPLY_PREFIX, replyFor } from './answer-inbox';
 
 describe('inbox responder (real hub)', () => {
   jest.setTimeout(120_000);

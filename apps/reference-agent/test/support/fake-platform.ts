@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { AgentStageAssignment } from '../stage-handler';
+import type { AgentStageAssignment } from '../../src/domain/stage-handler';
 
 /** One request the fake received, in arrival order. */
 export interface RecordedCall {

@@ -1,11 +1,11 @@
 import { createLogger } from '@svc/service-kit';
 import { eventually, sleep } from '@svc/testing';
-import { createReferenceAgent } from './agent';
-import type { ReferenceAgent, ReferenceAgentOptions } from './agent';
-import { defaultStageHandler } from './default-handler';
-import { StageBlockedError } from './stage-handler';
-import type { StageHandler } from './stage-handler';
-import { FakePlatform } from './test-support/fake-platform';
+import { createReferenceAgent } from './app';
+import type { ReferenceAgent, ReferenceAgentOptions } from './app';
+import { defaultStageHandler } from './domain/default-stage-handler';
+import { StageBlockedError } from './domain/stage-handler';
+import type { StageHandler } from './domain/stage-handler';
+import { FakePlatform } from '../test/support/fake-platform';
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhZ3RfMSIsImF1ZCI6ImFnZW50In0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
 
