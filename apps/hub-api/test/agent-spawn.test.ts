@@ -2,17 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { createHubClient, unwrap } from '@svc/contracts';
 import type { HubApi, RelayApi } from '@svc/contracts';
-import { createLogger, startHttpServer } from '@svc/service-kit';
+import { startHttpServer } from '@svc/service-kit';
 import { eventually } from '@svc/testing';
 import { createHub } from '../src/app';
 import { relayBaseUrl } from '../src/data/relay-client';
 import { AGENT_NAME_PATTERN, spawnAgentName } from '../src/domain/spawn-policy';
 import { requestAgentSpawn } from '../src/use-cases/spawn/request-agent-spawn';
 import { createProject } from './support/agents-fixtures';
-import { createKey, startTestHub, testSettings } from './support/harness';
+import { createKey, loggerInto, startTestHub, testSettings } from './support/harness';
 import type { SeededMember, TestHub } from './support/harness';
 
 type SpawnRequest = RelayApi.components['schemas']['SpawnRequest'];
@@ -708,16 +707,7 @@ describe('agent spawns through the relay', () => {
     const next = await createHub({
       database: t.database,
       settings: testSettings(SPAWN_SETTINGS),
-      logger: createLogger({
-        name: 'hub-api',
-        level: 'debug',
-        destination: new Writable({
-          write(chunk, _enc, done) {
-            logs.push(chunk.toString());
-            done();
-          },
-        }),
-      }),
+      logger: loggerInto(logs),
       keyRefreshIntervalMs: 0,
     });
     const server = await startHttpServer(next.app, { host: '127.0.0.1', port: 0 });

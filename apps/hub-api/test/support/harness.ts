@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { createHubClient, createHubInternalClient, unwrap } from '@svc/contracts';
 import type { HubClient } from '@svc/contracts';
 import { createLogger, startHttpServer } from '@svc/service-kit';
-import type { RunningServer } from '@svc/service-kit';
+import type { Logger, RunningServer } from '@svc/service-kit';
 import { createTestDatabase } from '@svc/testing';
 import { createHub, MIGRATIONS_DIR } from '../../src/app';
 import type { Hub, HubSettings } from '../../src/app';
@@ -51,6 +51,10 @@ export interface TestHub {
   ): Promise<SeededHost>;
   /** An agent row (default: online on a new host, heartbeat now) and its AGENT_TOKEN. */
   seedAgent(workspaceId: string, overrides?: Partial<Prisma.AgentUncheckedCreateInput>): Promise<SeededAgent>;
+  /** A project row (default code `P…`, name `Project <code>`), written directly. */
+  seedProject(workspaceId: string, code?: string): Promise<Prisma.ProjectGetPayload<object>>;
+  /** A team row with these agents as members, written directly. */
+  seedTeam(workspaceId: string, agentIds: string[]): Promise<Prisma.TeamGetPayload<object>>;
   /** Signs in through the API. */
   login(email: string, password: string): Promise<string>;
   close(): Promise<void>;
@@ -77,13 +81,9 @@ export interface SeededMember {
   token: string;
 }
 
-export async function startTestHub(
-  options: { now?: () => Date; settings?: Partial<HubSettings> } = {},
-): Promise<TestHub> {
-  const db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
-  const database = createDatabase(db.url, { poolSize: 5 });
-  const logs: string[] = [];
-  const logger = createLogger({
+/** A debug logger of the hub whose every line is pushed to `logs` (for secret-leak assertions). */
+export function loggerInto(logs: string[]): Logger {
+  return createLogger({
     name: 'hub-api',
     level: 'debug',
     destination: new Writable({
@@ -93,6 +93,15 @@ export async function startTestHub(
       },
     }),
   });
+}
+
+export async function startTestHub(
+  options: { now?: () => Date; settings?: Partial<HubSettings> } = {},
+): Promise<TestHub> {
+  const db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
+  const database = createDatabase(db.url, { poolSize: 5 });
+  const logs: string[] = [];
+  const logger = loggerInto(logs);
   const hub = await createHub({
     database,
     settings: testSettings(options.settings),
@@ -169,6 +178,21 @@ export async function startTestHub(
         runtimeInstanceId: agent.runtimeInstanceId,
         token,
       };
+    },
+    seedProject(workspaceId, code = `P${newId('x').slice(-6)}`) {
+      return database.prisma.project.create({
+        data: { id: newId('prj'), workspaceId, code, name: `Project ${code}` },
+      });
+    },
+    async seedTeam(workspaceId, agentIds) {
+      const team = await database.prisma.team.create({
+        data: { id: newId('team'), workspaceId, name: `team-${randomBytes(4).toString('hex')}` },
+      });
+      if (agentIds.length > 0)
+        await database.prisma.teamAgent.createMany({
+          data: agentIds.map((agentId) => ({ teamId: team.id, agentId })),
+        });
+      return team;
     },
     async login(email, password) {
       const session = unwrap(await client().POST('/api/v1/auth/login', { body: { email, password } }));
