@@ -6,7 +6,7 @@ import { createHubClient, unwrap } from '@svc/contracts';
 import type { HubApi, RelayApi } from '@svc/contracts';
 import { startHttpServer } from '@svc/service-kit';
 import { eventually } from '@svc/testing';
-import { createHub } from '../src/app';
+import { createHubService } from '../src/app';
 import { relayBaseUrl } from '../src/data/relay-client';
 import { AGENT_NAME_PATTERN, spawnAgentName } from '../src/domain/spawn-policy';
 import { requestAgentSpawn } from '../src/use-cases/spawn/request-agent-spawn';
@@ -704,7 +704,7 @@ describe('agent spawns through the relay', () => {
       },
     });
     const logs: string[] = [];
-    const next = await createHub({
+    const next = await createHubService({
       database: t.database,
       settings: testSettings(SPAWN_SETTINGS),
       logger: loggerInto(logs),

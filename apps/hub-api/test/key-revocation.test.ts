@@ -3,8 +3,8 @@ import { createLogger, createRedis, newId, startHttpServer } from '@svc/service-
 import type { Redis, RunningServer } from '@svc/service-kit';
 import { createTestDatabase, eventually, testRedisUrl, uniqueQueuePrefix } from '@svc/testing';
 import type { TestDatabase } from '@svc/testing';
-import { createHub, MIGRATIONS_DIR } from '../src/app';
-import type { Hub } from '../src/app';
+import { createHubService, MIGRATIONS_DIR } from '../src/app';
+import type { HubService } from '../src/app';
 import { hashPassword } from '../src/auth/passwords';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
@@ -16,7 +16,7 @@ import { testSettings } from './support/harness';
  */
 let db: TestDatabase;
 let redis: Redis;
-const replicas: { hub: Hub; database: Database; server: RunningServer }[] = [];
+const replicas: { hub: HubService; database: Database; server: RunningServer }[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
@@ -25,7 +25,7 @@ beforeAll(async () => {
   const settings = testSettings();
   for (let i = 0; i < 2; i += 1) {
     const database = createDatabase(db.url, { poolSize: 3 });
-    const hub = await createHub({
+    const hub = await createHubService({
       database,
       settings,
       logger: createLogger({ name: `hub-${i}`, level: 'silent' }),

@@ -5,8 +5,8 @@ import type { HubClient } from '@svc/contracts';
 import { createLogger, startHttpServer } from '@svc/service-kit';
 import type { Logger, RunningServer } from '@svc/service-kit';
 import { createTestDatabase } from '@svc/testing';
-import { createHub, MIGRATIONS_DIR } from '../../src/app';
-import type { Hub, HubSettings } from '../../src/app';
+import { createHubService, MIGRATIONS_DIR } from '../../src/app';
+import type { HubService, HubSettings } from '../../src/app';
 import { createDatabase } from '../../src/db';
 import type { Database } from '../../src/db';
 import { hashPassword } from '../../src/auth/passwords';
@@ -35,7 +35,7 @@ export function testSettings(overrides: Partial<HubSettings> = {}): HubSettings 
 
 export interface TestHub {
   url: string;
-  hub: Hub;
+  hub: HubService;
   database: Database;
   databaseUrl: string;
   /** Every line the hub logged, for secret-leak assertions. */
@@ -102,7 +102,7 @@ export async function startTestHub(
   const database = createDatabase(db.url, { poolSize: 5 });
   const logs: string[] = [];
   const logger = loggerInto(logs);
-  const hub = await createHub({
+  const hub = await createHubService({
     database,
     settings: testSettings(options.settings),
     logger,
