@@ -1,5 +1,5 @@
 import { newId } from '@svc/service-kit';
-import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
+import { createKey, minutesAgo, SERVICE_TOKEN, startTestHub } from './support/harness';
 import type { SeededMember, TestHub } from './support/harness';
 import type { Prisma } from '../src/generated/prisma/client';
 
@@ -8,8 +8,6 @@ beforeAll(async () => {
   t = await startTestHub();
 });
 afterAll(() => t.close());
-
-const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
 
 /** A team written directly, assigned to a project (or assigned and ended) when `assign` says so. */
 async function teamOnProject(

@@ -5,7 +5,7 @@ import { eventually } from '@svc/testing';
 import { readAgentState } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { assertBuilt, jsonOf, runSvc, startSvc, stopSvc, tempHome } from './support/cli';
+import { assertBuilt, jsonOf, runSvc, runtimeOutputOf, startSvc, stopSvc, tempHome } from './support/cli';
 import type { CliResult, SvcProcess } from './support/cli';
 import { freshWorkdirRoot, HubStack } from './support/stack';
 import type { StackHost } from './support/stack';
@@ -24,7 +24,7 @@ let workdirRoot: string;
 let runtime: SvcProcess | undefined;
 
 const paths = () => resolveConfigPaths({ configDir, profile: 'default' });
-const runtimeOutput = () => `--- runtime\n${runtime?.output().slice(-4000) ?? ''}`;
+const runtimeOutput = () => runtimeOutputOf(runtime);
 
 function svc(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   return runSvc(args, home, {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { eventually } from '@svc/testing';
 import { agentRuntimeHome } from '../src/data/agent-state';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { isAlive, jsonOf, modeOf, runSvc, startSvc, stopSvc, tempHome } from './support/cli';
+import { isAlive, jsonOf, modeOf, runSvc, runtimeOutputOf, startSvc, stopSvc, tempHome } from './support/cli';
 import type { CliResult, SvcProcess } from './support/cli';
 import { HubStack } from './support/stack';
 import type { HubAgent, StackHost } from './support/stack';
@@ -43,7 +43,7 @@ async function ok<T = Record<string, unknown>>(
   const doc = jsonOf(result);
   if (!doc.ok || result.code !== 0) {
     throw new Error(
-      `svc ${args.join(' ')} failed (exit ${result.code}): ${result.stdout}\n${result.stderr}\n--- runtime\n${runtime?.output().slice(-4000) ?? ''}`,
+      `svc ${args.join(' ')} failed (exit ${result.code}): ${result.stdout}\n${result.stderr}\n${runtimeOutput()}`,
     );
   }
   return doc.result as T;
@@ -70,7 +70,7 @@ const registrations = (agents: HubAgent[]) =>
     serve_port: a.serve_port,
   }));
 
-const runtimeOutput = () => `--- runtime output\n${runtime?.output().slice(-6000) ?? '(not started)'}`;
+const runtimeOutput = () => runtimeOutputOf(runtime);
 
 beforeAll(async () => {
   stack = await HubStack.start('direct');

@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { eventually } from '@svc/testing';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { runSvc, startSvc, stopSvc, tempHome } from './support/cli';
+import { runSvc, runtimeOutputOf, startSvc, stopSvc, tempHome } from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack } from './support/stack';
 import type { StackHost } from './support/stack';
@@ -48,7 +48,7 @@ function processesNaming(...parts: string[]): string[] {
 
 const paths = () => resolveConfigPaths({ configDir, profile: 'default' });
 const relayUrl = () => `http://127.0.0.1:${host.relayPort}`;
-const runtimeOutput = () => `--- runtime output\n${runtime?.output().slice(-6000) ?? '(not started)'}`;
+const runtimeOutput = () => runtimeOutputOf(runtime);
 
 /** The host's allow-list: svc's own agent, and a program that never listens on its serve port (`svc start` waits for it). */
 const COMMANDS = JSON.stringify({

@@ -8,7 +8,16 @@ import { eventually, startFakeCloudflare } from '@svc/testing';
 import type { FakeCloudflare } from '@svc/testing';
 import { tunnelConnectorFiles } from '../src/data/tunnel-connector';
 import type { ConfigPaths } from '../src/domain/config-paths';
-import { assertBuilt, isAlive, jsonOf, modeOf, runSvc, startSvc, stopSvc } from './support/cli';
+import {
+  assertBuilt,
+  isAlive,
+  jsonOf,
+  modeOf,
+  runSvc,
+  runtimeOutputOf,
+  startSvc,
+  stopSvc,
+} from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';
 import type { StackHost } from './support/stack';
@@ -131,7 +140,7 @@ process.on('SIGTERM', () => process.exit(0));
       SVC_RUNTIME_INSTANCE_ID: host.id,
       PATH: `${binDir}:${path.dirname(process.execPath)}:${process.env.PATH ?? systemPath}`,
     });
-    const describeRuntime = () => `runtime up output:\n${runtime?.output() ?? ''}`;
+    const describeRuntime = () => runtimeOutputOf(runtime);
     await eventually(async () => runtime!.output().includes(' is up;'), 60_000, 'the runtime is up', {
       describe: describeRuntime,
     });
@@ -213,7 +222,7 @@ process.on('SIGTERM', () => process.exit(0));
       SVC_RUNTIME_INSTANCE_ID: host.id,
       PATH: `${binDir}:${path.dirname(process.execPath)}:${process.env.PATH ?? systemPath}`,
     });
-    const describeRuntime = () => `runtime up output:\n${runtime?.output() ?? ''}`;
+    const describeRuntime = () => runtimeOutputOf(runtime);
     const running = await eventually(
       async () => callsMade()[before],
       60_000,

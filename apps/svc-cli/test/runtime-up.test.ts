@@ -6,7 +6,16 @@ import { agentLogFile, agentRuntimeHome } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import type { RuntimeControlClient } from '../src/data/runtime-control-client';
 import type { ConfigPaths } from '../src/domain/config-paths';
-import { assertBuilt, isAlive, modeOf, referenceAgentMain, runSvc, startSvc, stopSvc } from './support/cli';
+import {
+  assertBuilt,
+  isAlive,
+  modeOf,
+  referenceAgentMain,
+  runSvc,
+  runtimeOutputOf,
+  startSvc,
+  stopSvc,
+} from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';
 import type { RuntimeConfig, StackHost } from './support/stack';
@@ -45,7 +54,7 @@ describe('svc runtime up', () => {
     await stack?.close();
   });
 
-  const describeRuntime = () => `runtime up output:\n${runtime?.output() ?? ''}`;
+  const describeRuntime = () => runtimeOutputOf(runtime);
 
   it('when --dry-run --json runs, then it prints the plan with variable names only and writes nothing', async () => {
     const result = await runSvc(['runtime', 'up', '--dry-run', '--json'], home);

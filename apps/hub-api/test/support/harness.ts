@@ -17,6 +17,12 @@ import type { WorkspaceRole } from '../../src/generated/prisma/client';
 
 export const SERVICE_TOKEN = `svs_${randomBytes(32).toString('base64url')}`;
 
+/** The moment `m` minutes ago. */
+export const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+
+/** The secret part of an API key `svc_<12-character prefix>_<secret>`. */
+export const secretOf = (key: string) => key.slice('svc_'.length + 12 + 1);
+
 export function testSettings(overrides: Partial<HubSettings> = {}): HubSettings {
   return {
     HUB_PUBLIC_URL: 'http://hub.test',
@@ -57,7 +63,18 @@ export interface TestHub {
   seedTeam(workspaceId: string, agentIds: string[]): Promise<Prisma.TeamGetPayload<object>>;
   /** Signs in through the API. */
   login(email: string, password: string): Promise<string>;
+  /** Signs in over HTTP and says how it went, without throwing. */
+  loginAttempt(email: string, password: string): Promise<LoginAttempt>;
   close(): Promise<void>;
+}
+
+export interface LoginAttempt {
+  status: number;
+  /** The problem code of a refusal. */
+  code: string | undefined;
+  /** The session token of a success. */
+  token: string | undefined;
+  retryAfter: string | null;
 }
 
 export interface SeededHost {
@@ -197,6 +214,20 @@ export async function startTestHub(
     async login(email, password) {
       const session = unwrap(await client().POST('/api/v1/auth/login', { body: { email, password } }));
       return session.token;
+    },
+    async loginAttempt(email, password) {
+      const res = await fetch(`${server.url}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
+      const body = (await res.json()) as { code?: string; data?: { token?: string } };
+      return {
+        status: res.status,
+        code: body.code,
+        token: body.data?.token,
+        retryAfter: res.headers.get('retry-after'),
+      };
     },
     async seedMember(role = 'owner', workspace) {
       const suffix = randomBytes(4).toString('hex');

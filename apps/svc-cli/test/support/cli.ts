@@ -128,6 +128,10 @@ export function jsonOf<R = Record<string, unknown>>(
 
 export const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 
+/** The end of what a `svc runtime up` process printed, for a failure message. */
+export const runtimeOutputOf = (runtime: SvcProcess | undefined) =>
+  `--- runtime output\n${runtime?.output().slice(-6000) ?? '(not started)'}`;
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
