@@ -562,8 +562,16 @@ describe('with svc runtime up', () => {
     // Twice stale: the runtime recovers once by itself; the second time the process keeps exiting 78.
     for (let round = 0; round < 2; round += 1) {
       fs.writeFileSync(path.join(home, 'remembered-model'), 'local/gone');
-      const listed = await ok<ListAgentsResult>(['list']);
-      const pid = listed.agents.find((a) => a.name === 'stale')!.process!.pid!;
+      // A restart the runtime has under way lists the agent without a pid for a moment.
+      const pid = await eventually(
+        async () => {
+          const p = (await ok<ListAgentsResult>(['list'])).agents.find((a) => a.name === 'stale')!.process;
+          return p?.state === 'running' && p.pid;
+        },
+        30_000,
+        'the agent running',
+        { intervalMs: 250, describe: runtimeOutput },
+      );
       process.kill(pid, 'SIGKILL');
       if (round === 0) {
         await eventually(
