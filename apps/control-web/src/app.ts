@@ -12,9 +12,13 @@ import { healthRoutes } from './routes/health.routes';
 import { sessionRoutes } from './routes/session.routes';
 import { staticRoutes } from './routes/static.routes';
 
-export interface ControlWebAppOptions {
+export interface ControlWebServiceOptions {
   config: ControlWebConfig;
   logger: Logger;
+}
+
+export interface ControlWebService {
+  app: Express;
 }
 
 /**
@@ -22,7 +26,7 @@ export interface ControlWebAppOptions {
  * headers on every answer, request ids and an access log, the session cookie, the CSRF guard, the session
  * routes, the forwarded APIs, the built page, and problem+json for every failure.
  */
-export function buildApp(options: ControlWebAppOptions): Express {
+export function createControlWebService(options: ControlWebServiceOptions): ControlWebService {
   const { config, logger } = options;
   const publicDir = config.staticDir ?? path.join(__dirname, 'public');
   const cookie = { name: cookieName(config.secure), secure: config.secure };
@@ -81,5 +85,5 @@ export function buildApp(options: ControlWebAppOptions): Express {
   const onError: ErrorRequestHandler = (error, req, res, _next) =>
     sendProblem(res, error, req, logger, { type: 'about:blank' });
   app.use(onError);
-  return app;
+  return { app };
 }

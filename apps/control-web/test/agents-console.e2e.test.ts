@@ -3,7 +3,7 @@ import { eventually } from '@svc/testing';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, signedInPage } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack, ownerCredentials } from './support/stack';
+import { hubData, ownerCredentials, startBrowserStack } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 /**
@@ -80,12 +80,12 @@ describe('agents and the live console', () => {
     await page().getByTestId('policy-state').getByText('on', { exact: true }).waitFor();
     await tab.screenshot('spawn-policy-on');
 
-    const policy = (await (
-      await fetch(`${stack.file.hub_url}/api/v1/workspaces/${stack.file.workspace.slug}/spawn-policy`, {
-        headers: { authorization: `Bearer ${stack.file.participant.token}` },
-      })
-    ).json()) as { data: { enabled: boolean; allowed_models: string[]; allowed_capabilities: string[] } };
-    expect(policy.data).toMatchObject({
+    const policy = await hubData<{
+      enabled: boolean;
+      allowed_models: string[];
+      allowed_capabilities: string[];
+    }>(stack, 'GET', `/api/v1/workspaces/${stack.file.workspace.slug}/spawn-policy`);
+    expect(policy).toMatchObject({
       enabled: true,
       allowed_models: ['local/echo'],
       allowed_capabilities: ['console'],

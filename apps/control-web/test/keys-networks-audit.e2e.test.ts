@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { launchBrowser, openPage, signIn } from './support/browser';
+import type { Browser, Page } from 'playwright-core';
+import { eventually } from '@svc/testing';
+import { expectCleanPage, launchBrowser, openPage, signIn } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack, ownerCredentials } from './support/stack';
+import { addViewer, hubCall, hubData, ownerCredentials, startBrowserStack } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 jest.setTimeout(180_000);
@@ -18,35 +19,10 @@ const keyName = `CI deploy ${suffix}`;
 /** Set by the key test, read by the audit test (the events the key's life caused). */
 let createdKeyId: string | undefined;
 
-/** A call to the hub as the stack's owner, or with `headers` instead of the owner's token. */
-async function hub(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = { authorization: `Bearer ${stack.file.participant.token}` },
-): Promise<Response> {
-  return fetch(`${stack.file.hub_url}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
-
-async function hubJson<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await hub(method, path, body);
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { data: T }).data;
-}
-
 beforeAll(async () => {
   stack = await startBrowserStack('webkeys');
   browser = await launchBrowser();
-  await hubJson('POST', `/api/v1/workspaces/${stack.file.workspace.slug}/members`, {
-    email: viewer.email,
-    password: viewer.password,
-    role: 'viewer',
-    display_name: 'Viewer',
-  });
+  await addViewer(stack, viewer);
 }, 240_000);
 
 afterAll(async () => {
@@ -58,28 +34,10 @@ const owner = () => ownerCredentials(stack);
 const workspacePath = (page = '') =>
   `${stack.baseUrl}/w/${stack.file.workspace.slug}${page ? `/${page}` : ''}`;
 
-/** Nothing the page did was refused by its policy, and nothing threw or logged an error. */
-function expectCleanPage(test: TestPage, allowedConsoleErrors: RegExp[] = []): void {
-  expect(test.cspViolations).toEqual([]);
-  expect(test.pageErrors).toEqual([]);
-  expect(test.consoleErrors.filter((text) => !allowedConsoleErrors.some((re) => re.test(text)))).toEqual([]);
-}
-
 async function ownerPage(): Promise<TestPage> {
   const test = await openPage(browser);
   await signIn(test.page, stack.baseUrl, owner());
   return test;
-}
-
-/** Waits until the locator's text matches (the page reads its data again on its own schedule). */
-async function untilText(locator: Locator, pattern: RegExp, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = (await locator.textContent()) ?? '';
-    if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`still "${text}" after ${timeoutMs} ms, expected ${pattern}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 /** The text of a cell of the key's row (by the cell's `data-label`). */
@@ -116,7 +74,8 @@ describe('Settings → API keys', () => {
       // Shown once: masked until asked for, with its prefix only.
       const panel = page.getByRole('region', { name: `Key “${keyName}” created` });
       await panel.waitFor();
-      const keys = await hubJson<{ id: string; name: string; prefix: string; preset: string | null }[]>(
+      const keys = await hubData<{ id: string; name: string; prefix: string; preset: string | null }[]>(
+        stack,
         'GET',
         `/api/v1/workspaces/${stack.file.workspace.slug}/api-keys`,
       );
@@ -140,11 +99,23 @@ describe('Settings → API keys', () => {
       await expect(keyCell(page, 'last-used').textContent()).resolves.toBe('never');
 
       // Used once with the copied key, the list shows it used (the page reads the keys again every 15 s).
-      const use = await hub('GET', `/api/v1/workspaces/${stack.file.workspace.slug}/projects`, undefined, {
-        'x-api-key': copied,
-      });
+      const use = await hubCall(
+        stack,
+        'GET',
+        `/api/v1/workspaces/${stack.file.workspace.slug}/projects`,
+        undefined,
+        {
+          'x-api-key': copied,
+        },
+      );
       expect(use.status).toBe(200);
-      await untilText(keyCell(page, 'last-used'), /^\d+ (s|min) ago$/, 25_000);
+      const lastUsed = keyCell(page, 'last-used');
+      await eventually(
+        async () => /^\d+ (s|min) ago$/.test((await lastUsed.textContent()) ?? ''),
+        25_000,
+        'the key shown as used',
+        { intervalMs: 250 },
+      );
       await panel.getByRole('button', { name: 'I have stored the key' }).click();
       await expect(panel.count()).resolves.toBe(0);
       await test.screenshot('api-keys-used');
@@ -160,7 +131,8 @@ describe('Settings → API keys', () => {
       await dialog.getByRole('button', { name: 'Revoke key' }).click();
       await page.locator(`tr[data-key-id="${createdKeyId}"]`).waitFor({ state: 'detached' });
 
-      const refused = await hub(
+      const refused = await hubCall(
+        stack,
         'GET',
         `/api/v1/workspaces/${stack.file.workspace.slug}/projects`,
         undefined,
@@ -224,7 +196,8 @@ describe('Networks', () => {
       console_public_base_url: string;
       relay_public_url: string | null;
     }
-    const view = await hubJson<{ hosts: NetworkHost[] }>(
+    const view = await hubData<{ hosts: NetworkHost[] }>(
+      stack,
       'GET',
       `/api/v1/workspaces/${stack.file.workspace.slug}/networks`,
     );
@@ -246,7 +219,8 @@ describe('Networks', () => {
       // The running agents count is the hub's, read again while the page is open (the reference agent).
       const running = await card.getByTestId('running-agents').textContent();
       expect(Number(running)).toBeGreaterThanOrEqual(0);
-      const fresh = await hubJson<{ hosts: NetworkHost[] }>(
+      const fresh = await hubData<{ hosts: NetworkHost[] }>(
+        stack,
         'GET',
         `/api/v1/workspaces/${stack.file.workspace.slug}/networks`,
       );
@@ -275,7 +249,7 @@ describe('Networks', () => {
 describe('Audit log', () => {
   test('when the owner filters the log by action and by actor, then the events the key test caused are shown', async () => {
     expect(createdKeyId).toBeDefined();
-    const me = await hubJson<{ participant: { id: string } }>('GET', '/api/v1/me');
+    const me = await hubData<{ participant: { id: string } }>(stack, 'GET', '/api/v1/me');
     const test = await ownerPage();
     const { page } = test;
     try {
@@ -328,7 +302,8 @@ describe('Audit log', () => {
 
 describe('Overview', () => {
   test('when the owner opens the workspace, then it shows hosts ready, agents online, attention and links', async () => {
-    const agents = await hubJson<{ status: string }[]>(
+    const agents = await hubData<{ status: string }[]>(
+      stack,
       'GET',
       `/api/v1/workspaces/${stack.file.workspace.slug}/agents`,
     );

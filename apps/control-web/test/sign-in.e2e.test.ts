@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { launchBrowser, openPage, signIn } from './support/browser';
-import type { TestPage } from './support/browser';
-import { startBrowserStack, ownerCredentials } from './support/stack';
+import { expectCleanPage, launchBrowser, openPage, signIn } from './support/browser';
+import { addViewer, hubData, ownerCredentials, startBrowserStack } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 jest.setTimeout(180_000);
@@ -16,26 +15,11 @@ const viewer = {
   password: `viewer-${randomBytes(12).toString('hex')}`,
 };
 
-/** A call to the hub as the stack's owner (setting up what the pages show). */
-async function asOwner(method: string, path: string, body: unknown): Promise<void> {
-  const response = await fetch(`${stack.file.hub_url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${stack.file.participant.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-}
-
 beforeAll(async () => {
   stack = await startBrowserStack('websignin');
   browser = await launchBrowser();
-  await asOwner('POST', '/api/v1/workspaces', second);
-  await asOwner('POST', `/api/v1/workspaces/${stack.file.workspace.slug}/members`, {
-    email: viewer.email,
-    password: viewer.password,
-    role: 'viewer',
-    display_name: 'Viewer',
-  });
+  await hubData(stack, 'POST', '/api/v1/workspaces', second);
+  await addViewer(stack, viewer);
 }, 240_000);
 
 afterAll(async () => {
@@ -44,13 +28,6 @@ afterAll(async () => {
 }, 120_000);
 
 const owner = () => ownerCredentials(stack);
-
-/** Nothing the page did was refused by its policy, and nothing threw. */
-function expectCleanPage(test: TestPage, allowedConsoleErrors: RegExp[] = []): void {
-  expect(test.cspViolations).toEqual([]);
-  expect(test.pageErrors).toEqual([]);
-  expect(test.consoleErrors.filter((text) => !allowedConsoleErrors.some((re) => re.test(text)))).toEqual([]);
-}
 
 describe('the control web server', () => {
   test('when the page is fetched, then it carries a strict Content-Security-Policy and the security headers', async () => {

@@ -109,7 +109,7 @@ function tunnelProvidersFrom(settings: HubSettings, box: SecretBox, now: () => D
   return createTunnelProviders({ defaultProvider: settings.HUB_TUNNEL_PROVIDER ?? 'local', cloudflare, now });
 }
 
-export interface HubAppOptions {
+export interface HubServiceOptions {
   database: Database;
   settings: HubSettings;
   logger: Logger;
@@ -129,7 +129,7 @@ export interface HubAppOptions {
   loginThrottle?: Partial<typeof LOGIN_THROTTLE_DEFAULTS>;
 }
 
-export interface Hub {
+export interface HubService {
   app: Express;
   deps: HubDeps;
   keys: SigningKeyRing;
@@ -139,7 +139,7 @@ export interface Hub {
 }
 
 /** Wires the hub: signing keys, dependencies, the public and internal contracts. */
-export async function createHub(options: HubAppOptions): Promise<Hub> {
+export async function createHubService(options: HubServiceOptions): Promise<HubService> {
   const { database, settings, logger } = options;
   const now = options.now ?? (() => new Date());
   const box = createSecretBox(parseSecretBoxKeys(settings.HUB_ENCRYPTION_KEYS));

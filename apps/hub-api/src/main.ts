@@ -8,7 +8,7 @@ import {
   startOptionalMetricsListener,
   startTracing,
 } from '@svc/service-kit';
-import { createHub } from './app';
+import { createHubService } from './app';
 import { createDatabase } from './db';
 import { loadHubConfig } from './env';
 import { startRuntimeEnvironmentBackfill } from './workers/runtime-environments-backfill.worker';
@@ -21,7 +21,7 @@ runMain('hub-api', async () => {
   const registry = createMetricsRegistry('hub-api');
   const metricsPort = config.HUB_METRICS_PORT;
   const redis = config.HUB_REDIS_URL ? createRedis(config.HUB_REDIS_URL, { name: 'hub-api' }) : undefined;
-  const hub = await createHub({
+  const hub = await createHubService({
     database,
     settings: config,
     logger,

@@ -11,8 +11,8 @@ import {
   generateAccessMatrix,
 } from '@svc/testing';
 import type { CredentialFactories, KnownDeviation, MatrixTarget } from '@svc/testing';
-import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 /**
  * The unauthorized matrix of the hub, generated from `x-svc-actors` / `x-svc-scopes` of the public and internal

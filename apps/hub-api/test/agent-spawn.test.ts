@@ -2,17 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { createHubClient, unwrap } from '@svc/contracts';
 import type { HubApi, RelayApi } from '@svc/contracts';
-import { createLogger, startHttpServer } from '@svc/service-kit';
-import { createHub } from '../src/app';
+import { startHttpServer } from '@svc/service-kit';
+import { eventually } from '@svc/testing';
+import { createHubService } from '../src/app';
 import { relayBaseUrl } from '../src/data/relay-client';
 import { AGENT_NAME_PATTERN, spawnAgentName } from '../src/domain/spawn-policy';
 import { requestAgentSpawn } from '../src/use-cases/spawn/request-agent-spawn';
-import { createProject } from './agents-fixtures';
-import { createKey, startTestHub, testSettings } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createProject } from './support/agents-fixtures';
+import { createKey, loggerInto, startTestHub, testSettings } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 type SpawnRequest = RelayApi.components['schemas']['SpawnRequest'];
 type AgentSpawn = HubApi.components['schemas']['AgentSpawn'];
@@ -679,7 +679,7 @@ describe('agent spawns through the relay', () => {
     expect(res.response.status).toBe(202);
     const pending = unwrap(res);
     expect(pending.state).toBe('in_progress');
-    const ended = await waitForState(pending.id, ['started', 'failed'], 20_000);
+    const ended = await spawnInState(pending.id, ['started', 'failed'], 20_000);
     expect(ended).toMatchObject({ state: 'started', attempts: 11 });
   }, 40_000);
 
@@ -704,25 +704,16 @@ describe('agent spawns through the relay', () => {
       },
     });
     const logs: string[] = [];
-    const next = await createHub({
+    const next = await createHubService({
       database: t.database,
       settings: testSettings(SPAWN_SETTINGS),
-      logger: createLogger({
-        name: 'hub-api',
-        level: 'debug',
-        destination: new Writable({
-          write(chunk, _enc, done) {
-            logs.push(chunk.toString());
-            done();
-          },
-        }),
-      }),
+      logger: loggerInto(logs),
       keyRefreshIntervalMs: 0,
     });
     const server = await startHttpServer(next.app, { host: '127.0.0.1', port: 0 });
     try {
       next.spawns.startSweeper();
-      const ended = await waitForState(recorded.spawn.id, ['started', 'failed'], 15_000);
+      const ended = await spawnInState(recorded.spawn.id, ['started', 'failed'], 15_000);
       expect(ended).toMatchObject({ state: 'started', attempts: 2 });
       expect(relay.callsOf(recorded.spawn.id)).toHaveLength(1);
       const read = unwrap(
@@ -752,7 +743,7 @@ describe('agent spawns through the relay', () => {
       deadlineMs: 2_500,
     });
     t.hub.spawns.drive(recorded.spawn.id);
-    const ended = await waitForState(recorded.spawn.id, ['started', 'failed'], 10_000);
+    const ended = await spawnInState(recorded.spawn.id, ['started', 'failed'], 10_000);
     expect(ended).toMatchObject({ state: 'failed', errorCode: 'spawn_deadline_exceeded', agentId: null });
     expect(ended.attempts).toBeGreaterThanOrEqual(2);
     expect(relay.callsOf(recorded.spawn.id).length).toBe(ended.attempts);
@@ -798,13 +789,17 @@ describe('agent spawns through the relay', () => {
   });
 });
 
-async function waitForState(spawnId: string, states: string[], ms: number) {
-  const until = Date.now() + ms;
-  for (;;) {
-    const row = await t.database.prisma.agentSpawn.findUniqueOrThrow({ where: { id: spawnId } });
-    if (states.includes(row.state) || Date.now() > until) return row;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+/** The spawn's row once it is in one of `states`. */
+function spawnInState(spawnId: string, states: string[], ms: number) {
+  return eventually(
+    async () => {
+      const row = await t.database.prisma.agentSpawn.findUniqueOrThrow({ where: { id: spawnId } });
+      return states.includes(row.state) && row;
+    },
+    ms,
+    `spawn ${spawnId} ${states.join(' or ')}`,
+    { intervalMs: 200 },
+  );
 }
 
 describe('the Workflow API side', () => {
@@ -868,7 +863,7 @@ describe('the Workflow API side', () => {
     expect(again.response.status).toBe(200);
     expect(unwrap(again).id).toBe(spawn.id);
 
-    await waitForState(spawn.id, ['started', 'failed'], 10_000);
+    await spawnInState(spawn.id, ['started', 'failed'], 10_000);
     const read = unwrap(
       await t
         .internal()

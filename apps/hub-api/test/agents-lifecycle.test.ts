@@ -1,9 +1,9 @@
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { auditRows, createTeam, registerAgent } from './agents-fixtures';
-import type { AgentRecord } from './agents-fixtures';
-import { createKey, startTestHub } from './harness';
-import type { SeededHost, SeededMember, TestHub } from './harness';
+import { auditRows, createTeam, registerAgent } from './support/agents-fixtures';
+import type { AgentRecord } from './support/agents-fixtures';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededHost, SeededMember, TestHub } from './support/harness';
 
 const RUNTIME_CREDENTIAL_ACTION = 'credential.runtime.issued';
 

@@ -1,7 +1,7 @@
 import { unwrap } from '@svc/contracts';
-import { auditRows, createProject, createTeam, registerAgent } from './agents-fixtures';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { auditRows, createProject, createTeam, registerAgent } from './support/agents-fixtures';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {

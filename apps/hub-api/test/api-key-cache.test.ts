@@ -1,8 +1,8 @@
 import { generateApiKey } from '@svc/auth';
 import { ApiKeyCache, API_KEY_CACHE_TTL_MS } from '../src/auth/api-key-cache';
 import type { Db } from '../src/db';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 let t: TestHub;
 let owner: SeededMember;

@@ -1,9 +1,8 @@
 import { SCOPE_PRESETS } from '@svc/auth';
-import { createKey, startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { createKey, secretOf, startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 /** The secret part of `svc_<12-char prefix>_<secret>` (the secret itself may contain `_`). */
-const secretOf = (key: string) => key.slice('svc_'.length + 12 + 1);
 
 let t: TestHub;
 beforeAll(async () => {

@@ -2,11 +2,10 @@ import { hubDocument, unwrap } from '@svc/contracts';
 import { listOperations, newId } from '@svc/service-kit';
 import { createAuditRepository } from '../src/data/audit.repository';
 import { decodeAuditCursor, encodeAuditCursor } from '../src/domain/audit-query';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createKey, secretOf, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 /** The secret part of `svc_<12-char prefix>_<secret>`. */
-const secretOf = (key: string) => key.slice('svc_'.length + 12 + 1);
 const PATH = '/api/v1/workspaces/{workspace}/audit-events';
 
 let t: TestHub;

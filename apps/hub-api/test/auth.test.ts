@@ -1,7 +1,7 @@
 import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import { createHubCredentialResolver } from '../src/auth/credential-resolver';
-import { startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { createTeam } from './agents-fixtures';
-import { createKey, startTestHub } from './harness';
-import type { SeededAgent, SeededMember, TestHub } from './harness';
-import { expectNoSecretsStored } from './runtime-helpers';
+import { createTeam } from './support/agents-fixtures';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededAgent, SeededMember, TestHub } from './support/harness';
+import { expectNoSecretsStored } from './support/runtime-helpers';
 
 let t: TestHub;
 beforeAll(async () => {
@@ -23,19 +23,6 @@ function seedServed(
 ): Promise<SeededAgent> {
   port += 1;
   return t.seedAgent(workspaceId, { runtimeInstanceId: hostId, servePort: port, ...overrides });
-}
-
-async function seedTeam(workspaceId: string, agents: SeededAgent[]) {
-  const team = await db().team.create({
-    data: { id: newId('team'), workspaceId, name: `team-${newId('x').slice(-8)}` },
-  });
-  for (const agent of agents) await db().teamAgent.create({ data: { teamId: team.id, agentId: agent.id } });
-  return team;
-}
-
-async function seedProject(workspaceId: string) {
-  const code = `P${newId('x').slice(-6)}`;
-  return db().project.create({ data: { id: newId('prj'), workspaceId, code, name: code } });
 }
 
 /** A key with `runtime-config:read`, as a runtime-config pull mints for the host. */
@@ -125,18 +112,18 @@ describe('the console route table', () => {
     const a = await seedServed(ws, host);
     const teammate = await seedServed(ws, host);
     const evictedTeammate = await seedServed(ws, host, { status: 'evicted', evictedAt: new Date() });
-    await seedTeam(ws, [a, teammate, evictedTeammate]);
+    await t.seedTeam(ws, [a.id, teammate.id, evictedTeammate.id]);
     // `a`'s team is assigned to a project that is `onProject`'s own project.
-    const project = await seedProject(ws);
-    const projectTeam = await seedTeam(ws, [a]);
+    const project = await t.seedProject(ws);
+    const projectTeam = await t.seedTeam(ws, [a.id]);
     await db().projectTeam.create({ data: { projectId: project.id, teamId: projectTeam.id } });
     const onProject = await seedServed(ws, host, { projectId: project.id });
     // A peer placed on another host is a peer all the same.
     const elsewhere = await t.seedAgent(ws, { projectId: project.id });
     // An ended assignment connects nobody.
-    const ended = await seedProject(ws);
+    const ended = await t.seedProject(ws);
     const loner = await seedServed(ws, host, { projectId: ended.id });
-    const endedTeam = await seedTeam(ws, [await seedServed(ws, host)]);
+    const endedTeam = await t.seedTeam(ws, [(await seedServed(ws, host)).id]);
     await db().projectTeam.create({
       data: { projectId: ended.id, teamId: endedTeam.id, unassignedAt: new Date() },
     });

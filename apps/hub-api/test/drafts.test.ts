@@ -1,8 +1,8 @@
 import { ALL_SCOPES } from '@svc/auth';
 import { hubDocument, unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { createKey, startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { createKey, startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {

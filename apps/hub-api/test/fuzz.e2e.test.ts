@@ -21,7 +21,7 @@ import {
   startHub,
 } from '@svc/testing';
 import type { FuzzTarget, LiveRuntimeHost, RunningHub, TestDatabase } from '@svc/testing';
-import { HUB_FUZZ_EXEMPTIONS } from './fuzz-exemptions';
+import { HUB_FUZZ_EXEMPTIONS } from './support/fuzz-exemptions';
 
 /**
  * The hub's public document is the truth: for every operation, requests drawn from its schemas (fast-check

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { generateOpaqueToken } from '@svc/auth';
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
-import type { SeededAgent, SeededMember, TestHub } from './harness';
+import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
+import type { SeededAgent, SeededMember, TestHub } from './support/harness';
 
 /** Evidence is stored redacted: no token, key or credential an agent pastes ever reaches the database. */
 let t: TestHub;

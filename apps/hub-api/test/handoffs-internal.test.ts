@@ -1,7 +1,7 @@
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
-import type { SeededAgent, SeededMember, TestHub } from './harness';
+import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
+import type { SeededAgent, SeededMember, TestHub } from './support/harness';
 
 /** POST /internal/v1/handoffs: the workflow engine's stage handoffs, created once per reference and owner. */
 let t: TestHub;

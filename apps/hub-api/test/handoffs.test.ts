@@ -1,17 +1,12 @@
 import { unwrap } from '@svc/contracts';
-import { newId } from '@svc/service-kit';
-import { createKey, startTestHub } from './harness';
-import type { SeededAgent, SeededMember, TestHub } from './harness';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededAgent, SeededMember, TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {
   t = await startTestHub();
 });
 afterAll(() => t.close());
-
-async function seedProject(workspaceId: string, code = `P${Math.random().toString(36).slice(2, 8)}`) {
-  return t.database.prisma.project.create({ data: { id: newId('prj'), workspaceId, code, name: code } });
-}
 
 async function createHandoff(
   member: SeededMember,
@@ -44,7 +39,7 @@ async function auditActions(targetId: string) {
 describe('creating and reading handoffs', () => {
   test('when a member creates a handoff, then it is open, listed, readable by id with its evidence, and audited', async () => {
     const member = await t.seedMember('member');
-    const project = await seedProject(member.workspace.id);
+    const project = await t.seedProject(member.workspace.id);
     const agent = await t.seedAgent(member.workspace.id);
     const created = await createHandoff(member, {
       title: '  Review the release notes ',
@@ -113,7 +108,7 @@ describe('creating and reading handoffs', () => {
     const other = await t.seedMember('owner');
     const evicted = await t.seedAgent(member.workspace.id, { status: 'evicted', evictedAt: new Date() });
     const foreignAgent = await t.seedAgent(other.workspace.id);
-    const foreignProject = await seedProject(other.workspace.id);
+    const foreignProject = await t.seedProject(other.workspace.id);
     const api = t.client({ token: member.token });
     const params = { path: { workspace: member.workspace.slug } };
     const post = (body: { title: string; assignee_agent_id?: string; project_id?: string }) =>
@@ -143,7 +138,7 @@ describe('creating and reading handoffs', () => {
 
   test('when handoffs are listed with filters and pages, then only the matching ones come back, oldest first', async () => {
     const member = await t.seedMember('member');
-    const project = await seedProject(member.workspace.id);
+    const project = await t.seedProject(member.workspace.id);
     const a = await t.seedAgent(member.workspace.id);
     const b = await t.seedAgent(member.workspace.id);
     const h1 = await createHandoff(member, { title: 'one', assignee_agent_id: a.id, project_id: project.id });

@@ -1,6 +1,6 @@
 import { newId } from '@svc/service-kit';
-import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createKey, minutesAgo, SERVICE_TOKEN, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 import type { Prisma } from '../src/generated/prisma/client';
 
 let t: TestHub;
@@ -9,28 +9,13 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
-
-/** Rows written directly: the public team routes are built by another part in parallel. */
-async function seedProject(workspaceId: string, code = `P${Math.random().toString(36).slice(2, 8)}`) {
-  return t.database.prisma.project.create({
-    data: { id: newId('prj'), workspaceId, code, name: `Project ${code}` },
-  });
-}
-
-async function seedTeam(
+/** A team written directly, assigned to a project (or assigned and ended) when `assign` says so. */
+async function teamOnProject(
   workspaceId: string,
   agentIds: string[],
   assign?: { projectId: string; unassigned?: boolean },
 ) {
-  const team = await t.database.prisma.team.create({
-    data: { id: newId('team'), workspaceId, name: `team-${Math.random().toString(36).slice(2, 10)}` },
-  });
-  if (agentIds.length > 0) {
-    await t.database.prisma.teamAgent.createMany({
-      data: agentIds.map((agentId) => ({ teamId: team.id, agentId })),
-    });
-  }
+  const team = await t.seedTeam(workspaceId, agentIds);
   if (assign) {
     await t.database.prisma.projectTeam.create({
       data: {
@@ -63,7 +48,7 @@ function readiness(projectId: string) {
 describe('internal: project', () => {
   test('when a service reads a project, then it gets code, name and workspace', async () => {
     const owner = await t.seedMember('owner');
-    const project = await seedProject(owner.workspace.id, 'OPS');
+    const project = await t.seedProject(owner.workspace.id, 'OPS');
     const res = await t.internal().GET('/internal/v1/projects/{projectId}', {
       params: { path: { projectId: project.id } },
     });
@@ -107,8 +92,8 @@ describe('internal: roster', () => {
   beforeAll(async () => {
     owner = await t.seedMember('owner');
     const ws = owner.workspace.id;
-    const project = await seedProject(ws);
-    const otherProject = await seedProject(ws);
+    const project = await t.seedProject(ws);
+    const otherProject = await t.seedProject(ws);
     projectId = project.id;
     const make = async (name: string, overrides: Partial<Prisma.AgentUncheckedCreateInput> = {}) => {
       ids[name] = (await agent(ws, name, overrides)).id;
@@ -135,7 +120,7 @@ describe('internal: roster', () => {
       lastHeartbeatAt: null,
     });
     activeTeam = (
-      await seedTeam(
+      await teamOnProject(
         ws,
         ['busy-bee', 'idle-zed', 'online-own', 'online-stale', 'offline-one', 'evicted-one'].map(
           (n) => ids[n] as string,
@@ -144,13 +129,14 @@ describe('internal: roster', () => {
       )
     ).id;
     // A second active team sharing a member: the agent is listed once, with both teams.
-    secondTeam = (await seedTeam(ws, [ids['idle-zed'] as string, ids['idle-amy'] as string], { projectId }))
-      .id;
+    secondTeam = (
+      await teamOnProject(ws, [ids['idle-zed'] as string, ids['idle-amy'] as string], { projectId })
+    ).id;
     // Unassigned team and a team of another project: not on this roster.
-    await seedTeam(ws, [ids['ex-team-only'] as string], { projectId, unassigned: true });
-    await seedTeam(ws, [ids['other-project'] as string], { projectId: otherProject.id });
+    await teamOnProject(ws, [ids['ex-team-only'] as string], { projectId, unassigned: true });
+    await teamOnProject(ws, [ids['other-project'] as string], { projectId: otherProject.id });
     // A team that is not assigned to anything.
-    await seedTeam(ws, [ids['other-project'] as string]);
+    await teamOnProject(ws, [ids['other-project'] as string]);
   });
 
   test('when a service reads the roster, then active-team members and own-project agents are listed once, in status then name order', async () => {
@@ -222,12 +208,12 @@ describe('internal: roster', () => {
   });
 
   test('when a project has no teams and no agents, then the roster is empty', async () => {
-    const project = await seedProject(owner.workspace.id);
+    const project = await t.seedProject(owner.workspace.id);
     expect((await roster(project.id)).data?.data).toEqual([]);
   });
 
   test('when a project has no teams, then its own agents are the roster, with no teams', async () => {
-    const project = await seedProject(owner.workspace.id);
+    const project = await t.seedProject(owner.workspace.id);
     const own = await agent(owner.workspace.id, 'solo-own', { status: 'idle', projectId: project.id });
     const res = await roster(project.id);
     expect(res.data?.data).toEqual([
@@ -237,9 +223,9 @@ describe('internal: roster', () => {
 
   test('when a team of another workspace is linked to the project, then its agents stay off the roster', async () => {
     const stranger = await t.seedMember('owner');
-    const project = await seedProject(owner.workspace.id);
+    const project = await t.seedProject(owner.workspace.id);
     const foreign = await agent(stranger.workspace.id, 'foreign-agent', { status: 'idle' });
-    await seedTeam(stranger.workspace.id, [foreign.id], { projectId: project.id });
+    await teamOnProject(stranger.workspace.id, [foreign.id], { projectId: project.id });
     expect((await roster(project.id)).data?.data).toEqual([]);
   });
 });
@@ -247,7 +233,7 @@ describe('internal: roster', () => {
 describe('internal: runtime readiness', () => {
   test('when the workspace has no host and the roster is empty, then not ready with no_runtime_host', async () => {
     const owner = await t.seedMember('owner');
-    const project = await seedProject(owner.workspace.id);
+    const project = await t.seedProject(owner.workspace.id);
     const res = await readiness(project.id);
     expect(res.data?.data).toEqual({
       project_id: project.id,
@@ -268,7 +254,7 @@ describe('internal: runtime readiness', () => {
 
   test('when the roster is empty but the workspace has a ready host, then ready in workspace scope', async () => {
     const owner = await t.seedMember('owner');
-    const project = await seedProject(owner.workspace.id);
+    const project = await t.seedProject(owner.workspace.id);
     const host = await t.seedHost(owner.workspace.id, { name: 'alpha' });
     const res = await readiness(project.id);
     expect(res.data?.data).toMatchObject({ scope: 'workspace', ready: true, blockers: [] });
@@ -295,7 +281,7 @@ describe('internal: runtime readiness', () => {
   test("when the roster's hosts are stale or have relay and console down, then typed blockers name each host", async () => {
     const owner = await t.seedMember('owner');
     const ws = owner.workspace.id;
-    const project = await seedProject(ws);
+    const project = await t.seedProject(ws);
     const stale = await t.seedHost(ws, { name: 'stale', lastHeartbeatAt: minutesAgo(5), relayReady: false });
     const noRelay = await t.seedHost(ws, { name: 'no-relay', relayReady: false });
     const noConsole = await t.seedHost(ws, { name: 'no-console', consoleRouterReady: false });
@@ -306,7 +292,7 @@ describe('internal: runtime readiness', () => {
       await agent(ws, 'a-relay', { runtimeInstanceId: noRelay.id, status: 'idle' }),
       await agent(ws, 'a-console', { runtimeInstanceId: noConsole.id, status: 'busy' }),
     ];
-    await seedTeam(
+    await teamOnProject(
       ws,
       agents.map((a) => a.id),
       { projectId: project.id },
@@ -339,7 +325,7 @@ describe('internal: runtime readiness', () => {
   test('when one roster host is ready, then ready without blockers, ready hosts first, with running and roster counts', async () => {
     const owner = await t.seedMember('owner');
     const ws = owner.workspace.id;
-    const project = await seedProject(ws);
+    const project = await t.seedProject(ws);
     const good = await t.seedHost(ws, { name: 'zulu-good' });
     const stale = await t.seedHost(ws, { name: 'alpha-stale', lastHeartbeatAt: minutesAgo(5) });
     const onGood = [
@@ -349,7 +335,7 @@ describe('internal: runtime readiness', () => {
     const onStale = await agent(ws, 's1', { runtimeInstanceId: stale.id, projectId: project.id });
     // Running on the good host but not on the roster: counted as running there, not as roster.
     await agent(ws, 'g-outsider', { runtimeInstanceId: good.id, status: 'busy' });
-    await seedTeam(
+    await teamOnProject(
       ws,
       onGood.map((a) => a.id),
       { projectId: project.id },
@@ -366,7 +352,7 @@ describe('internal: runtime readiness', () => {
 
   test('when hosts are reported, then no relay token or other secret is in the answer or the logs', async () => {
     const owner = await t.seedMember('owner');
-    const project = await seedProject(owner.workspace.id);
+    const project = await t.seedProject(owner.workspace.id);
     const host = await t.seedHost(owner.workspace.id);
     const key = await createKey(t, owner, { preset: 'agent-runtime' });
     await t.database.prisma.runtimeHost.update({ where: { id: host.id }, data: { runtimeApiKeyId: key.id } });
@@ -383,7 +369,7 @@ describe('internal: runtime readiness', () => {
 describe('internal: who may call', () => {
   test('when a workspace API key, a participant or an agent calls, then 403; without credential 401; a wrong service token 401', async () => {
     const owner = await t.seedMember('owner');
-    const project = await seedProject(owner.workspace.id);
+    const project = await t.seedProject(owner.workspace.id);
     const key = await createKey(t, owner, { preset: 'automation' });
     const seeded = await agent(owner.workspace.id, 'caller-agent');
     const urls = [

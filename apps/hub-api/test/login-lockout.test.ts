@@ -1,7 +1,7 @@
 import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from '../src/auth/login-throttle';
 import { login, MAX_FAILED_LOGINS } from '../src/use-cases/auth/login';
-import { startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {
@@ -12,16 +12,6 @@ afterAll(() => t.close());
 /** Replaces the hub's per-client limits for one test (the handlers read them from the shared deps). */
 function limits(perAccount: number, perClient: number): void {
   t.hub.deps.loginThrottle = new LoginThrottle({ windowMs: 3_600_000, perAccount, perClient, now: Date.now });
-}
-
-async function attempt(email: string, password: string) {
-  const res = await fetch(`${t.url}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  const body = (await res.json()) as { code?: string };
-  return { status: res.status, code: body.code, retryAfter: res.headers.get('retry-after') };
 }
 
 async function lockState(participantId: string) {
@@ -61,7 +51,7 @@ describe('login lockout under concurrency', () => {
     t.hub.deps.loginThrottle = new LoginThrottle({ ...LOGIN_THROTTLE_DEFAULTS, now: Date.now });
     const member = await t.seedMember();
     const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => attempt(member.email, `wrong-${i}`)),
+      Array.from({ length: 100 }, (_, i) => t.loginAttempt(member.email, `wrong-${i}`)),
     );
     expect(results.filter((r) => r.code === 'invalid_credentials').length).toBeLessThanOrEqual(
       MAX_FAILED_LOGINS,
@@ -70,7 +60,7 @@ describe('login lockout under concurrency', () => {
     expect(results.every((r) => r.status === 401 || (r.status === 429 && Number(r.retryAfter) > 0))).toBe(
       true,
     );
-    const right = await attempt(member.email, member.password);
+    const right = await t.loginAttempt(member.email, member.password);
     expect(right.status).toBe(429);
     expect(['login_locked', 'login_throttled']).toContain(right.code);
   });
@@ -79,7 +69,7 @@ describe('login lockout under concurrency', () => {
     limits(1_000, 1_000);
     const member = await t.seedMember();
     const burst = Array.from({ length: 60 }, (_, i) =>
-      attempt(member.email, i === 45 ? member.password : `wrong-${i}`),
+      t.loginAttempt(member.email, i === 45 ? member.password : `wrong-${i}`),
     );
     const results = await Promise.all(burst);
     expect(results.filter((r) => r.code === 'invalid_credentials').length).toBeLessThanOrEqual(10);
@@ -95,8 +85,8 @@ describe('login lockout under concurrency', () => {
     limits(3, 1_000);
     const member = await t.seedMember();
     for (let i = 0; i < 3; i += 1)
-      expect((await attempt(member.email, 'wrong')).code).toBe('invalid_credentials');
-    const throttled = await attempt(member.email, 'wrong');
+      expect((await t.loginAttempt(member.email, 'wrong')).code).toBe('invalid_credentials');
+    const throttled = await t.loginAttempt(member.email, 'wrong');
     expect(throttled.status).toBe(429);
     expect(throttled.code).toBe('login_throttled');
     expect(Number(throttled.retryAfter)).toBeGreaterThan(0);
@@ -110,7 +100,8 @@ describe('login lockout under concurrency', () => {
   test('when one client sprays passwords over many accounts, then it gets 429 login_throttled with Retry-After', async () => {
     limits(10, 20);
     const results = [];
-    for (let i = 0; i < 30; i += 1) results.push(await attempt(`nobody-${i}@spray.test`, 'Winter2026!'));
+    for (let i = 0; i < 30; i += 1)
+      results.push(await t.loginAttempt(`nobody-${i}@spray.test`, 'Winter2026!'));
     expect(results.slice(0, 20).every((r) => r.code === 'invalid_credentials')).toBe(true);
     expect(results.slice(20).every((r) => r.status === 429 && r.code === 'login_throttled')).toBe(true);
     expect(Number(results[25]!.retryAfter)).toBeGreaterThan(0);
@@ -123,9 +114,9 @@ describe('login lockout under concurrency', () => {
       where: { id: member.participantId },
       data: { failedLoginCount: MAX_FAILED_LOGINS, lockedUntil: new Date(Date.now() - 1_000) },
     });
-    expect((await attempt(member.email, 'wrong')).code).toBe('invalid_credentials');
+    expect((await t.loginAttempt(member.email, 'wrong')).code).toBe('invalid_credentials');
     expect(await lockState(member.participantId)).toMatchObject({ failedLoginCount: 1, lockedUntil: null });
-    expect((await attempt(member.email, member.password)).status).toBe(200);
+    expect((await t.loginAttempt(member.email, member.password)).status).toBe(200);
     expect(await lockState(member.participantId)).toMatchObject({ failedLoginCount: 0, lockedUntil: null });
   });
 });

@@ -1,5 +1,5 @@
-import { startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
-import { createKey, startTestHub } from './harness';
-import type { SeededAgent, SeededMember, TestHub } from './harness';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededAgent, SeededMember, TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {
@@ -10,19 +10,6 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const db = () => t.database.prisma;
-
-async function seedTeam(workspaceId: string, agents: SeededAgent[]) {
-  const team = await db().team.create({
-    data: { id: newId('team'), workspaceId, name: `team-${newId('x').slice(-8)}` },
-  });
-  for (const agent of agents) await db().teamAgent.create({ data: { teamId: team.id, agentId: agent.id } });
-  return team;
-}
-
-async function seedProject(workspaceId: string) {
-  const code = `P${newId('x').slice(-6)}`;
-  return db().project.create({ data: { id: newId('prj'), workspaceId, code, name: code } });
-}
 
 function send(
   credential: { token?: string; apiKey?: string },
@@ -87,7 +74,7 @@ describe('peer messaging between agents', () => {
     const a = await t.seedAgent(member.workspace.id);
     const b = await t.seedAgent(member.workspace.id);
     expect((await send({ token: a.token }, b.id)).response.status).toBe(403);
-    await seedTeam(member.workspace.id, [a, b]);
+    await t.seedTeam(member.workspace.id, [a.id, b.id]);
     const res = await send({ token: a.token }, b.id, 'can you review PR 7?');
     expect(res.response.status).toBe(201);
     const inbox = unwrap(await t.client({ token: b.token }).GET('/api/v1/agents/me/inbox'));
@@ -99,9 +86,9 @@ describe('peer messaging between agents', () => {
   test('when their teams share an active project assignment, then messages pass, and once a team is unassigned they are refused again', async () => {
     const a = await t.seedAgent(member.workspace.id);
     const b = await t.seedAgent(member.workspace.id);
-    const teamA = await seedTeam(member.workspace.id, [a]);
-    const teamB = await seedTeam(member.workspace.id, [b]);
-    const project = await seedProject(member.workspace.id);
+    const teamA = await t.seedTeam(member.workspace.id, [a.id]);
+    const teamB = await t.seedTeam(member.workspace.id, [b.id]);
+    const project = await t.seedProject(member.workspace.id);
     await db().projectTeam.create({ data: { projectId: project.id, teamId: teamA.id } });
     expect((await send({ token: a.token }, b.id)).response.status).toBe(403);
     await db().projectTeam.create({ data: { projectId: project.id, teamId: teamB.id } });
@@ -120,10 +107,10 @@ describe('peer messaging between agents', () => {
   });
 
   test("when an agent's own project is another agent's team project, or both name the same project, then they may talk", async () => {
-    const project = await seedProject(member.workspace.id);
+    const project = await t.seedProject(member.workspace.id);
     const worker = await t.seedAgent(member.workspace.id, { projectId: project.id });
     const teamed = await t.seedAgent(member.workspace.id);
-    const team = await seedTeam(member.workspace.id, [teamed]);
+    const team = await t.seedTeam(member.workspace.id, [teamed.id]);
     await db().projectTeam.create({ data: { projectId: project.id, teamId: team.id } });
     expect((await send({ token: worker.token }, teamed.id)).response.status).toBe(201);
     expect((await send({ token: teamed.token }, worker.id)).response.status).toBe(201);
@@ -132,7 +119,7 @@ describe('peer messaging between agents', () => {
     expect((await send({ token: sibling.token }, worker.id)).response.status).toBe(201);
 
     const elsewhere = await t.seedAgent(member.workspace.id, {
-      projectId: (await seedProject(member.workspace.id)).id,
+      projectId: (await t.seedProject(member.workspace.id)).id,
     });
     expect((await send({ token: elsewhere.token }, worker.id)).response.status).toBe(403);
   });
@@ -148,7 +135,7 @@ describe('peer messaging between agents', () => {
     expect((await send({ token: a.token }, 'agt_missing')).response.status).toBe(404);
 
     const teammate = await t.seedAgent(member.workspace.id);
-    await seedTeam(member.workspace.id, [a, teammate]);
+    await t.seedTeam(member.workspace.id, [a.id, teammate.id]);
     await db().agent.update({
       where: { id: teammate.id },
       data: { status: 'evicted', evictedAt: new Date() },

@@ -1,6 +1,6 @@
 import { unwrap } from '@svc/contracts';
-import { createKey, startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { createKey, startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {

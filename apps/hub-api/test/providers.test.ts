@@ -2,9 +2,9 @@ import { unwrap } from '@svc/contracts';
 import type { Agent } from '../src/generated/prisma/client';
 import { issueRuntimeCredential } from '../src/use-cases/providers/issue-runtime-credential';
 import { providerCredentialAad } from '../src/domain/provider-credentials';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
-import { expectNoSecretsStored } from './runtime-helpers';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
+import { expectNoSecretsStored } from './support/runtime-helpers';
 
 let t: TestHub;
 beforeAll(async () => {

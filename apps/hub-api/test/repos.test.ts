@@ -1,8 +1,8 @@
 import { ALL_SCOPES } from '@svc/auth';
 import { unwrap } from '@svc/contracts';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
-import { ecPemKey, githubPat, openSshKey, rsaPemKey } from './repo-keys';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
+import { ecPemKey, githubPat, openSshKey, rsaPemKey } from './support/repo-keys';
 
 let t: TestHub;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { SCOPE_PRESETS } from '@svc/auth';
 import { unwrap } from '@svc/contracts';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
-import { expectNoSecretsStored, registerHost } from './runtime-helpers';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
+import { expectNoSecretsStored, registerHost } from './support/runtime-helpers';
 
 let t: TestHub;
 beforeAll(async () => {

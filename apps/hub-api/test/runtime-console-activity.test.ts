@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { unwrap } from '@svc/contracts';
 import type { HubApi } from '@svc/contracts';
 import { loadHubConfig } from '../src/env';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { createKey, minutesAgo, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 type ConsoleRoutes = NonNullable<
   HubApi.components['schemas']['RuntimeHostHeartbeatRequest']['console_routes']
@@ -20,8 +20,6 @@ beforeAll(async () => {
   t = await startTestHub({ settings: { HUB_BODY_LIMIT: PRODUCTION_BODY_LIMIT } });
 });
 afterAll(() => t.close());
-
-const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
 
 async function runtimeApi(owner: SeededMember) {
   return t.client({ apiKey: (await createKey(t, owner, { preset: 'agent-runtime' })).key });

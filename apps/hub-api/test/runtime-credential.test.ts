@@ -4,9 +4,9 @@ import type { HubDeps } from '../src/deps';
 import type { Agent } from '../src/generated/prisma/client';
 import { issueRuntimeCredential } from '../src/use-cases/providers/issue-runtime-credential';
 import { refreshRuntimeCredential } from '../src/use-cases/providers/refresh-runtime-credential';
-import { auditRows, registerAgent } from './agents-fixtures';
-import { startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { auditRows, registerAgent } from './support/agents-fixtures';
+import { startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 let t: TestHub;
 beforeAll(async () => {

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { unwrap } from '@svc/contracts';
 import { startRuntimeEnvironmentBackfill } from '../src/workers/runtime-environments-backfill.worker';
-import { startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
+import { startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
 
 const run = promisify(execFile);
 const BACKFILL = path.join(__dirname, '..', 'dist', 'backfill-runtime-environments.js');

@@ -4,9 +4,9 @@ import { createSecretBox, parseSecretBoxKeys } from '@svc/service-kit';
 import { startFakeCloudflare } from '@svc/testing';
 import type { FakeCloudflare } from '@svc/testing';
 import { CLOUDFLARE_TOKEN_AAD } from '../src/data/tunnel-providers/cloudflare';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
-import { expectNoSecretsStored, registerHost } from './runtime-helpers';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
+import { expectNoSecretsStored, registerHost } from './support/runtime-helpers';
 
 const ZONE = 'svc-tunnels.test';
 let fake: FakeCloudflare;

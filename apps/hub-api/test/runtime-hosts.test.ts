@@ -1,8 +1,8 @@
 import { hashOpaqueToken, verifyOpaqueToken } from '@svc/auth';
 import { unwrap } from '@svc/contracts';
-import { createKey, startTestHub } from './harness';
-import type { TestHub } from './harness';
-import { expectNoSecretsStored, hostBody, registerHost } from './runtime-helpers';
+import { createKey, startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
+import { expectNoSecretsStored, hostBody, registerHost } from './support/runtime-helpers';
 
 let t: TestHub;
 beforeAll(async () => {

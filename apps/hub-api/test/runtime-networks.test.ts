@@ -1,7 +1,7 @@
 import { unwrap } from '@svc/contracts';
-import { createKey, startTestHub } from './harness';
-import type { SeededMember, TestHub } from './harness';
-import { registerHost } from './runtime-helpers';
+import { createKey, startTestHub } from './support/harness';
+import type { SeededMember, TestHub } from './support/harness';
+import { registerHost } from './support/runtime-helpers';
 
 let t: TestHub;
 beforeAll(async () => {

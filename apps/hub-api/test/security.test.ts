@@ -1,8 +1,8 @@
 import { jwtAttacks } from '@svc/testing';
 import type { JwtAttack } from '@svc/testing';
 import { API_KEY_CACHE_TTL_MS } from '../src/auth/api-key-cache';
-import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
-import type { SeededAgent, SeededMember, TestHub } from './harness';
+import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
+import type { SeededAgent, SeededMember, TestHub } from './support/harness';
 
 /**
  * The hub's credential checks from outside, against the running hub: hostile JWTs built with its real signing key

@@ -1,6 +1,7 @@
 import { dropDatabase } from '@svc/db-kit';
-import { createKey, SERVICE_TOKEN, startTestHub } from './harness';
-import type { TestHub } from './harness';
+import { testDatabaseServerUrl } from '@svc/testing';
+import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
+import type { TestHub } from './support/harness';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { lintAnnotations } = require('../../../packages/contracts/scripts/documents.cjs') as {
@@ -124,11 +125,7 @@ describe('readiness during a database outage', () => {
       await own
         .close()
         .catch(() =>
-          dropDatabase(
-            'postgresql://postgres@127.0.0.1:5432/postgres',
-            new URL(own.databaseUrl).pathname.slice(1),
-            { force: true },
-          ),
+          dropDatabase(testDatabaseServerUrl(), new URL(own.databaseUrl).pathname.slice(1), { force: true }),
         );
     }
   });

@@ -1,10 +1,10 @@
-export { createReferenceAgent } from './agent';
-export type { ReferenceAgent, ReferenceAgentOptions } from './agent';
-export { StageBlockedError } from './stage-handler';
-export type { AgentStageAssignment, StageContext, StageHandler, StageResult } from './stage-handler';
-export { defaultStageHandler } from './default-handler';
+export { createReferenceAgent } from './app';
+export type { ReferenceAgent, ReferenceAgentOptions } from './app';
+export { StageBlockedError } from './domain/stage-handler';
+export type { AgentStageAssignment, StageContext, StageHandler, StageResult } from './domain/stage-handler';
+export { defaultStageHandler } from './domain/default-stage-handler';
 export { exampleFromSchema } from './domain/schema-example/example-from-schema';
 export type { ExampleOptions } from './domain/schema-example/example-from-schema';
-export { loadStageHandler } from './load-handler';
+export { loadStageHandler } from './data/stage-handler-module';
 export { loadReferenceAgentConfig, referenceAgentEnvSchema } from './env';
 export type { ReferenceAgentConfig } from './env';

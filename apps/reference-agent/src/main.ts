@@ -1,14 +1,14 @@
 import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import { createLogger, installShutdown, runMain } from '@svc/service-kit';
-import { createReferenceAgent } from './agent';
-import { defaultStageHandler } from './default-handler';
+import { createReferenceAgent } from './app';
+import { defaultStageHandler } from './domain/default-stage-handler';
 import {
   EXIT_PROVIDER_MODEL_NOT_FOUND,
   ProviderModelNotFoundError,
   staleModelLogLine,
 } from './domain/provider-model-not-found';
 import { loadReferenceAgentConfig } from './env';
-import { loadStageHandler } from './load-handler';
+import { loadStageHandler } from './data/stage-handler-module';
 
 /** How long SIGTERM waits for in-flight stages; below installShutdown's own 20 s deadline. */
 const STOP_TIMEOUT_MS = 15_000;

@@ -2,11 +2,11 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createStaticJwks, createTokenIssuer, createTokenVerifier, generateSigningKey } from '@svc/auth';
 import { createLogger } from '@svc/service-kit';
-import { startBuiltEntryPoint } from '@svc/testing';
+import { eventually, startBuiltEntryPoint } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
-import { createReferenceAgent } from '../src/agent';
-import type { ReferenceAgent } from '../src/agent';
-import { FakePlatform } from '../src/test-support/fake-platform';
+import { createReferenceAgent } from '../src/app';
+import type { ReferenceAgent } from '../src/app';
+import { FakePlatform } from './support/fake-platform';
 
 /**
  * The reference agent with its console served (`AGENT_SERVE_PORT`): health answers a console ticket with the
@@ -84,15 +84,18 @@ describe('in process', () => {
       body: JSON.stringify({ text: 'what are you doing?' }),
     });
     expect(sent.status).toBe(202);
-    let reply: { text: string } | undefined;
-    for (let i = 0; i < 100 && !reply; i++) {
-      const list = (await (await fetch(`${url}/chat/messages?ticket=${ticket()}`)).json()) as {
-        data: { text: string; in_reply_to: number | null }[];
-      };
-      reply = list.data.find((m) => m.in_reply_to === 1);
-      if (!reply) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(reply!.text).toBe(
+    const reply = await eventually(
+      async () => {
+        const list = (await (await fetch(`${url}/chat/messages?ticket=${ticket()}`)).json()) as {
+          data: { text: string; in_reply_to: number | null }[];
+        };
+        return list.data.find((m) => m.in_reply_to === 1);
+      },
+      2_000,
+      'the chat reply',
+      { intervalMs: 20 },
+    );
+    expect(reply.text).toBe(
       [
         `I am ref-console (${AGENT_ID}), a reference agent; I am idle.`,
         'No stage is in progress.',
@@ -132,13 +135,14 @@ describe('the built entry point', () => {
         },
       },
     );
-    for (let i = 0; i < 200 && port === undefined; i++)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(port).toEqual(expect.any(Number));
-    const res = await fetch(`http://127.0.0.1:${port}/global/health?ticket=${ticket()}`);
+    const bound = await eventually(() => port, 10_000, 'the "console serving" line', {
+      intervalMs: 50,
+      describe: () => proc!.output(),
+    });
+    const res = await fetch(`http://127.0.0.1:${bound}/global/health?ticket=${ticket()}`);
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ agent_id: AGENT_ID, name: 'ref-console' });
-    const anonymous = await fetch(`http://127.0.0.1:${port}/global/health`);
+    const anonymous = await fetch(`http://127.0.0.1:${bound}/global/health`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   });

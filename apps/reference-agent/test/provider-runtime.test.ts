@@ -12,18 +12,18 @@ import { createLogger } from '@svc/service-kit';
 import {
   createHubDatabase,
   createHubWorkspace,
+  eventually,
   exitWithin,
   newServiceToken,
   registerLiveRuntimeHost,
-  sleep,
   startBuiltEntryPoint,
   startHub,
 } from '@svc/testing';
 import type { HubOwner, LiveRuntimeHost, NodeProcess, RunningHub, TestDatabase } from '@svc/testing';
-import { createReferenceAgent } from '../src/agent';
-import type { ReferenceAgent } from '../src/agent';
+import { createReferenceAgent } from '../src/app';
+import type { ReferenceAgent } from '../src/app';
 import { EXIT_PROVIDER_MODEL_NOT_FOUND } from '../src/domain/provider-model-not-found';
-import { FakePlatform } from '../src/test-support/fake-platform';
+import { FakePlatform } from './support/fake-platform';
 
 /**
  * The agent's provider runtime against a real hub (built, on its own database): runtime credential refreshes
@@ -137,16 +137,6 @@ async function auditEvents(action: string, agentId: string) {
   return page as unknown as { action: string; data: Record<string, unknown> }[];
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await sleep(50);
-  }
-  throw new Error(`${what} did not happen within ${ms / 1000} s`);
-}
-
 /** A forwarding proxy to the hub that answers 503 to the first `failures` refreshes. */
 async function flakyHub(failures: number) {
   const upstream = new URL(hub.url);
@@ -232,10 +222,15 @@ describe('in process', () => {
         credential: { token: started.credential.token, expiresAt: new Date(Date.now() + 1_500) },
       },
     });
-    const held = await waitFor('a refreshed credential', () => {
-      const current = agent!.runtimeCredential();
-      return current && current.token !== started.credential.token ? current : undefined;
-    });
+    const held = await eventually(
+      () => {
+        const current = agent!.runtimeCredential();
+        return current && current.token !== started.credential.token ? current : undefined;
+      },
+      30_000,
+      'a refreshed credential',
+      { intervalMs: 50 },
+    );
     expect(proxy.refreshes.slice(0, 3)).toEqual([503, 503, 200]);
     expect(held).toMatchObject({ model: 'local/echo', authorizationSource: 'hub_managed' });
     expect(agent!.runtimeModel()).toBe('local/echo');
@@ -364,18 +359,23 @@ describe('the built entry point', () => {
     await rm(path.join(home, 'runtime-state.json'));
     const second = run(env, 'reference agent (cleared runtime home)');
     const statePath = path.join(home, 'runtime-state.json');
-    const state = await waitFor('the new runtime state', async () => {
-      try {
-        return JSON.parse(await readFile(statePath, 'utf8')) as { model: string; updated_at: string };
-      } catch {
-        return second.running() ? undefined : Promise.reject(new Error(second.output()));
-      }
-    });
+    const state = await eventually(
+      async () => JSON.parse(await readFile(statePath, 'utf8')) as { model: string; updated_at: string },
+      30_000,
+      'the new runtime state',
+      { intervalMs: 50, describe: () => second.output() },
+    );
     expect(state.model).toBe('local/echo');
     expect((await stat(statePath)).mode & 0o777).toBe(0o600);
     expect((await stat(home)).mode & 0o777).toBe(0o700);
-    await waitFor('the hub heartbeat', () =>
-      second.output().includes('"reference agent started"') ? true : undefined,
+    await eventually(
+      () => second.output().includes('"reference agent started"'),
+      30_000,
+      'the hub heartbeat',
+      {
+        intervalMs: 50,
+        describe: () => second.output(),
+      },
     );
     expect(second.running()).toBe(true);
     expect(await readFile(path.join(other, 'runtime-state.json'), 'utf8')).toBe(stale);

@@ -22,7 +22,7 @@ import { HubSpawnEvents } from './data/hub-spawn-events';
 import { SpawnLog } from './data/spawn-log';
 import { isAllowedHost } from './domain/host-guard';
 
-export interface RelayAppOptions {
+export interface RelayServiceOptions {
   config: RelayConfig;
   logger: Logger;
   /** How long the hub has to answer the readiness probe (default 2 s). */
@@ -35,20 +35,18 @@ export interface RelayAppOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export interface RelayApp {
+export interface RelayService {
   app: Express;
   spawner: AgentSpawner;
   /** Resolves once every spawn event so far was reported to the hub (or given up on). */
   eventsFlushed: () => Promise<void>;
 }
 
-/** The relay's HTTP app, wired from explicit options; `main.ts` and the tests both build it here. */
-export function buildApp(options: RelayAppOptions): Express {
-  return buildRelay(options).app;
-}
-
-/** The relay's app with its spawner (for shutdown and tests). */
-export function buildRelay(options: RelayAppOptions): RelayApp {
+/**
+ * The relay wired from explicit options: its HTTP app, with the spawner and the hub reports it stops at
+ * shutdown. `main.ts` and the tests both build it here.
+ */
+export function createRelayService(options: RelayServiceOptions): RelayService {
   const { config, logger } = options;
   const hubTimeoutMs = options.hubTimeoutMs ?? 2000;
   // The hub probe aborts itself after hubTimeoutMs; the outer limit is only a backstop.

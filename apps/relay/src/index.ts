@@ -1,4 +1,4 @@
-export { buildApp } from './app';
-export type { RelayAppOptions } from './app';
+export { createRelayService } from './app';
+export type { RelayService, RelayServiceOptions } from './app';
 export { loadRelayConfig, relayEnvSchema } from './env';
 export type { RelayConfig } from './env';

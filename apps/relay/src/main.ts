@@ -6,7 +6,7 @@ import {
   startOptionalMetricsListener,
   startTracing,
 } from '@svc/service-kit';
-import { buildRelay } from './app';
+import { createRelayService } from './app';
 import { loadRelayConfig } from './env';
 import { relayRegistry } from './metrics';
 import { missingSettings } from './use-cases/health/check-readiness';
@@ -15,7 +15,7 @@ runMain('relay', async () => {
   const config = loadRelayConfig();
   const logger = createLogger({ name: 'relay', level: config.logLevel });
   const tracing = startTracing({ serviceName: 'relay', logger });
-  const relay = buildRelay({ config, logger });
+  const relay = createRelayService({ config, logger });
   const server = await startHttpServer(relay.app, { host: config.host, port: config.port, logger });
   const metricsSteps = await startOptionalMetricsListener(relayRegistry, {
     host: config.host,

@@ -12,7 +12,7 @@ import {
   generateAccessMatrix,
 } from '@svc/testing';
 import type { CredentialFactories, MatrixTarget } from '@svc/testing';
-import { buildApp } from '../src/app';
+import { createRelayService } from '../src/app';
 import { loadRelayConfig } from '../src/env';
 import { startFakeHub } from './support/fake-hub';
 import type { FakeHub } from './support/fake-hub';
@@ -67,7 +67,7 @@ beforeAll(async () => {
     level: 'silent',
     destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
   });
-  const app = buildApp({ config, logger, validateResponses: true });
+  const { app } = createRelayService({ config, logger, validateResponses: true });
   server = await startHttpServer(app, { host: config.host, port: config.port, logger });
 });
 afterAll(async () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { Writable } from 'node:stream';
 import { createLogger, startHttpServer } from '@svc/service-kit';
 import type { RunningServer } from '@svc/service-kit';
-import { buildRelay } from '../src/app';
+import { createRelayService } from '../src/app';
 import { loadRelayConfig } from '../src/env';
 import packageJson from '../package.json';
 import { startFakeHub } from './support/fake-hub';
@@ -33,7 +33,7 @@ async function startRelay(
   });
   const config = loadRelayConfig({ RELAY_PORT: '0', ...env });
   const logger = createLogger({ name: 'relay', level: 'trace', destination });
-  const built = buildRelay({ config, logger, validateResponses: true, ...options });
+  const built = createRelayService({ config, logger, validateResponses: true, ...options });
   const server: RunningServer = await startHttpServer(built.app, {
     host: config.host,
     port: config.port,

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError, createLogger } from '@svc/service-kit';
+import { eventually } from '@svc/testing';
 import { HubSpawnEvents } from '../src/data/hub-spawn-events';
 import { SpawnLog } from '../src/data/spawn-log';
 import { isAllowedHost } from '../src/domain/host-guard';
@@ -127,14 +128,12 @@ describe('relay spawner', () => {
     const started = Date.now();
     await s.stopInFlight();
     expect(Date.now() - started).toBeLessThan(2_000);
-    const failed = await problemOf(
-      (async () => {
-        for (;;) {
-          const answer = await s.spawn(request('spw_stopped001', 'slow'));
-          if (answer.status !== 202) return answer;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      })(),
+    // Asked again as the hub does while it answers 202 (problemOf throws then), until the problem comes.
+    const failed = await eventually(
+      () => problemOf(s.spawn(request('spw_stopped001', 'slow'))),
+      20_000,
+      'the stopped spawn to fail',
+      { intervalMs: 50 },
     );
     expect(failed).toMatchObject({ status: 502, code: 'spawn_failed' });
     expect(s.inFlight).toBe(0);

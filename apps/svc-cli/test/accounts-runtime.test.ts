@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHubClient, unwrap } from '@svc/contracts';
+import { eventually } from '@svc/testing';
 import { readAgentState } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { assertBuilt, jsonOf, runSvc, startSvc, stopSvc, tempHome, until } from './support/cli';
+import { assertBuilt, jsonOf, runSvc, runtimeOutputOf, startSvc, stopSvc, tempHome } from './support/cli';
 import type { CliResult, SvcProcess } from './support/cli';
 import { freshWorkdirRoot, HubStack } from './support/stack';
 import type { StackHost } from './support/stack';
@@ -23,7 +24,7 @@ let workdirRoot: string;
 let runtime: SvcProcess | undefined;
 
 const paths = () => resolveConfigPaths({ configDir, profile: 'default' });
-const runtimeOutput = () => `--- runtime\n${runtime?.output().slice(-4000) ?? ''}`;
+const runtimeOutput = () => runtimeOutputOf(runtime);
 
 function svc(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   return runSvc(args, home, {
@@ -33,10 +34,6 @@ function svc(args: string[], env: Record<string, string | undefined> = {}): Prom
     ...env,
   });
 }
-
-/** Polls with the runtime's output in the failure and a 90 s ceiling. */
-const waitFor = <T>(what: string, check: () => Promise<T | undefined>) =>
-  until(what, check, runtimeOutput, 90_000);
 
 function processEnv(pid: number): Record<string, string> {
   const env: Record<string, string> = {};
@@ -58,17 +55,25 @@ beforeAll(async () => {
   const login = await runSvc(stack.loginArgs('--pull-runtime'), home, hostEnv, stack.password);
   if (login.code !== 0) throw new Error(`login failed: ${login.stdout}${login.stderr}`);
   runtime = startSvc(['runtime', 'up'], home, hostEnv);
-  await waitFor('the control socket', async () =>
-    fs.existsSync(controlSocketPath(paths().state_dir)) ? true : undefined,
+  await eventually(
+    async () => fs.existsSync(controlSocketPath(paths().state_dir)),
+    90_000,
+    'the control socket',
+    { describe: runtimeOutput },
   );
-  await waitFor('the host spawn ready at the hub', async () => {
-    const h = unwrap(
-      await stack.participant.GET('/api/v1/runtime-hosts/{hostId}', {
-        params: { path: { hostId: host.id } },
-      }),
-    );
-    return h.readiness.spawn_ready ? true : undefined;
-  });
+  await eventually(
+    async () => {
+      const h = unwrap(
+        await stack.participant.GET('/api/v1/runtime-hosts/{hostId}', {
+          params: { path: { hostId: host.id } },
+        }),
+      );
+      return h.readiness.spawn_ready;
+    },
+    90_000,
+    'the host spawn ready at the hub',
+    { describe: runtimeOutput },
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -80,10 +85,15 @@ afterAll(async () => {
 
 describe('accounts commands with svc runtime up', () => {
   it('when the runtime runs the host, then config doctor passes every check and exits 0', async () => {
-    const result = await waitFor('a green doctor', async () => {
-      const r = await svc(['config', 'doctor', '--json']);
-      return r.code === 0 ? r : undefined;
-    });
+    const result = await eventually(
+      async () => {
+        const r = await svc(['config', 'doctor', '--json']);
+        return r.code === 0 ? r : undefined;
+      },
+      90_000,
+      'a green doctor',
+      { intervalMs: 250, describe: runtimeOutput },
+    );
 
     const doc = jsonOf(result);
     expect(doc).toMatchObject({ ok: true, result: { summary: { passed: 11, warned: 0, failed: 0 } } });
@@ -144,12 +154,17 @@ describe('accounts commands with svc runtime up', () => {
     expect(restAfter).toEqual(restBefore);
     // The restarted process heartbeats with the new token.
     const asOwner = createHubClient({ baseUrl: stack.hubUrl, token: stack.owner.token });
-    await waitFor('a heartbeat after the restart', async () => {
-      const agent = unwrap(
-        await asOwner.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: before.agent_id } } }),
-      );
-      return agent.last_heartbeat_at && Date.parse(agent.last_heartbeat_at) > refreshedAt ? true : undefined;
-    });
+    await eventually(
+      async () => {
+        const agent = unwrap(
+          await asOwner.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: before.agent_id } } }),
+        );
+        return agent.last_heartbeat_at !== null && Date.parse(agent.last_heartbeat_at) > refreshedAt;
+      },
+      90_000,
+      'a heartbeat after the restart',
+      { describe: runtimeOutput },
+    );
     expect((await svc(['token', 'health', '--name', 'tok-agent'])).code).toBe(0);
   });
 });

@@ -11,8 +11,7 @@ import {
   providerAuthDir,
 } from '../src/data/provider-auth-materializer';
 import { CliError } from '../src/domain/cli-error';
-
-const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
+import { modeOf } from './support/cli';
 
 describe('server-local provider auth materializer (real files)', () => {
   let root: string;

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { eventually } from '@svc/testing';
 import { agentRuntimeHome } from '../src/data/agent-state';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { isAlive, jsonOf, modeOf, runSvc, startSvc, stopSvc, tempHome, until } from './support/cli';
+import { isAlive, jsonOf, modeOf, runSvc, runtimeOutputOf, startSvc, stopSvc, tempHome } from './support/cli';
 import type { CliResult, SvcProcess } from './support/cli';
 import { HubStack } from './support/stack';
 import type { HubAgent, StackHost } from './support/stack';
@@ -42,7 +43,7 @@ async function ok<T = Record<string, unknown>>(
   const doc = jsonOf(result);
   if (!doc.ok || result.code !== 0) {
     throw new Error(
-      `svc ${args.join(' ')} failed (exit ${result.code}): ${result.stdout}\n${result.stderr}\n--- runtime\n${runtime?.output().slice(-4000) ?? ''}`,
+      `svc ${args.join(' ')} failed (exit ${result.code}): ${result.stdout}\n${result.stderr}\n${runtimeOutput()}`,
     );
   }
   return doc.result as T;
@@ -69,7 +70,7 @@ const registrations = (agents: HubAgent[]) =>
     serve_port: a.serve_port,
   }));
 
-const runtimeOutput = () => `--- runtime output\n${runtime?.output().slice(-6000) ?? '(not started)'}`;
+const runtimeOutput = () => runtimeOutputOf(runtime);
 
 beforeAll(async () => {
   stack = await HubStack.start('direct');
@@ -180,18 +181,12 @@ describe('with svc runtime up', () => {
   beforeAll(async () => {
     runtime = startSvc(['runtime', 'up'], home, { SVC_CONFIG_DIR: configDir, ...hostEnv });
     const socket = path.join(paths().state_dir, 'control.sock');
-    await until(
-      'the control socket',
-      async () => (fs.existsSync(socket) ? true : undefined),
-      runtimeOutput,
-      90_000,
-    );
-    await until(
-      'the host spawn ready at the hub',
-      async () => ((await stack.spawnReady(host.id)) ? true : undefined),
-      runtimeOutput,
-      90_000,
-    );
+    await eventually(async () => fs.existsSync(socket), 90_000, 'the control socket', {
+      describe: runtimeOutput,
+    });
+    await eventually(() => stack.spawnReady(host.id), 90_000, 'the host spawn ready at the hub', {
+      describe: runtimeOutput,
+    });
   }, 180_000);
 
   it('when a rule of the host is broken, then start is refused with its code before any hub write (rules 3-5)', async () => {
@@ -333,15 +328,15 @@ describe('with svc runtime up', () => {
 
   it('when the console router is asked for the agent health route without a credential, then the agent answers 401', async () => {
     const url = `${host.consoleBaseUrl}/${stack.slug}/agents/${alphaId}/global/health`;
-    await until(
-      'a 401 from the agent through the console router',
+    await eventually(
       async () => {
         const res = await fetch(url);
         await res.arrayBuffer();
-        return res.status === 401 ? true : undefined;
+        return res.status === 401;
       },
-      runtimeOutput,
       60_000,
+      'a 401 from the agent through the console router',
+      { describe: runtimeOutput },
     );
   });
 
@@ -476,12 +471,9 @@ describe('with svc runtime up', () => {
       local_state_cleared: true,
       sandbox_removed: false,
     });
-    await until(
-      'the agent process gone',
-      async () => (isAlive(pid) ? undefined : true),
-      runtimeOutput,
-      30_000,
-    );
+    await eventually(async () => !isAlive(pid), 30_000, 'the agent process gone', {
+      describe: runtimeOutput,
+    });
     expect((await stack.agent(alphaId)).status).toBe('offline');
     expect(fs.existsSync(path.join(paths().state_dir, 'agents', 'alpha', 'state.json'))).toBe(false);
     const after = await ok<ListAgentsResult>(['list']);
@@ -527,12 +519,9 @@ describe('with svc runtime up', () => {
     expect(modeOf(path.dirname(canonical))).toBe(0o700);
     expect(fs.readlinkSync(link)).toBe(canonical);
     const seen = path.join(workdir, 'seen');
-    await until(
-      'the agent saw its auth path',
-      async () => (fs.existsSync(seen) ? true : undefined),
-      runtimeOutput,
-      30_000,
-    );
+    await eventually(async () => fs.existsSync(seen), 30_000, 'the agent saw its auth path', {
+      describe: runtimeOutput,
+    });
     expect(fs.readFileSync(seen, 'utf8')).toBe(link);
     await ok<StopAgentResult>(['stop', 'local-auth']);
   });
@@ -573,37 +562,41 @@ describe('with svc runtime up', () => {
     // Twice stale: the runtime recovers once by itself; the second time the process keeps exiting 78.
     for (let round = 0; round < 2; round += 1) {
       fs.writeFileSync(path.join(home, 'remembered-model'), 'local/gone');
-      const listed = await ok<ListAgentsResult>(['list']);
-      const pid = listed.agents.find((a) => a.name === 'stale')!.process!.pid!;
+      // A restart the runtime has under way lists the agent without a pid for a moment.
+      const pid = await eventually(
+        async () => {
+          const p = (await ok<ListAgentsResult>(['list'])).agents.find((a) => a.name === 'stale')!.process;
+          return p?.state === 'running' && p.pid;
+        },
+        30_000,
+        'the agent running',
+        { intervalMs: 250, describe: runtimeOutput },
+      );
       process.kill(pid, 'SIGKILL');
       if (round === 0) {
-        await until(
-          'the runtime recovered the agent once',
+        await eventually(
           async () => {
             const l = await ok<ListAgentsResult>(['list']);
             const p = l.agents.find((a) => a.name === 'stale')!.process;
-            return p?.state === 'running' &&
-              p.pid !== pid &&
-              !fs.existsSync(path.join(home, 'remembered-model'))
-              ? true
-              : undefined;
+            return (
+              p?.state === 'running' && p.pid !== pid && !fs.existsSync(path.join(home, 'remembered-model'))
+            );
           },
-          runtimeOutput,
           60_000,
+          'the runtime recovered the agent once',
+          { intervalMs: 250, describe: runtimeOutput },
         );
       }
     }
-    await until(
-      'the process exits 78 again',
+    await eventually(
       async () => {
         const l = await ok<ListAgentsResult>(['list']);
         const p = l.agents.find((a) => a.name === 'stale')!.process;
-        return p?.last_exit?.code === 78 && fs.existsSync(path.join(home, 'remembered-model'))
-          ? true
-          : undefined;
+        return p?.last_exit?.code === 78 && fs.existsSync(path.join(home, 'remembered-model'));
       },
-      runtimeOutput,
       60_000,
+      'the process exits 78 again',
+      { intervalMs: 250, describe: runtimeOutput },
     );
 
     const recovered = await ok<StartAgentResult>(['start', '--name', 'stale']);

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { eventually, freePort } from '@svc/testing';
 import { BaseCommand } from '../src/base-command';
 import { GLOBAL_OPTION_FLAGS } from '../src/main';
 
@@ -73,26 +73,6 @@ function compiledCommandIds(): string[] {
 
 function readManifest(): OclifManifest {
   return JSON.parse(fs.readFileSync(path.join(appDir, 'oclif.manifest.json'), 'utf8')) as OclifManifest;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(check: () => Promise<boolean>, ceilingMs: number): Promise<boolean> {
-  const deadline = Date.now() + ceilingMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return check();
 }
 
 /** The real npm CLI behind `npm` on PATH (a symlink to npm-cli.js). */
@@ -372,14 +352,13 @@ describe('svc CLI package: packed tarball installed outside the monorepo', () =>
     const started = JSON.parse(relay.stdout) as { ok: boolean; result: { pid: number; url: string } };
     relayPid = started.result.pid;
     expect(started).toMatchObject({ ok: true, result: { url: `http://127.0.0.1:${port}` } });
-    const healthy = await waitFor(async () => {
-      try {
-        const response = await fetch(`http://127.0.0.1:${port}/healthz`);
-        return response.ok;
-      } catch {
-        return false;
-      }
-    }, 30_000);
-    expect(healthy).toBe(true);
+    await eventually(
+      async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
+      30_000,
+      'the relay healthy',
+      {
+        intervalMs: 250,
+      },
+    );
   });
 });

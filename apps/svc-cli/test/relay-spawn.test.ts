@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { eventually } from '@svc/testing';
 import { resolveConfigPaths } from '../src/domain/config-paths';
-import { runSvc, startSvc, stopSvc, tempHome, until } from './support/cli';
+import { runSvc, runtimeOutputOf, startSvc, stopSvc, tempHome } from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack } from './support/stack';
 import type { StackHost } from './support/stack';
@@ -47,7 +48,7 @@ function processesNaming(...parts: string[]): string[] {
 
 const paths = () => resolveConfigPaths({ configDir, profile: 'default' });
 const relayUrl = () => `http://127.0.0.1:${host.relayPort}`;
-const runtimeOutput = () => `--- runtime output\n${runtime?.output().slice(-6000) ?? '(not started)'}`;
+const runtimeOutput = () => runtimeOutputOf(runtime);
 
 /** The host's allow-list: svc's own agent, and a program that never listens on its serve port (`svc start` waits for it). */
 const COMMANDS = JSON.stringify({
@@ -64,15 +65,15 @@ async function startRuntime(extra: Record<string, string> = {}): Promise<void> {
     UNRELATED_SECRET: 'unrelated-secret-value-0123456789',
     ...extra,
   });
-  await until(
-    'the relay ready and the host spawn ready at the hub',
+  await eventually(
     async () => {
       const ready = await fetch(`${relayUrl()}/readyz`).catch(() => undefined);
       if (ready?.status !== 200) return undefined;
-      return (await stack.spawnReady(host.id)) ? true : undefined;
+      return await stack.spawnReady(host.id);
     },
-    runtimeOutput,
     90_000,
+    'the relay ready and the host spawn ready at the hub',
+    { describe: runtimeOutput },
   );
 }
 
@@ -125,12 +126,16 @@ const sameAnswer = ({ status, body }: Answer) => {
 };
 
 /** Repeats a spawn while the relay answers 202, as the hub does. */
-async function spawnUntilDone(body: unknown): Promise<Answer> {
-  for (;;) {
-    const answer = await spawn(body);
-    if (answer.status !== 202) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+function spawnUntilDone(body: unknown): Promise<Answer> {
+  return eventually(
+    async () => {
+      const answer = await spawn(body);
+      return answer.status !== 202 && answer;
+    },
+    120_000,
+    'an answer other than 202',
+    { intervalMs: 500, describe: runtimeOutput },
+  );
 }
 
 async function relayStatus(): Promise<{ spawns: Record<string, number>; spawn_enabled: boolean }> {
@@ -311,14 +316,14 @@ describe('relay spawn that hangs', () => {
     const body = { ...agentBody('spw_hang000001', 'sleeper'), command_key: 'sleeper' };
     const pending = spawnUntilDone(body);
     // While it runs: the `svc start` child's environment, as the kernel has it.
-    const environ = await until(
-      'the svc start process of the spawn',
+    const environ = await eventually(
       async () => {
         const [pid] = processesNaming('spw_hang000001', '\0start\0');
         return pid === undefined ? undefined : readProc(pid, 'environ');
       },
-      runtimeOutput,
       20_000,
+      'the svc start process of the spawn',
+      { describe: runtimeOutput },
     );
     const names = environ.split('\0').map((entry) => entry.slice(0, entry.indexOf('=')));
     expect(names).toContain('SVC_RUNTIME_INSTANCE_ID');

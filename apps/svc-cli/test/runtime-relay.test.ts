@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import { freePort } from '@svc/testing';
-import { assertBuilt, isAlive, modeOf, runSvc, startSvc, until } from './support/cli';
+import { eventually, freePort } from '@svc/testing';
+import { assertBuilt, isAlive, modeOf, runSvc, startSvc } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';
 import type { RuntimeConfig } from './support/stack';
 
@@ -62,10 +62,15 @@ describe('svc internal relay', () => {
     expect(fs.readFileSync(started.pid_file, 'utf8').trim()).toBe(String(started.pid));
     expect([modeOf(started.pid_file), modeOf(started.log_file)]).toEqual([0o600, 0o600]);
 
-    const health = await until('the relay is ready', async () => {
-      const r = await runSvc(['internal', 'relay', 'health', '--json'], configured.home);
-      return r.code === 0 ? JSON.parse(r.stdout).result : undefined;
-    });
+    const health = await eventually(
+      async () => {
+        const r = await runSvc(['internal', 'relay', 'health', '--json'], configured.home);
+        return r.code === 0 ? JSON.parse(r.stdout).result : undefined;
+      },
+      60_000,
+      'the relay is ready',
+      { intervalMs: 250 },
+    );
     expect(health).toMatchObject({ live: true, ready: true, checks: { hub: 'ok', workspace_api_key: 'ok' } });
 
     const status = await runSvc(['internal', 'relay', 'status', '--json'], configured.home);
@@ -95,14 +100,15 @@ describe('svc internal relay', () => {
       },
     );
 
-    const notReady = await until(
-      'the foreground relay answers',
+    const notReady = await eventually(
       async () => {
         const r = await runSvc(['internal', 'relay', 'health', '--port', String(port), '--json'], bare.home);
         const error = JSON.parse(r.stdout).error;
         return r.code === 1 && error.code === 'relay_not_ready' ? error : undefined;
       },
-      relay.output,
+      60_000,
+      'the foreground relay answers',
+      { intervalMs: 250, describe: relay.output },
     );
     expect(notReady.checks).toMatchObject({
       workspace_api_key: expect.stringContaining('missing SVC_WORKSPACE_API_KEY'),

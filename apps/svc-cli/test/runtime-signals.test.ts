@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { eventually } from '@svc/testing';
 import { writeAgentState } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import type { ConfigPaths } from '../src/domain/config-paths';
 import { processStartTime } from '../src/data/child-registry';
-import { startSvc, stopSvc, until } from './support/cli';
+import { startSvc, stopSvc } from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';
 
@@ -35,8 +36,7 @@ describe('svc runtime up start and stop', () => {
 
   const ready = async (proc: SvcProcess) => {
     const control = createRuntimeControlClient(controlSocketPath(paths.state_dir), 3_000);
-    return until(
-      'runtime up is ready',
+    return eventually(
       async () => {
         const { data } = await control.GET('/status');
         return data &&
@@ -47,8 +47,9 @@ describe('svc runtime up start and stop', () => {
           ? data
           : undefined;
       },
-      proc.output,
       90_000,
+      'runtime up is ready',
+      { describe: proc.output },
     );
   };
 
@@ -77,8 +78,10 @@ describe('svc runtime up start and stop', () => {
 
     runtime = startSvc(['runtime', 'up', '--json'], home);
     await ready(runtime);
-    await until('the left-behind agent is named', async () =>
-      runtime!.output().includes('svc start --name left-behind') ? true : undefined,
+    await eventually(
+      async () => runtime!.output().includes('svc start --name left-behind'),
+      60_000,
+      'the left-behind agent is named',
     );
 
     runtime.child.kill('SIGINT');

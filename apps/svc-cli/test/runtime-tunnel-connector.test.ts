@@ -4,11 +4,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { unwrap } from '@svc/contracts';
-import { startFakeCloudflare } from '@svc/testing';
+import { eventually, startFakeCloudflare } from '@svc/testing';
 import type { FakeCloudflare } from '@svc/testing';
 import { tunnelConnectorFiles } from '../src/data/tunnel-connector';
 import type { ConfigPaths } from '../src/domain/config-paths';
-import { assertBuilt, isAlive, jsonOf, modeOf, runSvc, startSvc, stopSvc, until } from './support/cli';
+import {
+  assertBuilt,
+  isAlive,
+  jsonOf,
+  modeOf,
+  runSvc,
+  runtimeOutputOf,
+  startSvc,
+  stopSvc,
+} from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';
 import type { StackHost } from './support/stack';
@@ -131,20 +140,19 @@ process.on('SIGTERM', () => process.exit(0));
       SVC_RUNTIME_INSTANCE_ID: host.id,
       PATH: `${binDir}:${path.dirname(process.execPath)}:${process.env.PATH ?? systemPath}`,
     });
-    const describeRuntime = () => `runtime up output:\n${runtime?.output() ?? ''}`;
-    await until(
-      'the runtime is up',
-      async () => (runtime!.output().includes(' is up;') ? true : undefined),
-      describeRuntime,
-    );
+    const describeRuntime = () => runtimeOutputOf(runtime);
+    await eventually(async () => runtime!.output().includes(' is up;'), 60_000, 'the runtime is up', {
+      describe: describeRuntime,
+    });
     // No environment, no tunnel: nothing to run.
     expect(callsMade()).toEqual([]);
 
     await provision();
-    const [first] = await until(
-      'cloudflared started',
+    const [first] = await eventually(
       async () => callsMade()[0] && callsMade(),
-      describeRuntime,
+      60_000,
+      'cloudflared started',
+      { describe: describeRuntime },
     );
     const files = tunnelConnectorFiles(paths.state_dir);
     expect(first!.args).toEqual([
@@ -163,20 +171,20 @@ process.on('SIGTERM', () => process.exit(0));
     expect(first!.args.join(' ')).not.toContain(first!.token);
     expect(runtime.output()).not.toContain(first!.token);
 
-    await until(
-      'the hub shows the connector ready',
-      async () => ((await environment()).hosts[0]?.connector_ready === true ? true : undefined),
-      describeRuntime,
+    await eventually(
+      async () => (await environment()).hosts[0]?.connector_ready === true,
       40_000,
+      'the hub shows the connector ready',
+      { describe: describeRuntime },
     );
 
     // The connector dies: supervision starts it again with the same token file.
     process.kill(first!.pid, 'SIGKILL');
-    const second = await until(
-      'cloudflared restarted',
+    const second = await eventually(
       async () => callsMade().find((call) => call.pid !== first!.pid),
-      describeRuntime,
       30_000,
+      'cloudflared restarted',
+      { describe: describeRuntime },
     );
     expect(second.args).toEqual(
       first!.args.map((arg) => (arg.startsWith('127.0.0.1:') ? expect.any(String) : arg)),
@@ -214,11 +222,12 @@ process.on('SIGTERM', () => process.exit(0));
       SVC_RUNTIME_INSTANCE_ID: host.id,
       PATH: `${binDir}:${path.dirname(process.execPath)}:${process.env.PATH ?? systemPath}`,
     });
-    const describeRuntime = () => `runtime up output:\n${runtime?.output() ?? ''}`;
-    const running = await until(
-      'cloudflared started for the active tunnel',
+    const describeRuntime = () => runtimeOutputOf(runtime);
+    const running = await eventually(
       async () => callsMade()[before],
-      describeRuntime,
+      60_000,
+      'cloudflared started for the active tunnel',
+      { describe: describeRuntime },
     );
     const files = tunnelConnectorFiles(paths.state_dir);
     const deletedId = tunnelId();
@@ -230,12 +239,9 @@ process.on('SIGTERM', () => process.exit(0));
         { params: { path: { workspace: stack.slug, environment: 'edge' } } },
       ),
     );
-    await until(
-      'cloudflared stopped',
-      async () => (isAlive(running.pid) ? undefined : true),
-      describeRuntime,
-      40_000,
-    );
+    await eventually(async () => !isAlive(running.pid), 40_000, 'cloudflared stopped', {
+      describe: describeRuntime,
+    });
     expect(fs.existsSync(files.token_file)).toBe(false);
     expect(runtime.output()).toContain(
       `tunnel connector: cloudflared stopped (tunnel ${deletedId} is deleted)`,
@@ -245,11 +251,11 @@ process.on('SIGTERM', () => process.exit(0));
     expect(callsMade()).toHaveLength(before + 1);
 
     await provision();
-    const replacing = await until(
-      'cloudflared started for the new tunnel',
+    const replacing = await eventually(
       async () => callsMade()[before + 1],
-      describeRuntime,
       40_000,
+      'cloudflared started for the new tunnel',
+      { describe: describeRuntime },
     );
     expect(tunnelId()).not.toBe(deletedId);
     expect(replacing.token).toBe(fake.tokenOf(tunnelId()));

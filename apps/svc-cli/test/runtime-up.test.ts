@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '@svc/testing';
+import { eventually, freePort } from '@svc/testing';
 import { agentLogFile, agentRuntimeHome } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import type { RuntimeControlClient } from '../src/data/runtime-control-client';
@@ -12,9 +12,9 @@ import {
   modeOf,
   referenceAgentMain,
   runSvc,
+  runtimeOutputOf,
   startSvc,
   stopSvc,
-  until,
 } from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';
@@ -54,7 +54,7 @@ describe('svc runtime up', () => {
     await stack?.close();
   });
 
-  const describeRuntime = () => `runtime up output:\n${runtime?.output() ?? ''}`;
+  const describeRuntime = () => runtimeOutputOf(runtime);
 
   it('when --dry-run --json runs, then it prints the plan with variable names only and writes nothing', async () => {
     const result = await runSvc(['runtime', 'up', '--dry-run', '--json'], home);
@@ -156,16 +156,16 @@ describe('svc runtime up', () => {
       SVC_RUNTIME_INSTANCE_ID: host.id,
     });
 
-    const status = await until(
-      'runtime ready with a heartbeat',
+    const status = await eventually(
       async () => {
         const { data } = await control.GET('/status');
         return data && data.relay.ready && data.console_router.ready && data.heartbeat.last_ok_at
           ? data
           : undefined;
       },
-      describeRuntime,
       90_000,
+      'runtime ready with a heartbeat',
+      { describe: describeRuntime },
     );
     expect(status).toMatchObject({
       profile: 'default',
@@ -287,15 +287,18 @@ describe('svc runtime up', () => {
     const firstPid = handed.data!.data.pid!;
 
     const health = `http://127.0.0.1:${host.routerPort}/${stack.slug}/agents/${agent.id}/global/health`;
-    const answer = await until(
-      'the console route reaches the agent (401 without a credential)',
+    const answer = await eventually(
       async () => {
         const res = await fetch(health);
         const body = (await res.json()) as { agent_id?: string };
         return res.status === 401 ? body : undefined;
       },
-      () =>
-        `${describeRuntime()}\nagent log:\n${fs.readFileSync(agentLogFile(paths.state_dir, 'reviewer'), 'utf8')}`,
+      60_000,
+      'the console route reaches the agent (401 without a credential)',
+      {
+        describe: () =>
+          `${describeRuntime()}\nagent log:\n${fs.readFileSync(agentLogFile(paths.state_dir, 'reviewer'), 'utf8')}`,
+      },
     );
     expect(answer.agent_id).toBe(agent.id);
     expect(modeOf(agentLogFile(paths.state_dir, 'reviewer'))).toBe(0o600);
@@ -304,26 +307,28 @@ describe('svc runtime up', () => {
     // activity for the route reaches the hub with the next heartbeats.
     const authorized = await fetch(health, { headers: { authorization: `Bearer ${stack.owner.token}` } });
     expect(authorized.status).toBe(200);
-    await until(
-      'the hub records the console activity the heartbeat carried',
+    await eventually(
       async () => {
         const a = (
           await stack.owner.hub.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: agent.id } } })
         ).data?.data as { console_last_activity_at?: string | null } | undefined;
         return a?.console_last_activity_at ?? undefined;
       },
-      describeRuntime,
+      60_000,
+      'the hub records the console activity the heartbeat carried',
+      { describe: describeRuntime },
     );
 
     process.kill(firstPid, 'SIGKILL');
-    const restarted = await until(
-      'the supervisor restarts the killed agent',
+    const restarted = await eventually(
       async () => {
         const { data } = await control.GET('/agents/{name}', { params: { path: { name: 'reviewer' } } });
         const a = data?.data;
         return a && a.state === 'running' && a.pid !== firstPid && a.restarts === 1 ? a : undefined;
       },
-      describeRuntime,
+      60_000,
+      'the supervisor restarts the killed agent',
+      { describe: describeRuntime },
     );
     expect(restarted.last_exit).toMatchObject({ signal: 'SIGKILL' });
     expect(isAlive(restarted.pid!)).toBe(true);
@@ -367,20 +372,25 @@ describe('svc runtime up', () => {
     });
     expect(handed.response.status).toBe(201);
 
-    const recovered = await until(
-      'the stale agent is running again after its runtime home was cleared',
+    const recovered = await eventually(
       async () => {
         const a = (await control.GET('/agents/{name}', { params: { path: { name: 'stale' } } })).data?.data;
         return a && a.state === 'running' && a.restarts === 1 && a.last_exit?.code === 78 ? a : undefined;
       },
-      describeRuntime,
+      60_000,
+      'the stale agent is running again after its runtime home was cleared',
+      { describe: describeRuntime },
     );
     expect(fs.existsSync(path.join(home78, 'stale-model'))).toBe(false);
     expect(fs.existsSync(path.join(neighbour, 'auth.json'))).toBe(true);
-    const log = await until('the restarted agent writes its first line', async () => {
-      const text = fs.readFileSync(agentLogFile(paths.state_dir, 'stale'), 'utf8');
-      return text.includes('started with a clean runtime home') ? text : undefined;
-    });
+    const log = await eventually(
+      async () => {
+        const text = fs.readFileSync(agentLogFile(paths.state_dir, 'stale'), 'utf8');
+        return text.includes('started with a clean runtime home') ? text : undefined;
+      },
+      60_000,
+      'the restarted agent writes its first line',
+    );
     expect(log).toContain('ProviderModelNotFoundError');
     expect(log).toMatch(/exit 78 \(ProviderModelNotFoundError\): cleared its runtime home/);
     expect(isAlive(recovered.pid!)).toBe(true);
@@ -414,14 +424,14 @@ describe('svc runtime up', () => {
     });
     expect(handed.response.status).toBe(201);
 
-    const failed = await until(
-      'the crashing agent is marked failed',
+    const failed = await eventually(
       async () => {
         const a = (await control.GET('/agents/{name}', { params: { path: { name: 'crasher' } } })).data?.data;
         return a?.state === 'failed' ? a : undefined;
       },
-      describeRuntime,
       90_000,
+      'the crashing agent is marked failed',
+      { describe: describeRuntime },
     );
     expect(failed).toMatchObject({ restarts: 4, pid: null, last_exit: { code: 3 } });
     await control.DELETE('/agents/{name}', { params: { path: { name: 'crasher' } } });
@@ -432,21 +442,23 @@ describe('svc runtime up', () => {
     const relayPid = before.relay.pid!;
 
     process.kill(relayPid, 'SIGKILL');
-    await until(
-      'the runtime reports the crashed relay not ready',
+    await eventually(
       async () => {
         const s = (await control.GET('/status')).data!;
         return s.relay.ready ? undefined : s;
       },
-      describeRuntime,
+      60_000,
+      'the runtime reports the crashed relay not ready',
+      { describe: describeRuntime },
     );
-    const after = await until(
-      'the relay is started again and ready',
+    const after = await eventually(
       async () => {
         const s = (await control.GET('/status')).data!;
         return s.relay.ready && s.relay.pid !== relayPid ? s : undefined;
       },
-      describeRuntime,
+      60_000,
+      'the relay is started again and ready',
+      { describe: describeRuntime },
     );
     expect(after.relay.pid).not.toBeNull();
     expect(runtime!.output()).toMatch(/relay: exited \(SIGKILL\); starting it again in 1 s/);

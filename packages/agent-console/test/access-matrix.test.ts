@@ -13,8 +13,8 @@ import {
 import type { AccessCase, CredentialFactories, MatrixTarget } from '@svc/testing';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { mint, startTestConsole } from './support';
-import type { TestConsole } from './support';
+import { mint, startTestConsole } from './support/console';
+import type { TestConsole } from './support/console';
 
 /**
  * The unauthorized matrix of the agent console, generated from `x-svc-actors` / `x-svc-scopes` of its document:

@@ -1,3 +1,4 @@
+import { eventually } from '@svc/testing';
 import { PROXY_CALLER_HEADER, PROXY_KEY_HEADER } from '../src';
 import {
   AGENT_ID,
@@ -7,8 +8,8 @@ import {
   getJson,
   mint,
   startTestConsole,
-} from './support';
-import type { TestConsole } from './support';
+} from './support/console';
+import type { TestConsole } from './support/console';
 
 let t: TestConsole;
 
@@ -138,16 +139,6 @@ interface Message {
   in_reply_to: number | null;
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 describe('chat', () => {
   test('when a participant sends a message, then 202 with the stored message and the reply follows in the list', async () => {
     const sent = await fetch(`${t.url}/chat/messages?ticket=${mint.ticket()}`, {
@@ -163,11 +154,16 @@ describe('chat', () => {
       in_reply_to: null,
     });
 
-    const reply = await waitFor(async () => {
-      const list = await getJson(`${t.url}/chat/messages?after=${message.seq}`, bearer(mint.ticket()));
-      expect(list.status).toBe(200);
-      return (list.body.data as Message[]).find((m) => m.in_reply_to === message.seq);
-    });
+    const reply = await eventually(
+      async () => {
+        const list = await getJson(`${t.url}/chat/messages?after=${message.seq}`, bearer(mint.ticket()));
+        expect(list.status).toBe(200);
+        return (list.body.data as Message[]).find((m) => m.in_reply_to === message.seq);
+      },
+      5_000,
+      'the reply in the list',
+      { intervalMs: 25 },
+    );
     expect(reply).toMatchObject({
       author: { kind: 'agent', id: AGENT_ID },
       text: `participant ${PARTICIPANT_ID} said: how are you?`,
@@ -217,7 +213,7 @@ describe('chat', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${mint.agent()}` },
       body: JSON.stringify({ text: 'status?' }),
     });
-    await waitFor(async () => (events().length >= 2 ? true : undefined));
+    await eventually(() => events().length >= 2, 5_000, 'both events on the stream', { intervalMs: 25 });
     const [asked, answered] = events();
     expect(asked).toMatchObject({
       id: lastSeq + 1,
@@ -227,7 +223,9 @@ describe('chat', () => {
     expect(t.console.conversation.subscriberCount()).toBe(1);
     controller.abort();
     await reading;
-    await waitFor(async () => (t.console.conversation.subscriberCount() === 0 ? true : undefined));
+    await eventually(() => t.console.conversation.subscriberCount() === 0, 5_000, 'the stream unsubscribed', {
+      intervalMs: 25,
+    });
 
     // A reconnect with Last-Event-ID gets only what came after it.
     const resumed = new AbortController();

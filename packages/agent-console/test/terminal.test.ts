@@ -1,9 +1,10 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import { eventually } from '@svc/testing';
 import { PROXY_CALLER_HEADER, PROXY_KEY_HEADER } from '../src';
-import { PARTICIPANT_ID, PROXY_KEY, mint, startTestConsole } from './support';
-import type { TestConsole } from './support';
+import { PARTICIPANT_ID, PROXY_KEY, mint, startTestConsole } from './support/console';
+import type { TestConsole } from './support/console';
 
 const SECRET = 'agent-token-that-must-not-leak-0123456789';
 let t: TestConsole;
@@ -44,15 +45,12 @@ class Terminal {
     this.ws.send(Buffer.from(text, 'utf8'), { binary: true });
   }
 
-  async waitFor(pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const match = this.output.match(pattern);
-      if (match) return match;
-      if (Date.now() > until)
-        throw new Error(`timed out waiting for ${pattern}; got ${JSON.stringify(this.output)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+  /** The first match of `pattern` in the output, once the shell has printed it. */
+  printed(pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> {
+    return eventually(() => this.output.match(pattern), timeoutMs, String(pattern), {
+      intervalMs: 20,
+      describe: () => `got ${JSON.stringify(this.output)}`,
+    });
   }
 }
 
@@ -62,14 +60,6 @@ function isZombie(pid: number): boolean {
     return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return false;
-  }
-}
-
-async function waitUntil(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -114,9 +104,9 @@ describe('terminal', () => {
   test('when a participant opens it with a ticket, then a shell runs in the workdir and answers typed commands', async () => {
     const term = await Terminal.open(`?ticket=${mint.ticket()}`);
     term.type('echo hello-$((40+2))\n');
-    await term.waitFor(/hello-42/);
+    await term.printed(/hello-42/);
     term.type('pwd\n');
-    await term.waitFor(new RegExp(realpathSync(t.workdir).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')));
+    await term.printed(new RegExp(realpathSync(t.workdir).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')));
     term.ws.close();
     await term.closed;
   });
@@ -124,8 +114,8 @@ describe('terminal', () => {
   test('when the shell runs, then it sees only the allow-listed environment (never the agent token)', async () => {
     const term = await Terminal.open(`?ticket=${mint.ticket()}`);
     term.type('env; echo env-done\n');
-    await term.waitFor(/env-done\r?\n[\s\S]*env-done|env-done\r?\n/);
-    await term.waitFor(/TERM=xterm-256color/);
+    await term.printed(/env-done\r?\n[\s\S]*env-done|env-done\r?\n/);
+    await term.printed(/TERM=xterm-256color/);
     expect(term.output).not.toContain(SECRET);
     expect(term.output).not.toContain('AGENT_TOKEN');
     expect(term.output).toContain('HOME=/tmp');
@@ -136,10 +126,10 @@ describe('terminal', () => {
   test('when a resize frame is sent, then stty size shows the new size', async () => {
     const term = await Terminal.open(`?ticket=${mint.ticket()}&cols=80&rows=24`);
     term.type('stty size\n');
-    await term.waitFor(/24 80/);
+    await term.printed(/24 80/);
     term.ws.send(JSON.stringify({ type: 'resize', cols: 132, rows: 43 }));
     term.type('stty size\n');
-    await term.waitFor(/43 132/);
+    await term.printed(/43 132/);
     term.ws.close();
     await term.closed;
   });
@@ -149,7 +139,7 @@ describe('terminal', () => {
     const term = await Terminal.open(`?ticket=${mint.ticket()}`);
     // A job-control shell runs the background job in a process group of its own.
     term.type('sleep 300 & echo job-$!-started\n');
-    const job = Number((await term.waitFor(/job-(\d+)-started/))[1]);
+    const job = Number((await term.printed(/job-(\d+)-started/))[1]);
     const session = [...t.console.terminalSessions()].find((s) => !before.has(s))!;
     expect(pidAlive(session.pid)).toBe(true);
     expect(pidAlive(job)).toBe(true);
@@ -157,19 +147,19 @@ describe('terminal', () => {
     await session.ended;
     expect(pidAlive(session.pid)).toBe(false);
     expect(() => process.kill(-session.pid, 0)).toThrow();
-    await waitUntil(() => !pidAlive(job) || isZombie(job));
+    await eventually(() => !pidAlive(job) || isZombie(job), 5_000, `job ${job} ended`, { intervalMs: 20 });
     expect(t.console.terminalSessions().has(session)).toBe(false);
   });
 
   test('when a job ignores SIGHUP, then it is killed after the grace', async () => {
     const term = await Terminal.open(`?ticket=${mint.ticket()}`);
     term.type('sh -c \'trap "" HUP; sleep 300\' & echo stubborn-$!-started\n');
-    const job = Number((await term.waitFor(/stubborn-(\d+)-started/))[1]);
+    const job = Number((await term.printed(/stubborn-(\d+)-started/))[1]);
     const session = [...t.console.terminalSessions()].at(-1)!;
     const closedAt = Date.now();
     term.ws.close();
     await session.ended;
-    await waitUntil(() => !pidAlive(job) || isZombie(job));
+    await eventually(() => !pidAlive(job) || isZombie(job), 5_000, `job ${job} ended`, { intervalMs: 20 });
     // The grace (500 ms here) passed before SIGKILL.
     expect(Date.now() - closedAt).toBeGreaterThanOrEqual(450);
   });
@@ -186,7 +176,7 @@ describe('terminal', () => {
       [PROXY_CALLER_HEADER]: `participant:${PARTICIPANT_ID}`,
     });
     term.type('echo via-router-$((2*3))\n');
-    await term.waitFor(/via-router-6/);
+    await term.printed(/via-router-6/);
     term.ws.close();
     await term.closed;
   });
@@ -243,7 +233,7 @@ describe('terminal', () => {
       ws.once('error', reject);
     });
     term.type('echo ready-$((3+4))\n');
-    await term.waitFor(/ready-7/);
+    await term.printed(/ready-7/);
     const [session] = [...own.console.terminalSessions()];
     await own.close();
     expect((await term.closed).code).toBe(1001);

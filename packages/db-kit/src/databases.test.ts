@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+// @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
+import { testDatabaseServerUrl } from '../../testing/src/servers';
 import { withDatabase } from './connection';
 import {
   assertDatabaseName,
@@ -12,7 +14,7 @@ import {
 
 jest.setTimeout(30_000);
 
-const SERVER = process.env['TEST_DATABASE_SERVER_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const SERVER = testDatabaseServerUrl();
 const created: string[] = [];
 
 function uniqueName(label: string): string {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+// @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
+import { testDatabaseServerUrl } from '../../testing/src/servers';
 import { withDatabase } from './connection';
 import { dropDatabase, ensureDatabase } from './databases';
 import type { DatabaseColumns, ExpectedModel } from './drift';
@@ -7,7 +9,7 @@ import { compareModels, normalizeType, readDatabaseColumns } from './drift';
 
 jest.setTimeout(30_000);
 
-const SERVER = process.env['TEST_DATABASE_SERVER_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const SERVER = testDatabaseServerUrl();
 const name = `dbkit_drift_${randomBytes(5).toString('hex')}`;
 const url = withDatabase(SERVER, name);
 

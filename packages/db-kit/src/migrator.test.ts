@@ -3,6 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+// @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
+import { testDatabaseServerUrl } from '../../testing/src/servers';
 import { withDatabase } from './connection';
 import { dropDatabase, ensureDatabase } from './databases';
 import {
@@ -16,7 +18,7 @@ import {
 
 jest.setTimeout(30_000);
 
-const SERVER = process.env['TEST_DATABASE_SERVER_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const SERVER = testDatabaseServerUrl();
 const databases: string[] = [];
 const dirs: string[] = [];
 

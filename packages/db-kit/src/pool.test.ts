@@ -1,6 +1,8 @@
+// @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
+import { testDatabaseServerUrl } from '../../testing/src/servers';
 import { checkDatabase, createPool } from './pool';
 
-const SERVER = process.env['TEST_DATABASE_SERVER_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const SERVER = testDatabaseServerUrl();
 
 describe('createPool', () => {
   it('when created with defaults and a name, then max is 10 and the server sees the application name', async () => {

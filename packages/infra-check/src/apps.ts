@@ -1,16 +1,16 @@
 /**
- * Each app's own env loader (apps/<app>/src/env.ts), and what the check needs to know about a parsed
+ * Each app's own env loader (its package's `./env` export, apps/<app>/src/env.ts), and what the check needs to know about a parsed
  * configuration: where the process listens, how it reaches the hub and the Workflow API, which issuer it
  * trusts. Settings that the schema leaves optional but a deployment cannot do without are listed as
  * `requiredToDeploy`, each with the reason.
  */
-import { loadHubConfig } from '../../../apps/hub-api/src/env';
-import { loadWorkflowConfig } from '../../../apps/workflow-api/src/env';
-import { loadRelayConfig } from '../../../apps/relay/src/env';
-import { consoleRouterEnvSchema, loadConsoleRouterConfig } from '../../../apps/console-router/src/env';
-import { isAllowedOrigin, originRules } from '../../../apps/console-router/src/domain/request-origin';
-import { loadReferenceAgentConfig } from '../../../apps/reference-agent/src/env';
-import { controlWebEnvSchema, loadControlWebConfig } from '../../../apps/control-web/src/env';
+import { loadHubConfig } from '@svc/hub-api/env';
+import { loadWorkflowConfig } from '@svc/workflow-api/env';
+import { loadRelayConfig } from '@svc/relay/env';
+import { consoleRouterEnvSchema, loadConsoleRouterConfig } from '@svc/console-router/env';
+import { isAllowedOrigin, originRules } from '@svc/console-router/request-origin';
+import { loadReferenceAgentConfig } from '@svc/reference-agent/env';
+import { controlWebEnvSchema, loadControlWebConfig } from '@svc/control-web/env';
 import type { AppName, Entry } from './model';
 
 export interface Facts {

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
+// @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
+import { testRedisUrl } from '../../testing/src/servers';
 import { createLogger } from './logger';
 import { checkRedis, createRedis, redisConnectionOptions } from './redis';
 import { startWorker } from './worker';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 const logger = createLogger({ name: 'worker-test', level: 'silent' });
 
 describe('BullMQ worker base', () => {

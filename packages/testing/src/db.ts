@@ -11,6 +11,7 @@ import {
   withAdminClient,
   withDatabase,
 } from '@svc/db-kit';
+import { sleep } from './process';
 import { testDatabaseServerUrl } from './servers';
 
 /** `<prefix>_t_<10-digit unix seconds>_<8 hex>` must fit Postgres' 63-character identifiers. */
@@ -47,8 +48,6 @@ function assertPrefix(prefix: string): void {
 function lockKey(name: string): string {
   return createHash('sha256').update(`svc-testing:${name}`).digest().readBigInt64BE(0).toString();
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Makes sure the migrated template `name` exists. Builders across processes serialise on an advisory lock held on

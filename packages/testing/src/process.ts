@@ -209,23 +209,28 @@ export async function waitUntilLive(
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 15_000;
   const probe = `${url}${options.probe ?? '/healthz'}`;
-  const deadline = Date.now() + timeoutMs;
   let exitCode: number | string | undefined;
   void proc.exited.then((code) => (exitCode = code));
   let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (exitCode !== undefined)
-      throw new Error(`${proc.name} exited during start-up (${exitCode}):\n${proc.output()}`);
-    try {
-      const res = await fetch(probe, { signal: AbortSignal.timeout(2_000) });
-      await res.arrayBuffer();
-      if (res.status === 200) return;
-      last = `HTTP ${res.status}`;
-    } catch (error) {
-      last = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-    }
-    await sleep(100);
-  }
+  const outcome = await eventually(
+    async () => {
+      if (exitCode !== undefined) return 'exited';
+      try {
+        const res = await fetch(probe, { signal: AbortSignal.timeout(2_000) });
+        await res.arrayBuffer();
+        if (res.status === 200) return 'live';
+        last = `HTTP ${res.status}`;
+      } catch (error) {
+        last = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      }
+      return false;
+    },
+    timeoutMs,
+    probe,
+  ).catch(() => 'silent' as const);
+  if (outcome === 'live') return;
+  if (outcome === 'exited')
+    throw new Error(`${proc.name} exited during start-up (${exitCode}):\n${proc.output()}`);
   throw new Error(
     `${proc.name} was not ready at ${probe} within ${timeoutMs / 1000} s (${last}):\n${proc.output()}`,
   );

@@ -1,7 +1,7 @@
 import { unwrap } from '@svc/contracts';
 import { APP_DIRS } from './platform';
 import type { HubOwner } from './platform';
-import { sleep, startBuiltEntryPoint } from './process';
+import { eventually, startBuiltEntryPoint } from './process';
 import type { NodeProcess, StartOptions } from './process';
 
 /** A strict artifact schema for a small report (title, summary, scored items), as runs publish it. */
@@ -109,13 +109,19 @@ export async function startReferenceAgent(
     { AGENT_TOKEN: agent.token, HUB_URL: owner.hubUrl, WORKFLOW_URL: options.workflowUrl, ...options.env },
     { name: `reference agent ${agent.id}`, ...options.process },
   );
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline && proc.running()) {
-    const res = await owner.hub.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: agent.id } } });
-    const seen = (res.data?.data as { last_heartbeat_at?: string | null } | undefined)?.last_heartbeat_at;
-    if (seen && Date.parse(seen) > Date.now() - 10_000) return proc;
-    await sleep(100);
-  }
+  const heard = await eventually(
+    async () => {
+      if (!proc.running()) return 'exited';
+      const res = await owner.hub.GET('/api/v1/agents/{agentId}', {
+        params: { path: { agentId: agent.id } },
+      });
+      const seen = (res.data?.data as { last_heartbeat_at?: string | null } | undefined)?.last_heartbeat_at;
+      return seen !== undefined && seen !== null && Date.parse(seen) > Date.now() - 10_000 && 'heartbeat';
+    },
+    20_000,
+    `a heartbeat of ${proc.name}`,
+  ).catch(() => 'silent');
+  if (heard === 'heartbeat') return proc;
   await proc.stop('SIGKILL');
   throw new Error(`${proc.name} sent no heartbeat within 20 s:\n${proc.output()}`);
 }

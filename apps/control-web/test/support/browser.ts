@@ -115,3 +115,10 @@ export async function signedInPage(
   await signIn(test.page, baseUrl, credentials);
   return test;
 }
+
+/** Nothing the page did was refused by its policy, nothing threw, and it logged no error but the allowed ones. */
+export function expectCleanPage(test: TestPage, allowedConsoleErrors: RegExp[] = []): void {
+  expect(test.cspViolations).toEqual([]);
+  expect(test.pageErrors).toEqual([]);
+  expect(test.consoleErrors.filter((text) => !allowedConsoleErrors.some((re) => re.test(text)))).toEqual([]);
+}

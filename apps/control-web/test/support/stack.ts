@@ -63,6 +63,45 @@ export function ownerCredentials(stack: BrowserStack): { email: string; password
   return { email: stack.file.participant.email, password: stack.file.participant.password };
 }
 
+/** A call to the stack's hub as its owner; `headers` stands instead of the owner's token. */
+export function hubCall(
+  stack: BrowserStack,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = { authorization: `Bearer ${stack.file.participant.token}` },
+): Promise<Response> {
+  return fetch(`${stack.file.hub_url}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+/** A hub call as the owner that must succeed (setting up what the pages show); the answer's `data`. */
+export async function hubData<T>(
+  stack: BrowserStack,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await hubCall(stack, method, path, body);
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { data: T }).data;
+}
+
+/** Adds a viewer with a password to the stack's workspace. */
+export async function addViewer(
+  stack: BrowserStack,
+  viewer: { email: string; password: string },
+): Promise<void> {
+  await hubData(stack, 'POST', `/api/v1/workspaces/${stack.file.workspace.slug}/members`, {
+    ...viewer,
+    role: 'viewer',
+    display_name: 'Viewer',
+  });
+}
+
 /** A delivery the receiver got: its event type and `webhook-id`. */
 export interface ReceivedDelivery {
   event: string;

@@ -1,4 +1,4 @@
-import type { AgentStageAssignment } from '../stage-handler';
+import type { AgentStageAssignment } from './stage-handler';
 import { consoleChatReply } from './console-chat';
 
 const stage = {

@@ -1,4 +1,4 @@
-import type { AgentStageAssignment } from '../stage-handler';
+import type { AgentStageAssignment } from './stage-handler';
 
 export interface ChatFacts {
   name: string;

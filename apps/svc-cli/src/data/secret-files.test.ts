@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { modeOf } from '../../test/support/cli';
 import { ensureOwnerOnlyDir, writeSecretFile } from './secret-files';
-
-const modeOf = (target: string): number => fs.statSync(target).mode & 0o777;
 
 describe('secret files', () => {
   let root: string;

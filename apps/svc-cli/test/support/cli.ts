@@ -3,7 +3,6 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sleep } from '@svc/testing';
 
 /** The CLI package (apps/svc-cli); the tests run its build (`bin/run.js` over dist/), exactly as installed. */
 export const appDir = path.resolve(__dirname, '..', '..');
@@ -127,32 +126,11 @@ export function jsonOf<R = Record<string, unknown>>(
   }
 }
 
-/** Polls `check` until it returns a value (not undefined) or the ceiling passes; fails with `describe()`. */
-export async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  describe: () => string = () => '',
-  ceilingMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ceilingMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: not within ${ceilingMs / 1000} s${last ? ` (last error: ${String(last)})` : ''}\n${describe()}`,
-      );
-    }
-    await sleep(250);
-  }
-}
-
 export const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
+
+/** The end of what a `svc runtime up` process printed, for a failure message. */
+export const runtimeOutputOf = (runtime: SvcProcess | undefined) =>
+  `--- runtime output\n${runtime?.output().slice(-6000) ?? '(not started)'}`;
 
 export function isAlive(pid: number): boolean {
   try {

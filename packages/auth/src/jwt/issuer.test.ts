@@ -1,28 +1,5 @@
+import { decodeSegment, ISSUER, issuerWith, keyA, keyB, NOW_MS, NOW_S } from '../../test/support/tokens';
 import { createTokenIssuer } from './issuer';
-import { generateSigningKey } from './keys';
-
-const ISSUER = 'https://hub.test';
-const NOW_MS = 1_750_000_000_000;
-const NOW_S = NOW_MS / 1000;
-
-const keyA = generateSigningKey();
-const keyB = generateSigningKey();
-
-function decodeSegment(token: string, index: number): Record<string, unknown> {
-  return JSON.parse(Buffer.from(token.split('.')[index] ?? '', 'base64url').toString('utf8')) as Record<
-    string,
-    unknown
-  >;
-}
-
-function issuerWith(activeKid: string, now: () => number = () => NOW_MS) {
-  return createTokenIssuer({
-    issuer: ISSUER,
-    keys: [keyA, keyB].map(({ kid, privateKeyPem }) => ({ kid, privateKeyPem })),
-    activeKid,
-    now,
-  });
-}
 
 describe('createTokenIssuer', () => {
   it('when a token is issued, then header and payload carry the documented claims', () => {

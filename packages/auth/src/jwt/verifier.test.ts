@@ -1,5 +1,6 @@
 import { createHmac, createPublicKey, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { sign as jwtSign } from 'jsonwebtoken';
+import { decodeSegment, ISSUER, issuerWith, keyA, keyB, NOW_MS, NOW_S } from '../../test/support/tokens';
 import { JwksUnavailableError, TokenError } from './errors';
 import type { TokenErrorReason } from './errors';
 import { createTokenIssuer } from './issuer';
@@ -9,10 +10,6 @@ import { createStaticJwks } from './remote-jwks';
 import { createTokenVerifier } from './verifier';
 import type { TokenVerifier } from './verifier';
 
-const ISSUER = 'https://hub.test';
-const NOW_MS = 1_750_000_000_000;
-const NOW_S = NOW_MS / 1000;
-
 const b64json = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** ES256 signed by hand with node:crypto, independent of jsonwebtoken. */
@@ -20,13 +17,6 @@ function signEs256(header: Record<string, unknown>, payload: Record<string, unkn
   const input = `${b64json(header)}.${b64json(payload)}`;
   const signature = cryptoSign('sha256', Buffer.from(input), { key: pem, dsaEncoding: 'ieee-p1363' });
   return `${input}.${signature.toString('base64url')}`;
-}
-
-function decodeSegment(token: string, index: number): Record<string, unknown> {
-  return JSON.parse(Buffer.from(token.split('.')[index] ?? '', 'base64url').toString('utf8')) as Record<
-    string,
-    unknown
-  >;
 }
 
 async function rejection(promise: Promise<unknown>): Promise<TokenError> {
@@ -41,8 +31,6 @@ async function rejection(promise: Promise<unknown>): Promise<TokenError> {
   throw new Error('expected the promise to reject');
 }
 
-const keyA = generateSigningKey();
-const keyB = generateSigningKey();
 const outsider = generateSigningKey();
 
 const validClaims = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -54,15 +42,6 @@ const validClaims = (overrides: Record<string, unknown> = {}): Record<string, un
   jti: 'jti-1',
   ...overrides,
 });
-
-function issuerWith(activeKid: string, now: () => number = () => NOW_MS) {
-  return createTokenIssuer({
-    issuer: ISSUER,
-    keys: [keyA, keyB].map(({ kid, privateKeyPem }) => ({ kid, privateKeyPem })),
-    activeKid,
-    now,
-  });
-}
 
 function verifierWith(
   getJwks: GetJwks,

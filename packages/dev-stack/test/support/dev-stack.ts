@@ -2,11 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { dropDatabase } from '@svc/db-kit';
-import { exitWithin, freePort, startBuiltEntryPoint } from '@svc/testing';
+import {
+  eventually,
+  exitWithin,
+  freePort,
+  startBuiltEntryPoint,
+  testDatabaseServerUrl,
+  testRedisUrl,
+} from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
 
 const packageDir = path.resolve(__dirname, '..', '..');
-const SERVER = 'postgresql://postgres@127.0.0.1:5432';
 export const READY_LINE = 'ready — every service answers /readyz';
 
 /** A development stack of a test's own: free ports, its databases, queue prefix and state directory. */
@@ -24,6 +30,8 @@ export async function devStackSettings(prefix: string, stateDir: string): Promis
     stateDir,
     databases,
     env: {
+      DATABASE_URL: testDatabaseServerUrl(),
+      REDIS_URL: testRedisUrl(),
       HUB_PORT: String(await freePort()),
       WORKFLOW_PORT: String(await freePort()),
       WORKFLOW_WORKER_PORT: String(await freePort()),
@@ -42,14 +50,17 @@ export async function devStackSettings(prefix: string, stateDir: string): Promis
 /** Starts the launcher from its build and waits for its ready line; fails with its output when it exits. */
 export async function startDevStack(env: Record<string, string>, timeoutMs = 120_000): Promise<NodeProcess> {
   const stack = startBuiltEntryPoint(packageDir, 'dist/main.js', env);
-  const deadline = Date.now() + timeoutMs;
-  while (!stack.stdout().includes(READY_LINE)) {
-    if (stack.child.exitCode !== null) {
-      throw new Error(`dev stack exited: ${stack.stderr()}\n${stack.stdout().slice(-3000)}`);
-    }
-    if (Date.now() > deadline) throw new Error(`dev stack not ready: ${stack.stdout().slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  await eventually(
+    () => stack.stdout().includes(READY_LINE) || !stack.running(),
+    timeoutMs,
+    'the dev stack ready',
+    {
+      intervalMs: 200,
+      describe: () => stack.stdout().slice(-3000),
+    },
+  );
+  if (!stack.stdout().includes(READY_LINE))
+    throw new Error(`dev stack exited: ${stack.stderr()}\n${stack.stdout().slice(-3000)}`);
   return stack;
 }
 
@@ -63,6 +74,6 @@ export async function removeDevStack(
     await exitWithin(stack, 60_000);
   }
   for (const name of Object.values(settings.databases))
-    await dropDatabase(SERVER, name, { force: true }).catch(() => undefined);
+    await dropDatabase(testDatabaseServerUrl(), name, { force: true }).catch(() => undefined);
   rmSync(settings.stateDir, { recursive: true, force: true });
 }

@@ -1,11 +1,11 @@
 import { ApiError } from '@svc/contracts';
 import type { Logger } from '@svc/service-kit';
-import { describeError, within } from '../call-policy';
-import type { RetryPolicy } from '../call-policy';
-import type { PlatformApi } from '../stage-api';
-import type { AgentStageAssignment, StageHandler } from '../stage-handler';
-import { runStage } from '../stage-runner';
-import type { StageOutcome, StageRunnerDeps } from '../stage-runner';
+import { describeError, within } from '../../domain/call-policy';
+import type { RetryPolicy } from '../../domain/call-policy';
+import type { PlatformApi } from '../../data/platform-api';
+import type { AgentStageAssignment, StageHandler } from '../../domain/stage-handler';
+import { runStage } from './run-stage';
+import type { StageOutcome, StageRunnerDeps } from './run-stage';
 
 /** How often held (blocked) stages are checked for a due heartbeat (each at its own interval). */
 const HELD_HEARTBEAT_MS = 1_000;

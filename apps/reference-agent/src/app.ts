@@ -1,24 +1,24 @@
 import { createAgentConsole } from '@svc/agent-console';
 import type { TokenVerifier } from '@svc/auth';
 import type { Logger, RunningServer } from '@svc/service-kit';
-import { HubPresence } from './agent/hub-presence';
-import { AgentLifecycle } from './agent/lifecycle';
-import { runPollLoop } from './agent/poll-loop';
-import { InboxResponder } from './agent/inbox-responder';
-import { ProviderRuntime } from './agent/provider-runtime';
-import type { HeldRuntimeCredential } from './agent/provider-runtime';
-import { RuntimeHome } from './agent/runtime-home';
-import { StageTracker } from './agent/stage-tracker';
-import { Wakeup } from './agent/wakeup';
-import { DEFAULT_RETRY_POLICY } from './call-policy';
-import type { RetryPolicy } from './call-policy';
-import { defaultStageHandler } from './default-handler';
+import { HubPresence } from './use-cases/presence/keep-hub-presence';
+import { AgentLifecycle } from './use-cases/lifecycle/run-agent-lifecycle';
+import { runPollLoop } from './workers/poll-loop.worker';
+import { InboxResponder } from './use-cases/inbox/answer-inbox';
+import { ProviderRuntime } from './use-cases/runtime/keep-provider-runtime';
+import type { HeldRuntimeCredential } from './use-cases/runtime/keep-provider-runtime';
+import { RuntimeHome } from './data/runtime-home';
+import { StageTracker } from './use-cases/stages/track-stages';
+import { Wakeup } from './domain/wakeup';
+import { DEFAULT_RETRY_POLICY } from './domain/call-policy';
+import type { RetryPolicy } from './domain/call-policy';
+import { defaultStageHandler } from './domain/default-stage-handler';
 import { agentIdentityFromToken } from './domain/agent-identity';
 import { consoleChatReply } from './domain/console-chat';
 import { staleModelLogLine } from './domain/provider-model-not-found';
 import type { ProviderModelNotFoundError } from './domain/provider-model-not-found';
-import { createPlatformApi } from './stage-api';
-import type { StageHandler } from './stage-handler';
+import { createPlatformApi } from './data/platform-api';
+import type { StageHandler } from './domain/stage-handler';
 
 export interface ReferenceAgentOptions {
   /** The agent's `AGENT_TOKEN`; sent as `Authorization: Bearer`, never logged. */

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@svc/service-kit';
-import { loadStageHandler } from './load-handler';
-import type { StageContext } from './stage-handler';
+import { loadStageHandler } from './stage-handler-module';
+import type { StageContext } from '../domain/stage-handler';
 
 describe('loadStageHandler', () => {
   let dir: string;

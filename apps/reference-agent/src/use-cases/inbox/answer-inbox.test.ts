@@ -3,6 +3,7 @@ import { createLogger } from '@svc/service-kit';
 import {
   createHubDatabase,
   createHubWorkspace,
+  eventually,
   newServiceToken,
   registerLiveRuntimeHost,
   registerStartedAgent,
@@ -10,7 +11,7 @@ import {
   startHub,
 } from '@svc/testing';
 import type { HubOwner, LiveRuntimeHost, RunningHub, TestDatabase } from '@svc/testing';
-import { InboxResponder, REPLY_PREFIX, replyFor } from './inbox-responder';
+import { InboxResponder, REPLY_PREFIX, replyFor } from './answer-inbox';
 
 describe('inbox responder (real hub)', () => {
   jest.setTimeout(120_000);
@@ -68,16 +69,6 @@ describe('inbox responder (real hub)', () => {
     return { ...agent, responder, client: createHubClient({ baseUrl: hub.url, token: agent.token }) };
   }
 
-  async function waitFor<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const value = await read();
-      if (value !== undefined) return value;
-      await sleep(100);
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  }
-
   it('when an agent asks, then the reply goes to the asking agent with the same correlation_id, and the reply is not answered back', async () => {
     const asker = await startedAgent('asker');
     const target = await startedAgent('target');
@@ -91,10 +82,14 @@ describe('inbox responder (real hub)', () => {
       }),
     );
 
-    const reply = await waitFor(async () => {
-      const inbox = unwrap(await asker.client.GET('/api/v1/agents/me/inbox', { params: { query: {} } }));
-      return inbox.find((m) => m.correlation_id === 'corr-agent-1' && m.from.id === target.id);
-    }, 'the reply in the asker inbox');
+    const reply = await eventually(
+      async () => {
+        const inbox = unwrap(await asker.client.GET('/api/v1/agents/me/inbox', { params: { query: {} } }));
+        return inbox.find((m) => m.correlation_id === 'corr-agent-1' && m.from.id === target.id);
+      },
+      30_000,
+      'the reply in the asker inbox',
+    );
     expect(reply).toMatchObject({
       kind: 'ask',
       body: `${REPLY_PREFIX}how are you?`,
@@ -102,10 +97,14 @@ describe('inbox responder (real hub)', () => {
     });
 
     // The asker's responder reads the reply but does not answer it: the target gets nothing back.
-    await waitFor(async () => {
-      const inbox = unwrap(await asker.client.GET('/api/v1/agents/me/inbox', { params: { query: {} } }));
-      return inbox.find((m) => m.id === reply.id && m.read_at !== null);
-    }, 'the reply marked read');
+    await eventually(
+      async () => {
+        const inbox = unwrap(await asker.client.GET('/api/v1/agents/me/inbox', { params: { query: {} } }));
+        return inbox.find((m) => m.id === reply.id && m.read_at !== null);
+      },
+      30_000,
+      'the reply marked read',
+    );
     await sleep(500);
     const targetInbox = unwrap(await target.client.GET('/api/v1/agents/me/inbox', { params: { query: {} } }));
     expect(targetInbox.map((m) => m.body)).toEqual(['how are you?']);
@@ -121,14 +120,18 @@ describe('inbox responder (real hub)', () => {
         body: { kind: 'ask', body: 'x'.repeat(300), correlation_id: 'corr-participant-1' },
       }),
     );
-    const reply = await waitFor(async () => {
-      const inbox = unwrap(
-        await owner.hub.GET('/api/v1/agents/{agentId}/inbox', {
-          params: { path: { agentId: target.id }, query: {} },
-        }),
-      );
-      return inbox.find((m) => m.correlation_id === 'corr-participant-1' && m.from.id === target.id);
-    }, 'the self reply');
+    const reply = await eventually(
+      async () => {
+        const inbox = unwrap(
+          await owner.hub.GET('/api/v1/agents/{agentId}/inbox', {
+            params: { path: { agentId: target.id }, query: {} },
+          }),
+        );
+        return inbox.find((m) => m.correlation_id === 'corr-participant-1' && m.from.id === target.id);
+      },
+      30_000,
+      'the self reply',
+    );
     expect(reply.body).toBe(`${REPLY_PREFIX}${'x'.repeat(200)}`);
     expect(logLines.join('\n')).not.toContain(target.token);
   });

@@ -1,10 +1,10 @@
 import { createLogger } from '@svc/service-kit';
-import { DEFAULT_RETRY_POLICY } from '../call-policy';
-import { defaultStageHandler } from '../default-handler';
-import type { PlatformApi } from '../stage-api';
-import type { AgentStageAssignment } from '../stage-handler';
-import type { StageOutcome } from '../stage-runner';
-import { StageTracker } from './stage-tracker';
+import { DEFAULT_RETRY_POLICY } from '../../domain/call-policy';
+import { defaultStageHandler } from '../../domain/default-stage-handler';
+import type { PlatformApi } from '../../data/platform-api';
+import type { AgentStageAssignment } from '../../domain/stage-handler';
+import type { StageOutcome } from './run-stage';
+import { StageTracker } from './track-stages';
 
 const stage = (id: string, state: AgentStageAssignment['state'] = 'assigned') =>
   ({ stage_id: id, invocation_id: 'inv_1', state, heartbeat_interval_seconds: 1 }) as AgentStageAssignment;

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { ConfigError } from '@svc/service-kit';
-import type { StageHandler } from './stage-handler';
+import type { StageHandler } from '../domain/stage-handler';
 
 const nodeRequire = createRequire(__filename);
 

@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 import { createStaticJwks, createTokenIssuer, createTokenVerifier, generateSigningKey } from '@svc/auth';
 import { createLogger } from '@svc/service-kit';
 import type { RunningServer } from '@svc/service-kit';
-import { createAgentConsole } from '../src';
-import type { AgentConsole, AgentConsoleOptions } from '../src';
+import { createAgentConsole } from '../../src';
+import type { AgentConsole, AgentConsoleOptions } from '../../src';
 
 export const ISSUER = 'http://hub.test';
 export const AGENT_ID = 'agt_console_1';

@@ -1,7 +1,7 @@
 import { createLogger } from '@svc/service-kit';
-import type { AgentStageAssignment } from '../stage-handler';
-import { runPollLoop } from './poll-loop';
-import { Wakeup } from './wakeup';
+import type { AgentStageAssignment } from '../domain/stage-handler';
+import { runPollLoop } from './poll-loop.worker';
+import { Wakeup } from '../domain/wakeup';
 
 const stage = (id: string) => ({ stage_id: id }) as AgentStageAssignment;
 

@@ -19,9 +19,13 @@ describe('Wakeup', () => {
   it('when the signal aborts, or was aborted already, then the wait resolves at once', async () => {
     const wakeup = new Wakeup();
     const controller = new AbortController();
+    const began = Date.now();
     const waiting = wakeup.wait(10_000, controller.signal);
     controller.abort();
     await waiting;
+    expect(Date.now() - began).toBeLessThan(1_000);
+    const again = Date.now();
     await wakeup.wait(10_000, controller.signal);
+    expect(Date.now() - again).toBeLessThan(1_000);
   });
 });

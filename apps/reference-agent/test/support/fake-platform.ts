@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { AgentStageAssignment } from '../stage-handler';
+import type { AgentStageAssignment } from '../../src/domain/stage-handler';
 
 /** One request the fake received, in arrival order. */
 export interface RecordedCall {
@@ -113,15 +113,6 @@ export class FakePlatform {
     return this.calls.filter(
       (call) => call.stageId === stageId && (action === undefined || call.path.endsWith(`/${action}`)),
     );
-  }
-
-  /** Resolves when `predicate` holds (checked every 10 ms); rejects after `timeoutMs`. */
-  async until(predicate: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,11 +1,11 @@
 import { ApiError } from '@svc/contracts';
 import type { Logger } from '@svc/service-kit';
-import { backoffDelay, describeError, sleep, within, withRetry } from '../call-policy';
-import type { RetryPolicy } from '../call-policy';
-import { ProviderModelNotFoundError } from '../domain/provider-model-not-found';
-import { refreshDelayMs } from '../domain/runtime-credential-schedule';
-import type { HubAgent, PlatformApi } from '../stage-api';
-import type { RuntimeHome } from './runtime-home';
+import { backoffDelay, describeError, sleep, within, withRetry } from '../../domain/call-policy';
+import type { RetryPolicy } from '../../domain/call-policy';
+import { ProviderModelNotFoundError } from '../../domain/provider-model-not-found';
+import { refreshDelayMs } from '../../domain/runtime-credential-schedule';
+import type { HubAgent, PlatformApi } from '../../data/platform-api';
+import type { RuntimeHome } from '../../data/runtime-home';
 
 /** A runtime credential as the agent holds it (in memory only). */
 export interface HeldRuntimeCredential {

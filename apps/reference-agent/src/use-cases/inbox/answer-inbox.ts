@@ -1,7 +1,7 @@
 import { createHubClient, unwrap } from '@svc/contracts';
 import type { HubApi } from '@svc/contracts';
 import type { Logger } from '@svc/service-kit';
-import { describeError } from '../call-policy';
+import { describeError } from '../../domain/call-policy';
 
 export type PeerMessage = HubApi.components['schemas']['PeerMessage'];
 

@@ -1,7 +1,7 @@
 import { createLogger } from '@svc/service-kit';
-import { DEFAULT_RETRY_POLICY } from '../call-policy';
-import { HubPresence } from './hub-presence';
-import type { HubStatus } from './hub-presence';
+import { DEFAULT_RETRY_POLICY } from '../../domain/call-policy';
+import { HubPresence } from './keep-hub-presence';
+import type { HubStatus } from './keep-hub-presence';
 
 function setup(initial: HubStatus = 'idle') {
   const lines: Record<string, unknown>[] = [];

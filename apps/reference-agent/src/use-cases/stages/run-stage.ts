@@ -1,11 +1,11 @@
 import { ApiError } from '@svc/contracts';
 import { scrubSecrets } from '@svc/service-kit';
 import type { Logger } from '@svc/service-kit';
-import { classifyError, describeError, within, withRetry } from './call-policy';
-import type { RetryPolicy } from './call-policy';
-import type { ArtifactPublishRequest, PlatformApi } from './stage-api';
-import { isStageBlockedError } from './stage-handler';
-import type { AgentStageAssignment, StageHandler, StageResult } from './stage-handler';
+import { classifyError, describeError, within, withRetry } from '../../domain/call-policy';
+import type { RetryPolicy } from '../../domain/call-policy';
+import type { ArtifactPublishRequest, PlatformApi } from '../../data/platform-api';
+import { isStageBlockedError } from '../../domain/stage-handler';
+import type { AgentStageAssignment, StageHandler, StageResult } from '../../domain/stage-handler';
 
 /** How working a stage ended. */
 export type StageOutcome =

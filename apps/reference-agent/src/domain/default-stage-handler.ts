@@ -1,4 +1,4 @@
-import { exampleFromSchema } from './domain/schema-example/example-from-schema';
+import { exampleFromSchema } from './schema-example/example-from-schema';
 import type { StageContext, StageResult } from './stage-handler';
 
 const MAX_SUMMARY = 2000;

@@ -1,6 +1,6 @@
 import { createHubClient, createWorkflowClient, unwrap } from '@svc/contracts';
 import type { HubApi, WorkflowApi } from '@svc/contracts';
-import type { AgentStageAssignment } from './stage-handler';
+import type { AgentStageAssignment } from '../domain/stage-handler';
 
 export type HubAgent = HubApi.components['schemas']['Agent'];
 export type RuntimeCredentialGrant = HubApi.components['schemas']['AgentRuntimeCredential'];

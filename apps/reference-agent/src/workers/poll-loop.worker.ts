@@ -1,9 +1,9 @@
 import type { Logger } from '@svc/service-kit';
-import { backoffDelay, describeError, sleep, within } from '../call-policy';
-import type { RetryPolicy } from '../call-policy';
-import type { PlatformApi } from '../stage-api';
-import type { AgentStageAssignment } from '../stage-handler';
-import type { Wakeup } from './wakeup';
+import { backoffDelay, describeError, sleep, within } from '../domain/call-policy';
+import type { RetryPolicy } from '../domain/call-policy';
+import type { PlatformApi } from '../data/platform-api';
+import type { AgentStageAssignment } from '../domain/stage-handler';
+import type { Wakeup } from '../domain/wakeup';
 
 /** Slack added to the long-poll wait before the request itself is given up as hung. */
 const LONG_POLL_SLACK_MS = 15_000;

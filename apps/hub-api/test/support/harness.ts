@@ -3,19 +3,25 @@ import { Writable } from 'node:stream';
 import { createHubClient, createHubInternalClient, unwrap } from '@svc/contracts';
 import type { HubClient } from '@svc/contracts';
 import { createLogger, startHttpServer } from '@svc/service-kit';
-import type { RunningServer } from '@svc/service-kit';
+import type { Logger, RunningServer } from '@svc/service-kit';
 import { createTestDatabase } from '@svc/testing';
-import { createHub, MIGRATIONS_DIR } from '../src/app';
-import type { Hub, HubSettings } from '../src/app';
-import { createDatabase } from '../src/db';
-import type { Database } from '../src/db';
-import { hashPassword } from '../src/auth/passwords';
+import { createHubService, MIGRATIONS_DIR } from '../../src/app';
+import type { HubService, HubSettings } from '../../src/app';
+import { createDatabase } from '../../src/db';
+import type { Database } from '../../src/db';
+import { hashPassword } from '../../src/auth/passwords';
 import { newId } from '@svc/service-kit';
 import { generateOpaqueToken, hashOpaqueToken } from '@svc/auth';
-import type { Prisma } from '../src/generated/prisma/client';
-import type { WorkspaceRole } from '../src/generated/prisma/client';
+import type { Prisma } from '../../src/generated/prisma/client';
+import type { WorkspaceRole } from '../../src/generated/prisma/client';
 
 export const SERVICE_TOKEN = `svs_${randomBytes(32).toString('base64url')}`;
+
+/** The moment `m` minutes ago. */
+export const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+
+/** The secret part of an API key `svc_<12-character prefix>_<secret>`. */
+export const secretOf = (key: string) => key.slice('svc_'.length + 12 + 1);
 
 export function testSettings(overrides: Partial<HubSettings> = {}): HubSettings {
   return {
@@ -35,7 +41,7 @@ export function testSettings(overrides: Partial<HubSettings> = {}): HubSettings 
 
 export interface TestHub {
   url: string;
-  hub: Hub;
+  hub: HubService;
   database: Database;
   databaseUrl: string;
   /** Every line the hub logged, for secret-leak assertions. */
@@ -51,9 +57,24 @@ export interface TestHub {
   ): Promise<SeededHost>;
   /** An agent row (default: online on a new host, heartbeat now) and its AGENT_TOKEN. */
   seedAgent(workspaceId: string, overrides?: Partial<Prisma.AgentUncheckedCreateInput>): Promise<SeededAgent>;
+  /** A project row (default code `P…`, name `Project <code>`), written directly. */
+  seedProject(workspaceId: string, code?: string): Promise<Prisma.ProjectGetPayload<object>>;
+  /** A team row with these agents as members, written directly. */
+  seedTeam(workspaceId: string, agentIds: string[]): Promise<Prisma.TeamGetPayload<object>>;
   /** Signs in through the API. */
   login(email: string, password: string): Promise<string>;
+  /** Signs in over HTTP and says how it went, without throwing. */
+  loginAttempt(email: string, password: string): Promise<LoginAttempt>;
   close(): Promise<void>;
+}
+
+export interface LoginAttempt {
+  status: number;
+  /** The problem code of a refusal. */
+  code: string | undefined;
+  /** The session token of a success. */
+  token: string | undefined;
+  retryAfter: string | null;
 }
 
 export interface SeededHost {
@@ -77,13 +98,9 @@ export interface SeededMember {
   token: string;
 }
 
-export async function startTestHub(
-  options: { now?: () => Date; settings?: Partial<HubSettings> } = {},
-): Promise<TestHub> {
-  const db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
-  const database = createDatabase(db.url, { poolSize: 5 });
-  const logs: string[] = [];
-  const logger = createLogger({
+/** A debug logger of the hub whose every line is pushed to `logs` (for secret-leak assertions). */
+export function loggerInto(logs: string[]): Logger {
+  return createLogger({
     name: 'hub-api',
     level: 'debug',
     destination: new Writable({
@@ -93,7 +110,16 @@ export async function startTestHub(
       },
     }),
   });
-  const hub = await createHub({
+}
+
+export async function startTestHub(
+  options: { now?: () => Date; settings?: Partial<HubSettings> } = {},
+): Promise<TestHub> {
+  const db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
+  const database = createDatabase(db.url, { poolSize: 5 });
+  const logs: string[] = [];
+  const logger = loggerInto(logs);
+  const hub = await createHubService({
     database,
     settings: testSettings(options.settings),
     logger,
@@ -170,9 +196,38 @@ export async function startTestHub(
         token,
       };
     },
+    seedProject(workspaceId, code = `P${newId('x').slice(-6)}`) {
+      return database.prisma.project.create({
+        data: { id: newId('prj'), workspaceId, code, name: `Project ${code}` },
+      });
+    },
+    async seedTeam(workspaceId, agentIds) {
+      const team = await database.prisma.team.create({
+        data: { id: newId('team'), workspaceId, name: `team-${randomBytes(4).toString('hex')}` },
+      });
+      if (agentIds.length > 0)
+        await database.prisma.teamAgent.createMany({
+          data: agentIds.map((agentId) => ({ teamId: team.id, agentId })),
+        });
+      return team;
+    },
     async login(email, password) {
       const session = unwrap(await client().POST('/api/v1/auth/login', { body: { email, password } }));
       return session.token;
+    },
+    async loginAttempt(email, password) {
+      const res = await fetch(`${server.url}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
+      const body = (await res.json()) as { code?: string; data?: { token?: string } };
+      return {
+        status: res.status,
+        code: body.code,
+        token: body.data?.token,
+        retryAfter: res.headers.get('retry-after'),
+      };
     },
     async seedMember(role = 'owner', workspace) {
       const suffix = randomBytes(4).toString('hex');

@@ -1,10 +1,11 @@
 import { createLogger } from '@svc/service-kit';
-import { createReferenceAgent } from './agent';
-import type { ReferenceAgent, ReferenceAgentOptions } from './agent';
-import { defaultStageHandler } from './default-handler';
-import { StageBlockedError } from './stage-handler';
-import type { StageHandler } from './stage-handler';
-import { FakePlatform } from './test-support/fake-platform';
+import { eventually, sleep } from '@svc/testing';
+import { createReferenceAgent } from './app';
+import type { ReferenceAgent, ReferenceAgentOptions } from './app';
+import { defaultStageHandler } from './domain/default-stage-handler';
+import { StageBlockedError } from './domain/stage-handler';
+import type { StageHandler } from './domain/stage-handler';
+import { FakePlatform } from '../test/support/fake-platform';
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhZ3RfMSIsImF1ZCI6ImFnZW50In0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
 
@@ -31,8 +32,6 @@ const REPORT_SCHEMA = {
     },
   },
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('reference agent', () => {
   let platform: FakePlatform;
@@ -103,7 +102,7 @@ describe('reference agent', () => {
     };
     await startAgent({ handler }).start();
 
-    await platform.until(
+    await eventually(
       () =>
         platform.published.has('inv_1') &&
         [...platform.stages.values()].every((s) => s.state === 'completed'),
@@ -143,13 +142,9 @@ describe('reference agent', () => {
     expect(platform.calls.filter((call) => call.path.endsWith('/artifact'))).toHaveLength(1);
 
     // The fake records completion when the request arrives; the agent logs it once the answer is back.
-    await platform.until(() => logged('stage completed').length === 2, 5_000, 'both completions logged');
+    await eventually(() => logged('stage completed').length === 2, 5_000, 'both completions logged');
     // The hub saw idle (start), busy (working) and idle again.
-    await platform.until(
-      () => platform.hubStatuses[platform.hubStatuses.length - 1] === 'idle',
-      5_000,
-      'idle',
-    );
+    await eventually(() => platform.hubStatuses[platform.hubStatuses.length - 1] === 'idle', 5_000, 'idle');
     expect(platform.hubStatuses[0]).toBe('idle');
     expect(platform.hubStatuses).toContain('busy');
     // One info line per step, with the stage and invocation and the step's duration.
@@ -179,11 +174,7 @@ describe('reference agent', () => {
       },
     }).start();
 
-    await platform.until(
-      () => platform.callsFor(stage.stage_id, 'blocker').length === 1,
-      5_000,
-      'the blocker',
-    );
+    await eventually(() => platform.callsFor(stage.stage_id, 'blocker').length === 1, 5_000, 'the blocker');
     expect(platform.callsFor(stage.stage_id, 'blocker')[0]?.body).toEqual({
       reason: 'The repository credential is missing; add it in the project settings.',
     });
@@ -207,11 +198,7 @@ describe('reference agent', () => {
       },
     }).start();
 
-    await platform.until(
-      () => platform.stages.get(stage.stage_id)?.state === 'completed',
-      5_000,
-      'completion',
-    );
+    await eventually(() => platform.stages.get(stage.stage_id)?.state === 'completed', 5_000, 'completion');
     expect(runs).toBe(2);
     const actions = platform
       .callsFor(stage.stage_id)
@@ -236,11 +223,7 @@ describe('reference agent', () => {
       },
     }).start();
 
-    await platform.until(
-      () => platform.callsFor(stage.stage_id, 'blocker').length === 1,
-      5_000,
-      'the blocker',
-    );
+    await eventually(() => platform.callsFor(stage.stage_id, 'blocker').length === 1, 5_000, 'the blocker');
     const { reason } = platform.callsFor(stage.stage_id, 'blocker')[0]?.body as { reason: string };
     expect(reason).toContain('the stage handler failed: upstream said no to Bearer');
     expect(reason).not.toContain(TOKEN);
@@ -266,7 +249,7 @@ describe('reference agent', () => {
       },
     }).start();
 
-    await platform.until(
+    await eventually(
       () => platform.stages.get(mine.stage_id)?.state === 'completed',
       5_000,
       'the other stage',
@@ -297,7 +280,7 @@ describe('reference agent', () => {
       },
     }).start();
 
-    await platform.until(() => aborted, 5_000, 'the handler to see the abort');
+    await eventually(() => aborted, 5_000, 'the handler to see the abort');
     await sleep(200);
     const actions = platform.callsFor(stage.stage_id).map((call) => call.path.split('/').pop());
     expect(actions).toEqual(['claim', 'heartbeat']);
@@ -313,11 +296,7 @@ describe('reference agent', () => {
     platform.inject({ method: 'POST', path: /\/complete$/, status: 500 });
     await startAgent().start();
 
-    await platform.until(
-      () => platform.stages.get(stage.stage_id)?.state === 'completed',
-      10_000,
-      'completion',
-    );
+    await eventually(() => platform.stages.get(stage.stage_id)?.state === 'completed', 10_000, 'completion');
     expect(platform.published.has('inv_1')).toBe(true);
     expect(platform.callsFor(stage.stage_id, 'claim')).toHaveLength(3);
     expect(logged('platform call failed; retrying').length).toBeGreaterThanOrEqual(4);
@@ -342,11 +321,7 @@ describe('reference agent', () => {
     });
     await startAgent({ handler: async () => ({ payload: { title: 42 } }) }).start();
 
-    await platform.until(
-      () => platform.callsFor(stage.stage_id, 'blocker').length === 1,
-      5_000,
-      'the blocker',
-    );
+    await eventually(() => platform.callsFor(stage.stage_id, 'blocker').length === 1, 5_000, 'the blocker');
     const { reason } = platform.callsFor(stage.stage_id, 'blocker')[0]?.body as { reason: string };
     expect(reason).toMatch(/^the artifact was rejected by its schema: .*payload/);
     expect(platform.callsFor(stage.stage_id, 'complete')).toHaveLength(0);
@@ -367,7 +342,7 @@ describe('reference agent', () => {
       },
     }).start();
 
-    await platform.until(
+    await eventually(
       () => [...platform.stages.values()].every((s) => s.state === 'completed'),
       10_000,
       'all stages',
@@ -377,12 +352,12 @@ describe('reference agent', () => {
 
   it('when stop() is called during a pending long poll, then it returns within 2 s and the poll is aborted', async () => {
     await startAgent({ pollWaitSeconds: 30 }).start();
-    await platform.until(() => platform.pendingPolls === 1, 5_000, 'a pending long poll');
+    await eventually(() => platform.pendingPolls === 1, 5_000, 'a pending long poll');
 
     const began = Date.now();
     await agent?.stop();
     expect(Date.now() - began).toBeLessThan(2_000);
-    await platform.until(() => platform.abandonedPolls === 1, 2_000, 'the server to see the poll closed');
+    await eventually(() => platform.abandonedPolls === 1, 2_000, 'the server to see the poll closed');
     expect(logged('reference agent stopped')).toHaveLength(1);
   });
 
@@ -397,11 +372,7 @@ describe('reference agent', () => {
         return { payload: {} };
       },
     }).start();
-    await platform.until(
-      () => platform.calls.some((call) => call.path.endsWith('/claim')),
-      5_000,
-      'the claim',
-    );
+    await eventually(() => platform.calls.some((call) => call.path.endsWith('/claim')), 5_000, 'the claim');
 
     const began = Date.now();
     await agent?.stop();

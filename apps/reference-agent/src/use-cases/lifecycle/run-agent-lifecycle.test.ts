@@ -1,7 +1,7 @@
 import { createLogger } from '@svc/service-kit';
-import { DEFAULT_RETRY_POLICY } from '../call-policy';
-import type { HubAgent } from '../stage-api';
-import { AgentLifecycle } from './lifecycle';
+import { DEFAULT_RETRY_POLICY } from '../../domain/call-policy';
+import type { HubAgent } from '../../data/platform-api';
+import { AgentLifecycle } from './run-agent-lifecycle';
 
 function setup() {
   const steps: string[] = [];

@@ -1,8 +1,8 @@
 import { ApiError } from '@svc/contracts';
 import type { Logger } from '@svc/service-kit';
-import { describeError, within } from '../call-policy';
-import type { RetryPolicy } from '../call-policy';
-import type { HubAgent, PlatformApi } from '../stage-api';
+import { describeError, within } from '../../domain/call-policy';
+import type { RetryPolicy } from '../../domain/call-policy';
+import type { HubAgent, PlatformApi } from '../../data/platform-api';
 
 export interface AgentLifecycleDeps {
   api: Pick<PlatformApi, 'getSelf'>;

@@ -1,7 +1,7 @@
 import type { Logger } from '@svc/service-kit';
-import { describeError, within } from '../call-policy';
-import type { RetryPolicy } from '../call-policy';
-import type { PlatformApi } from '../stage-api';
+import { describeError, within } from '../../domain/call-policy';
+import type { RetryPolicy } from '../../domain/call-policy';
+import type { PlatformApi } from '../../data/platform-api';
 
 export type HubStatus = 'idle' | 'busy';
 
