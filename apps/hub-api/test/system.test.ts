@@ -4,7 +4,7 @@ import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
 import type { TestHub } from './support/harness';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { lintAnnotations } = require('../../../packages/contracts/scripts/documents.cjs') as {
+const { lintAnnotations } = require('@svc/contracts/documents-rules') as {
   lintAnnotations: (docs: Record<string, unknown>) => string[];
 };
 

@@ -45,7 +45,7 @@ import { countInvocationsByState } from './use-cases/invocations/count-invocatio
 /** SQL migrations of the workflow database (same relative place from src/ and dist/). */
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'prisma', 'migrations');
 
-export interface WorkflowAppOptions {
+export interface WorkflowServiceOptions {
   database: Database;
   redis: Redis;
   logger: Logger;
@@ -70,7 +70,7 @@ export interface WorkflowAppOptions {
   metrics?: AppMetrics;
 }
 
-function hubClientOf(options: WorkflowAppOptions): HubInternalClient {
+function hubClientOf(options: WorkflowServiceOptions): HubInternalClient {
   return 'url' in options.hub
     ? createHubInternalClient({
         baseUrl: options.hub.url,
@@ -85,7 +85,7 @@ function hubClientOf(options: WorkflowAppOptions): HubInternalClient {
  * (compiled contracts, opened signing secrets, delivery connections).
  */
 export function createWorkflowDeps(
-  options: Pick<WorkflowAppOptions, 'database' | 'logger' | 'now' | 'engine' | 'delivery'> & {
+  options: Pick<WorkflowServiceOptions, 'database' | 'logger' | 'now' | 'engine' | 'delivery'> & {
     hub: HubInternalClient;
     queue: EngineQueue;
     deliveries: DeliveryQueue;
@@ -125,7 +125,7 @@ export interface WorkflowService {
 }
 
 /** The Workflow API's HTTP app with every operation of the workflow contract, and its own connections. */
-export function createWorkflowService(options: WorkflowAppOptions): WorkflowService {
+export function createWorkflowService(options: WorkflowServiceOptions): WorkflowService {
   const { logger } = options;
   const hub = hubClientOf(options);
   const prefix = options.queuePrefix ?? 'svc';

@@ -14,7 +14,6 @@ import {
   recordAnswer,
   reportOrThrow,
   sendRequest,
-  sleep,
   startRunStack,
 } from '@svc/testing';
 import type { FuzzTarget, RunStack } from '@svc/testing';

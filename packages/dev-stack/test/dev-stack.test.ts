@@ -1,12 +1,16 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { exitWithin, startBuiltEntryPoint } from '@svc/testing';
-import type { NodeProcess } from '@svc/testing';
+import {
+  devStackSettings,
+  exitWithin,
+  removeDevStack,
+  startBuiltEntryPoint,
+  startDevStack,
+} from '@svc/testing';
+import type { DevStackSettings, NodeProcess } from '@svc/testing';
 import { formatLogLine } from '../src/processes';
 import type { DevStackFile } from '../src/state';
-import { devStackSettings, removeDevStack, startDevStack } from './support/dev-stack';
-import type { DevStackSettings } from './support/dev-stack';
 
 const packageDir = path.resolve(__dirname, '..');
 jest.setTimeout(120_000);

@@ -5,11 +5,9 @@ import path from 'node:path';
 import { createHubClient, unwrap } from '@svc/contracts';
 import { Workflow } from '@svc/sdk';
 import type { Invocation } from '@svc/sdk';
-import { eventually } from '@svc/testing';
-import type { NodeProcess } from '@svc/testing';
+import { devStackSettings, eventually, removeDevStack, startDevStack } from '@svc/testing';
+import type { DevStackSettings, NodeProcess } from '@svc/testing';
 import type { DevStackFile } from '../src/state';
-import { devStackSettings, removeDevStack, startDevStack } from './support/dev-stack';
-import type { DevStackSettings } from './support/dev-stack';
 
 /**
  * Runs get owners by spawning (spec: two launch paths, hub spawn): on the whole development stack — hub,

@@ -13,9 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { NodeProcess } from '@svc/testing';
-import { devStackSettings, removeDevStack, startDevStack } from './support/dev-stack';
-import type { DevStackSettings } from './support/dev-stack';
+import type { DevStackSettings, NodeProcess } from '@svc/testing';
+import { devStackSettings, removeDevStack, startDevStack } from '@svc/testing';
 
 const REPO = path.resolve(__dirname, '../../..');
 jest.setTimeout(600_000);

@@ -11,6 +11,7 @@ export * from './stub-server';
 export * from './platform';
 export * from './runtime';
 export * from './run-stack';
+export * from './dev-stack';
 export * from './fake-cloudflare-tunnel-api';
 export * from './metrics';
 export * from './fuzz';

@@ -2,7 +2,14 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { readdirSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkLayout, findImportCycles, LONG_FILE_MARKER, readSourceTree } from './layout';
+import {
+  CROSS_WORKSPACE_EXCEPTIONS,
+  checkLayout,
+  findCrossWorkspaceImports,
+  findImportCycles,
+  LONG_FILE_MARKER,
+  readSourceTree,
+} from './layout';
 
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'layout-'));
@@ -106,6 +113,33 @@ describe('the layout checker', () => {
       'domain/kept.ts': `// ${LONG_FILE_MARKER} it is one table.\n${body}`,
     });
     expect(checkLayout(dir).map((v) => v.file)).toEqual(['domain/long.ts']);
+  });
+});
+
+describe('imports between workspaces', () => {
+  test('when a workspace reaches into another by path, then each import is named', () => {
+    const root = tree({
+      'apps/web/src/ok.ts': "import { a } from './a';\nimport { b } from '@svc/b';\n",
+      'apps/web/test/support/stack.ts': "import { s } from '../../../../packages/kit/test/support/s';\n",
+      'packages/check/src/apps.ts':
+        "import { env } from '../../../apps/web/src/env';\n" +
+        // Split so that this file's own text holds no such require.
+        'const r = req' +
+        "uire('../../kit/scripts/r.cjs');\n",
+      'packages/kit/src/index.ts': "export { x } from './x';\n",
+    });
+    expect(findCrossWorkspaceImports(root).map((v) => `${v.file}: ${v.detail}`)).toEqual([
+      'apps/web/test/support/stack.ts: ../../../../packages/kit/test/support/s',
+      'packages/check/src/apps.ts: ../../../apps/web/src/env',
+      'packages/check/src/apps.ts: ../../kit/scripts/r.cjs',
+    ]);
+  });
+
+  test('when the repository is read, then apps and packages reach each other only by package name', () => {
+    const root = path.resolve(__dirname, '..', '..', '..');
+    expect(findCrossWorkspaceImports(root)).toEqual([]);
+    for (const file of Object.keys(CROSS_WORKSPACE_EXCEPTIONS))
+      expect(existsSync(path.join(root, file))).toBe(true);
   });
 });
 

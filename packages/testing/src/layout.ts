@@ -314,3 +314,67 @@ export function checkLayout(srcDir: string): LayoutViolation[] {
     violations.push({ file: cycle[0]!, rule: 'no import cycles', detail: cycle.join(' → ') });
   return violations;
 }
+
+/** One workspace (an app or a package) of the repository: its folder relative to the root, e.g. `apps/relay`. */
+const WORKSPACE_GROUPS = ['apps', 'packages'];
+const WORKSPACE_SOURCE = /\.(?:ts|tsx|mts|cts|mjs|cjs|js)$/;
+const WORKSPACE_SKIPPED = new Set(['node_modules', 'dist', 'generated', 'coverage', '.turbo']);
+
+/**
+ * Files that reach into another workspace by path, with the reason each may. Only a package the test toolkit
+ * itself depends on can be here: giving it `@svc/testing` as a dependency would close a cycle.
+ */
+export const CROSS_WORKSPACE_EXCEPTIONS: Record<string, string> = {
+  'packages/db-kit/src/databases.test.ts':
+    '@svc/testing depends on db-kit; it reads the test servers by path',
+  'packages/db-kit/src/drift.test.ts': '@svc/testing depends on db-kit; it reads the test servers by path',
+  'packages/db-kit/src/migrator.test.ts': '@svc/testing depends on db-kit; it reads the test servers by path',
+  'packages/db-kit/src/pool.test.ts': '@svc/testing depends on db-kit; it reads the test servers by path',
+  'packages/service-kit/src/worker.test.ts':
+    '@svc/testing depends on service-kit; it reads the test servers by path',
+};
+
+function workspaceOf(file: string): string | undefined {
+  const [group, name] = file.split('/');
+  return group && name && WORKSPACE_GROUPS.includes(group) ? `${group}/${name}` : undefined;
+}
+
+function walkWorkspace(root: string, dir: string, out: string[]): void {
+  for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
+    const relative = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (!WORKSPACE_SKIPPED.has(entry.name)) walkWorkspace(root, relative, out);
+    } else if (WORKSPACE_SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(relative);
+  }
+}
+
+/**
+ * Imports (and `require`s) by relative path that leave the importing app or package for another one: an app's
+ * sources read by a package, a package's test helpers read by an app. Workspaces reach each other through
+ * their package names and exports only, so every such edge is a dependency the package manager and the build
+ * order know about. Paths are relative to `root`, the repository.
+ */
+export function findCrossWorkspaceImports(root: string): LayoutViolation[] {
+  const files: string[] = [];
+  for (const group of WORKSPACE_GROUPS)
+    for (const entry of readdirSync(path.join(root, group), { withFileTypes: true }))
+      if (entry.isDirectory()) walkWorkspace(root, `${group}/${entry.name}`, files);
+  const violations: LayoutViolation[] = [];
+  for (const file of files.sort()) {
+    if (file in CROSS_WORKSPACE_EXCEPTIONS) continue;
+    const text = readFileSync(path.join(root, file), 'utf8');
+    for (const match of text.matchAll(IMPORT)) {
+      const specifier = match[4] ?? match[5] ?? match[6];
+      if (!specifier?.startsWith('.')) continue;
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier));
+      const targetWorkspace = workspaceOf(target);
+      if (targetWorkspace !== workspaceOf(file))
+        violations.push({
+          file,
+          rule: 'workspaces import each other by package name, not by path',
+          detail: specifier,
+        });
+    }
+  }
+  return violations;
+}

@@ -3,14 +3,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { NodeProcess } from '@svc/testing';
-// The development stack's own test helpers: the browser tests run the same stack `pnpm start` runs.
-import {
-  devStackSettings,
-  removeDevStack,
-  startDevStack,
-} from '../../../../packages/dev-stack/test/support/dev-stack';
-import type { DevStackSettings } from '../../../../packages/dev-stack/test/support/dev-stack';
+import type { DevStackSettings, NodeProcess } from '@svc/testing';
+// The browser tests run the same stack `pnpm start` runs.
+import { devStackSettings, removeDevStack, startDevStack } from '@svc/testing';
 
 /** The parts of `.svc/dev-stack.json` the browser tests use. */
 export interface StackFile {

@@ -2,17 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { dropDatabase } from '@svc/db-kit';
-import {
-  eventually,
-  exitWithin,
-  freePort,
-  startBuiltEntryPoint,
-  testDatabaseServerUrl,
-  testRedisUrl,
-} from '@svc/testing';
-import type { NodeProcess } from '@svc/testing';
+import { eventually, exitWithin, freePort, startBuiltEntryPoint } from './process';
+import type { NodeProcess } from './process';
+import { testDatabaseServerUrl, testRedisUrl } from './servers';
 
-const packageDir = path.resolve(__dirname, '..', '..');
+/**
+ * The development stack's launcher (`pnpm start`), started from its build as the tests of the stack itself and
+ * the control web app's browser tests run it.
+ */
+const devStackDir = path.resolve(__dirname, '..', '..', 'dev-stack');
 export const READY_LINE = 'ready — every service answers /readyz';
 
 /** A development stack of a test's own: free ports, its databases, queue prefix and state directory. */
@@ -49,7 +47,7 @@ export async function devStackSettings(prefix: string, stateDir: string): Promis
 
 /** Starts the launcher from its build and waits for its ready line; fails with its output when it exits. */
 export async function startDevStack(env: Record<string, string>, timeoutMs = 120_000): Promise<NodeProcess> {
-  const stack = startBuiltEntryPoint(packageDir, 'dist/main.js', env);
+  const stack = startBuiltEntryPoint(devStackDir, 'dist/main.js', env);
   await eventually(
     () => stack.stdout().includes(READY_LINE) || !stack.running(),
     timeoutMs,
