@@ -2,6 +2,7 @@ import {
   createLogger,
   createRedis,
   createMetricsRegistry,
+  registerDatabaseMetrics,
   installShutdown,
   runMain,
   startHttpServer,
@@ -19,6 +20,7 @@ runMain('hub-api', async () => {
   const tracing = startTracing({ serviceName: 'hub-api', logger });
   const database = createDatabase(config.DATABASE_URL, { poolSize: config.HUB_DB_POOL_SIZE });
   const registry = createMetricsRegistry('hub-api');
+  registerDatabaseMetrics(registry, database.pool);
   const metricsPort = config.HUB_METRICS_PORT;
   const redis = config.HUB_REDIS_URL ? createRedis(config.HUB_REDIS_URL, { name: 'hub-api' }) : undefined;
   const hub = await createHubService({

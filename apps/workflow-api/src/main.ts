@@ -1,6 +1,7 @@
 import {
   createLogger,
   createMetricsRegistry,
+  registerDatabaseMetrics,
   createRedis,
   installShutdown,
   runMain,
@@ -20,6 +21,7 @@ runMain('workflow-api', async () => {
   const redis = createRedis(config.REDIS_URL, { name: 'workflow-api' });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const registry = createMetricsRegistry('workflow-api');
+  registerDatabaseMetrics(registry, database.pool);
   const metricsPort = config.WORKFLOW_METRICS_PORT;
   const service = createWorkflowService({
     database,

@@ -1,6 +1,7 @@
 import {
   createLogger,
   createMetricsRegistry,
+  registerDatabaseMetrics,
   createRedis,
   installShutdown,
   runMain,
@@ -22,6 +23,8 @@ runMain('workflow-worker', async () => {
   });
   const redis = createRedis(config.REDIS_URL, { name: 'workflow-worker' });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  const metrics = createMetricsRegistry('workflow-worker');
+  registerDatabaseMetrics(metrics, database.pool);
   const processHandle = startWorkerProcess({
     database,
     redis,
@@ -34,7 +37,7 @@ runMain('workflow-worker', async () => {
     jobLockMs: config.WORKFLOW_JOB_LOCK_MS,
     concurrency: config.WORKFLOW_RECONCILE_CONCURRENCY,
     deliveryConcurrency: config.WORKFLOW_DELIVERY_CONCURRENCY,
-    metrics: createMetricsRegistry('workflow-worker'),
+    metrics,
     queueDashboard: {
       operatorToken: config.SVC_OPERATOR_TOKEN,
       readOnly: config.WORKFLOW_QUEUE_DASHBOARD_READ_ONLY,

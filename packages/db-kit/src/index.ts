@@ -30,7 +30,7 @@ export type {
 } from './migrator';
 export { compareModels, normalizeType, readDatabaseColumns } from './drift';
 export type { DatabaseColumn, DatabaseColumns, ExpectedModel } from './drift';
-export { checkDatabase, createPool } from './pool';
+export { checkDatabase, createPool, statementsSent } from './pool';
 export type { CheckDatabaseOptions, CreatePoolOptions } from './pool';
 export * from './prisma-schema';
 export * from './prisma';

@@ -1,6 +1,7 @@
 // @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
 import { testDatabaseServerUrl } from '../../testing/src/servers';
-import { checkDatabase, createPool } from './pool';
+import { Pool } from 'pg';
+import { checkDatabase, createPool, statementsSent } from './pool';
 
 const SERVER = testDatabaseServerUrl();
 
@@ -27,6 +28,32 @@ describe('createPool', () => {
     } finally {
       await pool.end();
     }
+  });
+});
+
+describe('statementsSent', () => {
+  it('when queries run on the pool and in a checked-out transaction, then each statement is counted once', async () => {
+    const pool = createPool(SERVER, { max: 2 });
+    try {
+      expect(statementsSent(pool)).toBe(0);
+      await pool.query('select 1');
+      await Promise.all([pool.query('select 2'), pool.query('select 3')]);
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('select 4');
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+      expect(statementsSent(pool)).toBe(6);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('when the pool was not made by createPool, then there is no count', () => {
+    expect(statementsSent(new Pool())).toBeUndefined();
   });
 });
 

@@ -24,6 +24,18 @@ export interface CreatePoolOptions {
   onError?: (err: Error) => void;
 }
 
+/** Statements sent through each pool: read by {@link statementsSent}. */
+const statementCounts = new WeakMap<Pool, { sent: number }>();
+
+/**
+ * Statements this pool's connections have sent so far (every `query` call of a pooled client, `BEGIN` and
+ * `COMMIT` included: each is a round trip to the server), or undefined for a pool {@link createPool} did not
+ * make. A plain count, so that services can export it (`svc_db_statements_total`) at the cost of an addition.
+ */
+export function statementsSent(pool: Pool): number | undefined {
+  return statementCounts.get(pool)?.sent;
+}
+
 /** A `pg.Pool` for `url` with production defaults (honours Prisma's `?schema=` by setting search_path). */
 export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
   const pool = new Pool({
@@ -39,8 +51,16 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
   pool.on('error', onError);
   // A client that is checked out (e.g. held by a transaction) reports a dropped connection on itself, not on the
   // pool; without a listener that 'error' event would crash the process when the server restarts.
+  const count = { sent: 0 };
+  statementCounts.set(pool, count);
   pool.on('connect', (client) => {
     client.on('error', onError);
+    // Pooled queries, transactions and Prisma's driver adapter all go through the checked-out client's query.
+    const query = client.query;
+    client.query = function countedQuery(this: typeof client, ...args: unknown[]) {
+      count.sent += 1;
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof client.query;
   });
   return pool;
 }

@@ -10,6 +10,7 @@ export * from './docs';
 export * from './health';
 export * from './server';
 export * from './metrics';
+export * from './metrics-database';
 export * from './metrics-http';
 export * from './metrics-listener';
 export * from './metrics-queue';

@@ -10,6 +10,10 @@ import { createLogger } from './logger';
 import { createMetricsRegistry, metricsPortField } from './metrics';
 import type { Registry } from './metrics';
 import { createQueueMetrics } from './metrics-queue';
+import { registerDatabaseMetrics } from './metrics-database';
+import { createPool } from '@svc/db-kit';
+// @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
+import { testDatabaseServerUrl } from '../../testing/src/servers';
 import { mountOperations } from './operation-router';
 
 const logger = createLogger({ name: 'metrics-test', level: 'silent' });
@@ -178,6 +182,26 @@ describe('queue metrics', () => {
     const text = await registry.metrics();
     expect(text).not.toContain('svc_queue_jobs{');
     expect(sampleOf(text, 'svc_queue_job_failures_total', { queue: 'work', service: 'kit-queue' })).toBe(0);
+  });
+});
+
+describe('database metrics', () => {
+  test('when statements run on the pool, then the scrape counts them and shows the pool', async () => {
+    const pool = createPool(testDatabaseServerUrl(), { max: 2 });
+    try {
+      const registry = createMetricsRegistry('kit-db', { processMetrics: false });
+      registerDatabaseMetrics(registry, pool);
+      await pool.query('select 1');
+      await pool.query('select 2');
+      const text = await registry.metrics();
+      expect(sampleOf(text, 'svc_db_statements_total', { service: 'kit-db' })).toBe(2);
+      expect(sampleOf(text, 'svc_db_pool_connections', { service: 'kit-db', state: 'total' })).toBe(1);
+      expect(sampleOf(text, 'svc_db_pool_connections', { service: 'kit-db', state: 'waiting' })).toBe(0);
+      await pool.query('select 3');
+      expect(sampleOf(await registry.metrics(), 'svc_db_statements_total', { service: 'kit-db' })).toBe(3);
+    } finally {
+      await pool.end();
+    }
   });
 });
 
