@@ -30,7 +30,8 @@ export type {
 } from './migrator';
 export { compareModels, normalizeType, readDatabaseColumns } from './drift';
 export type { DatabaseColumn, DatabaseColumns, ExpectedModel } from './drift';
-export { checkDatabase, createPool, statementsSent } from './pool';
+export { checkDatabase, createPool, poolCounts } from './pool';
+export type { PoolCounts } from './pool';
 export type { CheckDatabaseOptions, CreatePoolOptions } from './pool';
 export * from './prisma-schema';
 export * from './prisma';

@@ -1,7 +1,7 @@
 // @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
 import { testDatabaseServerUrl } from '../../testing/src/servers';
 import { Pool } from 'pg';
-import { checkDatabase, createPool, statementsSent } from './pool';
+import { checkDatabase, createPool, poolCounts } from './pool';
 
 const SERVER = testDatabaseServerUrl();
 
@@ -31,11 +31,11 @@ describe('createPool', () => {
   });
 });
 
-describe('statementsSent', () => {
-  it('when queries run on the pool and in a checked-out transaction, then each statement is counted once', async () => {
+describe('poolCounts', () => {
+  it('when queries run on the pool and in transactions, then each statement and each transaction is counted once', async () => {
     const pool = createPool(SERVER, { max: 2 });
     try {
-      expect(statementsSent(pool)).toBe(0);
+      expect(poolCounts(pool)).toEqual({ statements: 0, transactions: 0 });
       await pool.query('select 1');
       await Promise.all([pool.query('select 2'), pool.query('select 3')]);
       const client = await pool.connect();
@@ -43,17 +43,21 @@ describe('statementsSent', () => {
         await client.query('BEGIN');
         await client.query('select 4');
         await client.query('COMMIT');
+        await client.query({ text: 'start transaction' });
+        await client.query({ text: 'select $1::int', values: [5] });
+        await client.query('rollback');
       } finally {
         client.release();
       }
-      expect(statementsSent(pool)).toBe(6);
+      // Three statements on their own, two transactions of two statements and their BEGIN and end.
+      expect(poolCounts(pool)).toEqual({ statements: 9, transactions: 5 });
     } finally {
       await pool.end();
     }
   });
 
   it('when the pool was not made by createPool, then there is no count', () => {
-    expect(statementsSent(new Pool())).toBeUndefined();
+    expect(poolCounts(new Pool())).toBeUndefined();
   });
 });
 

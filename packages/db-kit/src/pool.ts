@@ -24,16 +24,35 @@ export interface CreatePoolOptions {
   onError?: (err: Error) => void;
 }
 
-/** Statements sent through each pool: read by {@link statementsSent}. */
-const statementCounts = new WeakMap<Pool, { sent: number }>();
+/** What a pool's connections have sent so far: see {@link poolCounts}. */
+export interface PoolCounts {
+  /** Every `query` call of a pooled client: each is a round trip, `BEGIN` and `COMMIT` included. */
+  statements: number;
+  /** Transactions begun: each `BEGIN`, and each statement sent outside one (it commits on its own). */
+  transactions: number;
+}
+
+const counts = new WeakMap<Pool, PoolCounts>();
+/** Whether each pooled client is inside a transaction its borrower began. */
+const inTransaction = new WeakMap<object, { inTransaction: boolean }>();
 
 /**
- * Statements this pool's connections have sent so far (every `query` call of a pooled client, `BEGIN` and
- * `COMMIT` included: each is a round trip to the server), or undefined for a pool {@link createPool} did not
- * make. A plain count, so that services can export it (`svc_db_statements_total`) at the cost of an addition.
+ * The statements and transactions this pool's connections have sent so far, or undefined for a pool
+ * {@link createPool} did not make: plain counts, so that services can export them
+ * (`svc_db_statements_total`, `svc_db_transactions_total`) at the cost of an addition and a look at the
+ * statement's first word.
  */
-export function statementsSent(pool: Pool): number | undefined {
-  return statementCounts.get(pool)?.sent;
+export function poolCounts(pool: Pool): PoolCounts | undefined {
+  return counts.get(pool);
+}
+
+const BEGINS = /^\s*(?:BEGIN|START\s+TRANSACTION)\b/i;
+const ENDS = /^\s*(?:COMMIT|END|ROLLBACK(?!\s+TO\b))\b/i;
+
+function statementText(config: unknown): string | undefined {
+  if (typeof config === 'string') return config;
+  const text = (config as { text?: unknown } | null)?.text;
+  return typeof text === 'string' ? text : undefined;
 }
 
 /** A `pg.Pool` for `url` with production defaults (honours Prisma's `?schema=` by setting search_path). */
@@ -51,16 +70,32 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
   pool.on('error', onError);
   // A client that is checked out (e.g. held by a transaction) reports a dropped connection on itself, not on the
   // pool; without a listener that 'error' event would crash the process when the server restarts.
-  const count = { sent: 0 };
-  statementCounts.set(pool, count);
+  const count: PoolCounts = { statements: 0, transactions: 0 };
+  counts.set(pool, count);
   pool.on('connect', (client) => {
     client.on('error', onError);
     // Pooled queries, transactions and Prisma's driver adapter all go through the checked-out client's query.
     const query = client.query;
+    const state = { inTransaction: false };
+    inTransaction.set(client, state);
     client.query = function countedQuery(this: typeof client, ...args: unknown[]) {
-      count.sent += 1;
+      count.statements += 1;
+      const text = statementText(args[0]);
+      if (text !== undefined && BEGINS.test(text)) {
+        state.inTransaction = true;
+        count.transactions += 1;
+      } else if (text !== undefined && ENDS.test(text)) {
+        state.inTransaction = false;
+      } else if (!state.inTransaction) {
+        count.transactions += 1;
+      }
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof client.query;
+  });
+  // A client comes back to the pool outside any transaction of its borrower's.
+  pool.on('release', (_error, client) => {
+    const state = inTransaction.get(client);
+    if (state) state.inTransaction = false;
   });
   return pool;
 }

@@ -1,4 +1,4 @@
-import { statementsSent } from '@svc/db-kit';
+import { poolCounts } from '@svc/db-kit';
 import type { PrismaDatabase } from '@svc/db-kit';
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -8,6 +8,7 @@ import type { Registry } from 'prom-client';
  * but an addition in the pool):
  * - `svc_db_statements_total`: statements the process sent to PostgreSQL (each a round trip; `BEGIN` and
  *   `COMMIT` count), so a dashboard or a bench can say how many a request, a job or a run costs;
+ * - `svc_db_transactions_total`: transactions it began (each `BEGIN`, and each statement sent on its own);
  * - `svc_db_pool_connections{state}`: the pool's connections, `total` and `idle`, and the callers `waiting`
  *   for one (a pool too small for the load shows here first).
  */
@@ -18,7 +19,16 @@ export function registerDatabaseMetrics(registry: Registry, pool: PrismaDatabase
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(statementsSent(pool) ?? 0);
+      this.inc(poolCounts(pool)?.statements ?? 0);
+    },
+  });
+  new Counter({
+    name: 'svc_db_transactions_total',
+    help: 'Transactions this process began in PostgreSQL (each BEGIN, and each statement sent on its own).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(poolCounts(pool)?.transactions ?? 0);
     },
   });
   new Gauge({

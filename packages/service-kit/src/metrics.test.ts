@@ -195,6 +195,7 @@ describe('database metrics', () => {
       await pool.query('select 2');
       const text = await registry.metrics();
       expect(sampleOf(text, 'svc_db_statements_total', { service: 'kit-db' })).toBe(2);
+      expect(sampleOf(text, 'svc_db_transactions_total', { service: 'kit-db' })).toBe(2);
       expect(sampleOf(text, 'svc_db_pool_connections', { service: 'kit-db', state: 'total' })).toBe(1);
       expect(sampleOf(text, 'svc_db_pool_connections', { service: 'kit-db', state: 'waiting' })).toBe(0);
       await pool.query('select 3');
