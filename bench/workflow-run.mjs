@@ -6,7 +6,7 @@
 //
 //   pnpm run build && node bench/workflow-run.mjs [--runs 200] [--warmup 20] [--burst 100] [--agents 1]
 //                                                [--poll 10] [--run-timeout 10] [--burst-timeout 60]
-//                                                [--burst-pollers 10] [--json]
+//                                                [--burst-pollers 10] [--cpu-prof DIR] [--json]
 //
 // Starts the built hub (`apps/hub-api/dist/main.js`, with the managed provider `local`), the built Workflow
 // API (`dist/main.js`) and its worker (`dist/worker-main.js`) over fresh, migrated test databases and the real
@@ -23,16 +23,28 @@
 //            QueueEvents; so the floor is measured in the same run, under the same conditions;
 //   phase 2  `--burst` invocations invoked and launched at once, polled by `--burst-pollers` concurrent
 //            pollers (each invocation at most every `--poll` ms) until all are completed or `--burst-timeout`.
+// Each phase is also priced: CPU per run of every process (hub, Workflow API, worker, the agents, the Postgres
+// backends of each database, Redis, this bench — phase 1's includes the floor's round trips), and the
+// statements, transactions and HTTP requests per run the services counted (their /metrics). `--cpu-prof DIR`
+// makes the hub, the Workflow API, the worker and the agents write CPU profiles into DIR when they stop.
 // Targets: phase 1 median < 250 ms and p99 < 1 s; every invocation of the burst completes. A missed target is
 // reported, not failed: the exit code is non-zero only when a request or a run fails or set-up fails.
 // Processes, databases and queue keys are removed at the end, also on failure. Only 127.0.0.1 is contacted.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import path from 'node:path';
 import { assertBuilt, benchCli, run, testing } from './harness/cli.mjs';
+import { openCostMeter, printCost } from './harness/cost.mjs';
 import { failureLog, printResult } from './harness/report.mjs';
 import { jsonRequest } from './harness/requests.mjs';
 import { noopQueue } from './harness/queues.mjs';
-import { cleanupStack, createBenchWorkspace } from './harness/stack.mjs';
+import {
+  cleanupStack,
+  cpuProfileArgs,
+  createBenchWorkspace,
+  redisUrl,
+  reportCpuProfiles,
+} from './harness/stack.mjs';
 import { buildResult, printReport } from './workflow-run/report.mjs';
 import {
   REPORT_CAPABILITY,
@@ -45,7 +57,7 @@ import {
 const ENGINE_QUEUES = ['workflow-reconcile'];
 const INTENT = 'Please write the weekly report for the bench';
 
-const options = benchCli('workflow-run', ({ flag, int, seconds }) => ({
+const options = benchCli('workflow-run', ({ flag, int, seconds, text }) => ({
   runs: int('200', 1, 100_000),
   warmup: int('20', 0, 100_000),
   burst: int('100', 1, 10_000),
@@ -54,12 +66,14 @@ const options = benchCli('workflow-run', ({ flag, int, seconds }) => ({
   'run-timeout': seconds('10'),
   'burst-timeout': seconds('60'),
   'burst-pollers': int('10', 1, 1000),
+  'cpu-prof': text(),
   json: flag(),
 }));
 const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCount, poll: pollMs } = options;
 const runTimeoutMs = options['run-timeout'];
 const burstTimeoutMs = options['burst-timeout'];
 const burstPollers = options['burst-pollers'];
+const profileDir = options['cpu-prof'] ? path.resolve(options['cpu-prof']) : undefined;
 /** The settings as the report states them. */
 const settings = {
   runs: runCount,
@@ -152,13 +166,15 @@ async function startStack() {
   const databases = await createBenchDatabases(teardown);
   // The Workflow API and its worker: production defaults but for their own queue prefix.
   const production = { NODE_ENV: 'production' };
-  const { hub, wf } = await startWorkflowStack(teardown, {
+  const nodeArgs = cpuProfileArgs(profileDir);
+  const { hub, wf, api, worker } = await startWorkflowStack(teardown, {
     databases,
     queuePrefix: uniqueQueuePrefix('bench'),
     queues: ENGINE_QUEUES,
     names: { hub: 'hub', api: 'workflow API', worker: 'workflow worker' },
     hubEnv: { HUB_MANAGED_PROVIDERS: 'local', ...production },
     workflowEnv: production,
+    process: { nodeArgs },
   });
 
   // Workspace, project and keys through the hub's public API.
@@ -180,6 +196,7 @@ async function startStack() {
   teardown.push(() => host.stop());
 
   // The agents: registered and started at the hub, each worked by a reference agent process.
+  const agents = [];
   for (let i = 1; i <= agentCount; i += 1) {
     const agent = await harness.registerStartedAgent(owner, {
       name: `bench-agent-${i}`,
@@ -187,13 +204,14 @@ async function startStack() {
       projectCode: project.code,
       capabilities: [REPORT_CAPABILITY],
     });
-    const agentOptions = teardown.logged(`reference agent ${i}`);
+    const agentOptions = teardown.logged(`reference agent ${i}`, { nodeArgs });
     const proc = await harness.startReferenceAgent(owner, agent, {
       workflowUrl: wf.url,
       env: { LOG_LEVEL: 'warn', ...production },
       process: agentOptions,
     });
     teardown.track(proc, agentOptions);
+    agents.push(proc);
   }
 
   // One route: an artifact schema and a contract whose template has one stage.
@@ -214,7 +232,24 @@ async function startStack() {
       `preflight says the route cannot launch: ${JSON.stringify(preflight.blockers?.map((b) => b.code) ?? preflight)}`,
     );
   }
-  return { invocations: `${projectBase}/invocations`, headers: wfKey };
+  const meter = await openCostMeter({
+    processes: {
+      hub: () => [hub.process.child.pid],
+      'workflow API': () => [api.child.pid],
+      worker: () => [worker.child.pid],
+      agents: () => agents.map((proc) => proc.child.pid),
+    },
+    databases: { hub: databases.hubDb.url, workflow: databases.wfDb.url },
+    services: {
+      hub: `${hub.url}/metrics`,
+      'workflow API': `${wf.url}/metrics`,
+      worker: `${wf.workerUrl}/metrics`,
+    },
+    redisUrl,
+  });
+  teardown.push(() => meter.close());
+  const profiled = [hub.process, api, worker, ...agents];
+  return { client: { invocations: `${projectBase}/invocations`, headers: wfKey }, meter, profiled };
 }
 
 /** The Workflow API calls of a run over one key, and phase 1's unit built from them. */
@@ -306,28 +341,45 @@ async function main() {
   const procs = teardown.procs;
   let reported = false;
   try {
-    const client = runClient(await startStack());
+    const stack = await startStack();
+    const client = runClient(stack.client);
+    const { meter } = stack;
     const loadBefore = os.loadavg()[0];
     // Phase 1 (after its warm-up) with the floor's round trips between its runs, then the burst.
     const floor = await openFloor();
     teardown.push(() => floor.close());
     const warmup = await sequentialRuns(client, floor, warmupCount);
+    const before1 = await meter.snapshot();
     const sequential = await sequentialRuns(client, floor, runCount);
+    const after1 = await meter.snapshot();
     if (interrupted.aborted) return;
     await sleep(500);
+    const before2 = await meter.snapshot();
     const burst = await runBurst(client);
+    const after2 = await meter.snapshot();
     const loadAfter = os.loadavg()[0];
     if (interrupted.aborted) return;
+    const cost = {
+      sequential: sequential.runs.length > 0 ? meter.per(before1, after1, sequential.runs.length) : null,
+      burst: burst.completed > 0 ? meter.per(before2, after2, burst.completed) : null,
+    };
 
     const crashed = procs.filter((p) => !p.running());
     const logs = [floor.failures, warmup.failures, sequential.failures, burst.failures];
     const errorCount = logs.reduce((sum, log) => sum + log.total, 0);
     const measured = { loadBefore, loadAfter, warmup, floor, sequential, burst, crashed, errorCount };
     const result = buildResult(settings, measured);
+    result.cost_per_run = cost;
     result.process_logs = Object.fromEntries(
       procs.map((proc) => [proc.name, teardown.written(proc)]).filter(([, logs]) => logs.lines.length > 0),
     );
-    printResult(result, options.json, printReport);
+    printResult(result, options.json, (r) => {
+      printReport(r);
+      printCost({ 'phase 1 (one at a time)': cost.sequential, 'phase 2 (burst)': cost.burst }, 'run');
+    });
+    if (profileDir)
+      for (const proc of stack.profiled)
+        await reportCpuProfiles('workflow-run', proc, profileDir, `${proc.name} CPU profile(s)`);
     if (errorCount > 0 || crashed.length > 0) {
       reported = true;
       console.error(
