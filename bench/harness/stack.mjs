@@ -204,9 +204,13 @@ export function selfSignedCertificate(dir) {
 /** Node options that make a process write a CPU profile into `dir` when it stops (none without a dir). */
 export const cpuProfileArgs = (dir) => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
 
-/** Stops `proc`, so it writes its CPU profile into `dir`, and says which profiles are there (on stderr). */
+/** Stops `proc`, so it writes its CPU profile into `dir`, and says which are its profiles there (on stderr). */
 export async function reportCpuProfiles(bench, proc, dir, whose) {
+  const pid = proc.child.pid;
   await proc.stop('SIGTERM', 15_000);
-  const profiles = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile'));
+  // Node names a profile CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
+  const profiles = readdirSync(dir).filter(
+    (file) => file.endsWith('.cpuprofile') && file.includes(`.${pid}.`),
+  );
   console.error(`${bench}: ${whose} in ${dir}: ${profiles.join(', ')}`);
 }
