@@ -18,6 +18,7 @@ import { createWorkflowAudit } from './data/audit.repository';
 import { createContractIndex } from './data/contract-index.cache';
 import { createDeliveryAttemptStore } from './data/delivery-attempts.batch';
 import { createDeliveryQueue } from './data/delivery.queue';
+import type { DeliveryRateLimiter } from './data/delivery-rate.limiter';
 import type { DeliveryQueue } from './data/delivery.queue';
 import { createEngineQueue } from './data/reconcile.queue';
 import type { EngineQueue } from './data/reconcile.queue';
@@ -93,6 +94,8 @@ export function createWorkflowDeps(
     sweeperMetrics?: SweeperMetrics;
     /** Connections of delivery sends (the worker sizes them to its delivery concurrency). */
     deliveryAgents?: DeliveryAgentPool;
+    /** Paces rate-limited subscriptions (the worker process, which attempts deliveries). */
+    deliveryRate?: DeliveryRateLimiter;
   },
 ): WorkflowDeps {
   const delivery = { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery };
@@ -113,6 +116,7 @@ export function createWorkflowDeps(
     deliveryAttempts: createDeliveryAttemptStore(options.database.pool),
     deliveryAgents: options.deliveryAgents ?? new DeliveryAgentPool(),
     ...(options.deliveryMetrics ? { deliveryMetrics: options.deliveryMetrics } : {}),
+    ...(options.deliveryRate ? { deliveryRate: options.deliveryRate } : {}),
     ...(options.sweeperMetrics ? { sweeperMetrics: options.sweeperMetrics } : {}),
   };
 }

@@ -5,6 +5,7 @@ import type { ProjectDirectory } from './auth/project-directory';
 import type { WorkflowAudit } from './data/audit.repository';
 import type { ContractIndex } from './data/contract-index.cache';
 import type { DeliveryAttemptStore } from './data/delivery-attempts.batch';
+import type { DeliveryRateLimiter } from './data/delivery-rate.limiter';
 import type { DeliveryQueue } from './data/delivery.queue';
 import type { EngineQueue } from './data/reconcile.queue';
 import type { Db } from './db';
@@ -39,6 +40,8 @@ export interface WorkflowDeps {
   signingSecrets: SigningSecretCache;
   /** Reads and records delivery attempts, batching the statements of concurrent attempts. */
   deliveryAttempts: DeliveryAttemptStore;
+  /** Paces rate-limited subscriptions across workers (Redis); the worker process has it. */
+  deliveryRate?: DeliveryRateLimiter;
   /** Keep-alive connections and TLS contexts of delivery sends. */
   deliveryAgents: DeliveryAgentPool;
   /** Delivery attempt counts and latencies (the worker process records them). */

@@ -22,6 +22,7 @@ import type {
 } from '@svc/service-kit';
 import type { Express } from 'express';
 import { createWorkflowDeps } from './app';
+import { createDeliveryRateLimiter } from './data/delivery-rate.limiter';
 import { DELIVERY_QUEUE, createDeliveryQueue } from './data/delivery.queue';
 import { RECONCILE_QUEUE, createEngineQueue } from './data/reconcile.queue';
 import type { Database } from './db';
@@ -121,6 +122,7 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     hub,
     queue,
     deliveries,
+    deliveryRate: createDeliveryRateLimiter(options.redis, options.queuePrefix),
     // As many connections per receiver as deliveries run at once: none waits for a socket of its own worker.
     deliveryAgents: new DeliveryAgentPool({
       maxSocketsPerAgent: options.deliveryConcurrency ?? DEFAULT_DELIVERY_CONCURRENCY,

@@ -166,6 +166,8 @@ describe('creating a subscription', () => {
       is_active: true,
       disabled_reason: null,
       secret_rotation_ends_at: null,
+      rate_limit_per_second: null,
+      ordered: false,
       created_at: expect.any(String),
       updated_at: expect.any(String),
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
@@ -199,6 +201,8 @@ describe('creating a subscription', () => {
     expect(audit[0]!.data).toEqual({
       url_origin: 'http://127.0.0.1:9',
       events: ['invocation.completed', 'invocation.artifact_rejected'],
+      rate_limit_per_second: null,
+      ordered: false,
     });
     expect(JSON.stringify(audit)).not.toContain(secret);
   });
@@ -340,6 +344,7 @@ describe('the save-time guard and configuration', () => {
       deliveries: {
         enqueue: async () => true,
         held: async () => new Set<string>(),
+        promote: async () => undefined,
         close: async () => undefined,
       } as DeliveryQueue,
       delivery,
@@ -660,6 +665,7 @@ describe('inspecting deliveries', () => {
       attempts: 1,
       next_attempt_at: null,
       last_status_code: 500,
+      failure_reason: null,
       created_at: new Date(t0 + 60_000).toISOString(),
       completed_at: expect.any(String),
     });
@@ -745,6 +751,7 @@ describe('inspecting deliveries', () => {
         latency_ms: 12,
         error: null,
         response_snippet: 'internal error',
+        retries_stopped: false,
         trigger: 'scheduled',
       },
       {
@@ -754,6 +761,7 @@ describe('inspecting deliveries', () => {
         latency_ms: 24,
         error: 'timeout',
         response_snippet: '',
+        retries_stopped: false,
         trigger: 'manual',
       },
     ]);
@@ -888,7 +896,9 @@ describe('replay', () => {
     expect(reversed.body.code).toBe('time_range_invalid');
     for (const body of [
       {},
-      { since: '2026-05-01T00:00:00Z' },
+      { until: '2026-05-01T00:00:00Z' },
+      { since: '2026-05-01T00:00:00Z', statuses: ['pending'] },
+      { since: '2026-05-01T00:00:00Z', statuses: [] },
       { since: 'yesterday', until: '2026-05-01T00:00:00Z' },
       { since: '2026-05-01T00:00:00Z', until: '2026-05-02T00:00:00Z', status: 'failed' },
       '{',

@@ -153,7 +153,22 @@ function isBreaking(diff, before) {
   }
   if (isEnumItem(diff) && diff.action === 'remove') return true;
   if (isRemovedProperty(diff)) return true;
+  if (isAddedAnswerField(diff)) return false;
   return diff.type === 'breaking';
+}
+
+/**
+ * A property (or its `required` entry) added where only answers use it: additive, like an enum value. api-smart-diff
+ * judges a component alone, without knowing whether a request uses it, and misjudges a response component that
+ * a GET and a PATCH share; it repeats every component change under each operation using it, where a request's
+ * new field is still judged (and breaking when required).
+ */
+function isAddedAnswerField(diff) {
+  if (diff.action !== 'add' || diff.path.length < 2) return false;
+  const kind = diff.path[diff.path.length - 2];
+  if (kind !== 'properties' && kind !== 'required') return false;
+  if (diff.path[0] === 'components') return diff.path[1] === 'schemas' || diff.path[1] === 'responses';
+  return diff.path[0] === 'paths' && diff.path.includes('responses') && !diff.path.includes('requestBody');
 }
 
 /** The value at `path` in a document, following local `$ref`s on the way (as api-smart-diff resolves them). */

@@ -23,7 +23,15 @@ export { verifyEnvelope } from './envelope.js';
 export type { ExpectedEnvelope } from './envelope.js';
 export { canonicalJson } from './generated/wire/canonical-json.js';
 export { Webhook, WebhookVerificationError, DEFAULT_TOLERANCE_SECONDS } from './webhooks.js';
-export type { WebhookOptions, WebhookDelivery, WebhookHeaders, WebhookVerificationCode } from './webhooks.js';
+export type {
+  WebhookOptions,
+  WebhookDelivery,
+  WebhookEvent,
+  WebhookEventOf,
+  WebhookEventType,
+  WebhookHeaders,
+  WebhookVerificationCode,
+} from './webhooks.js';
 export { VERSION } from './generated/version.js';
 export type * from './types.js';
 export type * as WorkflowApi from './generated/workflow.js';

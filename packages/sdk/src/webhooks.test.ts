@@ -68,6 +68,8 @@ describe('Webhook', () => {
     const webhook = new Webhook(secret);
     const delivery = await webhook.verify(body, headers);
     expect(delivery).toMatchObject({ id: 'dlv_1', duplicate: false });
+    if (delivery.event.type === 'delivery_subscription.test')
+      throw new Error('an invocation event was signed');
     expect(delivery.event.data.invocation_id).toBe('inv_1');
     const svcOnly = new Webhook(secret, { dedupe: false });
     const fromFetchHeaders = new Headers({

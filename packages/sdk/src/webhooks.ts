@@ -21,10 +21,41 @@ import {
   TIMESTAMP_PATTERN,
 } from './generated/wire/standard-webhooks.js';
 import type { HeaderSource } from './generated/wire/standard-webhooks.js';
-import type { DeliveryEventBody } from './types.js';
+import type { components } from './generated/workflow.js';
 import { constantTimeEqual, fromBase64, hmacSha256, toBase64, utf8 } from './web-crypto.js';
 
 export type { DeliveryEventBody, DeliveryEventType } from './types.js';
+
+type Schemas = components['schemas'];
+type EventData = Schemas['DeliveryEventBody']['data'];
+
+/** Every `type` a receiver can get: generated from the contract (`WebhookEventType`). */
+export type WebhookEventType = Schemas['WebhookEventType'];
+
+/**
+ * The body of one event type as the contract documents it: `data` describes the invocation concerned (its
+ * optional `failure` is set in `invocation.failed`), and is sure to carry `delivery` in
+ * `delivery.attempts_exhausted` and `subscription` in `delivery_subscription.disabled`; the test event has a
+ * body of its own.
+ */
+export type WebhookEventOf<T extends WebhookEventType> = T extends 'delivery_subscription.test'
+  ? Schemas['DeliverySubscriptionTestEventBody']
+  : {
+      type: T;
+      timestamp: string;
+      data: EventData &
+        (T extends 'delivery.attempts_exhausted'
+          ? { delivery: NonNullable<EventData['delivery']> }
+          : T extends 'delivery_subscription.disabled'
+            ? { subscription: NonNullable<EventData['subscription']> }
+            : unknown);
+    };
+
+/**
+ * Every event a receiver can get, told apart by `type` (a `switch (event.type)` narrows `data`). New types may
+ * be added to the contract: handle the ones you know and answer 2xx to the others.
+ */
+export type WebhookEvent = { [T in WebhookEventType]: WebhookEventOf<T> }[WebhookEventType];
 
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
@@ -67,8 +98,8 @@ export interface WebhookDelivery {
   id: string;
   /** Unix time in seconds from the timestamp header. */
   timestamp: number;
-  /** The verified, parsed body. */
-  event: DeliveryEventBody;
+  /** The verified, parsed body, typed by its `type`. */
+  event: WebhookEvent;
   /** True when this id was already verified by this `Webhook` (within the dedupe window): skip the work. */
   duplicate: boolean;
 }
@@ -93,7 +124,9 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array<ArrayBuffer> {
  * ```ts
  * const webhook = new Webhook(process.env.SVC_WEBHOOK_SECRET!);
  * const delivery = await webhook.verify(rawBody, request.headers); // throws WebhookVerificationError
- * if (!delivery.duplicate) handle(delivery.event);
+ * if (!delivery.duplicate && delivery.event.type === 'delivery.attempts_exhausted') {
+ *   console.warn('undelivered', delivery.event.data.delivery.delivery_id);
+ * }
  * ```
  */
 export class Webhook {
@@ -168,9 +201,9 @@ export class Webhook {
         'no delivery signature matches: check the signing secret and pass the exact raw request body',
       );
     }
-    let event: DeliveryEventBody;
+    let event: WebhookEvent;
     try {
-      event = JSON.parse(new TextDecoder().decode(bytes)) as DeliveryEventBody;
+      event = JSON.parse(new TextDecoder().decode(bytes)) as WebhookEvent;
     } catch {
       throw new WebhookVerificationError('body_invalid_json', 'the delivery body is not valid JSON');
     }

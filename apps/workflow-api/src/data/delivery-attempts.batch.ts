@@ -5,7 +5,10 @@ import type { Settled } from '../domain/micro-batch';
 /** The delivery and its subscription, as one attempt needs them. */
 export interface AttemptRow {
   id: string;
+  /** Recording order (bigint, as text). */
+  seq: string;
   invocation_id: string;
+  event: string;
   status: string;
   attempts: number;
   body: string;
@@ -17,6 +20,8 @@ export interface AttemptRow {
   previous_secret_sealed: string | null;
   previous_secret_expires_at: Date | null;
   consecutive_exhaustions: number;
+  rate_limit_per_second: number | null;
+  ordered: boolean;
   workspace_id: string;
   project_id: string;
 }
@@ -32,7 +37,9 @@ export interface AttemptRecord {
   latencyMs: number;
   error: string | null;
   responseSnippet: string;
+  retriesStopped: boolean;
   status: 'pending' | 'succeeded' | 'failed';
+  failureReason: string | null;
   nextAttemptAt: Date | null;
   completedAt: Date | null;
 }
@@ -54,9 +61,9 @@ const MAX_BATCH = 200;
 const MAX_IN_FLIGHT = 2;
 
 const READ = `
-  SELECT d.id, d.invocation_id, d.status, d.attempts, d.body, d.subscription_id, s.url, s.is_active, s.deleted_at,
-         s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at, s.consecutive_exhaustions,
-         s.workspace_id, s.project_id
+  SELECT d.id, d.seq::text AS seq, d.invocation_id, d.event, d.status, d.attempts, d.body, d.subscription_id, s.url,
+         s.is_active, s.deleted_at, s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at,
+         s.consecutive_exhaustions, s.rate_limit_per_second, s.ordered, s.workspace_id, s.project_id
     FROM deliveries d JOIN delivery_subscriptions s ON s.id = d.subscription_id
    WHERE d.id = ANY($1::text[])`;
 
@@ -64,17 +71,19 @@ const READ = `
 const RECORD = `
   WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::int[], $7::int[],
-                         $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[])
+                         $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[],
+                         $13::boolean[], $14::text[])
       AS t(attempt_id, delivery_id, attempt, trigger, started_at, status_code, latency_ms, error, snippet, status,
-           next_attempt_at, completed_at)
+           next_attempt_at, completed_at, retries_stopped, failure_reason)
   ), recorded AS (
     INSERT INTO delivery_attempts (id, delivery_id, attempt, trigger, started_at, status_code, latency_ms, error,
-                                   response_snippet)
-    SELECT attempt_id, delivery_id, attempt, trigger, started_at, status_code, latency_ms, error, snippet
+                                   response_snippet, retries_stopped)
+    SELECT attempt_id, delivery_id, attempt, trigger, started_at, status_code, latency_ms, error, snippet,
+           retries_stopped
       FROM input)
   UPDATE deliveries d
      SET attempts = i.attempt, status = i.status, last_status_code = i.status_code,
-         next_attempt_at = i.next_attempt_at, completed_at = i.completed_at
+         next_attempt_at = i.next_attempt_at, completed_at = i.completed_at, failure_reason = i.failure_reason
     FROM input i
    WHERE d.id = i.delivery_id`;
 
@@ -93,6 +102,8 @@ function recordParams(records: AttemptRecord[]): unknown[] {
     column('status'),
     column('nextAttemptAt'),
     column('completedAt'),
+    column('retriesStopped'),
+    column('failureReason'),
   ];
 }
 

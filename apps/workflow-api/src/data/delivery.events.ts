@@ -1,7 +1,7 @@
 import { newId } from '@svc/service-kit';
 import type { Db, Tx } from '../db';
 import { deliveryBody } from '../domain/delivery-event';
-import type { DeliveryEventType } from '../domain/delivery-event';
+import type { DeliveryEventType, OperationalEventType } from '../domain/delivery-event';
 import type { Artifact, Invocation } from '../generated/prisma/client';
 import type { DeliveryJob, DeliveryQueue } from './delivery.queue';
 
@@ -45,6 +45,50 @@ export async function recordDeliveryEvent(
     trigger: 'scheduled' as const,
     invocationId: invocation.id,
   }));
+}
+
+/**
+ * In the transaction that settled a delivery: an operational event (`body` already built) for every active
+ * subscription of the project that wants it, one per subscription and cause (`subjectId`, the attempt that caused
+ * it). Its `invocation_id` is the invocation of the delivery it is about. Returns the jobs to enqueue after the
+ * commit.
+ */
+export async function recordOperationalEvent(
+  tx: Tx,
+  event: {
+    workspaceId: string;
+    projectId: string;
+    invocationId: string;
+    type: OperationalEventType;
+    subjectId: string;
+    body: string;
+    at: Date;
+  },
+): Promise<DeliveryJob[]> {
+  const subscriptions = await tx.deliverySubscription.findMany({
+    where: { projectId: event.projectId, isActive: true, deletedAt: null },
+    select: { id: true, events: true },
+  });
+  const wanted = subscriptions.filter(
+    (s) => Array.isArray(s.events) && (s.events as string[]).includes(event.type),
+  );
+  if (wanted.length === 0) return [];
+  const created = await tx.delivery.createManyAndReturn({
+    data: wanted.map((s) => ({
+      id: newId('msg'),
+      subscriptionId: s.id,
+      workspaceId: event.workspaceId,
+      projectId: event.projectId,
+      invocationId: event.invocationId,
+      event: event.type,
+      subjectId: event.subjectId,
+      body: event.body,
+      nextAttemptAt: event.at,
+    })),
+    skipDuplicates: true,
+    select: { id: true },
+  });
+  return created.map((row) => ({ deliveryId: row.id, trigger: 'scheduled' as const }));
 }
 
 /**

@@ -14,6 +14,11 @@ export interface DeliveryJob {
   trigger: DeliveryTrigger;
   /** The invocation whose event it delivers (when known): its attempts continue the invocation's trace. */
   invocationId?: string;
+  /**
+   * The rate-limit slot (epoch ms) this job reserved before it was delayed to wait for it: the attempt uses it
+   * instead of reserving another one.
+   */
+  slotAt?: number;
 }
 
 /** A delivery job's data: the ids, and (while tracing is on) the trace its attempts continue. */
@@ -28,6 +33,8 @@ export interface DeliveryQueue {
    * Throws when Redis cannot answer.
    */
   held(ids: string[]): Promise<Set<string>>;
+  /** Runs now the jobs among `ids` that wait delayed (an ordered subscription's next delivery); others as they are. */
+  promote(ids: string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -106,6 +113,14 @@ export function createDeliveryQueue(options: {
         if (exists === 1) held.add(ids[i]!);
       });
       return held;
+    },
+    async promote(ids) {
+      const q = open();
+      for (const id of ids) {
+        const job = await q.getJob(id);
+        // A job that is not delayed (waiting, running) needs nothing; one that moved meanwhile refuses.
+        if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
+      }
     },
     async close() {
       await queue?.close();

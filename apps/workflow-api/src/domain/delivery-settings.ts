@@ -25,3 +25,8 @@ export const DEFAULT_DELIVERY_SETTINGS: DeliverySettings = {
 
 /** A subscription whose deliveries exhaust every retry this many times in a row is disabled. */
 export const EXHAUSTIONS_BEFORE_DISABLE = 5;
+
+/** An ordered subscription's next-in-line delivery looks again this soon while its predecessor is in flight. */
+export const ORDERED_SHORT_WAIT_MS = 250;
+/** The others look again at the latest after this long (each delivery that ends wakes the next in line). */
+export const ORDERED_LONG_WAIT_MS = 5_000;

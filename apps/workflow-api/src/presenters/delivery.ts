@@ -23,6 +23,8 @@ export function presentSubscription(row: DeliverySubscription, now: Date): Deliv
     is_active: row.isActive,
     disabled_reason: row.disabledReason,
     secret_rotation_ends_at: rotationEnds,
+    rate_limit_per_second: row.rateLimitPerSecond,
+    ordered: row.ordered,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
@@ -38,6 +40,7 @@ export function presentDelivery(row: Delivery): DeliveryWire {
     attempts: row.attempts,
     next_attempt_at: row.nextAttemptAt?.toISOString() ?? null,
     last_status_code: row.lastStatusCode,
+    failure_reason: row.failureReason as DeliveryWire['failure_reason'],
     created_at: row.createdAt.toISOString(),
     completed_at: row.completedAt?.toISOString() ?? null,
   };
@@ -51,6 +54,7 @@ function presentAttempt(row: DeliveryAttempt): DeliveryAttemptWire {
     latency_ms: row.latencyMs,
     error: row.error,
     response_snippet: row.responseSnippet,
+    retries_stopped: row.retriesStopped,
     trigger: row.trigger as DeliveryAttemptWire['trigger'],
   };
 }

@@ -10,6 +10,7 @@ import { listDeliverySubscriptions } from '../use-cases/delivery/list-delivery-s
 import { redeliverDelivery } from '../use-cases/delivery/redeliver-delivery';
 import { replayDeliveries } from '../use-cases/delivery/replay-deliveries';
 import { rotateDeliverySubscriptionSecret } from '../use-cases/delivery/rotate-delivery-subscription-secret';
+import { testDeliverySubscription } from '../use-cases/delivery/test-delivery-subscription';
 import { updateDeliverySubscription } from '../use-cases/delivery/update-delivery-subscription';
 import type { WorkflowHandlers } from './types';
 import { actorOf } from './types';
@@ -23,6 +24,7 @@ export function deliveryHandlers(
   | 'updateDeliverySubscription'
   | 'deleteDeliverySubscription'
   | 'rotateDeliverySubscriptionSecret'
+  | 'testDeliverySubscription'
   | 'listDeliveries'
   | 'replayDeliveries'
   | 'getDelivery'
@@ -80,6 +82,16 @@ export function deliveryHandlers(
         ctx.requestId,
       );
       const data = { ...presentSubscription(subscription, deps.now()), signing_secret: signingSecret };
+      return { status: 200, body: { data } };
+    },
+    async testDeliverySubscription(ctx) {
+      const data = await testDeliverySubscription(
+        deps,
+        actorOf(ctx.actor),
+        projectOf(ctx),
+        ctx.params.subscriptionId,
+        ctx.requestId,
+      );
       return { status: 200, body: { data } };
     },
     async listDeliveries(ctx) {

@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import type { DeliveryResult } from '../domain/delivery-result';
+import { STOP_RETRIES_HEADER } from '../domain/delivery-result';
 import { DeliveryUrlError, checkDeliveryUrl } from '../domain/url-guard';
 import type { CheckedDeliveryUrl, DeliveryResolver, ResolvedAddress } from '../domain/url-guard';
 
@@ -193,6 +194,7 @@ export async function sendDelivery(options: SendDeliveryOptions): Promise<Delive
     latencyMs: elapsed(),
     responseSnippet: '',
     retryAfterMs: null,
+    stopRetries: false,
     error,
   });
 
@@ -256,6 +258,7 @@ function exchange(
     let settled = false;
     let status: number | null = null;
     let retryAfterMs: number | null = null;
+    let stopRetries = false;
     let snippet = '';
     let captured = 0;
     let received = 0;
@@ -266,7 +269,13 @@ function exchange(
       request = transport.request(requestOptions);
     } catch {
       // Node validates header names and values synchronously.
-      resolve({ status: null, responseSnippet: '', retryAfterMs: null, error: 'invalid_request' });
+      resolve({
+        status: null,
+        responseSnippet: '',
+        retryAfterMs: null,
+        stopRetries: false,
+        error: 'invalid_request',
+      });
       return;
     }
     const timer = setTimeout(() => {
@@ -279,13 +288,20 @@ function exchange(
       settled = true;
       clearTimeout(timer);
       // Postgres text cannot hold NUL: the attempt record keeps U+FFFD in its place.
-      resolve({ status, responseSnippet: snippet.replace(/\0/g, '\uFFFD'), retryAfterMs, error });
+      resolve({
+        status,
+        responseSnippet: snippet.replace(/\0/g, '\uFFFD'),
+        retryAfterMs,
+        stopRetries,
+        error,
+      });
     }
 
     request.on('error', (error) => finish(networkErrorCode(error)));
     request.on('response', (response) => {
       status = response.statusCode ?? null;
       retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+      stopRetries = asksToStopRetries(response.headers[STOP_RETRIES_HEADER]);
       response.on('data', (chunk: Buffer) => {
         if (captured < RESPONSE_SNIPPET_BYTES) {
           const part = chunk.subarray(0, RESPONSE_SNIPPET_BYTES - captured);
@@ -347,6 +363,12 @@ export function networkErrorCode(error: unknown): string {
     default:
       return 'network_error';
   }
+}
+
+/** `X-Svc-Stop-Retries: true` (any case, surrounding spaces ignored); only a non-2xx answer acts on it. */
+export function asksToStopRetries(value: string | string[] | undefined): boolean {
+  const text = Array.isArray(value) ? value[0] : value;
+  return text !== undefined && text.trim().toLowerCase() === 'true';
 }
 
 /** `Retry-After` as milliseconds from `now`: delay-seconds or an HTTP-date, at most 24 h; null when unreadable. */

@@ -17,13 +17,19 @@ export function deliveryWorker(
     queue: DELIVERY_QUEUE,
     concurrency,
     async processor(job, token) {
-      const outcome = await attemptDelivery(deps, job.data.deliveryId, job.data.trigger);
-      if (outcome.kind === 'retry') {
-        // The same job (same id = delivery id) waits for its next attempt.
-        await job.updateData({ ...job.data, trigger: 'scheduled' });
-        await job.moveToDelayed(outcome.at.getTime(), token);
-        throw new DelayedError();
-      }
+      const outcome = await attemptDelivery(deps, job.data.deliveryId, job.data.trigger, {
+        ...(job.data.slotAt !== undefined ? { slotAt: job.data.slotAt } : {}),
+      });
+      if (outcome.kind === 'done') return;
+      // The same job (same id = delivery id) waits: for its next attempt, or for its turn (order, rate limit).
+      const { slotAt: _previous, ...data } = job.data;
+      await job.updateData(
+        outcome.kind === 'retry'
+          ? { ...data, trigger: 'scheduled' }
+          : { ...data, ...(outcome.slotAt !== undefined ? { slotAt: outcome.slotAt } : {}) },
+      );
+      await job.moveToDelayed(outcome.at.getTime(), token);
+      throw new DelayedError();
     },
   };
 }

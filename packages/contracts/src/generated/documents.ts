@@ -13027,6 +13027,67 @@ export const workflowDocument: OpenApiDocument = {
         }
       }
     },
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/test": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/DeliverySubscriptionId"
+        }
+      ],
+      "post": {
+        "operationId": "testDeliverySubscription",
+        "tags": [
+          "delivery"
+        ],
+        "summary": "Send a signed `delivery_subscription.test` event to the subscription now and answer the attempt.",
+        "description": "One attempt, made while the request waits (up to the delivery timeout): signed with the subscription's secrets like every delivery, to the re-checked address, also while the subscription is disabled. It is not a delivery: no retry, no rate limit or order, nothing recorded but the audit event `delivery_subscription.tested`; the receiver's answer does not disable the subscription. Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "workflow-delivery:manage"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The attempt (whatever the receiver answered).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeliveryTestResult"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/api/v1/projects/{projectId}/workflow/deliveries": {
       "parameters": [
         {
@@ -13190,8 +13251,8 @@ export const workflowDocument: OpenApiDocument = {
         "tags": [
           "delivery"
         ],
-        "summary": "Send again every failed (retries exhausted) delivery created in a time range.",
-        "description": "Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. Deliveries of disabled or deleted subscriptions are not replayed. At most 10 000 per call; audited. Errors: 400 `time_range_invalid` (the time range is reversed); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
+        "summary": "Send again the deliveries created since a time (by default the failed ones, until now).",
+        "description": "Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. `until` defaults to now; `statuses` (default `[failed]`) may add `succeeded` and `skipped` to send everything again. Pending deliveries are never replayed (they are still on their way), nor deliveries of disabled or deleted subscriptions. At most 10 000 per call, oldest first; audited. Errors: 400 `time_range_invalid` (the time range is reversed); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key"
         ],
@@ -13210,8 +13271,7 @@ export const workflowDocument: OpenApiDocument = {
               "schema": {
                 "type": "object",
                 "required": [
-                  "since",
-                  "until"
+                  "since"
                 ],
                 "additionalProperties": false,
                 "properties": {
@@ -13221,12 +13281,27 @@ export const workflowDocument: OpenApiDocument = {
                   },
                   "until": {
                     "type": "string",
-                    "format": "date-time"
+                    "format": "date-time",
+                    "description": "Created before (default now)."
                   },
                   "subscription_id": {
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 64
+                  },
+                  "statuses": {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": true,
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "failed",
+                        "succeeded",
+                        "skipped"
+                      ]
+                    },
+                    "description": "The statuses to send again (default `[failed]`)."
                   }
                 }
               }
@@ -16287,8 +16362,11 @@ export const workflowDocument: OpenApiDocument = {
           "invocation.waiting_for_artifact",
           "invocation.failed",
           "invocation.cancelled",
-          "invocation.artifact_rejected"
-        ]
+          "invocation.artifact_rejected",
+          "delivery.attempts_exhausted",
+          "delivery_subscription.disabled"
+        ],
+        "description": "Invocation events, and the operational events `delivery.attempts_exhausted` (a delivery used every scheduled retry) and `delivery_subscription.disabled` (a subscription was disabled automatically)."
       },
       "DeliveryStatus": {
         "type": "string",
@@ -16325,6 +16403,19 @@ export const workflowDocument: OpenApiDocument = {
           "description": {
             "type": "string",
             "maxLength": 500
+          },
+          "rate_limit_per_second": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "At most this many deliveries a second to this subscription, evenly spaced, across every worker; deliveries over it wait their turn. Null (the default) sets no limit."
+          },
+          "ordered": {
+            "type": "boolean",
+            "description": "First in, first out: a delivery is not attempted while an earlier one of this subscription is pending or waiting for a retry (default false)."
           }
         }
       },
@@ -16353,6 +16444,19 @@ export const workflowDocument: OpenApiDocument = {
           },
           "is_active": {
             "type": "boolean"
+          },
+          "rate_limit_per_second": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "At most this many deliveries a second to this subscription, evenly spaced, across every worker; deliveries over it wait their turn. Null (the default) sets no limit."
+          },
+          "ordered": {
+            "type": "boolean",
+            "description": "First in, first out: a delivery is not attempted while an earlier one of this subscription is pending or waiting for a retry (default false)."
           }
         }
       },
@@ -16367,6 +16471,8 @@ export const workflowDocument: OpenApiDocument = {
           "is_active",
           "disabled_reason",
           "secret_rotation_ends_at",
+          "rate_limit_per_second",
+          "ordered",
           "created_at",
           "updated_at"
         ],
@@ -16409,6 +16515,17 @@ export const workflowDocument: OpenApiDocument = {
             ],
             "format": "date-time",
             "description": "While set and in the future, deliveries carry the previous secret's signature too."
+          },
+          "rate_limit_per_second": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "Most deliveries a second to this subscription; null when unlimited."
+          },
+          "ordered": {
+            "type": "boolean",
+            "description": "Deliveries are attempted one at a time, in order."
           },
           "created_at": {
             "type": "string",
@@ -16469,7 +16586,8 @@ export const workflowDocument: OpenApiDocument = {
             "type": "string"
           },
           "invocation_id": {
-            "type": "string"
+            "type": "string",
+            "description": "The invocation of the event; for an operational event, the invocation of the delivery it is about."
           },
           "event": {
             "$ref": "#/components/schemas/DeliveryEventType"
@@ -16493,6 +16611,20 @@ export const workflowDocument: OpenApiDocument = {
               "null"
             ]
           },
+          "failure_reason": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "enum": [
+              "retries_exhausted",
+              "stopped_by_receiver",
+              "gone",
+              "attempt_failed",
+              null
+            ],
+            "description": "Why a `failed` delivery ended: every scheduled retry used, the receiver answered `X-Svc-Stop-Retries: true`, the receiver answered 410 Gone, or a manual or replayed attempt failed. Null unless `failed`."
+          },
           "created_at": {
             "type": "string",
             "format": "date-time"
@@ -16515,6 +16647,7 @@ export const workflowDocument: OpenApiDocument = {
           "latency_ms",
           "error",
           "response_snippet",
+          "retries_stopped",
           "trigger"
         ],
         "properties": {
@@ -16544,6 +16677,10 @@ export const workflowDocument: OpenApiDocument = {
           "response_snippet": {
             "type": "string",
             "description": "The first 2 KiB of the answer."
+          },
+          "retries_stopped": {
+            "type": "boolean",
+            "description": "The receiver answered non-2xx with `X-Svc-Stop-Retries: true`, so no retry followed."
           },
           "trigger": {
             "type": "string",
@@ -16582,7 +16719,7 @@ export const workflowDocument: OpenApiDocument = {
       },
       "DeliveryEventBody": {
         "type": "object",
-        "description": "The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published; `data.failure` is present in `invocation.failed` only.",
+        "description": "The JSON body of every delivery (signed over its exact bytes). `data` describes the invocation the event is about: for an operational event, the invocation of the delivery it concerns, as that delivery carried it. `data.artifact` is set once an artifact is published; `data.failure` is present in `invocation.failed` only; `data.delivery` in `delivery.attempts_exhausted` only; `data.subscription` in `delivery_subscription.disabled` only.",
         "required": [
           "type",
           "timestamp",
@@ -16673,8 +16810,195 @@ export const workflowDocument: OpenApiDocument = {
                     }
                   }
                 ]
+              },
+              "delivery": {
+                "description": "Only in `delivery.attempts_exhausted`: the delivery that used its first attempt and every scheduled retry without a 2xx answer and is now `failed` (never sent about a delivery of an operational event).",
+                "type": "object",
+                "required": [
+                  "delivery_id",
+                  "subscription_id",
+                  "event",
+                  "attempts",
+                  "last_status_code",
+                  "last_error"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "delivery_id": {
+                    "type": "string"
+                  },
+                  "subscription_id": {
+                    "type": "string",
+                    "description": "The subscription the delivery was for."
+                  },
+                  "event": {
+                    "$ref": "#/components/schemas/DeliveryEventType"
+                  },
+                  "attempts": {
+                    "type": "integer"
+                  },
+                  "last_status_code": {
+                    "type": [
+                      "integer",
+                      "null"
+                    ]
+                  },
+                  "last_error": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "e.g. `timeout`; null when an answer arrived."
+                  }
+                }
+              },
+              "subscription": {
+                "description": "Only in `delivery_subscription.disabled`: the subscription disabled automatically (its endpoint answered 410 Gone, or its deliveries exhausted their retries several times in a row) and the delivery whose outcome disabled it. Enable it again with `PATCH … { \"is_active\": true }`.",
+                "type": "object",
+                "required": [
+                  "subscription_id",
+                  "reason",
+                  "delivery_id",
+                  "consecutive_exhaustions"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "subscription_id": {
+                    "type": "string"
+                  },
+                  "reason": {
+                    "type": "string",
+                    "enum": [
+                      "gone",
+                      "retries_exhausted"
+                    ]
+                  },
+                  "delivery_id": {
+                    "type": "string"
+                  },
+                  "consecutive_exhaustions": {
+                    "type": "integer"
+                  }
+                }
               }
             }
+          }
+        }
+      },
+      "DeliverySubscriptionTestEventBody": {
+        "type": "object",
+        "description": "`delivery_subscription.test`: sent by `POST …/delivery-subscriptions/{subscriptionId}/test` only; it describes nothing that happened, so a receiver verifies it and answers without acting on it.",
+        "required": [
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "type": {
+            "type": "string",
+            "enum": [
+              "delivery_subscription.test"
+            ]
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "type": "object",
+            "required": [
+              "workspace_id",
+              "project_id",
+              "subscription_id"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "workspace_id": {
+                "type": "string"
+              },
+              "project_id": {
+                "type": "string"
+              },
+              "subscription_id": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "WebhookEvent": {
+        "description": "Every body a receiver can get, told apart by `type` (the SDK's `Webhook.verify()` answers this union).",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/DeliveryEventBody"
+          },
+          {
+            "$ref": "#/components/schemas/DeliverySubscriptionTestEventBody"
+          }
+        ]
+      },
+      "WebhookEventType": {
+        "description": "Every `type` a receiver can get (the subscribable event types and the test event).",
+        "type": "string",
+        "enum": [
+          "invocation.completed",
+          "invocation.waiting_for_artifact",
+          "invocation.failed",
+          "invocation.cancelled",
+          "invocation.artifact_rejected",
+          "delivery.attempts_exhausted",
+          "delivery_subscription.disabled",
+          "delivery_subscription.test"
+        ]
+      },
+      "DeliveryTestResult": {
+        "type": "object",
+        "required": [
+          "delivery_id",
+          "succeeded",
+          "status_code",
+          "latency_ms",
+          "error",
+          "response_snippet",
+          "retries_stopped",
+          "body"
+        ],
+        "properties": {
+          "delivery_id": {
+            "type": "string",
+            "description": "The `X-Svc-Delivery-ID` of the test (`msg_…`); it names no stored delivery."
+          },
+          "succeeded": {
+            "type": "boolean",
+            "description": "The receiver answered 2xx."
+          },
+          "status_code": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "latency_ms": {
+            "type": "integer"
+          },
+          "error": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "e.g. `timeout`, `connection_refused`, `tls_error`."
+          },
+          "response_snippet": {
+            "type": "string",
+            "description": "The first 2 KiB of the answer."
+          },
+          "retries_stopped": {
+            "type": "boolean",
+            "description": "The answer carried `X-Svc-Stop-Retries: true`."
+          },
+          "body": {
+            "$ref": "#/components/schemas/DeliverySubscriptionTestEventBody"
           }
         }
       },
@@ -18134,7 +18458,7 @@ export const workflowDocument: OpenApiDocument = {
     },
     {
       "name": "delivery",
-      "description": "Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of \"{delivery id}.{timestamp}.{exact body}\">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server, never in a browser, and so do the API keys that manage subscriptions."
+      "description": "Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of \"{delivery id}.{timestamp}.{exact body}\">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). A receiver that will never accept a delivery answers non-2xx with `X-Svc-Stop-Retries: true`: the delivery fails at once (`failure_reason` `stopped_by_receiver`, `retries_stopped` on the attempt) and counts towards no disabling. A subscription may set `rate_limit_per_second` (deliveries wait for their turn, evenly spaced, across every worker; none is dropped) and `ordered` (a delivery is not attempted while an earlier one of the subscription is pending or waiting for a retry). Operational events — `delivery.attempts_exhausted` and `delivery_subscription.disabled` — are audited and delivered, signed the same way, to the project's subscriptions that ask for them; `POST …/test` sends a signed `delivery_subscription.test` at once. Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server, never in a browser, and so do the API keys that manage subscriptions."
     },
     {
       "name": "invocations",

@@ -380,6 +380,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Subscription id (`dsub_…`). */
+                subscriptionId: components["parameters"]["DeliverySubscriptionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed `delivery_subscription.test` event to the subscription now and answer the attempt.
+         * @description One attempt, made while the request waits (up to the delivery timeout): signed with the subscription's secrets like every delivery, to the re-checked address, also while the subscription is disabled. It is not a delivery: no retry, no rate limit or order, nothing recorded but the audit event `delivery_subscription.tested`; the receiver's answer does not disable the subscription. Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).
+         */
+        post: operations["testDeliverySubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects/{projectId}/workflow/deliveries": {
         parameters: {
             query?: never;
@@ -416,8 +441,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send again every failed (retries exhausted) delivery created in a time range.
-         * @description Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. Deliveries of disabled or deleted subscriptions are not replayed. At most 10 000 per call; audited. Errors: 400 `time_range_invalid` (the time range is reversed); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).
+         * Send again the deliveries created since a time (by default the failed ones, until now).
+         * @description Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. `until` defaults to now; `statuses` (default `[failed]`) may add `succeeded` and `skipped` to send everything again. Pending deliveries are never replayed (they are still on their way), nor deliveries of disabled or deleted subscriptions. At most 10 000 per call, oldest first; audited. Errors: 400 `time_range_invalid` (the time range is reversed); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).
          */
         post: operations["replayDeliveries"];
         delete?: never;
@@ -1194,8 +1219,11 @@ export interface components {
                 assistance?: components["schemas"]["AssistanceExplanation"];
             };
         };
-        /** @enum {string} */
-        DeliveryEventType: "invocation.completed" | "invocation.waiting_for_artifact" | "invocation.failed" | "invocation.cancelled" | "invocation.artifact_rejected";
+        /**
+         * @description Invocation events, and the operational events `delivery.attempts_exhausted` (a delivery used every scheduled retry) and `delivery_subscription.disabled` (a subscription was disabled automatically).
+         * @enum {string}
+         */
+        DeliveryEventType: "invocation.completed" | "invocation.waiting_for_artifact" | "invocation.failed" | "invocation.cancelled" | "invocation.artifact_rejected" | "delivery.attempts_exhausted" | "delivery_subscription.disabled";
         /**
          * @description `pending` (waiting for its first or next attempt), `succeeded` (a 2xx answer), `failed` (every retry used), `skipped` (its subscription was disabled or deleted first).
          * @enum {string}
@@ -1205,12 +1233,20 @@ export interface components {
             url: string;
             events: components["schemas"]["DeliveryEventType"][];
             description?: string;
+            /** @description At most this many deliveries a second to this subscription, evenly spaced, across every worker; deliveries over it wait their turn. Null (the default) sets no limit. */
+            rate_limit_per_second?: number | null;
+            /** @description First in, first out: a delivery is not attempted while an earlier one of this subscription is pending or waiting for a retry (default false). */
+            ordered?: boolean;
         };
         DeliverySubscriptionPatchRequest: {
             url?: string;
             events?: components["schemas"]["DeliveryEventType"][];
             description?: string;
             is_active?: boolean;
+            /** @description At most this many deliveries a second to this subscription, evenly spaced, across every worker; deliveries over it wait their turn. Null (the default) sets no limit. */
+            rate_limit_per_second?: number | null;
+            /** @description First in, first out: a delivery is not attempted while an earlier one of this subscription is pending or waiting for a retry (default false). */
+            ordered?: boolean;
         };
         DeliverySubscription: {
             subscription_id: string;
@@ -1226,6 +1262,10 @@ export interface components {
              * @description While set and in the future, deliveries carry the previous secret's signature too.
              */
             secret_rotation_ends_at: string | null;
+            /** @description Most deliveries a second to this subscription; null when unlimited. */
+            rate_limit_per_second: number | null;
+            /** @description Deliveries are attempted one at a time, in order. */
+            ordered: boolean;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1240,6 +1280,7 @@ export interface components {
         Delivery: {
             delivery_id: string;
             subscription_id: string;
+            /** @description The invocation of the event; for an operational event, the invocation of the delivery it is about. */
             invocation_id: string;
             event: components["schemas"]["DeliveryEventType"];
             status: components["schemas"]["DeliveryStatus"];
@@ -1247,6 +1288,11 @@ export interface components {
             /** Format: date-time */
             next_attempt_at: string | null;
             last_status_code: number | null;
+            /**
+             * @description Why a `failed` delivery ended: every scheduled retry used, the receiver answered `X-Svc-Stop-Retries: true`, the receiver answered 410 Gone, or a manual or replayed attempt failed. Null unless `failed`.
+             * @enum {string|null}
+             */
+            failure_reason?: "retries_exhausted" | "stopped_by_receiver" | "gone" | "attempt_failed" | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1262,6 +1308,8 @@ export interface components {
             error: string | null;
             /** @description The first 2 KiB of the answer. */
             response_snippet: string;
+            /** @description The receiver answered non-2xx with `X-Svc-Stop-Retries: true`, so no retry followed. */
+            retries_stopped: boolean;
             /** @enum {string} */
             trigger: "scheduled" | "manual" | "replay";
         };
@@ -1269,7 +1317,7 @@ export interface components {
             body: components["schemas"]["DeliveryEventBody"];
             attempt_log: components["schemas"]["DeliveryAttempt"][];
         };
-        /** @description The JSON body of every delivery (signed over its exact bytes). `data.artifact` is set once an artifact is published; `data.failure` is present in `invocation.failed` only. */
+        /** @description The JSON body of every delivery (signed over its exact bytes). `data` describes the invocation the event is about: for an operational event, the invocation of the delivery it concerns, as that delivery carried it. `data.artifact` is set once an artifact is published; `data.failure` is present in `invocation.failed` only; `data.delivery` in `delivery.attempts_exhausted` only; `data.subscription` in `delivery_subscription.disabled` only. */
         DeliveryEventBody: {
             type: components["schemas"]["DeliveryEventType"];
             /**
@@ -1293,7 +1341,60 @@ export interface components {
                     schema_name: string;
                     schema_version: string;
                 };
+                /** @description Only in `delivery.attempts_exhausted`: the delivery that used its first attempt and every scheduled retry without a 2xx answer and is now `failed` (never sent about a delivery of an operational event). */
+                delivery?: {
+                    delivery_id: string;
+                    /** @description The subscription the delivery was for. */
+                    subscription_id: string;
+                    event: components["schemas"]["DeliveryEventType"];
+                    attempts: number;
+                    last_status_code: number | null;
+                    /** @description e.g. `timeout`; null when an answer arrived. */
+                    last_error: string | null;
+                };
+                /** @description Only in `delivery_subscription.disabled`: the subscription disabled automatically (its endpoint answered 410 Gone, or its deliveries exhausted their retries several times in a row) and the delivery whose outcome disabled it. Enable it again with `PATCH … { "is_active": true }`. */
+                subscription?: {
+                    subscription_id: string;
+                    /** @enum {string} */
+                    reason: "gone" | "retries_exhausted";
+                    delivery_id: string;
+                    consecutive_exhaustions: number;
+                };
             };
+        };
+        /** @description `delivery_subscription.test`: sent by `POST …/delivery-subscriptions/{subscriptionId}/test` only; it describes nothing that happened, so a receiver verifies it and answers without acting on it. */
+        DeliverySubscriptionTestEventBody: {
+            /** @enum {string} */
+            type: "delivery_subscription.test";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                workspace_id: string;
+                project_id: string;
+                subscription_id: string;
+            };
+        };
+        /** @description Every body a receiver can get, told apart by `type` (the SDK's `Webhook.verify()` answers this union). */
+        WebhookEvent: components["schemas"]["DeliveryEventBody"] | components["schemas"]["DeliverySubscriptionTestEventBody"];
+        /**
+         * @description Every `type` a receiver can get (the subscribable event types and the test event).
+         * @enum {string}
+         */
+        WebhookEventType: "invocation.completed" | "invocation.waiting_for_artifact" | "invocation.failed" | "invocation.cancelled" | "invocation.artifact_rejected" | "delivery.attempts_exhausted" | "delivery_subscription.disabled" | "delivery_subscription.test";
+        DeliveryTestResult: {
+            /** @description The `X-Svc-Delivery-ID` of the test (`msg_…`); it names no stored delivery. */
+            delivery_id: string;
+            /** @description The receiver answered 2xx. */
+            succeeded: boolean;
+            status_code: number | null;
+            latency_ms: number;
+            /** @description e.g. `timeout`, `connection_refused`, `tls_error`. */
+            error: string | null;
+            /** @description The first 2 KiB of the answer. */
+            response_snippet: string;
+            /** @description The answer carried `X-Svc-Stop-Retries: true`. */
+            retries_stopped: boolean;
+            body: components["schemas"]["DeliverySubscriptionTestEventBody"];
         };
         InvocationsCapabilities: string[];
         /** @description Caller-defined string values (e.g. source application, source route). */
@@ -2429,6 +2530,37 @@ export interface operations {
             415: components["responses"]["Problem"];
         };
     };
+    testDeliverySubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Subscription id (`dsub_…`). */
+                subscriptionId: components["parameters"]["DeliverySubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt (whatever the receiver answered). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeliveryTestResult"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
     listDeliveries: {
         parameters: {
             query?: {
@@ -2486,9 +2618,14 @@ export interface operations {
                 "application/json": {
                     /** Format: date-time */
                     since: string;
-                    /** Format: date-time */
-                    until: string;
+                    /**
+                     * Format: date-time
+                     * @description Created before (default now).
+                     */
+                    until?: string;
                     subscription_id?: string;
+                    /** @description The statuses to send again (default `[failed]`). */
+                    statuses?: ("failed" | "succeeded" | "skipped")[];
                 };
             };
         };

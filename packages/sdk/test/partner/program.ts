@@ -63,6 +63,8 @@ async function main(): Promise<void> {
 
   // A receiver of signed deliveries.
   const deliveries: WebhookDelivery[] = [];
+  const about = (d: WebhookDelivery, invocationId: string) =>
+    d.event.type !== 'delivery_subscription.test' && d.event.data.invocation_id === invocationId;
   const receiver: { webhook?: Webhook } = {};
   let rejected = 0;
   const server = createServer((req, res) => {
@@ -179,10 +181,10 @@ async function main(): Promise<void> {
 
     // The delivery of the first invocation's completion.
     const deadline = Date.now() + 60_000;
-    while (!deliveries.some((d) => d.event.data.invocation_id === invocationId) && Date.now() < deadline) {
+    while (!deliveries.some((d) => about(d, invocationId)) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    const delivered = deliveries.find((d) => d.event.data.invocation_id === invocationId);
+    const delivered = deliveries.find((d) => about(d, invocationId))?.event;
 
     console.log(
       JSON.stringify({
@@ -216,7 +218,10 @@ async function main(): Promise<void> {
         listed: listed.length,
         listedIncludes: listed.includes(invocationId) && listed.includes(run.invocation.invocation_id),
         firstPage: { size: firstPage.data.length, hasNext: firstPage.hasNextPage() },
-        delivery: delivered ? { type: delivered.event.type, state: delivered.event.data.state } : null,
+        delivery:
+          delivered && delivered.type !== 'delivery_subscription.test'
+            ? { type: delivered.type, state: delivered.data.state }
+            : null,
         rejectedDeliveries: rejected,
       }),
     );

@@ -1,15 +1,35 @@
 import { deliveryHeaders } from '@svc/contracts';
 import { SpanKind, SpanStatusCode, inSpan, newId, traceHeaders } from '@svc/service-kit';
-import type { DeliveryTrigger } from '../../data/delivery.queue';
+import type { AttemptRecord, AttemptRow } from '../../data/delivery-attempts.batch';
+import { dispatchDeliveries, recordOperationalEvent } from '../../data/delivery.events';
+import type { DeliveryJob, DeliveryTrigger } from '../../data/delivery.queue';
+import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
-import { EXHAUSTIONS_BEFORE_DISABLE } from '../../domain/delivery-settings';
-import type { DeliverySubscription } from '../../generated/prisma/client';
+import {
+  attemptsExhaustedBody,
+  isOperationalEvent,
+  subscriptionDisabledBody,
+} from '../../domain/delivery-event';
+import type { DeliveryResult } from '../../domain/delivery-result';
+import {
+  EXHAUSTIONS_BEFORE_DISABLE,
+  ORDERED_LONG_WAIT_MS,
+  ORDERED_SHORT_WAIT_MS,
+} from '../../domain/delivery-settings';
 import { sendDelivery } from '../../transport/http-sender';
 
 export type AttemptOutcome =
   | { kind: 'done' }
   /** Try again at `at` (the caller reschedules the job). */
-  | { kind: 'retry'; at: Date };
+  | { kind: 'retry'; at: Date }
+  /**
+   * Not attempted yet: an earlier delivery of an ordered subscription is pending, or the rate limit's slot is
+   * later. The caller delays the job until `at`, keeping `slotAt` (a reserved slot) with it.
+   */
+  | { kind: 'wait'; at: Date; slotAt?: number };
+
+/** How a `failed` delivery ended. */
+type FailureReason = 'retries_exhausted' | 'stopped_by_receiver' | 'gone' | 'attempt_failed';
 
 /** Up to ±10 % of the delay, so retries of many deliveries do not arrive in one burst. */
 function jittered(ms: number): number {
@@ -18,16 +38,22 @@ function jittered(ms: number): number {
 
 /**
  * One attempt of one delivery: sign with a fresh timestamp (same delivery id), send to the pinned, re-checked
- * address, record the attempt, then settle: 2xx succeeded; 410 disables the subscription; otherwise a retry per the
- * schedule (never sooner than `Retry-After`) until the schedule is used up, then failed — and a subscription whose
- * deliveries fail that way several times in a row is disabled (audited). A manual or replay attempt is one attempt.
- * The hot path is two plain SQL statements (read, then attempt + delivery update in one statement), each shared
- * with the other attempts the worker runs at the same time (`deps.deliveryAttempts`).
+ * address, record the attempt, then settle: 2xx succeeded; 410 disables the subscription; `X-Svc-Stop-Retries:
+ * true` on another answer fails it at once; otherwise a retry per the schedule (never sooner than `Retry-After`)
+ * until the schedule is used up, then failed — audited and announced as `delivery.attempts_exhausted`, and a
+ * subscription whose deliveries fail that way several times in a row is disabled (audited, announced as
+ * `delivery_subscription.disabled`). A manual or replay attempt is one attempt.
+ *
+ * Before sending, an ordered subscription's delivery waits while an earlier one is pending, and a rate-limited
+ * subscription's delivery takes its slot (Redis) and waits for it. The common path is two plain SQL statements
+ * (read, then attempt + delivery update in one statement), each shared with the other attempts the worker runs
+ * at the same time (`deps.deliveryAttempts`); an ending that raises operational events is one transaction.
  */
 export async function attemptDelivery(
   deps: WorkflowDeps,
   deliveryId: string,
   trigger: DeliveryTrigger,
+  options: { slotAt?: number } = {},
 ): Promise<AttemptOutcome> {
   const row = await deps.deliveryAttempts.read(deliveryId);
   if (!row) return { kind: 'done' };
@@ -40,8 +66,76 @@ export async function attemptDelivery(
     );
     return { kind: 'done' };
   }
+  if (row.ordered) {
+    const at = await orderedWait(deps, row);
+    if (at) return { kind: 'wait', at };
+  }
+  if (row.rate_limit_per_second !== null) {
+    const wait = await paceDelivery(deps, row, row.rate_limit_per_second, options.slotAt);
+    if (wait) return wait;
+  }
   const started = deps.now();
-  const timestamp = Math.floor(started.getTime() / 1000);
+  const result = await send(deps, row, started);
+  deps.deliveryMetrics?.attempted(result);
+  const attempt = row.attempts + 1;
+  const ok = result.error === null && result.status !== null && result.status >= 200 && result.status < 300;
+  const gone = result.status === 410;
+  const stopped = !ok && result.stopRetries;
+  const schedule = deps.delivery.retryScheduleMs;
+  // Scheduled attempts follow the schedule; an extra manual attempt does not reopen it.
+  const retryIndex = attempt - 1;
+  const canRetry = !ok && !gone && !stopped && trigger === 'scheduled' && retryIndex < schedule.length;
+  const now = deps.now();
+  let nextAttemptAt: Date | null = null;
+  if (canRetry) {
+    const delay = Math.max(jittered(schedule[retryIndex]!), result.retryAfterMs ?? 0);
+    nextAttemptAt = new Date(now.getTime() + delay);
+  }
+  const status = ok ? 'succeeded' : canRetry ? 'pending' : 'failed';
+  const failureReason: FailureReason | null =
+    status !== 'failed'
+      ? null
+      : gone
+        ? 'gone'
+        : stopped
+          ? 'stopped_by_receiver'
+          : trigger === 'scheduled'
+            ? 'retries_exhausted'
+            : 'attempt_failed';
+  const record: AttemptRecord = {
+    attemptId: newId('dat'),
+    deliveryId,
+    attempt,
+    trigger,
+    startedAt: started,
+    statusCode: result.status,
+    latencyMs: Math.round(result.latencyMs),
+    error: result.error,
+    responseSnippet: result.responseSnippet,
+    retriesStopped: stopped,
+    status,
+    failureReason,
+    nextAttemptAt,
+    completedAt: status === 'pending' ? null : now,
+  };
+  if (failureReason === 'retries_exhausted' || failureReason === 'gone') {
+    await settleWithEvents(deps, row, record, failureReason);
+  } else {
+    await deps.deliveryAttempts.record(record);
+    if (ok && row.consecutive_exhaustions > 0) {
+      await deps.db.deliverySubscription.update({
+        where: { id: row.subscription_id },
+        data: { consecutiveExhaustions: 0 },
+      });
+    }
+  }
+  if (nextAttemptAt) return { kind: 'retry', at: nextAttemptAt };
+  if (row.ordered) await wakeNextOrdered(deps, row.subscription_id);
+  return { kind: 'done' };
+}
+
+/** Signs (fresh timestamp, same id) and sends once, inside a client span while tracing is on. */
+async function send(deps: WorkflowDeps, row: AttemptRow, started: Date): Promise<DeliveryResult> {
   const headers = deliveryHeaders({
     secret: deps.signingSecrets.secretsOf(
       {
@@ -52,18 +146,18 @@ export async function attemptDelivery(
       },
       started,
     ),
-    deliveryId,
-    timestamp,
+    deliveryId: row.id,
+    timestamp: Math.floor(started.getTime() / 1000),
     body: row.body,
   });
-  // A client span while tracing is on; the POST carries its traceparent (not part of what is signed).
-  const result = await inSpan(
+  // The POST carries the span's traceparent (not part of what is signed).
+  return inSpan(
     'POST delivery',
     {
       kind: SpanKind.CLIENT,
       attributes: {
         'http.request.method': 'POST',
-        'svc.delivery.id': deliveryId,
+        'svc.delivery.id': row.id,
         'svc.delivery.attempt': row.attempts + 1,
       },
     },
@@ -85,84 +179,220 @@ export async function attemptDelivery(
       return sent;
     },
   );
-  deps.deliveryMetrics?.attempted(result);
-  const attempt = row.attempts + 1;
-  const ok = result.error === null && result.status !== null && result.status >= 200 && result.status < 300;
-  const gone = result.status === 410;
-  const schedule = deps.delivery.retryScheduleMs;
-  // Scheduled attempts follow the schedule; an extra manual attempt does not reopen it.
-  const retryIndex = attempt - 1;
-  const canRetry = !ok && !gone && trigger === 'scheduled' && retryIndex < schedule.length;
-  const now = deps.now();
-  let nextAttemptAt: Date | null = null;
-  if (canRetry) {
-    const delay = Math.max(jittered(schedule[retryIndex]!), result.retryAfterMs ?? 0);
-    nextAttemptAt = new Date(now.getTime() + delay);
+}
+
+/**
+ * Ordered subscriptions: null when no earlier delivery of the subscription is pending; otherwise when to look
+ * again. The next in line looks again soon (or when its predecessor's retry is due); the rest wait longer, as
+ * each delivery that ends wakes the next in line itself.
+ */
+async function orderedWait(deps: WorkflowDeps, row: AttemptRow): Promise<Date | null> {
+  const { rows } = await deps.pool.query<{ id: string; next_attempt_at: Date | null }>(
+    `SELECT id, next_attempt_at FROM deliveries
+      WHERE subscription_id = $1 AND status = 'pending' AND seq < $2::bigint
+      ORDER BY seq LIMIT 2`,
+    [row.subscription_id, row.seq],
+  );
+  if (rows.length === 0) return null;
+  const now = Date.now();
+  if (rows.length > 1) return new Date(now + ORDERED_LONG_WAIT_MS);
+  const due = rows[0]!.next_attempt_at?.getTime() ?? now;
+  const wait = Math.min(Math.max(due - now + 100, ORDERED_SHORT_WAIT_MS), ORDERED_LONG_WAIT_MS);
+  return new Date(now + wait);
+}
+
+/** An ordered subscription's delivery ended: its next pending delivery runs now instead of at its next look. */
+async function wakeNextOrdered(deps: WorkflowDeps, subscriptionId: string): Promise<void> {
+  const { rows } = await deps.pool.query<{ id: string }>(
+    `SELECT id FROM deliveries WHERE subscription_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1`,
+    [subscriptionId],
+  );
+  if (rows.length > 0) {
+    await deps.deliveries.promote(rows.map((r) => r.id)).catch((error: unknown) => {
+      deps.logger.warn({ err: error }, 'waking the next ordered delivery failed; it looks again later');
+    });
   }
-  const status = ok ? 'succeeded' : canRetry ? 'pending' : 'failed';
-  await deps.deliveryAttempts.record({
-    attemptId: newId('dat'),
-    deliveryId,
-    attempt,
-    trigger,
-    startedAt: started,
-    statusCode: result.status,
-    latencyMs: Math.round(result.latencyMs),
-    error: result.error,
-    responseSnippet: result.responseSnippet,
-    status,
-    nextAttemptAt,
-    completedAt: status === 'pending' ? null : now,
-  });
-  const subscription = { id: row.subscription_id, workspaceId: row.workspace_id, projectId: row.project_id };
-  if (ok) {
-    if (row.consecutive_exhaustions > 0) {
-      await deps.db.deliverySubscription.update({
-        where: { id: row.subscription_id },
-        data: { consecutiveExhaustions: 0 },
-      });
+}
+
+/**
+ * Rate-limited subscriptions: null when this attempt may go now (its slot came); otherwise a wait until the
+ * slot reserved for it. A job woken before its slot waits again for the same slot.
+ */
+async function paceDelivery(
+  deps: WorkflowDeps,
+  row: AttemptRow,
+  perSecond: number,
+  slotAt: number | undefined,
+): Promise<AttemptOutcome | null> {
+  const now = Date.now();
+  if (slotAt !== undefined) {
+    if (now >= slotAt - 2) return null;
+    return { kind: 'wait', at: new Date(slotAt), slotAt };
+  }
+  if (!deps.deliveryRate) throw new Error('a rate-limited delivery needs the worker’s rate limiter');
+  const { waitMs } = await deps.deliveryRate.reserve(row.subscription_id, perSecond);
+  if (waitMs <= 2) return null;
+  const at = now + Math.ceil(waitMs);
+  return { kind: 'wait', at: new Date(at), slotAt: at };
+}
+
+/**
+ * The endings that raise operational events, in one transaction with the attempt: retries exhausted (audited;
+ * the subscription's count goes up and may disable it) and 410 Gone (disables it). The events' deliveries are
+ * enqueued after the commit.
+ */
+async function settleWithEvents(
+  deps: WorkflowDeps,
+  row: AttemptRow,
+  record: AttemptRecord,
+  reason: 'retries_exhausted' | 'gone',
+): Promise<void> {
+  const at = record.completedAt ?? deps.now();
+  const delivery = { id: row.id, subscriptionId: row.subscription_id, event: row.event, body: row.body };
+  const base = { workspaceId: row.workspace_id, projectId: row.project_id, invocationId: row.invocation_id };
+  const operational = isOperationalEvent(row.event);
+  const jobs = await deps.db.$transaction(async (tx) => {
+    await tx.deliveryAttempt.create({
+      data: {
+        id: record.attemptId,
+        deliveryId: record.deliveryId,
+        attempt: record.attempt,
+        trigger: record.trigger,
+        startedAt: record.startedAt,
+        statusCode: record.statusCode,
+        latencyMs: record.latencyMs,
+        error: record.error,
+        responseSnippet: record.responseSnippet,
+        retriesStopped: record.retriesStopped,
+      },
+    });
+    await tx.delivery.update({
+      where: { id: record.deliveryId },
+      data: {
+        attempts: record.attempt,
+        status: record.status,
+        lastStatusCode: record.statusCode,
+        nextAttemptAt: null,
+        completedAt: at,
+        failureReason: reason,
+      },
+    });
+    const jobs: DeliveryJob[] = [];
+    if (reason === 'gone') {
+      jobs.push(
+        ...(await disableSubscription(
+          deps,
+          tx,
+          row,
+          delivery,
+          'gone',
+          row.consecutive_exhaustions,
+          record,
+          at,
+        )),
+      );
+      return jobs;
     }
-    return { kind: 'done' };
-  }
-  if (gone) {
-    await disableSubscription(deps, subscription, 'gone', { delivery_id: deliveryId });
-    return { kind: 'done' };
-  }
-  if (nextAttemptAt) return { kind: 'retry', at: nextAttemptAt };
-  if (trigger === 'scheduled') {
-    const updated = await deps.db.deliverySubscription.update({
+    const updated = await tx.deliverySubscription.update({
       where: { id: row.subscription_id },
       data: { consecutiveExhaustions: { increment: 1 } },
     });
     if (updated.consecutiveExhaustions >= EXHAUSTIONS_BEFORE_DISABLE && updated.isActive) {
-      await disableSubscription(deps, subscription, 'retries_exhausted', {
-        delivery_id: deliveryId,
-        consecutive_exhaustions: updated.consecutiveExhaustions,
-      });
+      jobs.push(
+        ...(await disableSubscription(
+          deps,
+          tx,
+          row,
+          delivery,
+          'retries_exhausted',
+          updated.consecutiveExhaustions,
+          record,
+          at,
+        )),
+      );
     }
+    const outcome = { attempts: record.attempt, statusCode: record.statusCode, error: record.error };
+    await deps.audit.record(
+      {
+        workspaceId: row.workspace_id,
+        projectId: row.project_id,
+        actor: { kind: 'service', service: 'workflow-delivery' },
+        action: 'delivery.attempts_exhausted',
+        targetType: 'delivery',
+        targetId: row.id,
+        data: {
+          subscription_id: row.subscription_id,
+          event: row.event,
+          attempts: record.attempt,
+          last_status_code: record.statusCode,
+          last_error: record.error,
+        },
+      },
+      tx,
+    );
+    // Never about a delivery of an operational event: a failing receiver of those would feed itself.
+    if (!operational) {
+      jobs.push(
+        ...(await recordOperationalEvent(tx, {
+          ...base,
+          type: 'delivery.attempts_exhausted',
+          subjectId: record.attemptId,
+          body: attemptsExhaustedBody(delivery, outcome, at),
+          at,
+        })),
+      );
+    }
+    return jobs;
+  });
+  if (reason === 'retries_exhausted') {
+    deps.logger.info(
+      { delivery_id: row.id, subscription_id: row.subscription_id },
+      'delivery retries exhausted',
+    );
   }
-  return { kind: 'done' };
+  await dispatchDeliveries(deps.db, deps.deliveries, jobs);
 }
 
+/** Disables the subscription (if still active), audited and announced to the project's other subscriptions. */
 async function disableSubscription(
   deps: WorkflowDeps,
-  subscription: Pick<DeliverySubscription, 'id' | 'workspaceId' | 'projectId'>,
+  tx: Tx,
+  row: AttemptRow,
+  delivery: { id: string; subscriptionId: string; body: string },
   reason: 'gone' | 'retries_exhausted',
-  data: Record<string, unknown>,
-): Promise<void> {
-  const changed = await deps.db.deliverySubscription.updateMany({
-    where: { id: subscription.id, isActive: true },
+  consecutiveExhaustions: number,
+  record: AttemptRecord,
+  at: Date,
+): Promise<DeliveryJob[]> {
+  const changed = await tx.deliverySubscription.updateMany({
+    where: { id: row.subscription_id, isActive: true },
     data: { isActive: false, disabledReason: reason },
   });
-  if (changed.count === 0) return;
-  await deps.audit.record({
-    workspaceId: subscription.workspaceId,
-    projectId: subscription.projectId,
-    actor: { kind: 'service', service: 'workflow-delivery' },
-    action: 'delivery_subscription.disabled',
-    targetType: 'delivery_subscription',
-    targetId: subscription.id,
-    data: { reason, ...data },
+  if (changed.count === 0) return [];
+  await deps.audit.record(
+    {
+      workspaceId: row.workspace_id,
+      projectId: row.project_id,
+      actor: { kind: 'service', service: 'workflow-delivery' },
+      action: 'delivery_subscription.disabled',
+      targetType: 'delivery_subscription',
+      targetId: row.subscription_id,
+      data: {
+        reason,
+        delivery_id: row.id,
+        ...(reason === 'retries_exhausted' ? { consecutive_exhaustions: consecutiveExhaustions } : {}),
+      },
+    },
+    tx,
+  );
+  deps.logger.warn({ subscription_id: row.subscription_id, reason }, 'delivery subscription disabled');
+  return recordOperationalEvent(tx, {
+    workspaceId: row.workspace_id,
+    projectId: row.project_id,
+    invocationId: row.invocation_id,
+    type: 'delivery_subscription.disabled',
+    subjectId: record.attemptId,
+    body: subscriptionDisabledBody(delivery, reason, consecutiveExhaustions, at),
+    at,
   });
-  deps.logger.warn({ subscription_id: subscription.id, reason }, 'delivery subscription disabled');
 }

@@ -35,6 +35,8 @@ export async function createDeliverySubscription(
         events,
         description: descriptionOf(input.description),
         secretSealed: box.seal(signingSecret, id),
+        rateLimitPerSecond: input.rate_limit_per_second ?? null,
+        ordered: input.ordered ?? false,
         createdAt: now,
         updatedAt: now,
       },
@@ -48,7 +50,12 @@ export async function createDeliverySubscription(
         targetType: 'delivery_subscription',
         targetId: id,
         // The origin only: a path or query string may carry a receiver's own token.
-        data: { url_origin: url.origin, events },
+        data: {
+          url_origin: url.origin,
+          events,
+          rate_limit_per_second: input.rate_limit_per_second ?? null,
+          ordered: input.ordered ?? false,
+        },
         requestId,
       },
       tx,

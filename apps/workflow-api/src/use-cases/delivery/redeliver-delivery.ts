@@ -22,7 +22,7 @@ export async function redeliverDelivery(
     if (!subscription || !subscription.isActive || subscription.deletedAt) throw subscriptionDisabled();
     const row = await tx.delivery.update({
       where: { id },
-      data: { status: 'pending', completedAt: null, nextAttemptAt: now },
+      data: { status: 'pending', completedAt: null, nextAttemptAt: now, failureReason: null },
     });
     await deps.audit.record(
       {

@@ -22,7 +22,8 @@ async function dispatchInChunks(deps: WorkflowDeps, jobs: DeliveryJob[]): Promis
 }
 
 /**
- * Sends again the project's failed deliveries created in [since, until) whose subscription is active (at most
+ * Sends again the project's deliveries in the given statuses (failed by default) created in [since, until, by
+ * default now) whose subscription is active (at most
  * {@link MAX_REPLAY}, oldest first). Returns how many were queued.
  */
 export async function replayDeliveries(
@@ -33,12 +34,13 @@ export async function replayDeliveries(
   requestId?: string,
 ): Promise<number> {
   const since = new Date(input.since);
-  const until = new Date(input.until);
+  const until = input.until !== undefined ? new Date(input.until) : deps.now();
+  const statuses = [...new Set(input.statuses ?? ['failed'])];
   if (Number.isNaN(since.getTime()) || Number.isNaN(until.getTime()) || since > until) {
     throw new AppError({
       status: 400,
       code: 'time_range_invalid',
-      detail: '`since` must be a date-time at or before `until`.',
+      detail: '`since` must be a date-time at or before `until` (now when `until` is not given).',
     });
   }
   if (input.subscription_id !== undefined) {
@@ -65,7 +67,7 @@ export async function replayDeliveries(
         : await tx.delivery.findMany({
             where: {
               projectId: project.id,
-              status: 'failed',
+              status: { in: statuses },
               createdAt: { gte: since, lt: until },
               subscriptionId: { in: active.map((s) => s.id) },
             },
@@ -77,9 +79,9 @@ export async function replayDeliveries(
       candidates.length === 0
         ? []
         : await tx.delivery.updateManyAndReturn({
-            // Still failed: a delivery that changed since it was read is left alone.
-            where: { id: { in: candidates.map((c) => c.id) }, status: 'failed' },
-            data: { status: 'pending', completedAt: null, nextAttemptAt: now },
+            // Still in a replayed status: a delivery that changed since it was read is left alone.
+            where: { id: { in: candidates.map((c) => c.id) }, status: { in: statuses } },
+            data: { status: 'pending', completedAt: null, nextAttemptAt: now, failureReason: null },
             select: { id: true },
           });
     await deps.audit.record(
@@ -94,6 +96,7 @@ export async function replayDeliveries(
           count: rows.length,
           since: since.toISOString(),
           until: until.toISOString(),
+          statuses,
           ...(input.subscription_id !== undefined ? { subscription_id: input.subscription_id } : {}),
         },
         requestId,

@@ -7,7 +7,7 @@ import { checkedSubscriptionUrl, descriptionOf, uniqueEvents } from '../../domai
 import type { DeliverySubscription, Prisma } from '../../generated/prisma/client';
 
 /**
- * Changes the URL (checked again), events or description, or disables (`manual`; pending deliveries are
+ * Changes the URL (checked again), events, description, rate limit or order, or disables (`manual`; pending deliveries are
  * skipped) or enables (reason and exhaustion count cleared) the subscription. A patch that changes nothing
  * writes nothing.
  */
@@ -48,6 +48,17 @@ export async function updateDeliverySubscription(
         fields.push('description');
       }
     }
+    if (
+      input.rate_limit_per_second !== undefined &&
+      input.rate_limit_per_second !== current.rateLimitPerSecond
+    ) {
+      data.rateLimitPerSecond = input.rate_limit_per_second;
+      fields.push('rate_limit_per_second');
+    }
+    if (input.ordered !== undefined && input.ordered !== current.ordered) {
+      data.ordered = input.ordered;
+      fields.push('ordered');
+    }
     let skipped = 0;
     if (input.is_active === false && current.isActive) {
       data.isActive = false;
@@ -81,6 +92,10 @@ export async function updateDeliverySubscription(
             is_active: updated.isActive,
             ...(fields.includes('url') ? { url_origin: new URL(updated.url).origin } : {}),
             ...(fields.includes('events') ? { events: updated.events } : {}),
+            ...(fields.includes('rate_limit_per_second')
+              ? { rate_limit_per_second: updated.rateLimitPerSecond }
+              : {}),
+            ...(fields.includes('ordered') ? { ordered: updated.ordered } : {}),
             ...(skipped > 0 ? { skipped_deliveries: skipped } : {}),
           },
           requestId,
