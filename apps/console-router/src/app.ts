@@ -21,7 +21,7 @@ import { statusRoutes } from './routes/status.routes';
 import { RUNTIME_VERSION } from './runtime-version';
 import { isListening } from './transport/agent-probe';
 import { ConsoleFront } from './transport/console-front';
-import { loadHttpParser, loadRequestMethods } from './transport/http-parser';
+import { nodeHttpParser } from './transport/http-parser';
 import { clientErrorAnswer, problemAnswer } from './transport/problem-answer';
 import { createUpstreamProxy } from './transport/upstream-proxy';
 import { consoleRouterReadinessChecks } from './use-cases/health/check-readiness';
@@ -91,21 +91,14 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
     getJwks: createRemoteJwks({ url: `${config.hubUrl.replace(/\/+$/, '')}/.well-known/jwks.json` }),
   });
   const stats = new ProxyStats();
-  // Node's HTTP parser reads agents' answers (`pooled`, `direct`) and, in front, clients' requests (`direct`).
-  const httpParser = config.httpForwarding !== 'http-proxy-3' ? loadHttpParser() : undefined;
-  const methods = config.httpForwarding === 'direct' ? loadRequestMethods() : undefined;
-  if (config.httpForwarding !== 'http-proxy-3' && !httpParser) {
-    logger.warn(
-      { node: process.version },
-      "Node's HTTP parser is not the one this router knows: plain HTTP goes through http-proxy-3",
-    );
-  }
+  // Node's HTTP parser reads clients' requests to agent routes (the front) and agents' answers (decision 69).
+  const { Parser, methods } = nodeHttpParser();
   const proxy = createUpstreamProxy({
     logger: logger.child({ component: 'proxy' }),
     activity,
     stats,
     wsIdleMs: config.wsIdleMs,
-    responseParser: httpParser,
+    responseParser: Parser,
     onUnreachable: (error, target) => {
       if (error.code !== 'ECONNREFUSED') {
         logger.warn({ err: error, agent_id: target.agentId }, 'agent connection failed');
@@ -196,19 +189,15 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
 
   // The router's own front for agent routes (decision 65): connections are read by it first, and handed to
   // node:http (and so to express or the upgrade listener) when they carry anything else.
-  const front =
-    httpParser && methods
-      ? new ConsoleFront({
-          Parser: httpParser,
-          methods,
-          route: parseAgentPath,
-          handle: (req, res, path) => {
-            agentProxy.handleRequest(req, res, path);
-          },
-          failed: (error) =>
-            logger.error({ err: error }, 'console request failed; its connection was closed'),
-        })
-      : undefined;
+  const front = new ConsoleFront({
+    Parser,
+    methods,
+    route: parseAgentPath,
+    handle: (req, res, path) => {
+      agentProxy.handleRequest(req, res, path);
+    },
+    failed: (error) => logger.error({ err: error }, 'console request failed; its connection was closed'),
+  });
 
   /** The server's `request` listener: agent routes straight to the proxy, anything else to express. */
   const handleRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -224,7 +213,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
         server.on('request', handleRequest);
       }
       server.on('upgrade', agentProxy.handleUpgrade);
-      front?.attach(server);
+      front.attach(server);
       server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
         logger.debug({ err: error }, 'client connection error');
         // Nothing is written over an answer that has begun (`_httpMessage`: node:http's answer on the socket).
@@ -237,7 +226,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
     start: () => routes.start(),
     close() {
       routes.stop();
-      front?.close();
+      front.close();
       proxy.close();
     },
     routes,

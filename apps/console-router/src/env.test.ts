@@ -25,7 +25,6 @@ describe('console router configuration', () => {
       upstreamSecret: undefined,
       pollMs: 5000,
       wsIdleMs: 600_000,
-      httpForwarding: 'direct',
       logLevel: 'info',
     });
   });
@@ -44,7 +43,6 @@ describe('console router configuration', () => {
         CONSOLE_ROUTER_UPSTREAM_SECRET: 'x'.repeat(32),
         CONSOLE_ROUTER_POLL_MS: '2000',
         CONSOLE_ROUTER_WS_IDLE_MS: '60000',
-        CONSOLE_ROUTER_HTTP_FORWARDING: 'http-proxy-3',
         LOG_LEVEL: 'warn',
       }),
     ).toEqual({
@@ -59,7 +57,6 @@ describe('console router configuration', () => {
       upstreamSecret: 'x'.repeat(32),
       pollMs: 2000,
       wsIdleMs: 60_000,
-      httpForwarding: 'http-proxy-3',
       logLevel: 'warn',
     });
   });

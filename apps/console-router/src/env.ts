@@ -83,14 +83,6 @@ export const consoleRouterEnvSchema = z
     /** A proxied WebSocket with no bytes either way for this long is closed. */
     CONSOLE_ROUTER_WS_IDLE_MS: milliseconds(1_000, 86_400_000, 600_000),
     /**
-     * How plain HTTP reaches agents: `direct` (default), requests to agent routes read by the router's own
-     * front and forwarded on its own keep-alive connections, both read with Node's HTTP parser (decision 65);
-     * `pooled`, requests read by `node:http`, forwarded on those connections (decision 63); `http-proxy-3`,
-     * the library that always carries WebSocket upgrades. `direct` and `pooled` fall back to `http-proxy-3` by
-     * themselves on a Node release whose parser they do not recognise.
-     */
-    CONSOLE_ROUTER_HTTP_FORWARDING: z.enum(['direct', 'pooled', 'http-proxy-3']).default('direct'),
-    /**
      * A separate listener (on CONSOLE_ROUTER_HOST) for `GET /metrics`; when set, the router's listener (the one
      * the tunnel forwards to) does not serve it.
      */
@@ -109,7 +101,6 @@ export const consoleRouterEnvSchema = z
     upstreamSecret: env.CONSOLE_ROUTER_UPSTREAM_SECRET,
     pollMs: env.CONSOLE_ROUTER_POLL_MS,
     wsIdleMs: env.CONSOLE_ROUTER_WS_IDLE_MS,
-    httpForwarding: env.CONSOLE_ROUTER_HTTP_FORWARDING,
     metricsPort: env.CONSOLE_ROUTER_METRICS_PORT,
     logLevel: env.LOG_LEVEL,
   }));
