@@ -7,6 +7,8 @@ import type { ConsoleRouterApi } from '@svc/contracts';
 import { createHttpApp, mountOperations } from '@svc/service-kit/http';
 import type { AppMetrics, Logger } from '@svc/service-kit/http';
 import { createCredentialReader } from './auth/console-credentials';
+import { subscribeRouteWakes } from './data/route-wakes.subscriber';
+import type { RouteWakes } from './data/route-wakes.subscriber';
 import { RouteTableSource } from './data/route-table.source';
 import { createOperationRules } from './domain/agent-operations';
 import { ProxyStats, registerProxyMetrics } from './domain/proxy-metrics';
@@ -67,6 +69,8 @@ export interface ConsoleRouterService {
   close(): void;
   routes: RouteTableSource;
   activity: RouteActivity;
+  /** The Redis subscription that wakes the route table (when CONSOLE_ROUTER_REDIS_URL is set). */
+  wakes: RouteWakes | undefined;
 }
 
 /** The console router, wired from explicit options; `main.ts` and the tests both build it here. */
@@ -106,11 +110,26 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
       return problemAnswer(agentUnavailable(target.agentId), target.requestId);
     },
   });
-  routes.onChange(() => {
+  routes.onChange((table) => {
     const closed = proxy.recheckTunnels();
     if (closed > 0)
       logger.info({ closed }, 'route table changed: WebSockets of callers without access closed');
+    const connections = proxy.closeConnectionsExcept(table.runningPorts());
+    if (connections > 0)
+      logger.info({ closed: connections }, 'route table changed: connections to stopped agents closed');
   });
+  const wakes = config.redisUrl
+    ? subscribeRouteWakes({
+        redisUrl: config.redisUrl,
+        prefix: config.redisPrefix,
+        hostId: config.runtimeInstanceId,
+        workspaceId: () => routes.current()?.workspace.id,
+        wake: () => {
+          routes.refresh().catch(() => undefined);
+        },
+        logger: logger.child({ component: 'route-wakes' }),
+      })
+    : undefined;
   const proxyKeys = new Map<string, string>();
   const secret = config.upstreamSecret;
   const agentProxy = agentProxyRoutes({
@@ -159,6 +178,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
           ...statusRoutes({
             routes,
             activity,
+            connections: () => ({ http: proxy.upstreamConnections(), websockets: proxy.openTunnels() }),
             host: config.host,
             configuredPort: config.port,
             runtimeVersion: RUNTIME_VERSION,
@@ -224,8 +244,10 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
       });
     },
     start: () => routes.start(),
+    wakes,
     close() {
       routes.stop();
+      void wakes?.close();
       front.close();
       proxy.close();
     },

@@ -250,6 +250,16 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
       return closed;
     },
 
+    /** Closes the pooled connections to ports not in `ports` (agents stopped or gone); returns how many. */
+    closeConnectionsExcept(ports: ReadonlySet<number>): number {
+      return forwarder.closeExcept(ports);
+    },
+
+    /** Connections held to agents for plain HTTP (idle and busy). */
+    upstreamConnections(): number {
+      return forwarder.connections;
+    },
+
     /** WebSockets open through the proxy. */
     openTunnels(): number {
       return tunnels.size;
