@@ -7,7 +7,7 @@
 //                                                  [--ws-connections 8] [--routes 10000] [--client auto|wrk|node]
 //                                                  [--nginx PATH] [--nginx-workers 1] [--chp PATH]
 //                                                  [--cpu-prof DIR] [--router-node-options '--flag …']
-//                                                  [--compare-forwarding] [--node-floor] [--json]
+//                                                  [--node-floor] [--json]
 //
 // One upstream stands in for an agent: a `node:http` server answering a fixed 64-byte JSON body to every request,
 // with a `ws` WebSocket echo on the same port, in a thread of this process. In front of it, each on its own
@@ -27,10 +27,6 @@
 // the machine hit all alike and no target always follows the same one. Route look-up: the
 // router with 10 routes against the router with `--routes` routes (the target route sorted last). RSS: the
 // large-table router's VmRSS, idle after loading its table and again after the measurements.
-// `--compare-forwarding` adds two routers (10 routes) to the HTTP slices, one per earlier way of forwarding plain
-// HTTP: requests read by node:http and forwarded on the router's pooled connections
-// (`CONSOLE_ROUTER_HTTP_FORWARDING=pooled`, decision 63), and http-proxy-3 (`…=http-proxy-3`, before it); it
-// prints the default path's (`direct`, decision 65) requests/s and CPU per request against each.
 // `--node-floor` adds a reference to the HTTP slices: a Node process that pipes the bytes of each client
 // connection to an upstream connection of its own and parses nothing — the least any proxy written in Node
 // costs on these sockets. It is not a proxy the product could ship (no routing, no credential, no framing);
@@ -102,7 +98,6 @@ const options = benchCli(NAME, ({ flag, int, seconds, text }) => ({
   // Node options for every router: by default those it is deployed with (decision 55); another value
   // measures a launch setting's effect, an empty one (`--router-node-options=`) Node's defaults.
   'router-node-options': text(DEPLOYED_NODE_OPTIONS),
-  'compare-forwarding': flag(),
   'node-floor': flag(),
   json: flag(),
 }));
@@ -258,17 +253,6 @@ async function main() {
       ...cpuProfileArgs(profileDir),
     ]);
     const routerLarge = await router(largeTable, hostIds.large, routerNodeOptions);
-    const startWay = (way) =>
-      router(
-        SMALL_TABLE,
-        hostIds.small,
-        routerNodeOptions,
-        { CONSOLE_ROUTER_HTTP_FORWARDING: way },
-        `, ${way}`,
-      );
-    const routerPooled = options['compare-forwarding'] ? await startWay('pooled') : undefined;
-    const routerLibrary = options['compare-forwarding'] ? await startWay('http-proxy-3') : undefined;
-    const comparedRouters = [routerPooled, routerLibrary].filter(Boolean);
     await sleep(2_000);
     const rssIdleMb = vmRssMb(routerLarge.proc.child.pid);
     const rssSmallIdleMb = vmRssMb(routerSmall.proc.child.pid);
@@ -289,7 +273,7 @@ async function main() {
       : undefined;
 
     // Every proxy answers the upstream's body; the router only with the credential.
-    for (const { proc, url } of [routerSmall, routerLarge, ...comparedRouters]) {
+    for (const { proc, url } of [routerSmall, routerLarge]) {
       await waitForAnswer(proc, `${url}${ROUTE}${HTTP_PATH}`, { headers: authorization, body: BODY });
       await waitForAnswer(proc, `${url}${ROUTE}${HTTP_PATH}`, { status: 401 });
     }
@@ -301,20 +285,6 @@ async function main() {
     const httpTargets = [
       routerTarget,
       named('router_large', `router, ${largeTable} routes`, routerLarge.url, authorization),
-      routerPooled &&
-        named(
-          'router_pooled',
-          `router, ${SMALL_TABLE} routes, HTTP read by node:http, pooled`,
-          routerPooled.url,
-          authorization,
-        ),
-      routerLibrary &&
-        named(
-          'router_library',
-          `router, ${SMALL_TABLE} routes, HTTP through http-proxy-3`,
-          routerLibrary.url,
-          authorization,
-        ),
       nginxTarget,
       chpTarget,
       nodePipe && named('node_pipe', 'Node byte pipe (reference: parses nothing)', nodePipe.url),
@@ -325,8 +295,6 @@ async function main() {
     const pidsOf = {
       router: [routerSmall.proc.child.pid],
       router_large: [routerLarge.proc.child.pid],
-      router_pooled: routerPooled && [routerPooled.proc.child.pid],
-      router_library: routerLibrary && [routerLibrary.proc.child.pid],
       nginx: nginx && withChildren(nginx.proc.child.pid),
       chp: chp && [chp.proc.child.pid],
       node_pipe: nodePipe && [nodePipe.proc.child.pid],

@@ -44,17 +44,6 @@ export function buildResult({
     p99_ratio: ratio(http.router_large?.p99_ms, http.router?.p99_ms),
     cpu_ratio: ratio(http.router_large?.cpu_ms_per_1000, http.router?.cpu_ms_per_1000),
   };
-  // The default path against the earlier ones for plain HTTP (`--compare-forwarding`).
-  const against = (other) =>
-    other && {
-      rps_ratio: ratio(http.router?.rps, other.rps),
-      cpu_ratio: ratio(http.router?.cpu_ms_per_1000, other.cpu_ms_per_1000),
-      p99_ratio: ratio(http.router?.p99_ms, other.p99_ms),
-    };
-  const forwarding =
-    http.router_pooled || http.router_library
-      ? { pooled: against(http.router_pooled), http_proxy_3: against(http.router_library) }
-      : undefined;
   // The Node floor (`--node-floor`) against nginx, and the router against it.
   const nodeFloor = http.node_pipe && {
     rps_vs_nginx: ratio(http.node_pipe.rps, http.nginx?.rps),
@@ -95,7 +84,6 @@ export function buildResult({
     http: httpResults,
     websocket: wsResults,
     lookup,
-    ...(forwarding ? { forwarding } : {}),
     ...(nodeFloor ? { node_floor: nodeFloor } : {}),
     rss,
     targets,
@@ -137,13 +125,6 @@ export function printText(result) {
     `route look-up (${s.routes_large} ÷ ${s.routes_small} routes): req/s ${f(l.rps_ratio, 3)}×, p50 ${f(l.p50_ratio, 3)}×, ` +
       `p99 ${f(l.p99_ratio, 3)}×, CPU per request ${f(l.cpu_ratio, 3)}×`,
   );
-  for (const [way, w] of Object.entries(result.forwarding ?? {})) {
-    if (!w) continue;
-    console.log(
-      `plain HTTP, direct ÷ ${way.replaceAll('_', '-')} (${s.routes_small} routes): req/s ${f(w.rps_ratio, 2)}×, ` +
-        `CPU per request ${f(w.cpu_ratio, 2)}×, p99 ${f(w.p99_ratio, 2)}×`,
-    );
-  }
   const n = result.node_floor;
   if (n)
     console.log(

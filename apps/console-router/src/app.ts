@@ -7,6 +7,8 @@ import type { ConsoleRouterApi } from '@svc/contracts';
 import { createHttpApp, mountOperations } from '@svc/service-kit/http';
 import type { AppMetrics, Logger } from '@svc/service-kit/http';
 import { createCredentialReader } from './auth/console-credentials';
+import { subscribeRouteWakes } from './data/route-wakes.subscriber';
+import type { RouteWakes } from './data/route-wakes.subscriber';
 import { RouteTableSource } from './data/route-table.source';
 import { createOperationRules } from './domain/agent-operations';
 import { ProxyStats, registerProxyMetrics } from './domain/proxy-metrics';
@@ -21,7 +23,7 @@ import { statusRoutes } from './routes/status.routes';
 import { RUNTIME_VERSION } from './runtime-version';
 import { isListening } from './transport/agent-probe';
 import { ConsoleFront } from './transport/console-front';
-import { loadHttpParser, loadRequestMethods } from './transport/http-parser';
+import { nodeHttpParser } from './transport/http-parser';
 import { clientErrorAnswer, problemAnswer } from './transport/problem-answer';
 import { createUpstreamProxy } from './transport/upstream-proxy';
 import { consoleRouterReadinessChecks } from './use-cases/health/check-readiness';
@@ -67,6 +69,8 @@ export interface ConsoleRouterService {
   close(): void;
   routes: RouteTableSource;
   activity: RouteActivity;
+  /** The Redis subscription that wakes the route table (when CONSOLE_ROUTER_REDIS_URL is set). */
+  wakes: RouteWakes | undefined;
 }
 
 /** The console router, wired from explicit options; `main.ts` and the tests both build it here. */
@@ -91,21 +95,14 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
     getJwks: createRemoteJwks({ url: `${config.hubUrl.replace(/\/+$/, '')}/.well-known/jwks.json` }),
   });
   const stats = new ProxyStats();
-  // Node's HTTP parser reads agents' answers (`pooled`, `direct`) and, in front, clients' requests (`direct`).
-  const httpParser = config.httpForwarding !== 'http-proxy-3' ? loadHttpParser() : undefined;
-  const methods = config.httpForwarding === 'direct' ? loadRequestMethods() : undefined;
-  if (config.httpForwarding !== 'http-proxy-3' && !httpParser) {
-    logger.warn(
-      { node: process.version },
-      "Node's HTTP parser is not the one this router knows: plain HTTP goes through http-proxy-3",
-    );
-  }
+  // Node's HTTP parser reads clients' requests to agent routes (the front) and agents' answers (decision 69).
+  const { Parser, methods } = nodeHttpParser();
   const proxy = createUpstreamProxy({
     logger: logger.child({ component: 'proxy' }),
     activity,
     stats,
     wsIdleMs: config.wsIdleMs,
-    responseParser: httpParser,
+    responseParser: Parser,
     onUnreachable: (error, target) => {
       if (error.code !== 'ECONNREFUSED') {
         logger.warn({ err: error, agent_id: target.agentId }, 'agent connection failed');
@@ -113,11 +110,26 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
       return problemAnswer(agentUnavailable(target.agentId), target.requestId);
     },
   });
-  routes.onChange(() => {
+  routes.onChange((table) => {
     const closed = proxy.recheckTunnels();
     if (closed > 0)
       logger.info({ closed }, 'route table changed: WebSockets of callers without access closed');
+    const connections = proxy.closeConnectionsExcept(table.runningPorts());
+    if (connections > 0)
+      logger.info({ closed: connections }, 'route table changed: connections to stopped agents closed');
   });
+  const wakes = config.redisUrl
+    ? subscribeRouteWakes({
+        redisUrl: config.redisUrl,
+        prefix: config.redisPrefix,
+        hostId: config.runtimeInstanceId,
+        workspaceId: () => routes.current()?.workspace.id,
+        wake: () => {
+          routes.refresh().catch(() => undefined);
+        },
+        logger: logger.child({ component: 'route-wakes' }),
+      })
+    : undefined;
   const proxyKeys = new Map<string, string>();
   const secret = config.upstreamSecret;
   const agentProxy = agentProxyRoutes({
@@ -166,6 +178,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
           ...statusRoutes({
             routes,
             activity,
+            connections: () => ({ http: proxy.upstreamConnections(), websockets: proxy.openTunnels() }),
             host: config.host,
             configuredPort: config.port,
             runtimeVersion: RUNTIME_VERSION,
@@ -196,19 +209,15 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
 
   // The router's own front for agent routes (decision 65): connections are read by it first, and handed to
   // node:http (and so to express or the upgrade listener) when they carry anything else.
-  const front =
-    httpParser && methods
-      ? new ConsoleFront({
-          Parser: httpParser,
-          methods,
-          route: parseAgentPath,
-          handle: (req, res, path) => {
-            agentProxy.handleRequest(req, res, path);
-          },
-          failed: (error) =>
-            logger.error({ err: error }, 'console request failed; its connection was closed'),
-        })
-      : undefined;
+  const front = new ConsoleFront({
+    Parser,
+    methods,
+    route: parseAgentPath,
+    handle: (req, res, path) => {
+      agentProxy.handleRequest(req, res, path);
+    },
+    failed: (error) => logger.error({ err: error }, 'console request failed; its connection was closed'),
+  });
 
   /** The server's `request` listener: agent routes straight to the proxy, anything else to express. */
   const handleRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -224,7 +233,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
         server.on('request', handleRequest);
       }
       server.on('upgrade', agentProxy.handleUpgrade);
-      front?.attach(server);
+      front.attach(server);
       server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
         logger.debug({ err: error }, 'client connection error');
         // Nothing is written over an answer that has begun (`_httpMessage`: node:http's answer on the socket).
@@ -235,9 +244,11 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
       });
     },
     start: () => routes.start(),
+    wakes,
     close() {
       routes.stop();
-      front?.close();
+      void wakes?.close();
+      front.close();
       proxy.close();
     },
     routes,

@@ -24,8 +24,9 @@ describe('console router configuration', () => {
       allowedOrigins: [],
       upstreamSecret: undefined,
       pollMs: 5000,
+      redisUrl: undefined,
+      redisPrefix: 'svc',
       wsIdleMs: 600_000,
-      httpForwarding: 'direct',
       logLevel: 'info',
     });
   });
@@ -43,8 +44,9 @@ describe('console router configuration', () => {
         CONSOLE_ROUTER_ALLOWED_ORIGINS: 'https://control.example.test, http://127.0.0.1:4200/',
         CONSOLE_ROUTER_UPSTREAM_SECRET: 'x'.repeat(32),
         CONSOLE_ROUTER_POLL_MS: '2000',
+        CONSOLE_ROUTER_REDIS_URL: 'redis://127.0.0.1:6379/2',
+        CONSOLE_ROUTER_REDIS_PREFIX: 'edge',
         CONSOLE_ROUTER_WS_IDLE_MS: '60000',
-        CONSOLE_ROUTER_HTTP_FORWARDING: 'http-proxy-3',
         LOG_LEVEL: 'warn',
       }),
     ).toEqual({
@@ -58,8 +60,9 @@ describe('console router configuration', () => {
       allowedOrigins: ['https://control.example.test', 'http://127.0.0.1:4200'],
       upstreamSecret: 'x'.repeat(32),
       pollMs: 2000,
+      redisUrl: 'redis://127.0.0.1:6379/2',
+      redisPrefix: 'edge',
       wsIdleMs: 60_000,
-      httpForwarding: 'http-proxy-3',
       logLevel: 'warn',
     });
   });

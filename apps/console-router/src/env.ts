@@ -78,18 +78,21 @@ export const consoleRouterEnvSchema = z
     CONSOLE_ROUTER_ALLOWED_ORIGINS: optional(pageOrigins),
     /** The host's console secret; each agent's proxy key is derived from it. */
     CONSOLE_ROUTER_UPSTREAM_SECRET: optional(envFields.secret(32)),
+    /**
+     * The services' Redis, where the hub announces that a host's route table changed (decision 73): the table is
+     * reloaded at once on each announcement, and still polled every CONSOLE_ROUTER_POLL_MS. Unset: polling,
+     * `POST /routes/refresh` and requests for agents the table does not know are what reload it.
+     */
+    CONSOLE_ROUTER_REDIS_URL: optional(envFields.redisUrl()),
+    /** The services' Redis key prefix (the hub's HUB_REDIS_PREFIX). */
+    CONSOLE_ROUTER_REDIS_PREFIX: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]{0,31}$/)
+      .default('svc'),
     /** How often the route table is polled (a 304 costs almost nothing). */
     CONSOLE_ROUTER_POLL_MS: milliseconds(100, 3_600_000, 5_000),
     /** A proxied WebSocket with no bytes either way for this long is closed. */
     CONSOLE_ROUTER_WS_IDLE_MS: milliseconds(1_000, 86_400_000, 600_000),
-    /**
-     * How plain HTTP reaches agents: `direct` (default), requests to agent routes read by the router's own
-     * front and forwarded on its own keep-alive connections, both read with Node's HTTP parser (decision 65);
-     * `pooled`, requests read by `node:http`, forwarded on those connections (decision 63); `http-proxy-3`,
-     * the library that always carries WebSocket upgrades. `direct` and `pooled` fall back to `http-proxy-3` by
-     * themselves on a Node release whose parser they do not recognise.
-     */
-    CONSOLE_ROUTER_HTTP_FORWARDING: z.enum(['direct', 'pooled', 'http-proxy-3']).default('direct'),
     /**
      * A separate listener (on CONSOLE_ROUTER_HOST) for `GET /metrics`; when set, the router's listener (the one
      * the tunnel forwards to) does not serve it.
@@ -108,8 +111,9 @@ export const consoleRouterEnvSchema = z
     allowedOrigins: env.CONSOLE_ROUTER_ALLOWED_ORIGINS ?? [],
     upstreamSecret: env.CONSOLE_ROUTER_UPSTREAM_SECRET,
     pollMs: env.CONSOLE_ROUTER_POLL_MS,
+    redisUrl: env.CONSOLE_ROUTER_REDIS_URL,
+    redisPrefix: env.CONSOLE_ROUTER_REDIS_PREFIX,
     wsIdleMs: env.CONSOLE_ROUTER_WS_IDLE_MS,
-    httpForwarding: env.CONSOLE_ROUTER_HTTP_FORWARDING,
     metricsPort: env.CONSOLE_ROUTER_METRICS_PORT,
     logLevel: env.LOG_LEVEL,
   }));

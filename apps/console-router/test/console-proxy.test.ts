@@ -378,46 +378,6 @@ describe('routing', () => {
   });
 });
 
-// `direct` (the default) is what every other test here goes through.
-describe.each([['http-proxy-3'], ['pooled']])('plain HTTP with CONSOLE_ROUTER_HTTP_FORWARDING=%s', (mode) => {
-  test('when the router forwards that way, then health, chat, credentials and a dead agent answer alike', async () => {
-    const viaLibrary = await s.startRouter(s.home, { CONSOLE_ROUTER_HTTP_FORWARDING: mode });
-    const route = (id: string, rest = '/global/health') => `${viaLibrary.url}/${slug()}/agents/${id}${rest}`;
-    const health = await request(route(agent.id), { headers: bearer(ownerToken()) });
-    expect(health.status).toBe(200);
-    expect((await request(route(agent.id))).status).toBe(401);
-    const sent = await request(route(agent.id, '/chat/messages'), {
-      method: 'POST',
-      headers: { ...bearer(ownerToken()), 'content-type': 'application/json' },
-      body: JSON.stringify({ text: 'through the library' }),
-    });
-    expect(sent.status).toBe(202);
-    await request(route(echoAgent.id, '/chat/messages?after=2'), {
-      headers: {
-        ...bearer(ownerToken()),
-        cookie: 'session=secret',
-        'proxy-authorization': 'Basic c2VjcmV0',
-        connection: 'keep-alive, x-nominated',
-        'x-nominated': 'hop',
-        te: 'trailers',
-      },
-    });
-    const seen = echo.seen.at(-1)!;
-    expect(seen.url).toBe('/chat/messages?after=2');
-    expect(seen.headers.authorization).toBeUndefined();
-    expect(seen.headers.cookie).toBeUndefined();
-    expect(seen.headers['proxy-authorization']).toBeUndefined();
-    expect(seen.headers['x-nominated']).toBeUndefined();
-    expect(seen.headers.te).toBeUndefined();
-    expect(seen.headers['x-svc-console-caller']).toBe(`participant:${ownerId}`);
-    const down = await s.registerAgent(s.home, `console-down-${mode}`);
-    await viaLibrary.router.routes.refresh();
-    const unavailable = await request(route(down.id), { headers: bearer(ownerToken()) });
-    expect(unavailable.status).toBe(503);
-    expect(unavailable.body?.code).toBe('agent_unavailable');
-  });
-});
-
 describe('an agent killed mid-work', () => {
   test('when the agent dies mid-stream and mid-WebSocket, then the router survives and answers JSON 503', async () => {
     const ticket = await s.ticket(s.home, agent.id);

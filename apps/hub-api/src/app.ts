@@ -3,6 +3,8 @@ import { hubDocument, hubInternalDocument } from '@svc/contracts';
 import {
   createCredentialNoticePublisher,
   silentCredentialNotices,
+  createConsoleRouteNoticePublisher,
+  silentConsoleRouteNotices,
   subscribeCredentialNotices,
   createHttpApp,
   createSecretBox,
@@ -162,6 +164,12 @@ export async function createHubService(options: HubServiceOptions): Promise<HubS
     notices: options.notices
       ? createCredentialNoticePublisher({ ...options.notices, logger: logger.child({ module: 'notices' }) })
       : silentCredentialNotices,
+    routeNotices: options.notices
+      ? createConsoleRouteNoticePublisher({
+          ...options.notices,
+          logger: logger.child({ module: 'route-notices' }),
+        })
+      : silentConsoleRouteNotices,
     loginThrottle: new LoginThrottle({
       ...LOGIN_THROTTLE_DEFAULTS,
       ...options.loginThrottle,

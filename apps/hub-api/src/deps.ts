@@ -1,4 +1,9 @@
-import type { CredentialNoticePublisher, Logger, SecretBox } from '@svc/service-kit';
+import type {
+  ConsoleRouteNoticePublisher,
+  CredentialNoticePublisher,
+  Logger,
+  SecretBox,
+} from '@svc/service-kit';
 import type { ApiKeyCache } from './auth/api-key-cache';
 import type { LoginThrottle } from './auth/login-throttle';
 import type { SigningKeyRing } from './auth/signing-keys';
@@ -17,6 +22,8 @@ export interface HubDeps {
   apiKeys: ApiKeyCache;
   /** Announces revocations and membership changes to the other services (decision 47). */
   notices: CredentialNoticePublisher;
+  /** Wakes the console router of a host whose route table changed (decision 73). */
+  routeNotices: ConsoleRouteNoticePublisher;
   /** Per-client limits on failed sign-ins (decision 47). */
   loginThrottle: LoginThrottle;
   logger: Logger;

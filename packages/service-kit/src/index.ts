@@ -23,4 +23,5 @@ export * from './migrate-command';
 export * from './canonical-json';
 export * from './text-check';
 export * from './credential-notices';
+export * from './console-route-notices';
 export * from './hop-by-hop';

@@ -12,6 +12,8 @@ export interface AgentRoute {
   /** `/<workspace-slug>/agents/<agent-id>`. */
   route: string;
   servePort: number;
+  /** The agent is started (online, idle or busy); a stopped (`offline`) agent's route is not forwarded to. */
+  running: boolean;
   /** Agents (besides the agent itself) whose own token may reach this console. */
   peers: ReadonlySet<string>;
 }
@@ -83,6 +85,7 @@ export class RouteTable {
       agentId: r.agent_id,
       route: r.route,
       servePort: r.serve_port,
+      running: r.status !== 'offline' && r.status !== 'evicted',
       peers: r.peers.length === 0 ? NO_PEERS : new Set(r.peers),
     }));
     this.byAgent = new Map(this.routes.map((r) => [r.agentId, r]));
@@ -92,6 +95,13 @@ export class RouteTable {
   find(workspace: string, agentId: string): AgentRoute | undefined {
     if (workspace !== this.workspace.slug && workspace !== this.workspace.id) return undefined;
     return this.byAgent.get(agentId);
+  }
+
+  /** Serve ports of started agents: where the router may hold connections. */
+  runningPorts(): Set<number> {
+    const ports = new Set<number>();
+    for (const route of this.routes) if (route.running) ports.add(route.servePort);
+    return ports;
   }
 
   isMember(participantId: string): boolean {

@@ -23,6 +23,10 @@ export function presentStatus(status: RouterStatus): ConsoleRouterStatusBody {
     started_at: status.startedAt.toISOString(),
     uptime_seconds: Math.max(0, Math.round((status.now.getTime() - status.startedAt.getTime()) / 1000)),
     table: presentTableSummary(status.table),
+    upstream_connections: {
+      http: status.upstreamConnections.http,
+      websockets: status.upstreamConnections.websockets,
+    },
     routes: status.routes.map((r) => ({
       agent_id: r.route.agentId,
       route: r.route.route,

@@ -28,6 +28,7 @@ function requireLoopback(ctx: Pick<OperationContext, 'req'>): void {
 export function statusRoutes(deps: {
   routes: StatusDeps['routes'] & RefreshDeps['routes'];
   activity: StatusDeps['activity'];
+  connections: StatusDeps['connections'];
   host: string;
   configuredPort: number;
   runtimeVersion: string;

@@ -132,12 +132,6 @@ function get(url: string, headers: Record<string, string>) {
   );
 }
 
-describe('loadHttpParser', () => {
-  it("finds Node's HTTP parser on this Node release", () => {
-    expect(Parser).toBeDefined();
-  });
-});
-
 describe('AgentHttpForwarder', () => {
   it('relays an answer with its headers, without hop-by-hop headers or hub credentials', async () => {
     let seen: IncomingMessage | undefined;

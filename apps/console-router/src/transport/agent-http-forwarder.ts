@@ -66,6 +66,20 @@ export class AgentHttpForwarder implements ConnectionPool {
     if (list.length === 0) this.idle.delete(connection.port);
   }
 
+  /**
+   * Closes every connection, idle or busy, to a port not in `ports` (the serve ports of started agents): a
+   * stopped or evicted agent keeps no connection of the router's; returns how many were closed.
+   */
+  closeExcept(ports: ReadonlySet<number>): number {
+    let closed = 0;
+    for (const connection of this.live) {
+      if (ports.has(connection.port)) continue;
+      connection.socket.destroy();
+      closed += 1;
+    }
+    return closed;
+  }
+
   /** Closes every connection, idle or busy (shutdown). */
   close(): void {
     clearInterval(this.sweeper);

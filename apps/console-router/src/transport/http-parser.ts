@@ -1,11 +1,16 @@
 /**
- * Node's own HTTP/1.1 parser (llhttp, the one `node:http` runs), for reading agents' answers off a socket and,
- * in front, clients' requests (decision 65).
+ * Node's own HTTP/1.1 parser (llhttp, the one `node:http` runs), for reading clients' requests in front
+ * (decision 65) and agents' answers off a socket (decision 63): the router's one way of forwarding plain HTTP
+ * (decision 69).
  *
  * It is reached through `_http_common`, which Node exports but does not document, so its shape is checked once
- * at start-up: when a Node release changes it, `loadHttpParser` returns `undefined` and the router forwards
- * HTTP through http-proxy-3 instead (see `upstream-proxy.ts`).
+ * at start-up: on a Node release that changed it, `nodeHttpParser` throws and the router does not start (its
+ * message names the Node lines the router supports). `http-parser.test.ts` checks the same shape, and the
+ * order of the head callback's arguments, on every Node line the router is tested on.
  */
+
+/** The Node release lines the router is built and tested for (the LTS lines). */
+export const SUPPORTED_NODE_LINES = [20, 22] as const;
 
 /**
  * Called with a message's head (a request's `method` index and `url`, or an answer's `statusCode`): returns 0 to
@@ -85,4 +90,15 @@ export function loadRequestMethods(): readonly string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The parser and the method names, or an error naming the Node release and the supported lines. */
+export function nodeHttpParser(): { Parser: HttpParserClass; methods: readonly string[] } {
+  const Parser = loadHttpParser();
+  const methods = loadRequestMethods();
+  if (Parser && methods) return { Parser, methods };
+  throw new Error(
+    `Node ${process.version}'s HTTP parser (_http_common) is not the one this router reads requests and ` +
+      `answers with; run it on Node ${SUPPORTED_NODE_LINES.join(' or ')}`,
+  );
 }

@@ -1,9 +1,7 @@
-import http from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
-import { HOP_BY_HOP_HEADERS, connectionNominated } from '@svc/service-kit/http';
 import type { Logger } from '@svc/service-kit/http';
 import type { ProxyStats } from '../domain/proxy-metrics';
 import { ACTIVITY_THROTTLE_MS } from '../domain/route-activity';
@@ -30,11 +28,8 @@ export interface UpstreamProxyOptions {
   onUnreachable: (error: NodeJS.ErrnoException, target: UpstreamTarget) => ProblemAnswer;
   /** Counts of forwarded requests, agents' answers and failures (plain increments). */
   stats: ProxyStats;
-  /**
-   * Node's HTTP parser for agents' answers (`loadHttpParser`): plain HTTP then goes through the router's own
-   * pooled connections (`AgentHttpForwarder`); without it, through http-proxy-3 like WebSockets.
-   */
-  responseParser?: HttpParserClass;
+  /** Node's HTTP parser, for agents' answers on the router's own pooled connections (`AgentHttpForwarder`). */
+  responseParser: HttpParserClass;
 }
 
 /** Request headers never forwarded: hub credentials, cookies and anything claiming to speak for the router. */
@@ -45,14 +40,6 @@ const STRIPPED_HEADERS = [
   'x-svc-console-caller',
   'x-svc-console-proxy-key',
 ] as const;
-
-/**
- * Hop-by-hop headers dropped from a plain request on the http-proxy-3 path: all but `Connection`, which the
- * library sets, and `Transfer-Encoding`, by which it frames the body it streams on (an upgrade keeps `Upgrade`).
- */
-const PLAIN_HOP_BY_HOP = [...HOP_BY_HOP_HEADERS].filter(
-  (name) => name !== 'connection' && name !== 'transfer-encoding',
-);
 
 interface Tunnel {
   agentId: string;
@@ -67,26 +54,15 @@ interface Tunnel {
 
 /** What the proxy needs to know about a request it forwards, kept on the request itself (no side table). */
 const FORWARDED = Symbol('console-router.forwarded');
-/** The client response of an agent's answer, for the shared `close` listener. */
-const CLIENT_RESPONSE = Symbol('console-router.client-response');
-
 type ForwardedRequest = IncomingMessage & { [FORWARDED]?: UpstreamTarget };
-type AgentResponse = IncomingMessage & { [CLIENT_RESPONSE]?: ServerResponse };
-
-const ignore = () => undefined;
 
 /**
  * The reverse proxy to agents' serve ports:
  *
  * - Plain HTTP goes over the router's own pooled connections, read with Node's HTTP parser
- *   (`AgentHttpForwarder`, decision 63) when `responseParser` is given; otherwise, like WebSocket upgrades,
- *   through `http-proxy-3`, with one keep-alive `http.Agent` of the router's own (the process-global agent is
- *   never touched). WebSocket upgrades get a connection each.
+ *   (`AgentHttpForwarder`, decisions 63 and 69). WebSocket upgrades go through `http-proxy-3`, a connection
+ *   each, the call options per serve port built once (a parsed target URL, so the library parses nothing).
  * - An open WebSocket is closed when its caller loses access (`recheckTunnels`, decision 64).
- * - On the `http-proxy-3` path, the per-request work is kept to what the forwarding needs: the call options
- *   per serve port are built once (a parsed target URL, so the library parses nothing per request; `toProxy`
- *   passes the path the router already computed), the request's target rides on the request object, and the
- *   listeners added per request are shared functions rather than closures.
  * - Every failure is caught: an `error` listener on the proxy, a callback per call, an `error` handler on each
  *   client and upgrade socket. An agent that cannot be reached before an answer started gets the caller's
  *   JSON answer; a failure midway ends the client connection.
@@ -99,13 +75,6 @@ const ignore = () => undefined;
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions) {
   const { logger, activity, stats } = options;
-  const agent = new http.Agent({
-    keepAlive: true,
-    // Enough idle connections for a burst of requests to reuse them rather than connect again.
-    maxFreeSockets: 256,
-    scheduling: 'lifo',
-    timeout: 60_000,
-  });
   const proxy = createProxyServer({
     changeOrigin: true,
     xfwd: false,
@@ -115,47 +84,15 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     toProxy: true,
   });
   const tunnels = new Set<Tunnel>();
-  /** Call options per serve port: `{ target, agent }` with the target parsed once. */
-  const httpOptions = new Map<number, { target: URL; agent: http.Agent }>();
+  /** Call options per serve port: `{ target }` parsed once. */
   const wsOptions = new Map<number, { target: URL; agent: false }>();
   const targetOf = (port: number) => new URL(`http://127.0.0.1:${port}`);
-  const optionsFor = (port: number) => {
-    let call = httpOptions.get(port);
-    if (call === undefined) {
-      if (httpOptions.size >= 65_536) httpOptions.clear();
-      call = { target: targetOf(port), agent };
-      httpOptions.set(port, call);
-    }
-    return call;
-  };
-
   proxy.on('error', (error, req) => {
     // Per-call callbacks answer the client; this listener only keeps an unexpected emit from crashing us. A
     // peer that went away (reset, broken pipe) is routine.
     const code = (error as NodeJS.ErrnoException).code;
     const level = code === 'ECONNRESET' || code === 'EPIPE' ? 'debug' : 'warn';
     logger[level]({ err: error, agent_id: (req as ForwardedRequest)[FORWARDED]?.agentId }, 'proxy error');
-  });
-
-  /** An agent that dies mid-response: the client's response is cut too, never left hanging open. */
-  function cutIfIncomplete(this: AgentResponse) {
-    if (this.complete) return;
-    const res = this[CLIENT_RESPONSE];
-    const target = (res?.req as ForwardedRequest | undefined)?.[FORWARDED];
-    logger.info({ agent_id: target?.agentId }, 'agent connection lost mid-response');
-    res?.destroy();
-  }
-
-  proxy.on('proxyRes', (proxyRes: AgentResponse, req, res) => {
-    const status = proxyRes.statusCode ?? 0;
-    stats.answered(status);
-    if (status >= 200 && status < 300) {
-      const target = (req as ForwardedRequest)[FORWARDED];
-      if (target) activity.touch(target.agentId);
-    }
-    proxyRes[CLIENT_RESPONSE] = res as ServerResponse;
-    proxyRes.on('error', ignore);
-    proxyRes.on('close', cutIfIncomplete);
   });
 
   proxy.on('proxyReqWs', (proxyReq, req, socket) => {
@@ -255,40 +192,20 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     }
   }
 
-  /** The per-call callback of `proxy.web`: one function for every request, the target read off the request. */
-  function webFailed(error: Error, req: IncomingMessage, res: ServerResponse | Socket) {
-    failed(error as NodeJS.ErrnoException, res as ServerResponse, (req as ForwardedRequest)[FORWARDED]!);
-  }
-
-  const forwarder =
-    options.responseParser &&
-    new AgentHttpForwarder({
-      Parser: options.responseParser,
-      onAnswer: (status, target) => {
-        stats.answered(status);
-        if (status >= 200 && status < 300) activity.touch(target.agentId);
-      },
-      onFailed: (error, _req, res, target) => failed(error, res, target),
-    });
+  const forwarder = new AgentHttpForwarder({
+    Parser: options.responseParser,
+    onAnswer: (status, target) => {
+      stats.answered(status);
+      if (status >= 200 && status < 300) activity.touch(target.agentId);
+    },
+    onFailed: (error, _req, res, target) => failed(error, res, target),
+  });
 
   return {
     /** Forwards an admitted HTTP request. */
     web(client: ClientRequest, response: ClientResponse, target: UpstreamTarget): void {
       stats.http += 1;
-      if (forwarder) {
-        forwarder.forward(client, response, target);
-        return;
-      }
-      // Without the forwarder there is no front of the router's own either: requests come from `node:http`.
-      const req = client as IncomingMessage;
-      const res = response as ServerResponse;
-      prepare(req, target);
-      // Hop-by-hop headers of a plain request (http-proxy-3 itself sets `Connection`).
-      const headers = req.headers;
-      for (const name of connectionNominated(req.rawHeaders) ?? []) delete headers[name];
-      for (const name of PLAIN_HOP_BY_HOP) delete headers[name];
-      res.setHeader('X-Request-Id', target.requestId);
-      proxy.web(req, res, optionsFor(target.servePort), webFailed);
+      forwarder.forward(client, response, target);
     },
 
     /** Forwards an admitted WebSocket upgrade (the client socket already has its `error` handler). */
@@ -333,6 +250,16 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
       return closed;
     },
 
+    /** Closes the pooled connections to ports not in `ports` (agents stopped or gone); returns how many. */
+    closeConnectionsExcept(ports: ReadonlySet<number>): number {
+      return forwarder.closeExcept(ports);
+    },
+
+    /** Connections held to agents for plain HTTP (idle and busy). */
+    upstreamConnections(): number {
+      return forwarder.connections;
+    },
+
     /** WebSockets open through the proxy. */
     openTunnels(): number {
       return tunnels.size;
@@ -346,8 +273,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
         tunnel.upstream.destroy();
       }
       tunnels.clear();
-      agent.destroy();
-      forwarder?.close();
+      forwarder.close();
     },
   };
 }

@@ -84,9 +84,14 @@ export class ConsoleStack {
     readonly other: StackWorkspace,
   ) {}
 
-  static async start(): Promise<ConsoleStack> {
+  /** `hubEnv`: more variables for the hub (its Redis, for route announcements). */
+  static async start(options: { hubEnv?: Record<string, string> } = {}): Promise<ConsoleStack> {
     const database = await createHubDatabase();
-    const hub = await startHub({ databaseUrl: database.url, serviceToken: newServiceToken() });
+    const hub = await startHub({
+      databaseUrl: database.url,
+      serviceToken: newServiceToken(),
+      ...(options.hubEnv ? { env: options.hubEnv } : {}),
+    });
     const suffix = randomBytes(3).toString('hex');
     const workspace = async (slug: string): Promise<StackWorkspace> => {
       const owner = await createHubWorkspace({
@@ -116,11 +121,14 @@ export class ConsoleStack {
     return new ConsoleStack(database, hub, home, other);
   }
 
-  /** Registers an agent on the workspace's host with a free serve port and starts it at the hub. */
+  /**
+   * Registers an agent on the workspace's host with a free serve port and starts it at the hub (unless
+   * `start: false`: the token is then empty until {@link startAgent}).
+   */
   async registerAgent(
     ws: StackWorkspace,
     name: string,
-    options: { servePort?: number; projectCode?: string } = {},
+    options: { servePort?: number; projectCode?: string; start?: boolean } = {},
   ): Promise<RegisteredAgent> {
     const servePort = options.servePort;
     const port = servePort ?? (await freePort());
@@ -139,14 +147,28 @@ export class ConsoleStack {
       },
       auth,
     );
+    if (options.start === false) return { id: agent.id, token: '', servePort: port };
+    const token = await this.startAgent(ws, agent.id);
+    return { id: agent.id, token, servePort: port };
+  }
+
+  /** Starts a registered agent at the hub (a direct start); its AGENT_TOKEN. */
+  async startAgent(ws: StackWorkspace, agentId: string): Promise<string> {
     const started = await hubCall<{ agent_token: string }>(
       this.hub.url,
       'POST',
-      `/api/v1/agents/${agent.id}/start`,
+      `/api/v1/agents/${agentId}/start`,
       { launch_path: 'direct' },
-      auth,
+      { authorization: `Bearer ${ws.owner.token}` },
     );
-    return { id: agent.id, token: started.agent_token, servePort: port };
+    return started.agent_token;
+  }
+
+  /** Stops (`stop`) or evicts (`evict`) an agent at the hub, as its owner. */
+  async agentAction(ws: StackWorkspace, agentId: string, action: 'stop' | 'evict'): Promise<void> {
+    await hubCall(this.hub.url, 'POST', `/api/v1/agents/${agentId}/${action}`, undefined, {
+      authorization: `Bearer ${ws.owner.token}`,
+    });
   }
 
   /** Puts agents in one team of their workspace (they become peers). */

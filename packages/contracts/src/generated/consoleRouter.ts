@@ -230,6 +230,11 @@ export interface components {
             started_at: string;
             uptime_seconds: number;
             table: components["schemas"]["ConsoleRouteTableSummary"];
+            /** @description Connections the router holds to agents now: `http`, its pooled keep-alive connections for plain HTTP (idle and busy, reused across requests and closed after 4 s idle); `websockets`, one per open WebSocket. */
+            upstream_connections: {
+                http: number;
+                websockets: number;
+            };
             routes: {
                 agent_id: string;
                 route: string;

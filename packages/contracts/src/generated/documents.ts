@@ -19939,6 +19939,7 @@ export const consoleRouterDocument: OpenApiDocument = {
           "started_at",
           "uptime_seconds",
           "table",
+          "upstream_connections",
           "routes"
         ],
         "properties": {
@@ -19963,6 +19964,24 @@ export const consoleRouterDocument: OpenApiDocument = {
           },
           "table": {
             "$ref": "#/components/schemas/ConsoleRouteTableSummary"
+          },
+          "upstream_connections": {
+            "type": "object",
+            "description": "Connections the router holds to agents now: `http`, its pooled keep-alive connections for plain HTTP (idle and busy, reused across requests and closed after 4 s idle); `websockets`, one per open WebSocket.",
+            "required": [
+              "http",
+              "websockets"
+            ],
+            "properties": {
+              "http": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "websockets": {
+                "type": "integer",
+                "minimum": 0
+              }
+            }
           },
           "routes": {
             "type": "array",

@@ -72,7 +72,7 @@ export function admitRemembered(deps: AdmitDeps, request: ConsoleRequest): Admis
   if (!table) return undefined;
   const { path } = request;
   const route = table.find(path.workspace, path.agentId);
-  if (!route) return undefined;
+  if (!route || !route.running) return undefined;
   const queryAt = path.rest.indexOf('?');
   const credential = deps.readCredential.remembered(
     request.headers,
@@ -106,8 +106,8 @@ export async function admitConsoleRequest(deps: AdmitDeps, request: ConsoleReque
   }
   const { path } = request;
   let route = table.find(path.workspace, path.agentId);
-  if (!route) {
-    // An agent started since the last poll: reload (at most once a second) before answering 404.
+  if (!route || !route.running) {
+    // An agent registered or started since the last table: reload (at most once a second) before answering.
     table = (await deps.routes.refreshOnMiss()) ?? table;
     route = table.find(path.workspace, path.agentId);
   }
@@ -118,6 +118,8 @@ export async function admitConsoleRequest(deps: AdmitDeps, request: ConsoleReque
       detail: `No agent ${path.agentId} in workspace ${path.workspace} on this host.`,
     });
   }
+  // A stopped agent is not forwarded to, even when something still listens on its port.
+  if (!route.running) throw agentUnavailable(route.agentId);
   const queryAt = path.rest.indexOf('?');
   const restPath = queryAt === -1 ? path.rest : path.rest.slice(0, queryAt);
   const verdict = await deps.readCredential(request.headers, queryAt === -1 ? '' : path.rest.slice(queryAt));
@@ -161,6 +163,6 @@ export async function admitConsoleRequest(deps: AdmitDeps, request: ConsoleReque
  */
 export function stillAdmitted(table: RouteTable, path: AgentPath, admission: Admission): boolean {
   const route = table.find(path.workspace, path.agentId);
-  if (!route || route.servePort !== admission.route.servePort) return false;
+  if (!route || !route.running || route.servePort !== admission.route.servePort) return false;
   return !isRefusal(decideCaller(admission.credential, route, table, admission.allowed));
 }

@@ -16,9 +16,17 @@ export interface RouteStatus {
   lastActivityAt: Date | undefined;
 }
 
+export interface UpstreamConnections {
+  /** Pooled keep-alive connections for plain HTTP, idle and busy. */
+  http: number;
+  /** Open WebSockets (one agent connection each). */
+  websockets: number;
+}
+
 export interface RouterStatus extends StatusFacts {
   pid: number;
   table: RouteTableState;
+  upstreamConnections: UpstreamConnections;
   routes: RouteStatus[];
 }
 
@@ -26,6 +34,8 @@ export interface RouterStatus extends StatusFacts {
 export interface StatusDeps {
   routes: { state(): RouteTableState };
   activity: RouteActivity;
+  /** The connections held to agents now. */
+  connections: () => UpstreamConnections;
 }
 
 export function describeStatus(deps: StatusDeps, facts: StatusFacts): RouterStatus {
@@ -34,6 +44,7 @@ export function describeStatus(deps: StatusDeps, facts: StatusFacts): RouterStat
     ...facts,
     pid: process.pid,
     table,
+    upstreamConnections: deps.connections(),
     routes: (table.table?.routes ?? []).map((route) => ({
       route,
       openSockets: deps.activity.openSockets(route.agentId),

@@ -1,6 +1,7 @@
 import type { Actor } from '@svc/auth';
 import { AppError } from '@svc/service-kit';
 import { announceAgentRevoked } from '../../auth/agent-notices';
+import { announceConsoleRoutes } from '../../data/console-routes.notices';
 import type { HubDeps } from '../../deps';
 import { lockAgent } from '../../data/agents.locks';
 import { agentNotFound, findAgentFor } from '../../data/agents.lookups';
@@ -61,4 +62,5 @@ export async function deleteAgent(
     return agent;
   });
   await announceAgentRevoked(deps, deleted);
+  await announceConsoleRoutes(deps, deleted);
 }

@@ -1,5 +1,6 @@
 import type { Actor } from '@svc/auth';
 import { announceAgentRevoked } from '../../auth/agent-notices';
+import { announceConsoleRoutes } from '../../data/console-routes.notices';
 import type { HubDeps } from '../../deps';
 import type { Agent } from '../../generated/prisma/client';
 import { lockAgent } from '../../data/agents.locks';
@@ -47,5 +48,6 @@ export async function evictAgent(
     return evicted;
   });
   await announceAgentRevoked(deps, result);
+  await announceConsoleRoutes(deps, result);
   return result;
 }

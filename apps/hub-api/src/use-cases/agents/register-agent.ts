@@ -4,6 +4,7 @@ import { isUniqueViolation } from '../../db';
 import type { HubDeps } from '../../deps';
 import type { Workspace } from '../../generated/prisma/client';
 import { assertPlacementFree, lockHostPlacement } from '../../data/agents.locks';
+import { announceConsoleRoutes } from '../../data/console-routes.notices';
 import { defaultConsoleRoute, normalizeCapabilities, workdirUnderRoot } from '../../domain/agent-placement';
 import { requireProviderModel } from '../../data/provider-models.lookups';
 import { resolveRuntimeInstanceId } from '../../data/runtime-hosts.lookups';
@@ -83,8 +84,9 @@ export async function registerAgent(
 
   const id = newId('agt');
   const consoleRoute = input.consoleRoute ?? defaultConsoleRoute(workspace.slug, id);
+  let registered;
   try {
-    return await deps.db.$transaction(async (tx) => {
+    registered = await deps.db.$transaction(async (tx) => {
       await lockHostPlacement(tx, host.id);
       await assertPlacementFree(tx, { hostId: host.id, servePort: input.servePort, consoleRoute });
       const agent = await tx.agent.create({
@@ -153,4 +155,6 @@ export async function registerAgent(
     }
     throw error;
   }
+  if (registered.servePort !== null) await announceConsoleRoutes(deps, registered);
+  return registered;
 }

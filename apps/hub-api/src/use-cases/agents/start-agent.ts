@@ -3,6 +3,7 @@ import { AppError } from '@svc/service-kit';
 import type { HubDeps } from '../../deps';
 import type { Agent } from '../../generated/prisma/client';
 import { assertPlacementFree, lockAgent, lockHostPlacement } from '../../data/agents.locks';
+import { announceConsoleRoutes } from '../../data/console-routes.notices';
 import { isWorkdirUnderRoot } from '../../domain/agent-placement';
 import { agentEvicted, agentNotFound, findAgentFor } from '../../data/agents.lookups';
 import { AGENT_OPERATOR_ROLES } from '../../domain/roles';
@@ -154,6 +155,7 @@ export async function startAgent(
     },
     { timeout: 15_000 },
   );
+  await announceConsoleRoutes(deps, started.agent);
   const issued = issueAgentToken(deps, started.agent);
   return {
     agent: started.agent,

@@ -2,6 +2,7 @@ import type { Actor } from '@svc/auth';
 import type { HubDeps } from '../../deps';
 import type { Agent } from '../../generated/prisma/client';
 import { lockAgent } from '../../data/agents.locks';
+import { announceConsoleRoutes } from '../../data/console-routes.notices';
 import { agentEvicted, agentNotFound, findAgentFor, findSelfAgent } from '../../data/agents.lookups';
 import { AGENT_OPERATOR_ROLES } from '../../domain/roles';
 
@@ -20,7 +21,8 @@ export async function stopAgent(
     which === 'self'
       ? await findSelfAgent(deps, actor)
       : await findAgentFor(deps, actor, which.agentId, AGENT_OPERATOR_ROLES);
-  return deps.db.$transaction(async (tx) => {
+  let changed = false;
+  const result = await deps.db.$transaction(async (tx) => {
     const agent = await lockAgent(tx, target.id);
     if (!agent) throw agentNotFound(target.id);
     if (agent.status === 'evicted') throw agentEvicted(agent.id, 'be stopped');
@@ -41,6 +43,9 @@ export async function stopAgent(
       },
       tx,
     );
+    changed = true;
     return stopped;
   });
+  if (changed) await announceConsoleRoutes(deps, result);
+  return result;
 }
