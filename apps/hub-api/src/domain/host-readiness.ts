@@ -74,7 +74,8 @@ export function hostKeyStatus(host: ReadinessFacts, now: Date): HostKeyStatus {
   if (host.heartbeatKeyRevokedAt) {
     return { state: 'revoked', ...base, valid_until: iso(host.heartbeatKeyRevokedAt) };
   }
-  if (host.heartbeatApiKeyId === host.runtimeApiKeyId) return { state: 'current', ...base, valid_until: null };
+  if (host.heartbeatApiKeyId === host.runtimeApiKeyId)
+    return { state: 'current', ...base, valid_until: null };
   if (host.heartbeatApiKeyId === host.previousRuntimeApiKeyId) {
     const until = host.previousRuntimeKeyValidUntil;
     const state = until && until.getTime() <= now.getTime() ? 'revoked' : 'superseded';

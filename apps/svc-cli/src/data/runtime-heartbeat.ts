@@ -36,9 +36,16 @@ export async function readServiceReadiness(relayUrl: string, routerUrl: string):
 /** The tunnel a heartbeat's answer names: null when the host is in no environment, undefined from an older hub. */
 export type HeartbeatTunnel = HubApi.components['schemas']['RuntimeHost']['tunnel'];
 
-/** A heartbeat's outcome: the error line when the hub refused or was unreachable, else the environment's tunnel. */
+/** What the hub says of the key the heartbeat came with (current, superseded by a rotation, …). */
+export type HeartbeatKeyStatus = HubApi.components['schemas']['RuntimeHostKeyStatus'];
+
+/**
+ * A heartbeat's outcome: the error line (and the HTTP status when the hub answered) when the hub refused or
+ * was unreachable, else the environment's tunnel and the state of the key the heartbeat came with.
+ */
 export type HeartbeatResult =
-  { error: string; tunnel?: undefined } | { error: null; tunnel: HeartbeatTunnel };
+  | { error: string; status: number | null; tunnel?: undefined; runtimeKey?: undefined }
+  | { error: null; status: 200; tunnel: HeartbeatTunnel; runtimeKey: HeartbeatKeyStatus | undefined };
 
 /** Sends one host heartbeat with the runtime key. */
 export async function sendHeartbeat(
@@ -54,12 +61,16 @@ export async function sendHeartbeat(
         signal: AbortSignal.timeout(10_000),
       }),
     );
-    return { error: null, tunnel: host.tunnel };
+    return { error: null, status: 200, tunnel: host.tunnel, runtimeKey: host.readiness.runtime_key };
   } catch (error) {
     if (error instanceof ApiError)
-      return { error: redactText(`HTTP ${error.status} ${error.code}: ${error.message}`) };
+      return {
+        error: redactText(`HTTP ${error.status} ${error.code}: ${error.message}`),
+        status: error.status,
+      };
     const e = error as { name?: string; cause?: { code?: string }; message?: string };
     return {
+      status: null,
       error: `the hub did not answer (${e.name === 'TimeoutError' ? 'timed out' : (e.cause?.code ?? redactText(e.message ?? 'error'))})`,
     };
   }

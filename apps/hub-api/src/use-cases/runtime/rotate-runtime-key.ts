@@ -145,7 +145,9 @@ export async function rotateRuntimeKey(
           runtime_instance_id: host.id,
           api_key_id: key.id,
           previous_api_key_id: previousKeyId,
-          previous_valid_until: previousKeyId ? (overlapSeconds === 0 ? now : validUntil).toISOString() : null,
+          previous_valid_until: previousKeyId
+            ? (overlapSeconds === 0 ? now : validUntil).toISOString()
+            : null,
           overlap_seconds: overlapSeconds,
           revoked_api_key_ids: revokedKeyIds,
         },

@@ -8,6 +8,9 @@ import { ManagedProcess } from '../../data/managed-process';
 import { createRuntimeControlClient } from '../../data/runtime-control-client';
 import { acquirePidLock, ensureUpstreamSecret } from '../../data/runtime-files';
 import { readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbeat';
+import type { ProfileStore } from '../../data/profile-store';
+import { RuntimeKeySource } from '../../data/runtime-key-source';
+import { runtimeKeyNotice } from '../../domain/runtime-key-notice';
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
@@ -39,6 +42,11 @@ export interface RunRuntimeHostInput {
   progress: <R>(label: string, work: () => Promise<R>) => Promise<R>;
   /** How long to wait for the relay and the router to report ready before going on (not ready) anyway. */
   readyTimeoutMs?: number;
+  /**
+   * The profile whose runtime key the runtime follows: when `svc config pull-runtime` writes a new key for this
+   * host, the runtime switches to it without a restart. Left out when the key comes from the environment.
+   */
+  keyProfile?: ProfileStore;
 }
 
 export interface RuntimeRunSummary {
@@ -53,6 +61,9 @@ export interface RuntimeRunSummary {
 }
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/** How often the runtime looks whether its profile was re-pulled with a new runtime key. */
+const KEY_CHECK_INTERVAL_MS = 1_000;
 
 async function refuseWhenRunning(socketPath: string, profile: string): Promise<void> {
   const client = createRuntimeControlClient(socketPath, 2_000);
@@ -125,10 +136,14 @@ async function runLocked(
     hostEnv: input.env,
   });
   const [relaySpec, routerSpec] = specs as [ServiceSpec, ServiceSpec];
-  const hub = createHubClient({
-    baseUrl: identity.hubUrl,
-    apiKey: identity.apiKey,
-    clientName: input.clientName,
+  // The runtime key can change while the runtime runs (a re-pull on this host): every call reads the current one.
+  let apiKey = identity.apiKey;
+  const hub = createHubClient({ baseUrl: identity.hubUrl, clientName: input.clientName });
+  hub.use({
+    onRequest({ request }) {
+      request.headers.set('x-api-key', apiKey);
+      return request;
+    },
   });
 
   const refreshRoutes = () => {
@@ -267,28 +282,83 @@ async function runLocked(
     );
   }
 
+  const detail = (ready: boolean, text: string | null) =>
+    ready || !text ? {} : { detail: text.slice(0, 500) };
+  let lastKeyNotice: string | null = null;
+  const noteKey = (line: string | null) => {
+    if (line && line !== lastKeyNotice) log(line);
+    lastKeyNotice = line;
+  };
   const beat = async () => {
     await connector.check();
     readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
-    const { error, tunnel } = await sendHeartbeat(hub, identity.runtimeInstanceId, {
-      relay_ready: relay.running() && readiness.relay.ready,
-      console_router_ready: router.running() && readiness.console_router.ready,
+    const relayReady = relay.running() && readiness.relay.ready;
+    const routerReady = router.running() && readiness.console_router.ready;
+    const relayDetail = detail(relayReady, relay.running() ? readiness.relay.detail : `relay ${relay.state}`);
+    const routerDetail = detail(
+      routerReady,
+      router.running() ? readiness.console_router.detail : `console router ${router.state}`,
+    );
+    const result = await sendHeartbeat(hub, identity.runtimeInstanceId, {
+      relay_ready: relayReady,
+      console_router_ready: routerReady,
+      ...(relayDetail.detail ? { relay_detail: relayDetail.detail } : {}),
+      ...(routerDetail.detail ? { console_router_detail: routerDetail.detail } : {}),
       runtime_version: input.cliVersion,
       ...(identity.bundleId ? { bundle_id: identity.bundleId } : {}),
       console_routes: readiness.console_routes,
       ...(connector.reported ? { tunnel_connector_ready: await connector.ready() } : {}),
     });
+    const { error } = result;
     if (error) {
-      if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
+      const keyLine = runtimeKeyNotice(undefined, result.status);
+      if (keyLine) noteKey(keyLine);
+      else if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
       heartbeat.last_error = error;
     } else {
       if (heartbeat.last_error) log('heartbeat: the hub answers again');
       heartbeat.last_ok_at = new Date().toISOString();
       heartbeat.last_error = null;
+      noteKey(runtimeKeyNotice(result.runtimeKey));
       // A tunnel deleted or replaced since the connector started: it stops (a new one starts at the next check).
-      await connector.follow(tunnel);
+      await connector.follow(result.tunnel);
     }
   };
+
+  // A re-pull of this profile on this host writes a new runtime key: the heartbeats use it from the next call,
+  // and the relay and the router (which read the key from their environment) restart with it one after the
+  // other. The previous key stays valid for the rotation's overlap, so no heartbeat fails on the way.
+  const keySource = input.keyProfile ? new RuntimeKeySource(input.keyProfile) : null;
+  await keySource?.prime();
+  const switchKey = async () => {
+    const pulled = await keySource?.changed().catch(() => null);
+    if (!pulled || pulled.apiKey === apiKey || stopSignal) return;
+    if (pulled.runtimeInstanceId && pulled.runtimeInstanceId !== identity.runtimeInstanceId) {
+      log(
+        `runtime key: the profile was pulled for another host (${pulled.runtimeInstanceId}); this runtime keeps its key for ${identity.runtimeInstanceId}`,
+      );
+      return;
+    }
+    apiKey = pulled.apiKey;
+    const prefix = /^svc_([a-z0-9]+)_/.exec(apiKey)?.[1] ?? 'unknown';
+    log(
+      `runtime key: the profile was re-pulled; switching to key ${prefix} (relay and console router restart with it)`,
+    );
+    lastKeyNotice = null;
+    for (const [proc, spec] of [
+      [relay, relaySpec],
+      [router, routerSpec],
+    ] as const) {
+      proc.setEnv({ ...spec.env, SVC_WORKSPACE_API_KEY: apiKey });
+      await proc.restartNow(STOP_GRACE_MS);
+    }
+  };
+  let switching = Promise.resolve();
+  const keyTimer = setInterval(() => {
+    switching = switching.then(switchKey).catch(() => undefined);
+  }, KEY_CHECK_INTERVAL_MS);
+  cleanups.push(async () => clearInterval(keyTimer));
+
   let beating = Promise.resolve();
   const timer = setInterval(() => {
     beating = beating.then(beat);
@@ -309,6 +379,8 @@ async function runLocked(
 
   await stopped;
   clearInterval(timer);
+  clearInterval(keyTimer);
+  await switching.catch(() => undefined);
   await beating.catch(() => undefined);
 
   const handed = await supervisor.stopAll();
