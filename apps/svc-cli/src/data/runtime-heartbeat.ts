@@ -33,6 +33,27 @@ export async function readServiceReadiness(relayUrl: string, routerUrl: string):
   };
 }
 
+/**
+ * The readiness part of a heartbeat: each service is ready when its process runs and its `/readyz` says so;
+ * when it is not, its own reason (or its process state) goes along, redacted and cut to 500 characters.
+ */
+export function readinessReport(
+  relay: { running(): boolean; state: string },
+  router: { running(): boolean; state: string },
+  readiness: ServiceReadiness,
+): Pick<HeartbeatBody, 'relay_ready' | 'console_router_ready' | 'relay_detail' | 'console_router_detail'> {
+  const relayReady = relay.running() && readiness.relay.ready;
+  const routerReady = router.running() && readiness.console_router.ready;
+  const relayDetail = relay.running() ? readiness.relay.detail : `relay ${relay.state}`;
+  const routerDetail = router.running() ? readiness.console_router.detail : `console router ${router.state}`;
+  return {
+    relay_ready: relayReady,
+    console_router_ready: routerReady,
+    ...(!relayReady && relayDetail ? { relay_detail: relayDetail.slice(0, 500) } : {}),
+    ...(!routerReady && routerDetail ? { console_router_detail: routerDetail.slice(0, 500) } : {}),
+  };
+}
+
 /** The tunnel a heartbeat's answer names: null when the host is in no environment, undefined from an older hub. */
 export type HeartbeatTunnel = HubApi.components['schemas']['RuntimeHost']['tunnel'];
 

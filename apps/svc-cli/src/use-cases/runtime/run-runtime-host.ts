@@ -7,10 +7,10 @@ import type { RuntimeControlStatus } from '../../data/control-server';
 import { ManagedProcess } from '../../data/managed-process';
 import { createRuntimeControlClient } from '../../data/runtime-control-client';
 import { acquirePidLock, ensureUpstreamSecret } from '../../data/runtime-files';
-import { readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbeat';
+import { readinessReport, readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbeat';
 import type { ProfileStore } from '../../data/profile-store';
-import { RuntimeKeySource } from '../../data/runtime-key-source';
 import { runtimeKeyNotice } from '../../domain/runtime-key-notice';
+import { followRuntimeKey } from './follow-runtime-key';
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
@@ -61,9 +61,6 @@ export interface RuntimeRunSummary {
 }
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
-
-/** How often the runtime looks whether its profile was re-pulled with a new runtime key. */
-const KEY_CHECK_INTERVAL_MS = 1_000;
 
 async function refuseWhenRunning(socketPath: string, profile: string): Promise<void> {
   const client = createRuntimeControlClient(socketPath, 2_000);
@@ -282,8 +279,6 @@ async function runLocked(
     );
   }
 
-  const detail = (ready: boolean, text: string | null) =>
-    ready || !text ? {} : { detail: text.slice(0, 500) };
   let lastKeyNotice: string | null = null;
   const noteKey = (line: string | null) => {
     if (line && line !== lastKeyNotice) log(line);
@@ -292,18 +287,8 @@ async function runLocked(
   const beat = async () => {
     await connector.check();
     readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
-    const relayReady = relay.running() && readiness.relay.ready;
-    const routerReady = router.running() && readiness.console_router.ready;
-    const relayDetail = detail(relayReady, relay.running() ? readiness.relay.detail : `relay ${relay.state}`);
-    const routerDetail = detail(
-      routerReady,
-      router.running() ? readiness.console_router.detail : `console router ${router.state}`,
-    );
     const result = await sendHeartbeat(hub, identity.runtimeInstanceId, {
-      relay_ready: relayReady,
-      console_router_ready: routerReady,
-      ...(relayDetail.detail ? { relay_detail: relayDetail.detail } : {}),
-      ...(routerDetail.detail ? { console_router_detail: routerDetail.detail } : {}),
+      ...readinessReport(relay, router, readiness),
       runtime_version: input.cliVersion,
       ...(identity.bundleId ? { bundle_id: identity.bundleId } : {}),
       console_routes: readiness.console_routes,
@@ -325,39 +310,26 @@ async function runLocked(
     }
   };
 
-  // A re-pull of this profile on this host writes a new runtime key: the heartbeats use it from the next call,
-  // and the relay and the router (which read the key from their environment) restart with it one after the
-  // other. The previous key stays valid for the rotation's overlap, so no heartbeat fails on the way.
-  const keySource = input.keyProfile ? new RuntimeKeySource(input.keyProfile) : null;
-  await keySource?.prime();
-  const switchKey = async () => {
-    const pulled = await keySource?.changed().catch(() => null);
-    if (!pulled || pulled.apiKey === apiKey || stopSignal) return;
-    if (pulled.runtimeInstanceId && pulled.runtimeInstanceId !== identity.runtimeInstanceId) {
-      log(
-        `runtime key: the profile was pulled for another host (${pulled.runtimeInstanceId}); this runtime keeps its key for ${identity.runtimeInstanceId}`,
-      );
-      return;
-    }
-    apiKey = pulled.apiKey;
-    const prefix = /^svc_([a-z0-9]+)_/.exec(apiKey)?.[1] ?? 'unknown';
-    log(
-      `runtime key: the profile was re-pulled; switching to key ${prefix} (relay and console router restart with it)`,
-    );
-    lastKeyNotice = null;
-    for (const [proc, spec] of [
-      [relay, relaySpec],
-      [router, routerSpec],
-    ] as const) {
-      proc.setEnv({ ...spec.env, SVC_WORKSPACE_API_KEY: apiKey });
-      await proc.restartNow(STOP_GRACE_MS);
-    }
-  };
-  let switching = Promise.resolve();
-  const keyTimer = setInterval(() => {
-    switching = switching.then(switchKey).catch(() => undefined);
-  }, KEY_CHECK_INTERVAL_MS);
-  cleanups.push(async () => clearInterval(keyTimer));
+  // A re-pull of this profile on this host: the runtime switches to the new key without a restart.
+  const stopFollowing = input.keyProfile
+    ? await followRuntimeKey({
+        profile: input.keyProfile,
+        runtimeInstanceId: identity.runtimeInstanceId,
+        current: () => apiKey,
+        use: (key) => {
+          apiKey = key;
+          lastKeyNotice = null;
+        },
+        services: [
+          { proc: relay, env: relaySpec.env },
+          { proc: router, env: routerSpec.env },
+        ],
+        graceMs: STOP_GRACE_MS,
+        stopping: () => stopSignal !== undefined,
+        log,
+      })
+    : async () => undefined;
+  cleanups.push(stopFollowing);
 
   let beating = Promise.resolve();
   const timer = setInterval(() => {
@@ -379,8 +351,7 @@ async function runLocked(
 
   await stopped;
   clearInterval(timer);
-  clearInterval(keyTimer);
-  await switching.catch(() => undefined);
+  await stopFollowing();
   await beating.catch(() => undefined);
 
   const handed = await supervisor.stopAll();
