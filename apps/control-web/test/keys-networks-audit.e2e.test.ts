@@ -356,3 +356,101 @@ describe('Overview', () => {
     }
   });
 });
+
+describe('Networks and Overview tell the truth', () => {
+  test('when a host goes stale and another runs on a superseded key, then readiness is unknown, never ✓, each host names its cause and Overview agrees', async () => {
+    const slug = stack.file.workspace.slug;
+    const register = async (name: string) =>
+      hubData<{ host: { id: string } }>(stack, 'POST', `/api/v1/workspaces/${slug}/runtime-hosts`, {
+        name,
+        workdir_root: '/srv/agents',
+        console_public_base_url: 'http://127.0.0.1:5290',
+        relay: { bind_host: '127.0.0.1', listen_port: 5291 },
+        console_router: { bind_host: '127.0.0.1', listen_port: 5292 },
+      });
+    const rotate = async (hostId: string) =>
+      (
+        await hubData<{ auth: { workspace_api_key: string } }>(
+          stack,
+          'POST',
+          `/api/v1/workspaces/${slug}/infrastructure/runtime-config/rotate`,
+          { runtime_instance_id: hostId },
+        )
+      ).auth.workspace_api_key;
+    const beat = async (hostId: string, apiKey: string) => {
+      const res = await hubCall(
+        stack,
+        'POST',
+        `/api/v1/runtime-hosts/${hostId}/heartbeat`,
+        { relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' },
+        { 'x-api-key': apiKey },
+      );
+      expect(res.status).toBe(200);
+    };
+    const stale = (await register(`stale-${suffix}`)).host.id;
+    const staleKey = await rotate(stale);
+    await beat(stale, staleKey);
+    const staleSince = Date.now();
+    const moved = (await register(`moved-${suffix}`)).host.id;
+    const oldKey = await rotate(moved);
+    await rotate(moved);
+    // The host still runs on the superseded key: its heartbeats keep working.
+    await beat(moved, oldKey);
+    const keepBeating = setInterval(() => void beat(moved, oldKey).catch(() => undefined), 10_000);
+
+    const test = await ownerPage();
+    const { page } = test;
+    try {
+      await page.goto(workspacePath('networks'));
+      await page.getByRole('heading', { level: 1, name: 'Networks' }).waitFor();
+      const movedCard = page.getByRole('article', { name: `moved-${suffix}` });
+      await movedCard
+        .locator('[data-cause="runtime_key_superseded"]')
+        .getByText(
+          new RegExp(
+            `^key superseded at \\S+ by ${owner().email.replace(/[.+]/g, '\\$&')}, valid until \\S+;`,
+          ),
+        )
+        .waitFor({ timeout: 30_000 });
+      await expect(movedCard.getByTestId('runtime-key').textContent()).resolves.toMatch(/^superseded at /);
+
+      // The stale host: ✓ while its heartbeat is fresh, unknown (never ✓) once it is older than 45 s.
+      const staleCard = page.getByRole('article', { name: `stale-${suffix}` });
+      await expect(staleCard.locator('li[data-state]').nth(1).getAttribute('data-state')).resolves.toBe(
+        'ready',
+      );
+      await page.waitForTimeout(Math.max(0, staleSince + 47_000 - Date.now()));
+      await page.reload();
+      await staleCard
+        .locator('[data-cause="heartbeat_stale"]')
+        .getByText(/^no heartbeat since \S+/)
+        .waitFor();
+      const states = await staleCard
+        .locator('li[data-state]')
+        .evaluateAll((items) => items.map((item) => item.getAttribute('data-state')));
+      expect(states).toEqual(['not_ready', 'unknown', 'unknown']);
+      await expect(staleCard.getByText('Not spawn ready', { exact: true }).count()).resolves.toBe(1);
+      await expect(staleCard.textContent()).resolves.not.toContain('✓');
+      await test.screenshot('networks-truth');
+
+      // Overview counts what Networks shows: the ready hosts out of all, and names the others' causes.
+      const view = await hubData<{ hosts: { spawn_ready: boolean }[] }>(
+        stack,
+        'GET',
+        `/api/v1/workspaces/${slug}/networks`,
+      );
+      const ready = view.hosts.filter((h) => h.spawn_ready).length;
+      await page.goto(workspacePath());
+      const hosts = page.getByTestId('summary-hosts');
+      await hosts.getByText(`${ready} / ${view.hosts.length}`, { exact: true }).waitFor({ timeout: 30_000 });
+      await hosts
+        .getByTestId('summary-host-causes')
+        .getByText(new RegExp(`^stale-${suffix}: no heartbeat since `))
+        .waitFor();
+      expectCleanPage(test, [/status of 403/]);
+    } finally {
+      clearInterval(keepBeating);
+      await test.close();
+    }
+  });
+});

@@ -2,7 +2,7 @@ import { SCOPE_PRESETS } from '@svc/auth';
 import { unwrap } from '@svc/contracts';
 import { createKey, startTestHub } from './support/harness';
 import type { SeededMember, TestHub } from './support/harness';
-import { expectNoSecretsStored, registerHost } from './support/runtime-helpers';
+import { auditText, expectNoSecretsStored, registerHost } from './support/runtime-helpers';
 
 let t: TestHub;
 beforeAll(async () => {
@@ -20,6 +20,26 @@ function pull(
       path: { workspace: member.workspace.slug },
       query: runtimeInstanceId === undefined ? {} : { runtime_instance_id: runtimeInstanceId },
     },
+  });
+}
+
+function rotate(member: SeededMember, body: { runtime_instance_id?: string; overlap_seconds?: number }) {
+  return t
+    .client({ token: member.token })
+    .POST('/api/v1/workspaces/{workspace}/infrastructure/runtime-config/rotate', {
+      params: { path: { workspace: member.workspace.slug } },
+      body,
+    });
+}
+
+function heartbeat(
+  apiKey: string,
+  hostId: string,
+  extra: { relay_ready?: boolean; console_router_ready?: boolean; console_router_detail?: string } = {},
+) {
+  return t.client({ apiKey }).POST('/api/v1/runtime-hosts/{hostId}/heartbeat', {
+    params: { path: { hostId } },
+    body: { relay_ready: true, console_router_ready: true, runtime_version: '1.0.0', ...extra },
   });
 }
 
@@ -49,6 +69,7 @@ describe('runtime config', () => {
       },
       relay: { bindHost: '127.0.0.1', listenPort: 8788, publicUrl: 'https://relay.edge-9.example.test' },
       auth: { relay_token: relayToken, workspace_api_key: key.key },
+      runtime_key: null,
       agent_workdir_root: '/srv/agents',
     });
 
@@ -60,7 +81,6 @@ describe('runtime config', () => {
       runtime_instance_id: host.id,
       api_key_minted: false,
       api_key_id: key.id,
-      revoked_api_key_id: null,
     });
     expect(await t.database.prisma.apiKey.count({ where: { workspaceId: owner.workspace.id } })).toBe(1);
     await expectNoSecretsStored(t, owner.workspace.id, [relayToken, key.key]);
@@ -82,13 +102,45 @@ describe('runtime config', () => {
     ).toBe(0);
   });
 
-  test('when a participant pulls, then a runtime key is minted for the host and the previous one is revoked', async () => {
+  test('when a participant reads the runtime config again and again, then nothing is minted or revoked', async () => {
+    const owner = await t.seedMember('owner');
+    const { host, relay_token: relayToken } = await registerHost(t, owner, { name: 'edge-read' });
+    const hostKey = unwrap(await rotate(owner, { runtime_instance_id: host.id })).auth.workspace_api_key!;
+    const keysBefore = await t.database.prisma.apiKey.findMany({
+      orderBy: { id: 'asc' },
+      where: { workspaceId: owner.workspace.id },
+    });
+    for (let i = 0; i < 3; i += 1) {
+      const read = unwrap(await pull(owner, { token: owner.token }, host.id));
+      expect(read.auth).toEqual({ relay_token: relayToken, workspace_api_key: null });
+      expect(read.runtime_key?.current).toMatchObject({ id: keysBefore[0]?.id, issued_by: owner.email });
+      expect(read.runtime_key?.previous).toBeNull();
+    }
+    expect(
+      await t.database.prisma.apiKey.findMany({
+        orderBy: { id: 'asc' },
+        where: { workspaceId: owner.workspace.id },
+      }),
+    ).toEqual(keysBefore);
+    // The host's key still works after every read.
+    expect(unwrap(await pull(owner, { apiKey: hostKey }, host.id)).auth.workspace_api_key).toBe(hostKey);
+    const pulls = await t.database.prisma.auditEvent.findMany({
+      where: { workspaceId: owner.workspace.id, action: 'runtime_config.pulled' },
+    });
+    expect(pulls.map((e) => e.data)).toContainEqual({
+      runtime_instance_id: host.id,
+      api_key_minted: false,
+      api_key_id: null,
+    });
+  });
+
+  test('when a participant rotates, then the previous key stays valid for the overlap and the host is told it is superseded', async () => {
     const owner = await t.seedMember('owner');
     const admin = await t.seedMember('admin', owner.workspace);
     const { host, relay_token: relayToken } = await registerHost(t, owner, { name: 'edge-rot' });
 
-    const first = unwrap(await pull(owner, { token: owner.token }, host.id));
-    const firstKey = first.auth.workspace_api_key;
+    const first = unwrap(await rotate(owner, { runtime_instance_id: host.id }));
+    const firstKey = first.auth.workspace_api_key!;
     expect(firstKey).toMatch(/^svc_[a-z0-9]{12}_/);
     expect(first.auth.relay_token).toBe(relayToken);
     const keys = t.database.prisma.apiKey;
@@ -99,85 +151,172 @@ describe('runtime config', () => {
       scopes: [...SCOPE_PRESETS['agent-runtime']],
       createdById: owner.participantId,
       revokedAt: null,
+      expiresAt: null,
     });
-    expect(
-      (await t.database.prisma.runtimeHost.findUniqueOrThrow({ where: { id: host.id } })).runtimeApiKeyId,
-    ).toBe(minted.id);
-    // The minted key is a working agent-runtime key: it can pull the config itself.
-    expect(unwrap(await pull(owner, { apiKey: firstKey }, host.id)).auth.workspace_api_key).toBe(firstKey);
+    expect(unwrap(await heartbeat(firstKey, host.id)).readiness.runtime_key).toMatchObject({
+      state: 'current',
+      key_id: minted.id,
+    });
 
-    const second = unwrap(await pull(admin, { token: admin.token }, host.id));
-    const secondKey = second.auth.workspace_api_key;
+    const before = Date.now();
+    const second = unwrap(await rotate(admin, { runtime_instance_id: host.id }));
+    const secondKey = second.auth.workspace_api_key!;
     expect(secondKey).not.toBe(firstKey);
-    expect((await keys.findUniqueOrThrow({ where: { id: minted.id } })).revokedAt).not.toBeNull();
-    const live = await keys.findMany({ where: { workspaceId: owner.workspace.id, revokedAt: null } });
-    expect(live.map((k) => k.name)).toEqual(['runtime edge-rot']);
-    expect(live[0]?.createdById).toBe(admin.participantId);
-    const stale = await pull(owner, { apiKey: firstKey }, host.id);
-    expect(stale.response.status).toBe(401);
+    const kept = await keys.findUniqueOrThrow({ where: { id: minted.id } });
+    expect(kept.revokedAt).toBeNull();
+    const validUntil = kept.expiresAt!.getTime();
+    expect(validUntil).toBeGreaterThanOrEqual(before + 24 * 3600_000 - 5_000);
+    expect(validUntil).toBeLessThanOrEqual(Date.now() + 24 * 3600_000 + 5_000);
+    expect(second.runtime_key?.previous).toEqual({
+      id: minted.id,
+      prefix: minted.prefix,
+      valid_until: kept.expiresAt!.toISOString(),
+    });
 
-    const events = await t.database.prisma.auditEvent.findMany({
-      where: {
-        workspaceId: owner.workspace.id,
-        action: { in: ['runtime_config.pulled', 'api_key.created', 'api_key.revoked'] },
-      },
+    // The host still on the first key keeps heartbeating (no failed beat) and hears that it is superseded.
+    const answer = unwrap(await heartbeat(firstKey, host.id));
+    expect(answer.readiness.runtime_key).toEqual({
+      state: 'superseded',
+      key_id: minted.id,
+      rotated_at: expect.any(String),
+      rotated_by: admin.email,
+      valid_until: kept.expiresAt!.toISOString(),
+    });
+    const networks = unwrap(
+      await t.client({ token: owner.token }).GET('/api/v1/workspaces/{workspace}/networks', {
+        params: { path: { workspace: owner.workspace.slug } },
+      }),
+    );
+    const shown = networks.hosts.find((h) => h.runtime_instance_id === host.id)!;
+    expect(shown.readiness.causes).toContainEqual({
+      code: 'runtime_key_superseded',
+      message: `key superseded at ${answer.readiness.runtime_key.rotated_at} by ${admin.email}, valid until ${kept.expiresAt!.toISOString()}; pull the runtime config on the host (svc config pull-runtime)`,
+      at: answer.readiness.runtime_key.rotated_at,
+    });
+    // The new key is the host's current key once the host uses it.
+    expect(unwrap(await heartbeat(secondKey, host.id)).readiness.runtime_key.state).toBe('current');
+
+    const rotatedEvents = await t.database.prisma.auditEvent.findMany({
+      where: { workspaceId: owner.workspace.id, action: 'runtime_key.rotated' },
       orderBy: { id: 'asc' },
     });
-    expect(events.map((e) => e.action)).toEqual([
-      'api_key.created',
-      'runtime_config.pulled',
-      'runtime_config.pulled',
-      'api_key.created',
-      'api_key.revoked',
-      'runtime_config.pulled',
-    ]);
-    const pulls = events.filter((e) => e.action === 'runtime_config.pulled').map((e) => e.data);
-    expect(pulls).toEqual([
-      { runtime_instance_id: host.id, api_key_minted: true, api_key_id: minted.id, revoked_api_key_id: null },
-      {
-        runtime_instance_id: host.id,
-        api_key_minted: false,
-        api_key_id: minted.id,
-        revoked_api_key_id: null,
-      },
-      {
-        runtime_instance_id: host.id,
-        api_key_minted: true,
-        api_key_id: live[0]?.id,
-        revoked_api_key_id: minted.id,
-      },
+    const secondRow = await keys.findFirstOrThrow({ where: { prefix: second.runtime_key!.current.prefix } });
+    expect(rotatedEvents.map((e) => e.data)).toEqual([
+      expect.objectContaining({ api_key_id: minted.id, previous_api_key_id: null, overlap_seconds: 86400 }),
+      expect.objectContaining({
+        api_key_id: secondRow.id,
+        previous_api_key_id: minted.id,
+        previous_valid_until: kept.expiresAt!.toISOString(),
+        revoked_api_key_ids: [],
+      }),
     ]);
 
-    const listed = await t.client({ token: owner.token }).GET('/api/v1/workspaces/{workspace}/api-keys', {
-      params: { path: { workspace: owner.workspace.slug }, query: { include_revoked: true } },
-    });
-    const listedText = JSON.stringify(listed.data);
-    expect(listedText).toContain('runtime edge-rot');
-    expect(listedText).not.toContain(firstKey);
-    expect(listedText).not.toContain(secondKey);
+    // A third rotation revokes the key the second one kept: never more than two live runtime keys.
+    const third = unwrap(await rotate(owner, { runtime_instance_id: host.id, overlap_seconds: 600 }));
+    expect((await keys.findUniqueOrThrow({ where: { id: minted.id } })).revokedAt).not.toBeNull();
+    expect((await pull(owner, { apiKey: firstKey }, host.id)).response.status).toBe(401);
+    expect(unwrap(await pull(owner, { apiKey: secondKey }, host.id)).auth.workspace_api_key).toBe(secondKey);
+    const live = await keys.findMany({ where: { workspaceId: owner.workspace.id, revokedAt: null } });
+    expect(live.map((k) => k.id).sort()).toEqual([secondRow.id, third.runtime_key!.current.id].sort());
     await expectNoSecretsStored(t, owner.workspace.id, [relayToken, firstKey, secondKey]);
+    expect(await auditText(t, owner.workspace.id)).not.toContain(third.auth.workspace_api_key!);
   });
 
-  test('when participants pull the same host concurrently, then exactly one runtime key stays live', async () => {
+  test('when a leaked key is rotated with overlap 0, then it is refused at once and the host shows its key revoked', async () => {
+    const owner = await t.seedMember('owner');
+    const { host } = await registerHost(t, owner, { name: 'edge-leak' });
+    const leaked = unwrap(await rotate(owner, { runtime_instance_id: host.id })).auth.workspace_api_key!;
+    unwrap(await heartbeat(leaked, host.id));
+    unwrap(await rotate(owner, { runtime_instance_id: host.id, overlap_seconds: 0 }));
+    const refused = await heartbeat(leaked, host.id);
+    expect(refused.response.status).toBe(401);
+    const shown = unwrap(
+      await t.client({ token: owner.token }).GET('/api/v1/runtime-hosts/{hostId}', {
+        params: { path: { hostId: host.id } },
+      }),
+    );
+    expect(shown.readiness.runtime_key.state).toBe('revoked');
+    expect(shown.readiness.causes.map((c) => c.code)).toContain('runtime_key_revoked');
+    const [event] = await t.database.prisma.auditEvent.findMany({
+      where: { workspaceId: owner.workspace.id, action: 'runtime_key.rotated' },
+      orderBy: { id: 'desc' },
+      take: 1,
+    });
+    expect(event?.data).toMatchObject({ overlap_seconds: 0, revoked_api_key_ids: [expect.any(String)] });
+  });
+
+  test('when the heartbeat of a host goes stale, then its relay and router are unknown, never ready, and the cause names the time', async () => {
+    const owner = await t.seedMember('owner');
+    const { host } = await registerHost(t, owner, { name: 'edge-stale' });
+    const key = unwrap(await rotate(owner, { runtime_instance_id: host.id })).auth.workspace_api_key!;
+    const fresh = unwrap(
+      await heartbeat(key, host.id, {
+        relay_ready: true,
+        console_router_ready: false,
+        console_router_detail: 'route_table: hub answered HTTP 401',
+      }),
+    );
+    expect(fresh.readiness).toMatchObject({
+      relay_state: 'ready',
+      console_router_state: 'not_ready',
+      relay_ready: true,
+      console_router_ready: false,
+    });
+    expect(fresh.readiness.causes).toEqual([
+      {
+        code: 'console_router_not_ready',
+        message: 'the console router is not ready: route_table: hub answered HTTP 401',
+      },
+    ]);
+    const lastBeat = new Date(Date.now() - 120_000);
+    await t.database.prisma.runtimeHost.update({
+      where: { id: host.id },
+      data: { lastHeartbeatAt: lastBeat },
+    });
+    const stale = unwrap(
+      await t.client({ token: owner.token }).GET('/api/v1/runtime-hosts/{hostId}', {
+        params: { path: { hostId: host.id } },
+      }),
+    );
+    expect(stale.readiness).toMatchObject({
+      heartbeat_fresh: false,
+      relay_state: 'unknown',
+      console_router_state: 'unknown',
+      relay_ready: false,
+      console_router_ready: false,
+      spawn_ready: false,
+    });
+    expect(stale.readiness.causes).toEqual([
+      {
+        code: 'heartbeat_stale',
+        message: `no heartbeat since ${lastBeat.toISOString()} (more than 45 s)`,
+        at: lastBeat.toISOString(),
+      },
+    ]);
+  });
+
+  test('when participants rotate the same host concurrently, then exactly two runtime keys stay live', async () => {
     const owner = await t.seedMember('owner');
     const { host } = await registerHost(t, owner, { name: 'edge-race' });
-    const results = await Promise.all([1, 2, 3, 4].map(() => pull(owner, { token: owner.token }, host.id)));
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(() => rotate(owner, { runtime_instance_id: host.id })),
+    );
     expect(results.map((r) => r.response.status)).toEqual([200, 200, 200, 200]);
     const live = await t.database.prisma.apiKey.findMany({
       where: { workspaceId: owner.workspace.id, revokedAt: null },
     });
-    expect(live).toHaveLength(1);
+    expect(live).toHaveLength(2);
     const row = await t.database.prisma.runtimeHost.findUniqueOrThrow({ where: { id: host.id } });
-    expect(row.runtimeApiKeyId).toBe(live[0]?.id);
+    expect(live.map((k) => k.id).sort()).toEqual([row.runtimeApiKeyId, row.previousRuntimeApiKeyId].sort());
     expect(await t.database.prisma.apiKey.count({ where: { workspaceId: owner.workspace.id } })).toBe(4);
   });
 
-  test('when two hosts are pulled by a participant, then each keeps its own runtime key', async () => {
+  test('when two hosts are rotated by a participant, then each keeps its own runtime key', async () => {
     const owner = await t.seedMember('owner');
     const a = await registerHost(t, owner, { name: 'host-a' });
     const b = await registerHost(t, owner, { name: 'host-b' });
-    unwrap(await pull(owner, { token: owner.token }, a.host.id));
-    unwrap(await pull(owner, { token: owner.token }, b.host.id));
+    unwrap(await rotate(owner, { runtime_instance_id: a.host.id }));
+    unwrap(await rotate(owner, { runtime_instance_id: b.host.id }));
     const live = await t.database.prisma.apiKey.findMany({
       where: { workspaceId: owner.workspace.id, revokedAt: null },
       orderBy: { name: 'asc' },
@@ -185,7 +324,7 @@ describe('runtime config', () => {
     expect(live.map((k) => k.name)).toEqual(['runtime host-a', 'runtime host-b']);
   });
 
-  test('when a member or a viewer pulls, then 403 role_forbidden and no key is minted', async () => {
+  test('when a member or a viewer pulls or rotates, then 403 role_forbidden and no key is minted', async () => {
     const owner = await t.seedMember('owner');
     const { host } = await registerHost(t, owner);
     for (const role of ['member', 'viewer'] as const) {
@@ -193,6 +332,9 @@ describe('runtime config', () => {
       const res = await pull(person, { token: person.token }, host.id);
       expect(res.response.status).toBe(403);
       expect(res.error?.code).toBe('role_forbidden');
+      const rotated = await rotate(person, { runtime_instance_id: host.id });
+      expect(rotated.response.status).toBe(403);
+      expect(rotated.error?.code).toBe('role_forbidden');
     }
     expect(await t.database.prisma.apiKey.count({ where: { workspaceId: owner.workspace.id } })).toBe(0);
   });

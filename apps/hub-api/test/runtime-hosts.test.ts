@@ -215,9 +215,12 @@ describe('runtime host lookup', () => {
       unwrap(await api.GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId } } }));
 
     const staleHost = await get(stale.id);
+    // A stale heartbeat's flags are old news: unknown, never ready.
     expect(staleHost.readiness).toMatchObject({
       heartbeat_fresh: false,
-      relay_ready: true,
+      relay_ready: false,
+      relay_state: 'unknown',
+      console_router_state: 'unknown',
       spawn_ready: false,
     });
     expect(staleHost.readiness.reasons.join(' ')).toContain('no heartbeat');
@@ -229,7 +232,12 @@ describe('runtime host lookup', () => {
     });
     expect(relayHost.readiness.reasons).toContain('the relay is not ready');
     const routerHost = await get(routerDown.id);
-    expect(routerHost.readiness).toMatchObject({ spawn_ready: true, console_router_ready: false });
+    expect(routerHost.readiness).toMatchObject({
+      spawn_ready: true,
+      console_router_ready: false,
+      console_router_state: 'not_ready',
+    });
+    expect(routerHost.readiness.causes.map((cause) => cause.code)).toEqual(['console_router_not_ready']);
   });
 });
 

@@ -210,8 +210,48 @@ describe('svc config pull-runtime', () => {
     expect(modeOf(configDir)).toBe(0o700);
     expect(modeOf(p.profile_path)).toBe(0o600);
     expect(modeOf(p.runtime_env_path)).toBe(0o600);
-    // A participant pull mints a new runtime key for the host.
-    expect(fs.readFileSync(p.runtime_env_path, 'utf8')).not.toBe(before);
+    // The profile holds the host's current runtime key: pulling again keeps it (nothing minted or revoked).
+    expect(fs.readFileSync(p.runtime_env_path, 'utf8')).toBe(before);
+    expect(jsonOf(result).result).toMatchObject({ runtime_key: { rotated: false } });
+  });
+
+  it('when another configuration directory pulls, then a new key is issued and the first one keeps working for the overlap; --overlap 0 revokes it now', async () => {
+    expect((await login(['--pull-runtime'])).code).toBe(0);
+    const keyIn = (file: string) => /^SVC_WORKSPACE_API_KEY=(.+)$/m.exec(fs.readFileSync(file, 'utf8'))?.[1];
+    const first = keyIn(paths().runtime_env_path)!;
+    const asKey = (apiKey: string) =>
+      createHubClient({ baseUrl: stack.hubUrl, apiKey }).GET('/api/v1/runtime-hosts/{hostId}', {
+        params: { path: { hostId: host.id } },
+      });
+    const elsewhere = path.join(home, 'laptop-config');
+    const laptop = (args: string[]) =>
+      runSvc(args, home, { SVC_CONFIG_DIR: elsewhere }, `${stack.password}\n`);
+
+    const pulled = await laptop([...stack.loginArgs('--pull-runtime'), '--json']);
+    expect(pulled.code).toBe(0);
+    const rotation = (jsonOf(pulled).result as { runtime: { runtime_key: Record<string, unknown> } }).runtime
+      .runtime_key;
+    expect(rotation).toMatchObject({ rotated: true, previous_valid_until: expect.any(String) });
+    const hours = (Date.parse(rotation.previous_valid_until as string) - Date.now()) / 3600_000;
+    expect(hours).toBeGreaterThan(23.9);
+    expect(hours).toBeLessThanOrEqual(24);
+    const second = keyIn(resolveConfigPaths({ configDir: elsewhere, profile: 'default' }).runtime_env_path)!;
+    expect(second).not.toBe(first);
+    // The host's key still works: no outage.
+    expect((await asKey(first)).response.status).toBe(200);
+    expect((await asKey(second)).response.status).toBe(200);
+
+    const bad = await laptop(['config', 'pull-runtime', '--rotate-key', '--overlap', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('[overlap_invalid]');
+
+    const leaked = await laptop(['config', 'pull-runtime', '--rotate-key', '--overlap', '0', '--json']);
+    expect(leaked.code).toBe(0);
+    expect(jsonOf(leaked).result).toMatchObject({
+      runtime_key: { rotated: true, previous_valid_until: null },
+    });
+    expect((await asKey(second)).response.status).toBe(401);
+    for (const secret of [first, second]) expect(leaked.stdout).not.toContain(secret);
   });
 
   it('when SVC_RUNTIME_INSTANCE_ID is a bundle id (wrt_), then it is refused by name and nothing changes', async () => {

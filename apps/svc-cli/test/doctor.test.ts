@@ -257,11 +257,11 @@ describe('svc config doctor', () => {
       expect(checks.console_router_ready.status).toBe('pass');
     });
 
-    it('when the runtime key was rotated by a newer pull elsewhere, then runtime_key fails', async () => {
+    it('when the runtime key was revoked by a rotation elsewhere (overlap 0), then runtime_key fails', async () => {
       const copy = path.join(home, 'stale-config');
       fs.cpSync(configDir, copy, { recursive: true });
-      // A second pull (another operator) mints a new key for the host and revokes the one in the copy.
-      expect((await svc(['config', 'pull-runtime'])).code).toBe(0);
+      // A rotation for a leaked key issues a new key for the host and revokes the one in the copy at once.
+      expect((await svc(['config', 'pull-runtime', '--rotate-key', '--overlap', '0'])).code).toBe(0);
 
       const result = await svc(['config', 'doctor', '--json'], { SVC_CONFIG_DIR: copy });
 

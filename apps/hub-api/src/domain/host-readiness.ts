@@ -7,34 +7,150 @@ export const AGENT_HEARTBEAT_FRESH_SECONDS = 90;
 /** Agent statuses that count as running on the Networks view. */
 export const RUNNING_AGENT_STATUSES = ['online', 'idle', 'busy'] as const;
 
+export type ComponentState = 'ready' | 'not_ready' | 'unknown';
+
+export type HostCauseCode =
+  | 'never_heartbeated'
+  | 'heartbeat_stale'
+  | 'runtime_key_superseded'
+  | 'runtime_key_revoked'
+  | 'relay_not_ready'
+  | 'console_router_not_ready';
+
+export interface HostCause {
+  code: HostCauseCode;
+  message: string;
+  at?: string | null;
+}
+
+export interface HostKeyStatus {
+  state: 'current' | 'superseded' | 'revoked' | 'other' | 'unknown';
+  key_id: string | null;
+  rotated_at: string | null;
+  rotated_by: string | null;
+  valid_until: string | null;
+}
+
 export interface HostReadiness {
   heartbeat_fresh: boolean;
+  /** A fresh heartbeat said the relay is ready. */
   relay_ready: boolean;
   console_router_ready: boolean;
+  relay_state: ComponentState;
+  console_router_state: ComponentState;
   /** Fresh heartbeat and a ready relay: the host may receive spawns. */
   spawn_ready: boolean;
   reasons: string[];
+  causes: HostCause[];
+  runtime_key: HostKeyStatus;
 }
 
-/** Spawn readiness of a host as the spec defines it: a fresh heartbeat and a ready relay. */
-export function hostReadiness(
-  host: Pick<RuntimeHost, 'lastHeartbeatAt' | 'relayReady' | 'consoleRouterReady'>,
-  now: Date,
-): HostReadiness {
+export type ReadinessFacts = Pick<
+  RuntimeHost,
+  | 'lastHeartbeatAt'
+  | 'relayReady'
+  | 'consoleRouterReady'
+  | 'relayDetail'
+  | 'consoleRouterDetail'
+  | 'runtimeApiKeyId'
+  | 'runtimeKeyRotatedAt'
+  | 'runtimeKeyRotatedBy'
+  | 'previousRuntimeApiKeyId'
+  | 'previousRuntimeKeyValidUntil'
+  | 'heartbeatApiKeyId'
+  | 'heartbeatKeyRevokedAt'
+>;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** The key the host's latest heartbeat used, judged against the host's current and previous runtime keys. */
+export function hostKeyStatus(host: ReadinessFacts, now: Date): HostKeyStatus {
+  const base = {
+    key_id: host.heartbeatApiKeyId,
+    rotated_at: iso(host.runtimeKeyRotatedAt),
+    rotated_by: host.runtimeKeyRotatedBy,
+  };
+  if (!host.heartbeatApiKeyId) return { state: 'unknown', ...base, valid_until: null };
+  if (host.heartbeatKeyRevokedAt) {
+    return { state: 'revoked', ...base, valid_until: iso(host.heartbeatKeyRevokedAt) };
+  }
+  if (host.heartbeatApiKeyId === host.runtimeApiKeyId)
+    return { state: 'current', ...base, valid_until: null };
+  if (host.heartbeatApiKeyId === host.previousRuntimeApiKeyId) {
+    const until = host.previousRuntimeKeyValidUntil;
+    const state = until && until.getTime() <= now.getTime() ? 'revoked' : 'superseded';
+    return { state, ...base, valid_until: iso(until) };
+  }
+  return { state: 'other', ...base, valid_until: null };
+}
+
+function keyCause(key: HostKeyStatus): HostCause | null {
+  const by = key.rotated_by ? ` by ${key.rotated_by}` : '';
+  if (key.state === 'superseded') {
+    return {
+      code: 'runtime_key_superseded',
+      message: `key superseded at ${key.rotated_at ?? 'an unknown time'}${by}, valid until ${key.valid_until ?? 'unknown'}; pull the runtime config on the host (svc config pull-runtime)`,
+      at: key.rotated_at,
+    };
+  }
+  if (key.state === 'revoked') {
+    const rotated = key.rotated_at ? ` (rotated at ${key.rotated_at}${by})` : '';
+    return {
+      code: 'runtime_key_revoked',
+      message: `key revoked at ${key.valid_until ?? 'an unknown time'}${rotated}; the hub refuses the host's heartbeats: pull the runtime config on the host (svc config pull-runtime)`,
+      at: key.valid_until,
+    };
+  }
+  return null;
+}
+
+/**
+ * Readiness of a host from its latest heartbeat. The relay's and the router's flags are only believed while
+ * the heartbeat is fresh: a stale host's components are `unknown`, never ready. Every way the host falls short
+ * is one cause with its own message (no heartbeat since T, its key superseded or revoked, the relay or the
+ * router failing with the reason they gave).
+ */
+export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
   const fresh =
     host.lastHeartbeatAt !== null &&
     now.getTime() - host.lastHeartbeatAt.getTime() <= HOST_HEARTBEAT_FRESH_SECONDS * 1000;
-  const reasons: string[] = [];
-  if (!host.lastHeartbeatAt) reasons.push('the host has never sent a heartbeat');
-  else if (!fresh) reasons.push(`no heartbeat for more than ${HOST_HEARTBEAT_FRESH_SECONDS} s`);
-  if (!host.relayReady) reasons.push('the relay is not ready');
-  if (!host.consoleRouterReady) reasons.push('the console router is not ready');
+  const key = hostKeyStatus(host, now);
+  const causes: HostCause[] = [];
+  if (!host.lastHeartbeatAt) {
+    causes.push({ code: 'never_heartbeated', message: 'the host has never sent a heartbeat', at: null });
+  } else if (!fresh) {
+    causes.push({
+      code: 'heartbeat_stale',
+      message: `no heartbeat since ${host.lastHeartbeatAt.toISOString()} (more than ${HOST_HEARTBEAT_FRESH_SECONDS} s)`,
+      at: host.lastHeartbeatAt.toISOString(),
+    });
+  }
+  const keyProblem = keyCause(key);
+  if (keyProblem) causes.push(keyProblem);
+  const relayState: ComponentState = !fresh ? 'unknown' : host.relayReady ? 'ready' : 'not_ready';
+  const routerState: ComponentState = !fresh ? 'unknown' : host.consoleRouterReady ? 'ready' : 'not_ready';
+  if (relayState === 'not_ready') {
+    causes.push({
+      code: 'relay_not_ready',
+      message: `the relay is not ready${host.relayDetail ? `: ${host.relayDetail}` : ''}`,
+    });
+  }
+  if (routerState === 'not_ready') {
+    causes.push({
+      code: 'console_router_not_ready',
+      message: `the console router is not ready${host.consoleRouterDetail ? `: ${host.consoleRouterDetail}` : ''}`,
+    });
+  }
   return {
     heartbeat_fresh: fresh,
-    relay_ready: host.relayReady,
-    console_router_ready: host.consoleRouterReady,
+    relay_ready: relayState === 'ready',
+    console_router_ready: routerState === 'ready',
+    relay_state: relayState,
+    console_router_state: routerState,
     spawn_ready: fresh && host.relayReady,
-    reasons,
+    reasons: causes.map((cause) => cause.message),
+    causes,
+    runtime_key: key,
   };
 }
 

@@ -97,6 +97,19 @@ export function presentRuntimeConfig(
       tunnel: presentTunnelSummary(pulled.environment.environment, pulled.environment.connectorReady),
     }),
     auth: { relay_token: pulled.relayToken, workspace_api_key: pulled.workspaceApiKey },
+    runtime_key: pulled.runtimeKeys && {
+      current: {
+        id: pulled.runtimeKeys.current.id,
+        prefix: pulled.runtimeKeys.current.prefix,
+        issued_at: pulled.runtimeKeys.current.issuedAt.toISOString(),
+        issued_by: pulled.runtimeKeys.current.issuedBy,
+      },
+      previous: pulled.runtimeKeys.previous && {
+        id: pulled.runtimeKeys.previous.id,
+        prefix: pulled.runtimeKeys.previous.prefix,
+        valid_until: pulled.runtimeKeys.previous.validUntil.toISOString(),
+      },
+    },
     agent_workdir_root: host.workdirRoot,
   };
 }

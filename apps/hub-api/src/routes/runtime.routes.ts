@@ -13,6 +13,7 @@ import { pullRuntimeConfig } from '../use-cases/runtime/pull-runtime-config';
 import { recordRuntimeHostHeartbeat } from '../use-cases/runtime/record-runtime-host-heartbeat';
 import { registerRuntimeHost } from '../use-cases/runtime/register-runtime-host';
 import { rotateRelayToken } from '../use-cases/runtime/rotate-relay-token';
+import { rotateRuntimeKey } from '../use-cases/runtime/rotate-runtime-key';
 import type { HubHandlers } from './types';
 import { actorOf, participantOf } from './types';
 
@@ -34,6 +35,7 @@ export function runtimeHandlers(
   | 'rotateRelayToken'
   | 'getNetworks'
   | 'getRuntimeConfig'
+  | 'rotateRuntimeKey'
 > {
   return {
     async listRuntimeHosts(ctx) {
@@ -81,6 +83,8 @@ export function runtimeHandlers(
           runtimeVersion: ctx.body.runtime_version,
           bundleId: ctx.body.bundle_id,
           tunnelConnectorReady: ctx.body.tunnel_connector_ready,
+          relayDetail: ctx.body.relay_detail,
+          consoleRouterDetail: ctx.body.console_router_detail,
           consoleRoutes: ctx.body.console_routes?.map((route) => ({
             agentId: route.agent_id,
             lastActivityAt: route.last_activity_at,
@@ -128,6 +132,21 @@ export function runtimeHandlers(
       return {
         status: 200,
         body: { data: presentRuntimeConfig(workspace, pulled) },
+        headers: NO_STORE,
+      };
+    },
+    async rotateRuntimeKey(ctx) {
+      const workspace = workspaceOf(ctx);
+      const rotated = await rotateRuntimeKey(deps, {
+        actor: participantOf(ctx.actor),
+        workspace,
+        runtimeInstanceId: ctx.body.runtime_instance_id,
+        overlapSeconds: ctx.body.overlap_seconds,
+        requestId: ctx.requestId,
+      });
+      return {
+        status: 200,
+        body: { data: presentRuntimeConfig(workspace, rotated) },
         headers: NO_STORE,
       };
     },

@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command';
 import { presentLogin } from '../presenters/accounts';
 import { loginParticipant } from '../use-cases/auth/login-participant';
+import { parseOverlap } from '../use-cases/config/pull-runtime-config';
 import type { LoginResult } from '../use-cases/auth/login-participant';
 
 export default class Login extends BaseCommand<typeof Login> {
@@ -11,7 +12,9 @@ export default class Login extends BaseCommand<typeof Login> {
     'Signs in with your email and password, checks that you can access the workspace, and stores the hub URL, ' +
     'workspace and participant token in the profile (mode 0600). The email comes from --email or a prompt; the ' +
     'password from a prompt without echo or from stdin with --password-stdin (never from a flag). With ' +
-    '--pull-runtime it then pulls the runtime config as `svc config pull-runtime` does.';
+    '--pull-runtime it then pulls the runtime config as `svc config pull-runtime` does: the runtime key the ' +
+    "profile holds is kept while it is the host's current key, else a new one is issued and the previous one " +
+    'stays valid for --overlap (default 24h).';
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --hub-url https://hub.example.com --workspace acme',
@@ -27,6 +30,14 @@ export default class Login extends BaseCommand<typeof Login> {
       description: 'Also pull the runtime config (svc config pull-runtime).',
       default: false,
     }),
+    'rotate-key': Flags.boolean({
+      description:
+        'With --pull-runtime: issue a new runtime key even when the profile holds the current one.',
+    }),
+    overlap: Flags.string({
+      description:
+        'With --pull-runtime, after a rotation: how long the previous runtime key stays valid (0, or e.g. 24h; default 24h).',
+    }),
   };
 
   public async run(): Promise<LoginResult> {
@@ -36,6 +47,8 @@ export default class Login extends BaseCommand<typeof Login> {
       email: this.flags.email,
       passwordStdin: this.flags['password-stdin'],
       pullRuntime: this.flags['pull-runtime'],
+      rotateKey: this.flags['rotate-key'],
+      overlapSeconds: parseOverlap(this.flags.overlap),
       store: this.store(),
       clientName: this.clientName(),
       runtimeInstanceIdEnv: process.env.SVC_RUNTIME_INSTANCE_ID,

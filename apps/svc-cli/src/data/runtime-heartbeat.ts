@@ -33,12 +33,40 @@ export async function readServiceReadiness(relayUrl: string, routerUrl: string):
   };
 }
 
+/**
+ * The readiness part of a heartbeat: each service is ready when its process runs and its `/readyz` says so;
+ * when it is not, its own reason (or its process state) goes along, redacted and cut to 500 characters.
+ */
+export function readinessReport(
+  relay: { running(): boolean; state: string },
+  router: { running(): boolean; state: string },
+  readiness: ServiceReadiness,
+): Pick<HeartbeatBody, 'relay_ready' | 'console_router_ready' | 'relay_detail' | 'console_router_detail'> {
+  const relayReady = relay.running() && readiness.relay.ready;
+  const routerReady = router.running() && readiness.console_router.ready;
+  const relayDetail = relay.running() ? readiness.relay.detail : `relay ${relay.state}`;
+  const routerDetail = router.running() ? readiness.console_router.detail : `console router ${router.state}`;
+  return {
+    relay_ready: relayReady,
+    console_router_ready: routerReady,
+    ...(!relayReady && relayDetail ? { relay_detail: relayDetail.slice(0, 500) } : {}),
+    ...(!routerReady && routerDetail ? { console_router_detail: routerDetail.slice(0, 500) } : {}),
+  };
+}
+
 /** The tunnel a heartbeat's answer names: null when the host is in no environment, undefined from an older hub. */
 export type HeartbeatTunnel = HubApi.components['schemas']['RuntimeHost']['tunnel'];
 
-/** A heartbeat's outcome: the error line when the hub refused or was unreachable, else the environment's tunnel. */
+/** What the hub says of the key the heartbeat came with (current, superseded by a rotation, …). */
+export type HeartbeatKeyStatus = HubApi.components['schemas']['RuntimeHostKeyStatus'];
+
+/**
+ * A heartbeat's outcome: the error line (and the HTTP status when the hub answered) when the hub refused or
+ * was unreachable, else the environment's tunnel and the state of the key the heartbeat came with.
+ */
 export type HeartbeatResult =
-  { error: string; tunnel?: undefined } | { error: null; tunnel: HeartbeatTunnel };
+  | { error: string; status: number | null; tunnel?: undefined; runtimeKey?: undefined }
+  | { error: null; status: 200; tunnel: HeartbeatTunnel; runtimeKey: HeartbeatKeyStatus | undefined };
 
 /** Sends one host heartbeat with the runtime key. */
 export async function sendHeartbeat(
@@ -54,12 +82,16 @@ export async function sendHeartbeat(
         signal: AbortSignal.timeout(10_000),
       }),
     );
-    return { error: null, tunnel: host.tunnel };
+    return { error: null, status: 200, tunnel: host.tunnel, runtimeKey: host.readiness.runtime_key };
   } catch (error) {
     if (error instanceof ApiError)
-      return { error: redactText(`HTTP ${error.status} ${error.code}: ${error.message}`) };
+      return {
+        error: redactText(`HTTP ${error.status} ${error.code}: ${error.message}`),
+        status: error.status,
+      };
     const e = error as { name?: string; cause?: { code?: string }; message?: string };
     return {
+      status: null,
       error: `the hub did not answer (${e.name === 'TimeoutError' ? 'timed out' : (e.cause?.code ?? redactText(e.message ?? 'error'))})`,
     };
   }

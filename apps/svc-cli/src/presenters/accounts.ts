@@ -12,6 +12,9 @@ export function presentPulledRuntime(r: PullRuntimeResult): string[] {
     `  relay           ${r.relay.local_url}${r.relay.public_url ? ` (public ${r.relay.public_url})` : ''}`,
     `  workdir root    ${r.agent_workdir_root}`,
     `  secrets         ${r.stored_secrets.join(', ')} in ${r.runtime_env_path} (0600)`,
+    r.runtime_key.rotated
+      ? `  runtime key     new key ${r.runtime_key.prefix ?? '?'}; the previous one ${r.runtime_key.previous_valid_until ? `stays valid until ${r.runtime_key.previous_valid_until}` : 'is revoked'}`
+      : `  runtime key     kept ${r.runtime_key.prefix ?? '?'} (the host's current key)`,
   ];
 }
 

@@ -160,17 +160,18 @@ export class HubStack {
   }
 
   /**
-   * Pulls the host's runtime config as the owner (a fresh agent-runtime key) and writes the profile's files
+   * Rotates the host's runtime key as the owner (a fresh agent-runtime key) and writes the profile's files
    * exactly as `svc config pull-runtime` stores them (ProfileStore), so `svc runtime up` can run against it.
    */
   async writeProfile(paths: ConfigPaths, hostId: string): Promise<RuntimeConfig> {
     const config = unwrap(
-      await this.owner.hub.GET('/api/v1/workspaces/{workspace}/infrastructure/runtime-config', {
-        params: { path: { workspace: this.slug }, query: { runtime_instance_id: hostId } },
+      await this.owner.hub.POST('/api/v1/workspaces/{workspace}/infrastructure/runtime-config/rotate', {
+        params: { path: { workspace: this.slug } },
+        body: { runtime_instance_id: hostId },
       }),
     );
     const store = new ProfileStore(paths);
-    const { auth, ...rest } = config;
+    const { auth, runtime_key: _key, ...rest } = config;
     await store.write({
       hub_url: this.hub.url,
       workspace: this.slug,
@@ -184,7 +185,7 @@ export class HubStack {
     });
     await store.writeRuntimeSecrets({
       SVC_RELAY_TOKEN: auth.relay_token,
-      SVC_WORKSPACE_API_KEY: auth.workspace_api_key,
+      SVC_WORKSPACE_API_KEY: auth.workspace_api_key ?? undefined,
     });
     return config;
   }

@@ -77,7 +77,7 @@ export const hubDocument: OpenApiDocument = {
     },
     {
       "name": "runtime-config",
-      "description": "What a runtime host needs to run: console router and relay endpoints, the relay token and a workspace API key. The answer carries secrets, is never cached (`Cache-Control: no-store`) and every pull is audited (without the secrets)."
+      "description": "What a runtime host needs to run: console router and relay endpoints, the relay token and the host's runtime key (an agent-runtime workspace API key). Reading the config is safe to repeat: it never mints or revokes a key. A new runtime key is issued only by an explicit rotation, which keeps the previous key valid for an overlap window (default 24 h; `0` revokes it at once, for a leaked key). Answers carry secrets, are never cached (`Cache-Control: no-store`) and every pull and rotation is audited (key ids, never the secrets)."
     },
     {
       "name": "providers",
@@ -3593,7 +3593,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-config"
         ],
         "summary": "Pull a runtime host's endpoints and credentials (relay token, workspace API key).",
-        "description": "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).",
+        "description": "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). Safe to repeat: nothing is minted or revoked. `auth.workspace_api_key` is the key the caller presented when the caller is a key, and null when a participant reads (a runtime key is shown once, when it is issued: `POST …/infrastructure/runtime-config/rotate`); `runtime_key` names the host's current and previous runtime keys (ids and prefixes only). Every pull is audited as `runtime_config.pulled`, without the secrets. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).",
         "security": [
           {
             "participantBearer": []
@@ -3662,6 +3662,90 @@ export const hubDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-config/rotate": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/WorkspaceRef"
+        }
+      ],
+      "post": {
+        "operationId": "rotateRuntimeKey",
+        "tags": [
+          "runtime-config"
+        ],
+        "summary": "Issue a new runtime key for a host; the previous one stays valid for the overlap window.",
+        "description": "For an operator (owner or admin). Mints a new agent-runtime key named `runtime <host name>` for the host and answers the runtime config with it (shown this once). The host's previous runtime key stays valid for `overlap_seconds` (default 86400, 24 h; at most 7 days) and is then refused; `0` revokes it at once (for a leaked key). A key an earlier rotation kept valid is revoked now, so a host has at most two live runtime keys. A running `svc runtime up` that uses the previous key is told in its heartbeat answers that its key is superseded, by whom and until when. Audited as `runtime_key.rotated` with both key ids (never the secrets). `runtime_instance_id` names the host as for the pull (optional when the workspace has exactly one host). Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).",
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RotateRuntimeKeyRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The runtime config with the new runtime key. Holds secrets; never cached.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string",
+                  "const": "no-store"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeConfig"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -8029,6 +8113,16 @@ export const hubDocument: OpenApiDocument = {
           "console_router_ready": {
             "type": "boolean"
           },
+          "relay_detail": {
+            "type": "string",
+            "maxLength": 500,
+            "description": "Why the relay is not ready, in its own words (its `/readyz`), redacted; sent when it is not."
+          },
+          "console_router_detail": {
+            "type": "string",
+            "maxLength": 500,
+            "description": "Why the console router is not ready (its `/readyz`), redacted; sent when it is not."
+          },
           "runtime_version": {
             "type": "string",
             "minLength": 1,
@@ -8071,14 +8165,27 @@ export const hubDocument: OpenApiDocument = {
           }
         }
       },
+      "RuntimeComponentState": {
+        "type": "string",
+        "enum": [
+          "ready",
+          "not_ready",
+          "unknown"
+        ],
+        "description": "What the latest heartbeat said about the component; `unknown` when there is no heartbeat or the latest is older than 45 s (old news is never shown as ready)."
+      },
       "RuntimeHostReadiness": {
         "type": "object",
         "required": [
           "heartbeat_fresh",
           "relay_ready",
           "console_router_ready",
+          "relay_state",
+          "console_router_state",
           "spawn_ready",
-          "reasons"
+          "reasons",
+          "causes",
+          "runtime_key"
         ],
         "properties": {
           "heartbeat_fresh": {
@@ -8086,10 +8193,18 @@ export const hubDocument: OpenApiDocument = {
             "description": "The last heartbeat is at most 45 s old."
           },
           "relay_ready": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "A fresh heartbeat said the relay is ready (false when the heartbeat is stale)."
           },
           "console_router_ready": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "A fresh heartbeat said the console router is ready (false when the heartbeat is stale)."
+          },
+          "relay_state": {
+            "$ref": "#/components/schemas/RuntimeComponentState"
+          },
+          "console_router_state": {
+            "$ref": "#/components/schemas/RuntimeComponentState"
           },
           "spawn_ready": {
             "type": "boolean",
@@ -8097,10 +8212,104 @@ export const hubDocument: OpenApiDocument = {
           },
           "reasons": {
             "type": "array",
-            "description": "Why the host is not fully ready (empty when it is).",
+            "description": "Why the host is not fully ready (empty when it is); the messages of `causes`.",
             "items": {
               "type": "string"
             }
+          },
+          "causes": {
+            "type": "array",
+            "description": "Why the host is not fully ready, one entry per cause (empty when it is).",
+            "items": {
+              "$ref": "#/components/schemas/RuntimeHostCause"
+            }
+          },
+          "runtime_key": {
+            "$ref": "#/components/schemas/RuntimeHostKeyStatus"
+          }
+        }
+      },
+      "RuntimeHostCause": {
+        "type": "object",
+        "required": [
+          "code",
+          "message"
+        ],
+        "properties": {
+          "code": {
+            "type": "string",
+            "enum": [
+              "never_heartbeated",
+              "heartbeat_stale",
+              "runtime_key_superseded",
+              "runtime_key_revoked",
+              "relay_not_ready",
+              "console_router_not_ready"
+            ]
+          },
+          "message": {
+            "type": "string"
+          },
+          "at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When it happened (the last heartbeat, the rotation or revocation), when known."
+          }
+        }
+      },
+      "RuntimeHostKeyStatus": {
+        "type": "object",
+        "required": [
+          "state",
+          "key_id",
+          "rotated_at",
+          "rotated_by",
+          "valid_until"
+        ],
+        "description": "The runtime key the host's latest heartbeat used, judged against the host's current runtime key: `current`; `superseded` (a rotation issued a newer key; this one is refused after `valid_until`); `revoked` (refused now: revoked, or its overlap window ended); `other` (a workspace key that is not one of the host's runtime keys); `unknown` (no heartbeat since the hub started recording it).",
+        "properties": {
+          "state": {
+            "type": "string",
+            "enum": [
+              "current",
+              "superseded",
+              "revoked",
+              "other",
+              "unknown"
+            ]
+          },
+          "key_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Id of the key the latest heartbeat used (never a secret)."
+          },
+          "rotated_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the host's runtime key was last rotated."
+          },
+          "rotated_by": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Who rotated it (the participant's email)."
+          },
+          "valid_until": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "Until when a superseded key stays valid; when a revoked key stopped working."
           }
         }
       },
@@ -8503,13 +8712,108 @@ export const hubDocument: OpenApiDocument = {
                 "description": "Store locally as `SVC_RELAY_TOKEN`."
               },
               "workspace_api_key": {
-                "type": "string",
-                "description": "Workspace automation credential (agent-runtime scopes); redact it in evidence."
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The runtime key (agent-runtime scopes; store as `SVC_WORKSPACE_API_KEY`, redact it in evidence): the presented key when a key reads, the new key in a rotation's answer, null when a participant reads (a runtime key is shown once)."
               }
             }
           },
+          "runtime_key": {
+            "description": "The host's runtime keys, ids and prefixes only (null when no key was ever issued).",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/RuntimeKeyPair"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
           "agent_workdir_root": {
             "type": "string"
+          }
+        }
+      },
+      "RuntimeKeyPair": {
+        "type": "object",
+        "required": [
+          "current",
+          "previous"
+        ],
+        "properties": {
+          "current": {
+            "type": "object",
+            "required": [
+              "id",
+              "prefix",
+              "issued_at",
+              "issued_by"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "prefix": {
+                "type": "string"
+              },
+              "issued_at": {
+                "$ref": "#/components/schemas/Timestamp"
+              },
+              "issued_by": {
+                "type": [
+                  "string",
+                  "null"
+                ],
+                "description": "The participant who issued it (email)."
+              }
+            }
+          },
+          "previous": {
+            "description": "The key the last rotation superseded, while it is still valid.",
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "id",
+                  "prefix",
+                  "valid_until"
+                ],
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  },
+                  "prefix": {
+                    "type": "string"
+                  },
+                  "valid_until": {
+                    "$ref": "#/components/schemas/Timestamp"
+                  }
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          }
+        }
+      },
+      "RotateRuntimeKeyRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "runtime_instance_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "Inventory id (`rti_…`) of the host; optional when the workspace has one host."
+          },
+          "overlap_seconds": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 604800,
+            "description": "How long the previous runtime key stays valid (default 86400, 24 h); 0 revokes it at once."
           }
         }
       },

@@ -969,11 +969,34 @@ export interface paths {
         };
         /**
          * Pull a runtime host's endpoints and credentials (relay token, workspace API key).
-         * @description For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). `auth.workspace_api_key` is the key the caller presented when the caller is a key; when a participant pulls, a new agent-runtime key named `runtime <host name>` is minted for the host and the host's previous one is revoked, so each pull rotates the host's runtime key. Every pull is audited as `runtime_config.pulled`, without the secrets. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).
+         * @description For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). Safe to repeat: nothing is minted or revoked. `auth.workspace_api_key` is the key the caller presented when the caller is a key, and null when a participant reads (a runtime key is shown once, when it is issued: `POST …/infrastructure/runtime-config/rotate`); `runtime_key` names the host's current and previous runtime keys (ids and prefixes only). Every pull is audited as `runtime_config.pulled`, without the secrets. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).
          */
         get: operations["getRuntimeConfig"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/infrastructure/runtime-config/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a new runtime key for a host; the previous one stays valid for the overlap window.
+         * @description For an operator (owner or admin). Mints a new agent-runtime key named `runtime <host name>` for the host and answers the runtime config with it (shown this once). The host's previous runtime key stays valid for `overlap_seconds` (default 86400, 24 h; at most 7 days) and is then refused; `0` revokes it at once (for a leaked key). A key an earlier rotation kept valid is revoked now, so a host has at most two live runtime keys. A running `svc runtime up` that uses the previous key is told in its heartbeat answers that its key is superseded, by whom and until when. Audited as `runtime_key.rotated` with both key ids (never the secrets). `runtime_instance_id` names the host as for the pull (optional when the workspace has exactly one host). Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).
+         */
+        post: operations["rotateRuntimeKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2059,6 +2082,10 @@ export interface components {
         RuntimeHostHeartbeatRequest: {
             relay_ready: boolean;
             console_router_ready: boolean;
+            /** @description Why the relay is not ready, in its own words (its `/readyz`), redacted; sent when it is not. */
+            relay_detail?: string;
+            /** @description Why the console router is not ready (its `/readyz`), redacted; sent when it is not. */
+            console_router_detail?: string;
             runtime_version: string;
             /** @description The runtime bundle id (`wrt_…`) from the host's runtime.env. */
             bundle_id?: string;
@@ -2071,15 +2098,56 @@ export interface components {
                 last_activity_at: string | null;
             }[];
         };
+        /**
+         * @description What the latest heartbeat said about the component; `unknown` when there is no heartbeat or the latest is older than 45 s (old news is never shown as ready).
+         * @enum {string}
+         */
+        RuntimeComponentState: "ready" | "not_ready" | "unknown";
         RuntimeHostReadiness: {
             /** @description The last heartbeat is at most 45 s old. */
             heartbeat_fresh: boolean;
+            /** @description A fresh heartbeat said the relay is ready (false when the heartbeat is stale). */
             relay_ready: boolean;
+            /** @description A fresh heartbeat said the console router is ready (false when the heartbeat is stale). */
             console_router_ready: boolean;
+            relay_state: components["schemas"]["RuntimeComponentState"];
+            console_router_state: components["schemas"]["RuntimeComponentState"];
             /** @description Fresh heartbeat and a ready relay (the host may receive spawns). */
             spawn_ready: boolean;
-            /** @description Why the host is not fully ready (empty when it is). */
+            /** @description Why the host is not fully ready (empty when it is); the messages of `causes`. */
             reasons: string[];
+            /** @description Why the host is not fully ready, one entry per cause (empty when it is). */
+            causes: components["schemas"]["RuntimeHostCause"][];
+            runtime_key: components["schemas"]["RuntimeHostKeyStatus"];
+        };
+        RuntimeHostCause: {
+            /** @enum {string} */
+            code: "never_heartbeated" | "heartbeat_stale" | "runtime_key_superseded" | "runtime_key_revoked" | "relay_not_ready" | "console_router_not_ready";
+            message: string;
+            /**
+             * Format: date-time
+             * @description When it happened (the last heartbeat, the rotation or revocation), when known.
+             */
+            at?: string | null;
+        };
+        /** @description The runtime key the host's latest heartbeat used, judged against the host's current runtime key: `current`; `superseded` (a rotation issued a newer key; this one is refused after `valid_until`); `revoked` (refused now: revoked, or its overlap window ended); `other` (a workspace key that is not one of the host's runtime keys); `unknown` (no heartbeat since the hub started recording it). */
+        RuntimeHostKeyStatus: {
+            /** @enum {string} */
+            state: "current" | "superseded" | "revoked" | "other" | "unknown";
+            /** @description Id of the key the latest heartbeat used (never a secret). */
+            key_id: string | null;
+            /**
+             * Format: date-time
+             * @description When the host's runtime key was last rotated.
+             */
+            rotated_at: string | null;
+            /** @description Who rotated it (the participant's email). */
+            rotated_by: string | null;
+            /**
+             * Format: date-time
+             * @description Until when a superseded key stays valid; when a revoked key stopped working.
+             */
+            valid_until: string | null;
         };
         RuntimeHost: {
             /** @description Inventory id (`rti_…`); the value agents carry as `runtime_instance_id`. */
@@ -2182,10 +2250,33 @@ export interface components {
             auth: {
                 /** @description Store locally as `SVC_RELAY_TOKEN`. */
                 relay_token: string;
-                /** @description Workspace automation credential (agent-runtime scopes); redact it in evidence. */
-                workspace_api_key: string;
+                /** @description The runtime key (agent-runtime scopes; store as `SVC_WORKSPACE_API_KEY`, redact it in evidence): the presented key when a key reads, the new key in a rotation's answer, null when a participant reads (a runtime key is shown once). */
+                workspace_api_key: string | null;
             };
+            /** @description The host's runtime keys, ids and prefixes only (null when no key was ever issued). */
+            runtime_key?: components["schemas"]["RuntimeKeyPair"] | null;
             agent_workdir_root: string;
+        };
+        RuntimeKeyPair: {
+            current: {
+                id: string;
+                prefix: string;
+                issued_at: components["schemas"]["Timestamp"];
+                /** @description The participant who issued it (email). */
+                issued_by: string | null;
+            };
+            /** @description The key the last rotation superseded, while it is still valid. */
+            previous: {
+                id: string;
+                prefix: string;
+                valid_until: components["schemas"]["Timestamp"];
+            } | null;
+        };
+        RotateRuntimeKeyRequest: {
+            /** @description Inventory id (`rti_…`) of the host; optional when the workspace has one host. */
+            runtime_instance_id?: string;
+            /** @description How long the previous runtime key stays valid (default 86400, 24 h); 0 revokes it at once. */
+            overlap_seconds?: number;
         };
         ProviderModel: {
             /** @description The exact identifier to use (`provider/model`), e.g. `anthropic/claude-sonnet-4-5`. */
@@ -4224,6 +4315,42 @@ export interface operations {
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
+        };
+    };
+    rotateRuntimeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace id or slug. */
+                workspace: components["parameters"]["WorkspaceRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateRuntimeKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The runtime config with the new runtime key. Holds secrets; never cached. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeConfig"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
         };
     };
     listProviderModels: {

@@ -22,6 +22,11 @@ export async function revokeApiKey(
     if (key.revokedAt) return key;
     const revoked = await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: deps.now() } });
     revokedNow = true;
+    // A runtime host whose heartbeats came with this key is shown with its key revoked.
+    await tx.runtimeHost.updateMany({
+      where: { workspaceId, heartbeatApiKeyId: key.id },
+      data: { heartbeatKeyRevokedAt: revoked.revokedAt },
+    });
     await deps.audit.record(
       {
         workspaceId,

@@ -1,6 +1,6 @@
-import type { Actor, ParticipantActor } from '@svc/auth';
-import { generateApiKey, parseApiKey, SCOPE_PRESETS } from '@svc/auth';
-import { AppError, newId } from '@svc/service-kit';
+import type { Actor } from '@svc/auth';
+import { parseApiKey } from '@svc/auth';
+import { AppError } from '@svc/service-kit';
 import type { HubDeps } from '../../deps';
 import type { RuntimeHost, Workspace } from '../../generated/prisma/client';
 import { resolveRuntimeInstanceId } from '../../data/runtime-hosts.lookups';
@@ -20,18 +20,54 @@ export interface PullRuntimeConfigInput {
 export interface PulledRuntimeConfig {
   host: RuntimeHost;
   relayToken: string;
-  workspaceApiKey: string;
-  /** Id of the key handed out (minted or presented). */
-  apiKeyId: string;
-  minted: boolean;
+  /** The key handed out: the presented one for a key caller, the new one after a rotation, else null. */
+  workspaceApiKey: string | null;
+  /** The host's current and previous runtime keys (ids and prefixes only). */
+  runtimeKeys: RuntimeKeyPair | null;
   /** The host's runtime environment, whose active tunnel gives its public URLs. */
   environment: HostEnvironment | null;
 }
 
-/** Name of the agent-runtime key a participant's pull mints for a host. */
-export const runtimeKeyName = (host: Pick<RuntimeHost, 'name'>) => `runtime ${host.name}`;
+export interface RuntimeKeyPair {
+  current: { id: string; prefix: string; issuedAt: Date; issuedBy: string | null };
+  previous: { id: string; prefix: string; validUntil: Date } | null;
+}
 
-async function selectHost(deps: HubDeps, workspaceId: string, runtimeInstanceId: string | undefined) {
+/** The host's current runtime key and the one the last rotation superseded while it is still valid. */
+export async function runtimeKeysOf(
+  deps: Pick<HubDeps, 'db' | 'now'>,
+  host: RuntimeHost,
+): Promise<RuntimeKeyPair | null> {
+  if (!host.runtimeApiKeyId) return null;
+  const ids = [host.runtimeApiKeyId, host.previousRuntimeApiKeyId].filter((id): id is string => !!id);
+  const keys = await deps.db.apiKey.findMany({
+    where: { id: { in: ids }, workspaceId: host.workspaceId },
+    select: { id: true, prefix: true, createdAt: true, revokedAt: true, expiresAt: true },
+  });
+  const current = keys.find((key) => key.id === host.runtimeApiKeyId);
+  if (!current) return null;
+  const now = deps.now();
+  const previous = keys.find(
+    (key) =>
+      key.id === host.previousRuntimeApiKeyId &&
+      !key.revokedAt &&
+      key.expiresAt !== null &&
+      key.expiresAt.getTime() > now.getTime(),
+  );
+  return {
+    current: {
+      id: current.id,
+      prefix: current.prefix,
+      issuedAt: host.runtimeKeyRotatedAt ?? current.createdAt,
+      issuedBy: host.runtimeKeyRotatedBy,
+    },
+    previous: previous?.expiresAt
+      ? { id: previous.id, prefix: previous.prefix, validUntil: previous.expiresAt }
+      : null,
+  };
+}
+
+export async function selectHost(deps: HubDeps, workspaceId: string, runtimeInstanceId: string | undefined) {
   if (runtimeInstanceId !== undefined) {
     return resolveRuntimeInstanceId(deps.db, workspaceId, runtimeInstanceId);
   }
@@ -76,124 +112,27 @@ function presentedKey(actor: Extract<Actor, { kind: 'api_key' }>, presented: str
 }
 
 /**
- * Mints the host's agent-runtime key for a participant's pull and revokes the one the previous pull minted,
- * so each pull rotates the host's runtime key. The host row is locked, so concurrent pulls leave exactly
- * one live runtime key per host. The caller invalidates the revoked key in the key cache after commit.
- */
-async function rotateHostRuntimeKey(
-  deps: HubDeps,
-  actor: ParticipantActor,
-  host: RuntimeHost,
-  requestId: string | undefined,
-) {
-  const generated = generateApiKey();
-  const scopes = [...SCOPE_PRESETS['agent-runtime']];
-  const now = deps.now();
-  return deps.db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM runtime_hosts WHERE id = ${host.id} FOR UPDATE`;
-    const current = await tx.runtimeHost.findUniqueOrThrow({
-      where: { id: host.id },
-      select: { runtimeApiKeyId: true },
-    });
-    const key = await tx.apiKey.create({
-      data: {
-        id: newId('key'),
-        workspaceId: host.workspaceId,
-        name: runtimeKeyName(host),
-        prefix: generated.prefix,
-        secretHash: generated.secretHash,
-        scopes,
-        preset: 'agent-runtime',
-        createdById: actor.participantId,
-      },
-    });
-    await deps.audit.record(
-      {
-        workspaceId: host.workspaceId,
-        actor,
-        action: 'api_key.created',
-        targetType: 'api_key',
-        targetId: key.id,
-        data: {
-          name: key.name,
-          prefix: key.prefix,
-          scopes,
-          preset: key.preset,
-          expires_at: null,
-          reason: 'runtime_config_pull',
-          runtime_instance_id: host.id,
-        },
-        requestId,
-      },
-      tx,
-    );
-    let revokedKeyId: string | null = null;
-    if (current.runtimeApiKeyId) {
-      const revoked = await tx.apiKey.updateMany({
-        where: { id: current.runtimeApiKeyId, workspaceId: host.workspaceId, revokedAt: null },
-        data: { revokedAt: now },
-      });
-      if (revoked.count > 0) {
-        revokedKeyId = current.runtimeApiKeyId;
-        const previous = await tx.apiKey.findUniqueOrThrow({
-          where: { id: current.runtimeApiKeyId },
-          select: { prefix: true },
-        });
-        await deps.audit.record(
-          {
-            workspaceId: host.workspaceId,
-            actor,
-            action: 'api_key.revoked',
-            targetType: 'api_key',
-            targetId: current.runtimeApiKeyId,
-            data: { prefix: previous.prefix, reason: 'runtime_config_pull', runtime_instance_id: host.id },
-            requestId,
-          },
-          tx,
-        );
-      }
-    }
-    await tx.runtimeHost.update({ where: { id: host.id }, data: { runtimeApiKeyId: key.id } });
-    return { key, fullKey: generated.key, revokedKeyId };
-  });
-}
-
-/**
- * What a runtime host needs to run: its console router and relay endpoints, its relay token and a workspace
- * API key. A key caller gets back the key it presented; a participant's pull mints a fresh agent-runtime
- * key for the host and revokes the previous one. Every pull is audited as `runtime_config.pulled`, naming
- * the host, the caller and whether a key was minted, never a secret.
+ * What a runtime host needs to run: its console router and relay endpoints, its relay token and, for a key
+ * caller, the key it presented. Safe to repeat: nothing is minted or revoked (a participant gets no key; a new
+ * runtime key is issued only by `rotateRuntimeKey`). Every pull is audited as `runtime_config.pulled`, naming
+ * the host, the caller and the key handed out, never a secret.
  */
 export async function pullRuntimeConfig(
   deps: HubDeps,
   input: PullRuntimeConfigInput,
 ): Promise<PulledRuntimeConfig> {
   const { actor, workspace } = input;
-  const host = await selectHost(deps, workspace.id, input.runtimeInstanceId);
-  const relayToken = deps.box.open(host.relayTokenCiphertext, host.id);
-
-  let workspaceApiKey: string;
-  let apiKeyId: string;
-  let revokedKeyId: string | null = null;
-  let minted = false;
-  if (actor.kind === 'api_key') {
-    workspaceApiKey = presentedKey(actor, input.presentedApiKey);
-    apiKeyId = actor.keyId;
-  } else if (actor.kind === 'participant') {
-    const rotated = await rotateHostRuntimeKey(deps, actor, host, input.requestId);
-    // Committed: this replica stops accepting the previous runtime key at once.
-    if (rotated.revokedKeyId) deps.apiKeys.invalidate(rotated.revokedKeyId);
-    workspaceApiKey = rotated.fullKey;
-    apiKeyId = rotated.key.id;
-    revokedKeyId = rotated.revokedKeyId;
-    minted = true;
-  } else {
+  if (actor.kind !== 'api_key' && actor.kind !== 'participant') {
     throw new AppError({
       status: 403,
       code: 'actor_not_allowed',
       detail: 'Runtime config is for workspace operators and runtime keys.',
     });
   }
+  const host = await selectHost(deps, workspace.id, input.runtimeInstanceId);
+  const relayToken = deps.box.open(host.relayTokenCiphertext, host.id);
+  const workspaceApiKey = actor.kind === 'api_key' ? presentedKey(actor, input.presentedApiKey) : null;
+  const apiKeyId = actor.kind === 'api_key' ? actor.keyId : null;
 
   await deps.audit.record({
     workspaceId: workspace.id,
@@ -201,18 +140,19 @@ export async function pullRuntimeConfig(
     action: 'runtime_config.pulled',
     targetType: 'runtime_host',
     targetId: host.id,
-    data: {
-      runtime_instance_id: host.id,
-      api_key_minted: minted,
-      api_key_id: apiKeyId,
-      revoked_api_key_id: revokedKeyId,
-    },
+    data: { runtime_instance_id: host.id, api_key_minted: false, api_key_id: apiKeyId },
     requestId: input.requestId,
   });
-  deps.logger.info(
-    { runtime_instance_id: host.id, api_key_id: apiKeyId, api_key_minted: minted },
-    'runtime config pulled',
-  );
-  const environment = (await environmentsOfHosts(deps.db, [host.id])).get(host.id) ?? null;
-  return { host, relayToken, workspaceApiKey, apiKeyId, minted, environment };
+  deps.logger.info({ runtime_instance_id: host.id, api_key_id: apiKeyId }, 'runtime config pulled');
+  const [environments, runtimeKeys] = await Promise.all([
+    environmentsOfHosts(deps.db, [host.id]),
+    runtimeKeysOf(deps, host),
+  ]);
+  return {
+    host,
+    relayToken,
+    workspaceApiKey,
+    runtimeKeys,
+    environment: environments.get(host.id) ?? null,
+  };
 }

@@ -18,6 +18,9 @@ export interface RuntimeHostHeartbeat {
   consoleRoutes?: ConsoleRouteActivityReport[];
   /** The tunnel connector's readiness, when the host runs one. */
   tunnelConnectorReady?: boolean;
+  /** Why the relay / console router is not ready, as they said (redacted by the host). */
+  relayDetail?: string;
+  consoleRouterDetail?: string;
 }
 
 /**
@@ -25,7 +28,8 @@ export interface RuntimeHostHeartbeat {
  * recorded (a bundle reported by another host of the workspace moves to the reporting host). The console
  * router's per-route last activity is stored on the host's own agents (ids of other hosts' or workspaces'
  * agents, and unknown ids, are ignored), never moved backwards, in one statement for the whole list.
- * Heartbeats are frequent, so they are not audited. Returns the updated host with the bundles it has reported
+ * The key the heartbeat came with is recorded, so the answer (and the Networks view) can say whether it is
+ * the host's current runtime key or one a rotation superseded. Heartbeats are frequent, so they are not audited. Returns the updated host with the bundles it has reported
  * and its runtime environment (null when it is in none), whose tunnel the runtime's connector follows.
  */
 export async function recordRuntimeHostHeartbeat(
@@ -44,6 +48,11 @@ export async function recordRuntimeHostHeartbeat(
         consoleRouterReady: heartbeat.consoleRouterReady,
         runtimeVersion: heartbeat.runtimeVersion,
         lastHeartbeatAt: now,
+        relayDetail: heartbeat.relayReady ? null : (heartbeat.relayDetail ?? null),
+        consoleRouterDetail: heartbeat.consoleRouterReady ? null : (heartbeat.consoleRouterDetail ?? null),
+        // The key this heartbeat came with works, so it is not revoked (whatever a revocation noted before).
+        heartbeatApiKeyId: actor.kind === 'api_key' ? actor.keyId : null,
+        heartbeatKeyRevokedAt: null,
       },
     });
     if (heartbeat.bundleId !== undefined) {

@@ -14,6 +14,9 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
   static override description =
     'Starts the relay and the console router for this host, reports the host to the hub every ~10 s, serves ' +
     'the local control API on the profile’s Unix socket and supervises the agents `svc start` hands over. ' +
+    'When the profile is pulled again on this host with a new runtime key (`svc config pull-runtime`), it ' +
+    'switches to that key without a restart of its own (the relay and the router restart with it); when the ' +
+    'hub says the key was superseded or revoked, it logs one line saying what to do. ' +
     'Stops cleanly (agents, router, relay) on SIGTERM, SIGINT or when its terminal goes away; on a server, run ' +
     'it under systemd (infra/systemd/svc-runtime.service). Needs a profile with a pulled runtime config.';
 
@@ -75,6 +78,8 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
       env: process.env,
       log,
       progress: (label, work) => this.progress(label, work),
+      // A key from the environment is the operator's to change; one from the profile follows re-pulls.
+      keyProfile: process.env.SVC_WORKSPACE_API_KEY ? undefined : this.store(),
     });
   }
 }

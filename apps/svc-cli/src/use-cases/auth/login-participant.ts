@@ -13,6 +13,10 @@ export interface LoginInput {
   email: string | undefined;
   passwordStdin: boolean;
   pullRuntime: boolean;
+  /** With `pullRuntime`: issue a new runtime key even when the profile holds the current one. */
+  rotateKey?: boolean;
+  /** With `pullRuntime`: the overlap of a rotation, in seconds. */
+  overlapSeconds?: number;
   store: ProfileStore;
   clientName: string;
   /** `SVC_RUNTIME_INSTANCE_ID`, for `--pull-runtime`. */
@@ -146,7 +150,14 @@ export async function loginParticipant(input: LoginInput): Promise<LoginResult> 
   if (!sameTarget) await input.store.resetRuntime();
   const runtime = input.pullRuntime
     ? await input.progress('Pulling the runtime config', () =>
-        pullRuntimeConfig({ hub, workspace: input.workspace, store: input.store, runtimeInstanceId }),
+        pullRuntimeConfig({
+          hub,
+          workspace: input.workspace,
+          store: input.store,
+          runtimeInstanceId,
+          rotateKey: input.rotateKey,
+          overlapSeconds: input.overlapSeconds,
+        }),
       )
     : null;
   return {

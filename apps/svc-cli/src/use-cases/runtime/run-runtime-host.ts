@@ -7,7 +7,10 @@ import type { RuntimeControlStatus } from '../../data/control-server';
 import { ManagedProcess } from '../../data/managed-process';
 import { createRuntimeControlClient } from '../../data/runtime-control-client';
 import { acquirePidLock, ensureUpstreamSecret } from '../../data/runtime-files';
-import { readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbeat';
+import { readinessReport, readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbeat';
+import type { ProfileStore } from '../../data/profile-store';
+import { runtimeKeyNotice } from '../../domain/runtime-key-notice';
+import { followRuntimeKey } from './follow-runtime-key';
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
@@ -39,6 +42,11 @@ export interface RunRuntimeHostInput {
   progress: <R>(label: string, work: () => Promise<R>) => Promise<R>;
   /** How long to wait for the relay and the router to report ready before going on (not ready) anyway. */
   readyTimeoutMs?: number;
+  /**
+   * The profile whose runtime key the runtime follows: when `svc config pull-runtime` writes a new key for this
+   * host, the runtime switches to it without a restart. Left out when the key comes from the environment.
+   */
+  keyProfile?: ProfileStore;
 }
 
 export interface RuntimeRunSummary {
@@ -125,10 +133,14 @@ async function runLocked(
     hostEnv: input.env,
   });
   const [relaySpec, routerSpec] = specs as [ServiceSpec, ServiceSpec];
-  const hub = createHubClient({
-    baseUrl: identity.hubUrl,
-    apiKey: identity.apiKey,
-    clientName: input.clientName,
+  // The runtime key can change while the runtime runs (a re-pull on this host): every call reads the current one.
+  let apiKey = identity.apiKey;
+  const hub = createHubClient({ baseUrl: identity.hubUrl, clientName: input.clientName });
+  hub.use({
+    onRequest({ request }) {
+      request.headers.set('x-api-key', apiKey);
+      return request;
+    },
   });
 
   const refreshRoutes = () => {
@@ -267,28 +279,58 @@ async function runLocked(
     );
   }
 
+  let lastKeyNotice: string | null = null;
+  const noteKey = (line: string | null) => {
+    if (line && line !== lastKeyNotice) log(line);
+    lastKeyNotice = line;
+  };
   const beat = async () => {
     await connector.check();
     readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
-    const { error, tunnel } = await sendHeartbeat(hub, identity.runtimeInstanceId, {
-      relay_ready: relay.running() && readiness.relay.ready,
-      console_router_ready: router.running() && readiness.console_router.ready,
+    const result = await sendHeartbeat(hub, identity.runtimeInstanceId, {
+      ...readinessReport(relay, router, readiness),
       runtime_version: input.cliVersion,
       ...(identity.bundleId ? { bundle_id: identity.bundleId } : {}),
       console_routes: readiness.console_routes,
       ...(connector.reported ? { tunnel_connector_ready: await connector.ready() } : {}),
     });
+    const { error } = result;
     if (error) {
-      if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
+      const keyLine = runtimeKeyNotice(undefined, result.status);
+      if (keyLine) noteKey(keyLine);
+      else if (error !== heartbeat.last_error) log(`heartbeat: ${error}`);
       heartbeat.last_error = error;
     } else {
       if (heartbeat.last_error) log('heartbeat: the hub answers again');
       heartbeat.last_ok_at = new Date().toISOString();
       heartbeat.last_error = null;
+      noteKey(runtimeKeyNotice(result.runtimeKey));
       // A tunnel deleted or replaced since the connector started: it stops (a new one starts at the next check).
-      await connector.follow(tunnel);
+      await connector.follow(result.tunnel);
     }
   };
+
+  // A re-pull of this profile on this host: the runtime switches to the new key without a restart.
+  const stopFollowing = input.keyProfile
+    ? await followRuntimeKey({
+        profile: input.keyProfile,
+        runtimeInstanceId: identity.runtimeInstanceId,
+        current: () => apiKey,
+        use: (key) => {
+          apiKey = key;
+          lastKeyNotice = null;
+        },
+        services: [
+          { proc: relay, env: relaySpec.env },
+          { proc: router, env: routerSpec.env },
+        ],
+        graceMs: STOP_GRACE_MS,
+        stopping: () => stopSignal !== undefined,
+        log,
+      })
+    : async () => undefined;
+  cleanups.push(stopFollowing);
+
   let beating = Promise.resolve();
   const timer = setInterval(() => {
     beating = beating.then(beat);
@@ -309,6 +351,7 @@ async function runLocked(
 
   await stopped;
   clearInterval(timer);
+  await stopFollowing();
   await beating.catch(() => undefined);
 
   const handed = await supervisor.stopAll();

@@ -87,6 +87,11 @@ export function AgentsPage() {
                         <div className={host.spawn_ready ? 'ready small' : 'not-ready small'}>
                           {host.spawn_ready ? 'spawn ready' : 'not spawn ready'}
                         </div>
+                        {!host.readiness.heartbeat_fresh && (
+                          <div className="not-ready small" data-testid="agent-host-stale">
+                            host stale: {host.readiness.causes[0]?.message ?? 'no fresh heartbeat'}
+                          </div>
+                        )}
                       </>
                     ) : (
                       (agent.runtime_instance_id ?? '—')

@@ -3,14 +3,42 @@ import { ago, dateTime } from '../../components/time';
 
 type NetworkHost = HubApi.components['schemas']['NetworkHost'];
 
-/** A readiness check in words and a mark, so it does not rely on colour. */
-function Check({ ok, label }: { ok: boolean; label: string }) {
+type CheckState = 'ready' | 'not_ready' | 'unknown';
+
+const MARK: Record<CheckState, { mark: string; words: string; className: string }> = {
+  ready: { mark: '✓', words: ': yes', className: 'check check-ok' },
+  not_ready: { mark: '✗', words: ': no', className: 'check check-bad' },
+  unknown: { mark: '?', words: ': unknown', className: 'check check-unknown' },
+};
+
+/**
+ * A readiness check in words and a mark, so it does not rely on colour. `unknown` (the heartbeat that said
+ * it is stale) is never shown as ready.
+ */
+function Check({ state, label }: { state: CheckState; label: string }) {
+  const { mark, words, className } = MARK[state];
   return (
-    <li className={ok ? 'check check-ok' : 'check check-bad'}>
-      <span aria-hidden="true">{ok ? '✓' : '✗'}</span> {label}
-      <span className="visually-hidden">{ok ? ': yes' : ': no'}</span>
+    <li className={className} data-state={state}>
+      <span aria-hidden="true">{mark}</span> {label}
+      {state === 'unknown' ? <span className="muted"> unknown (no fresh heartbeat)</span> : null}
+      <span className="visually-hidden">{words}</span>
     </li>
   );
+}
+
+function keyWords(key: NetworkHost['readiness']['runtime_key']): string {
+  switch (key.state) {
+    case 'current':
+      return 'current';
+    case 'superseded':
+      return `superseded at ${key.rotated_at ?? '?'}${key.rotated_by ? ` by ${key.rotated_by}` : ''}, valid until ${key.valid_until ?? '?'}`;
+    case 'revoked':
+      return `revoked at ${key.valid_until ?? '?'}`;
+    case 'other':
+      return 'a workspace key that is not the host’s runtime key';
+    default:
+      return 'unknown (no heartbeat recorded its key)';
+  }
 }
 
 function UrlValue({ url }: { url: string | null }) {
@@ -36,12 +64,14 @@ export function HostCard({ host, now }: { host: NetworkHost; now: number }) {
         <code>{host.runtime_instance_id}</code>
         {host.runtime_version ? ` · runtime ${host.runtime_version}` : ''}
       </p>
-      {readiness.reasons.length > 0 && (
-        <div className="reasons" role="note">
+      {readiness.causes.length > 0 && (
+        <div className="reasons" role="note" data-testid="host-causes">
           <p>Why it is not fully ready:</p>
           <ul>
-            {readiness.reasons.map((reason) => (
-              <li key={reason}>{reason}</li>
+            {readiness.causes.map((cause) => (
+              <li key={cause.code} data-cause={cause.code}>
+                {cause.message}
+              </li>
             ))}
           </ul>
         </div>
@@ -49,9 +79,12 @@ export function HostCard({ host, now }: { host: NetworkHost; now: number }) {
       <div className="host-grid">
         <section aria-label="Readiness">
           <ul className="checks">
-            <Check ok={readiness.heartbeat_fresh} label="Heartbeat fresh (≤ 45 s)" />
-            <Check ok={readiness.relay_ready} label="Relay ready" />
-            <Check ok={readiness.console_router_ready} label="Console router ready" />
+            <Check
+              state={readiness.heartbeat_fresh ? 'ready' : 'not_ready'}
+              label="Heartbeat fresh (≤ 45 s)"
+            />
+            <Check state={readiness.relay_state} label="Relay ready" />
+            <Check state={readiness.console_router_state} label="Console router ready" />
           </ul>
         </section>
         <dl className="facts">
@@ -66,7 +99,14 @@ export function HostCard({ host, now }: { host: NetworkHost; now: number }) {
             )}
           </dd>
           <dt>Running agents</dt>
-          <dd data-testid="running-agents">{host.running_agents}</dd>
+          <dd data-testid="running-agents">
+            {host.running_agents}
+            {!readiness.heartbeat_fresh && host.running_agents > 0 ? (
+              <span className="not-ready small"> (their host is stale)</span>
+            ) : null}
+          </dd>
+          <dt>Runtime key</dt>
+          <dd data-testid="runtime-key">{keyWords(readiness.runtime_key)}</dd>
           <dt>Console URL</dt>
           <dd data-testid="console-url">
             <UrlValue url={host.console_public_base_url} />
