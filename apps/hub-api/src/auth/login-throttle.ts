@@ -32,12 +32,11 @@ export interface LoginThrottleOptions {
 export const LOGIN_THROTTLE_DEFAULTS = { windowMs: 60 * 60_000, perAccount: 10, perClient: 30 };
 
 interface CountedRow {
-  key: string;
-  started_at: Date;
-  failures: number;
-  lim: number;
-  /** How many windows the attempt was counted in: all of them, or none. */
-  counted: number;
+  window_started_at: Date;
+  window_failures: number;
+  window_limit: number;
+  /** Whether the attempt was counted (in every window) or refused (in none). */
+  counted: boolean;
 }
 
 export class LoginThrottle {
@@ -54,56 +53,24 @@ export class LoginThrottle {
   async admit(client: string, account: string): Promise<number> {
     const now = this.options.now();
     const windows = this.windowsOf(client, account);
-    let rows = await this.countAttempt(windows, now);
-    if (rows.length < windows.length) {
-      // A client's first failure in this table: create its windows, then count as usual.
-      const keys = windows.map((w) => w.key);
-      await this.options.db.$executeRaw`
-        INSERT INTO login_throttle_windows (key, started_at, failures)
-        SELECT k, ${new Date(now)}::timestamptz, 0 FROM unnest(${keys}::text[]) AS k
-        ON CONFLICT (key) DO NOTHING`;
-      rows = await this.countAttempt(windows, now);
-    }
-    this.sweep(now);
-    if (rows.length === windows.length && rows[0]!.counted === windows.length) return 0;
-    let wait = 1;
-    for (const row of rows) {
-      const live = row.started_at.getTime() + this.options.windowMs > now;
-      if (!live || row.failures < row.lim) continue;
-      wait = Math.max(wait, Math.ceil((row.started_at.getTime() + this.options.windowMs - now) / 1000));
-    }
-    return wait;
-  }
-
-  /**
-   * One statement: locks the client's windows in key order (so two attempts never deadlock), and counts the
-   * attempt in both when neither is at its limit (a window that has ended starts again). Every replica's
-   * attempts on one client queue on these row locks, so the check and the count see no attempt in between.
-   */
-  private async countAttempt(windows: { key: string; limit: number }[], now: number): Promise<CountedRow[]> {
     const keys = windows.map((w) => w.key);
     const limits = windows.map((w) => w.limit);
-    const ended = new Date(now - this.options.windowMs);
-    return this.options.db.$queryRaw<CountedRow[]>`
-      WITH current AS (
-        SELECT w.key, w.started_at, w.failures, l.lim
-        FROM login_throttle_windows w
-        JOIN unnest(${keys}::text[], ${limits}::int[]) AS l(key, lim) ON w.key = l.key
-        ORDER BY w.key
-        FOR UPDATE OF w
-      ), verdict AS (
-        SELECT count(*) = ${keys.length} AND bool_and(started_at <= ${ended}::timestamptz OR failures < lim) AS ok
-        FROM current
-      ), counted AS (
-        UPDATE login_throttle_windows w SET
-          started_at = CASE WHEN c.started_at <= ${ended}::timestamptz THEN ${new Date(now)}::timestamptz ELSE c.started_at END,
-          failures = CASE WHEN c.started_at <= ${ended}::timestamptz THEN 1 ELSE c.failures + 1 END
-        FROM current c, verdict v
-        WHERE w.key = c.key AND v.ok
-        RETURNING w.key
-      )
-      SELECT c.key, c.started_at, c.failures, c.lim, (SELECT count(*)::int FROM counted) AS counted
-      FROM current c`;
+    // One round trip (the function is in the migration that made the table): creates the client's windows
+    // on its first failure, locks them in key order and counts the attempt in both or neither. Attempts of one
+    // client on every replica queue on these rows, so the check and the count see no attempt in between.
+    const rows = await this.options.db.$queryRaw<CountedRow[]>`
+      SELECT window_started_at, window_failures, window_limit, counted
+      FROM login_throttle_count(${keys}::text[], ${limits}::int[], ${new Date(now)}::timestamptz,
+        ${new Date(now - this.options.windowMs)}::timestamptz)`;
+    this.sweep(now);
+    if (rows.length === windows.length && rows.every((row) => row.counted)) return 0;
+    let wait = 1;
+    for (const row of rows) {
+      const endsAt = row.window_started_at.getTime() + this.options.windowMs;
+      if (endsAt <= now || row.window_failures < row.window_limit) continue;
+      wait = Math.max(wait, Math.ceil((endsAt - now) / 1000));
+    }
+    return wait;
   }
 
   /** A right password: the attempt was counted on admission and is given back. */
