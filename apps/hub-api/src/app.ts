@@ -174,6 +174,8 @@ export async function createHubService(options: HubServiceOptions): Promise<HubS
       ...LOGIN_THROTTLE_DEFAULTS,
       ...options.loginThrottle,
       now: () => now().getTime(),
+      db: database.prisma,
+      logger: logger.child({ module: 'login-throttle' }),
     }),
     logger,
     tunnels: tunnelProvidersFrom(settings, box, now),

@@ -1,4 +1,4 @@
-import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from '../src/auth/login-throttle';
+import { LoginThrottle } from '../src/auth/login-throttle';
 import { login, MAX_FAILED_LOGINS } from '../src/use-cases/auth/login';
 import { startTestHub } from './support/harness';
 import type { TestHub } from './support/harness';
@@ -10,8 +10,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** Replaces the hub's per-client limits for one test (the handlers read them from the shared deps). */
-function limits(perAccount: number, perClient: number): void {
-  t.hub.deps.loginThrottle = new LoginThrottle({ windowMs: 3_600_000, perAccount, perClient, now: Date.now });
+function limits(perAccount: number, perClient: number): Promise<void> {
+  return t.resetLoginThrottle({ windowMs: 3_600_000, perAccount, perClient });
 }
 
 async function lockState(participantId: string) {
@@ -48,7 +48,7 @@ describe('login lockout under concurrency', () => {
   });
 
   test('when one client sends 100 wrong sign-ins at once with the default limits, then at most 10 are evaluated and the right password is refused after', async () => {
-    t.hub.deps.loginThrottle = new LoginThrottle({ ...LOGIN_THROTTLE_DEFAULTS, now: Date.now });
+    await t.resetLoginThrottle();
     const member = await t.seedMember();
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, i) => t.loginAttempt(member.email, `wrong-${i}`)),
@@ -66,7 +66,7 @@ describe('login lockout under concurrency', () => {
   });
 
   test('when a burst of wrong sign-ins holds the right password late in it, then the right one does not succeed', async () => {
-    limits(1_000, 1_000);
+    await limits(1_000, 1_000);
     const member = await t.seedMember();
     const burst = Array.from({ length: 60 }, (_, i) =>
       t.loginAttempt(member.email, i === 45 ? member.password : `wrong-${i}`),
@@ -82,7 +82,7 @@ describe('login lockout under concurrency', () => {
   });
 
   test('when one client keeps failing on one account, then it is throttled with Retry-After and the owner still signs in', async () => {
-    limits(3, 1_000);
+    await limits(3, 1_000);
     const member = await t.seedMember();
     for (let i = 0; i < 3; i += 1)
       expect((await t.loginAttempt(member.email, 'wrong')).code).toBe('invalid_credentials');
@@ -98,7 +98,7 @@ describe('login lockout under concurrency', () => {
   });
 
   test('when one client sprays passwords over many accounts, then it gets 429 login_throttled with Retry-After', async () => {
-    limits(10, 20);
+    await limits(10, 20);
     const results = [];
     for (let i = 0; i < 30; i += 1)
       results.push(await t.loginAttempt(`nobody-${i}@spray.test`, 'Winter2026!'));
@@ -108,7 +108,7 @@ describe('login lockout under concurrency', () => {
   });
 
   test('when a lock expires, then the count starts again from one', async () => {
-    limits(1_000, 1_000);
+    await limits(1_000, 1_000);
     const member = await t.seedMember();
     await t.database.prisma.participant.update({
       where: { id: member.participantId },
@@ -125,12 +125,7 @@ describe('per-client limits behind a proxy', () => {
   let proxied: TestHub;
   beforeAll(async () => {
     proxied = await startTestHub({ settings: { HUB_TRUST_PROXY: 'loopback' } });
-    proxied.hub.deps.loginThrottle = new LoginThrottle({
-      windowMs: 3_600_000,
-      perAccount: 2,
-      perClient: 1_000,
-      now: Date.now,
-    });
+    await proxied.resetLoginThrottle({ windowMs: 3_600_000, perAccount: 2, perClient: 1_000 });
   });
   afterAll(() => proxied.close());
 
@@ -156,22 +151,32 @@ describe('per-client limits behind a proxy', () => {
 });
 
 describe('LoginThrottle windows', () => {
-  test('when the window has passed, then the client may try again; a right password gives its attempt back', () => {
-    let now = 0;
-    const throttle = new LoginThrottle({ windowMs: 60_000, perAccount: 2, perClient: 3, now: () => now });
-    expect(throttle.admit('c', 'a@x')).toBe(true);
-    expect(throttle.admit('c', 'a@x')).toBe(true);
-    expect(throttle.admit('c', 'a@x')).toBe(false);
-    expect(throttle.retryAfter('c', 'a@x')).toBe(60);
+  test('when the window has passed, then the client may try again; a right password gives its attempt back', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const start = now;
+    const throttle = new LoginThrottle({
+      windowMs: 60_000,
+      perAccount: 2,
+      perClient: 3,
+      now: () => now,
+      db: t.database.prisma,
+    });
+    const client = `c-${Math.random()}`;
+    expect(await throttle.admit(client, 'a@x')).toBe(0);
+    expect(await throttle.admit(client, 'a@x')).toBe(0);
+    expect(await throttle.admit(client, 'a@x')).toBe(60);
     // Another account from the same client is still open, up to the client's overall limit.
-    expect(throttle.admit('c', 'b@x')).toBe(true);
-    expect(throttle.admit('c', 'b@x')).toBe(false);
-    throttle.succeeded('c', 'b@x');
-    expect(throttle.admit('c', 'b@x')).toBe(true);
-    now = 30_000;
-    expect(throttle.retryAfter('c', 'a@x')).toBe(30);
-    now = 60_000;
-    expect(throttle.retryAfter('c', 'a@x')).toBe(0);
-    expect(throttle.admit('c', 'a@x')).toBe(true);
+    expect(await throttle.admit(client, 'b@x')).toBe(0);
+    expect(await throttle.admit(client, 'b@x')).toBe(60);
+    await throttle.succeeded(client, 'b@x');
+    expect(await throttle.admit(client, 'b@x')).toBe(0);
+    now = start + 30_000;
+    expect(await throttle.admit(client, 'a@x')).toBe(30);
+    now = start + 60_000;
+    expect(await throttle.admit(client, 'a@x')).toBe(0);
+    // The table names neither the client nor the account.
+    const keys = await t.database.prisma.$queryRaw<{ key: string }[]>`SELECT key FROM login_throttle_windows`;
+    expect(JSON.stringify(keys)).not.toContain(client);
+    expect(JSON.stringify(keys)).not.toContain('a@x');
   });
 });

@@ -1,4 +1,4 @@
-import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from '../src/auth/login-throttle';
+import { LOGIN_THROTTLE_DEFAULTS } from '../src/auth/login-throttle';
 import { MAX_FAILED_LOGINS } from '../src/use-cases/auth/login';
 import { startTestHub } from './support/harness';
 import type { TestHub } from './support/harness';
@@ -14,9 +14,9 @@ beforeAll(async () => {
   t = await startTestHub();
 });
 afterAll(() => t.close());
-beforeEach(() => {
+beforeEach(async () => {
   // Every test is one client (127.0.0.1) starting with the default per-client allowance.
-  t.hub.deps.loginThrottle = new LoginThrottle({ ...LOGIN_THROTTLE_DEFAULTS, now: Date.now });
+  await t.resetLoginThrottle();
 });
 
 async function auditOf(participantId: string) {
@@ -115,7 +115,7 @@ describe('the per-client throttle', () => {
     });
     expect(row).toMatchObject({ failedLoginCount: 0, lockedUntil: null });
     // The owner, from a client with its own allowance, still signs in.
-    t.hub.deps.loginThrottle = new LoginThrottle({ ...LOGIN_THROTTLE_DEFAULTS, now: Date.now });
+    await t.resetLoginThrottle();
     expect(await t.loginAttempt(member.email, member.password)).toMatchObject({ status: 200 });
   });
 });

@@ -15,3 +15,4 @@ export * from './dev-stack';
 export * from './fake-cloudflare-tunnel-api';
 export * from './metrics';
 export * from './fuzz';
+export * from './load-balancer';

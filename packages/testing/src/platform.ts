@@ -58,6 +58,8 @@ export interface HubOptions {
   /** More variables, e.g. `HUB_MANAGED_PROVIDERS`. */
   env?: Record<string, string>;
   process?: StartOptions;
+  /** Listen here (a replica restarted on its port); default a free port. */
+  port?: number;
 }
 
 export interface RunningHub {
@@ -67,7 +69,7 @@ export interface RunningHub {
 
 /** The built hub (`dist/main.js`) on a free 127.0.0.1 port, ready. */
 export async function startHub(options: HubOptions): Promise<RunningHub> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const env = {
     HUB_HOST: '127.0.0.1',

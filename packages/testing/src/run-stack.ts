@@ -17,6 +17,10 @@ import {
   startWorkflowWorker,
   workflowEnv,
 } from './platform';
+import { startLoadBalancer } from './load-balancer';
+import type { RunningLoadBalancer } from './load-balancer';
+import { freePort } from './process';
+import type { WorkflowEnv } from './platform';
 import type { NodeProcess } from './process';
 import { obliterateQueues, uniqueQueuePrefix } from './queues';
 import { REPORT_SCHEMA, registerLiveRuntimeHost, registerStartedAgent, startReferenceAgent } from './runtime';
@@ -66,9 +70,28 @@ export interface RunStack<Database extends Closable | undefined = undefined> {
   key(scopes: string[]): Promise<string>;
   /** What the `database` option opened on the workflow database (undefined without one). */
   database: Database;
+  /** The first Workflow API replica (the only one without `replicas`). */
   api: NodeProcess;
+  /** The first worker replica. */
   worker: NodeProcess;
   restartWorker(): Promise<void>;
+  /**
+   * Every replica of each service, by index (one each without `replicas`), and where each answers itself;
+   * `hubUrl` and `workflowUrl` are the load balancer's when there are several.
+   */
+  replicas: {
+    hub: { process: NodeProcess; url: string }[];
+    api: { process: NodeProcess; url: string }[];
+    worker: { process: NodeProcess; url: string }[];
+  };
+  /** HAProxy in front of the hubs and the Workflow APIs, when there are several replicas. */
+  loadBalancer: RunningLoadBalancer | null;
+  /** Kills replica `index` of a service (SIGKILL by default) and, unless `restart: false`, starts it again on its port. */
+  killReplica(
+    service: 'hub' | 'api' | 'worker',
+    index: number,
+    options?: { signal?: NodeJS.Signals; restart?: boolean },
+  ): Promise<void>;
   /** Registers (and starts at the hub) an agent of the project with these capabilities. */
   addAgent(capabilities: string[], options?: { start?: boolean; handler?: string }): Promise<RunningAgent>;
   /** Registers an artifact schema and a contract whose template pins it. */
@@ -99,37 +122,78 @@ export async function startRunStack<Database extends Closable | undefined = unde
      * which this package does not know), given its URL: the stack's `database`.
      */
     database?: (url: string) => Database;
+    /**
+     * Replicas of the hub, the Workflow API and the worker (default 1). With more than one, each service runs
+     * that many processes on the same databases and Redis, behind HAProxy (`infra/load-balancer`), and the
+     * hubs announce credential changes to each other through Redis, as deployed.
+     */
+    replicas?: number;
   } = {},
 ): Promise<RunStack<Database>> {
   const redisUrl = options.redisUrl ?? testRedisUrl();
   const serviceToken = newServiceToken();
+  const count = Math.max(1, options.replicas ?? 1);
+  const balanced = count > 1;
+  const queuePrefix = uniqueQueuePrefix('svct');
   const [hubDb, wfDb] = await Promise.all([
     createHubDatabase(),
     createWorkflowDatabase('svc_workflow', options.workflowServerUrl),
   ]);
-  const hubProcess = await startHub({
+  const front = balanced ? { hub: await freePort(), workflow: await freePort() } : null;
+  const replicaHubEnv: Record<string, string> = front
+    ? {
+        // Every replica issues and checks tokens as the one public hub, with the same sealing keys.
+        HUB_PUBLIC_URL: `http://127.0.0.1:${front.hub}`,
+        HUB_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+        HUB_REDIS_URL: redisUrl,
+        HUB_REDIS_PREFIX: queuePrefix,
+      }
+    : {};
+  const hubOptions = (port?: number) => ({
     databaseUrl: hubDb.url,
     serviceToken,
-    env: { HUB_MANAGED_PROVIDERS: 'local', ...options.hubEnv },
+    ...(port ? { port } : {}),
+    env: { HUB_MANAGED_PROVIDERS: 'local', ...replicaHubEnv, ...options.hubEnv },
   });
-  const hubUrl = hubProcess.url;
-  const queuePrefix = uniqueQueuePrefix('svct');
-  const wfEnv = await workflowEnv({
-    databaseUrl: wfDb.url,
-    redisUrl,
-    queuePrefix,
-    hubUrl,
-    serviceToken,
-    env: {
-      WORKFLOW_DB_POOL_SIZE: '5',
-      ...FAST_ENGINE_ENV,
-      ...options.env,
-      ...(process.env.SVC_TEST_LOG_LEVEL ? { LOG_LEVEL: process.env.SVC_TEST_LOG_LEVEL } : {}),
-    },
-  });
-  const workflowUrl = wfEnv.url;
-  const [api, firstWorker] = await Promise.all([startWorkflowApi(wfEnv), startWorkflowWorker(wfEnv)]);
-  let worker = firstWorker;
+  const hubs: { process: NodeProcess; url: string }[] = [];
+  for (let i = 0; i < count; i += 1) hubs.push(await startHub(hubOptions()));
+  const hubUrl = front ? `http://127.0.0.1:${front.hub}` : hubs[0]!.url;
+  const wfEnvs: WorkflowEnv[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const wfEnv = await workflowEnv({
+      databaseUrl: wfDb.url,
+      redisUrl,
+      queuePrefix,
+      hubUrl,
+      serviceToken,
+      env: {
+        WORKFLOW_DB_POOL_SIZE: '5',
+        ...FAST_ENGINE_ENV,
+        ...(front ? { WORKFLOW_PUBLIC_URL: `http://127.0.0.1:${front.workflow}` } : {}),
+        ...options.env,
+        ...(process.env.SVC_TEST_LOG_LEVEL ? { LOG_LEVEL: process.env.SVC_TEST_LOG_LEVEL } : {}),
+      },
+    });
+    wfEnvs.push(wfEnv);
+  }
+  const loadBalancer = front
+    ? await startLoadBalancer([
+        { name: 'hub', bind: `127.0.0.1:${front.hub}`, servers: hubs.map((h) => new URL(h.url).host) },
+        {
+          name: 'workflow',
+          bind: `127.0.0.1:${front.workflow}`,
+          servers: wfEnvs.map((e) => new URL(e.url).host),
+        },
+      ])
+    : null;
+  const workflowUrl = front ? `http://127.0.0.1:${front.workflow}` : wfEnvs[0]!.url;
+  const apis = await Promise.all(
+    wfEnvs.map(async (e) => ({ process: await startWorkflowApi(e), url: e.url })),
+  );
+  const workers = await Promise.all(
+    wfEnvs.map(async (e) => ({ process: await startWorkflowWorker(e), url: e.workerUrl })),
+  );
+  const wfEnv = wfEnvs[0]!;
 
   const owner = await createHubWorkspace({
     hubUrl,
@@ -242,25 +306,46 @@ export async function startRunStack<Database extends Closable | undefined = unde
     apiKey,
     key,
     database,
-    api,
+    get api() {
+      return apis[0]!.process;
+    },
     get worker() {
-      return worker;
+      return workers[0]!.process;
     },
     async restartWorker() {
-      if (worker.running()) await worker.stop('SIGKILL');
-      worker = await startWorkflowWorker(wfEnv);
+      await stack.killReplica('worker', 0);
+    },
+    replicas: { hub: hubs, api: apis, worker: workers },
+    loadBalancer,
+    async killReplica(service, index, opts = {}) {
+      const list = service === 'hub' ? hubs : service === 'api' ? apis : workers;
+      const replica = list[index];
+      if (!replica) throw new RangeError(`the stack has no ${service} replica ${index}`);
+      if (replica.process.running()) await replica.process.stop(opts.signal ?? 'SIGKILL');
+      if (opts.restart === false) return;
+      const env = wfEnvs[index]!;
+      if (service === 'hub') {
+        replica.process = (await startHub(hubOptions(Number(new URL(replica.url).port)))).process;
+      } else {
+        replica.process = service === 'api' ? await startWorkflowApi(env) : await startWorkflowWorker(env);
+      }
     },
     addAgent,
     seedRoute,
     async close() {
       host.stop();
       if (process.env.SVC_TEST_PRINT_LOGS) {
-        process.stdout.write(
-          `--- workflow-api\n${api.stdout()}${api.stderr()}\n--- worker\n${worker.stdout()}${worker.stderr()}\n`,
-        );
+        for (const [name, list] of [
+          ['workflow-api', apis],
+          ['worker', workers],
+        ] as const) {
+          for (const { process: p } of list)
+            process.stdout.write(`--- ${name}\n${p.stdout()}${p.stderr()}\n`);
+        }
       }
       await Promise.all(agents.map((a) => a.kill('SIGTERM')));
-      await Promise.all([api.stop(), worker.stop(), hubProcess.process.stop()]);
+      await Promise.all([...apis, ...workers, ...hubs].map((r) => r.process.stop()));
+      await loadBalancer?.stop();
       await database?.close();
       await obliterateQueues(redisUrl, queuePrefix, WORKFLOW_QUEUES);
       await Promise.all([wfDb.drop(), hubDb.drop()]);

@@ -1,3 +1,4 @@
+import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from '../../src/auth/login-throttle';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createHubClient, createHubInternalClient, unwrap } from '@svc/contracts';
@@ -44,6 +45,8 @@ export interface TestHub {
   hub: HubService;
   database: Database;
   databaseUrl: string;
+  /** What the hub was started with (a replica is started with the same). */
+  settings: HubSettings;
   /** Every line the hub logged, for secret-leak assertions. */
   logs: string[];
   client(options?: { apiKey?: string; token?: string }): HubClient;
@@ -65,6 +68,8 @@ export interface TestHub {
   login(email: string, password: string): Promise<string>;
   /** Signs in over HTTP and says how it went, without throwing. */
   loginAttempt(email: string, password: string): Promise<LoginAttempt>;
+  /** Forgets every failed sign-in window and gives the hub these per-client limits (default: the hub's). */
+  resetLoginThrottle(limits?: Partial<typeof LOGIN_THROTTLE_DEFAULTS>, now?: () => number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -113,15 +118,25 @@ export function loggerInto(logs: string[]): Logger {
 }
 
 export async function startTestHub(
-  options: { now?: () => Date; settings?: Partial<HubSettings> } = {},
+  options: {
+    now?: () => Date;
+    settings?: Partial<HubSettings>;
+    /** Starts a second replica: another hub process's worth of state on the first one's database. */
+    replicaOf?: TestHub;
+  } = {},
 ): Promise<TestHub> {
-  const db = await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
+  const db = options.replicaOf
+    ? { url: options.replicaOf.databaseUrl, drop: async () => undefined }
+    : await createTestDatabase({ migrationsDir: MIGRATIONS_DIR, prefix: 'svc_hub' });
   const database = createDatabase(db.url, { poolSize: 5 });
+  const settings = options.replicaOf
+    ? { ...options.replicaOf.settings, ...options.settings }
+    : testSettings(options.settings);
   const logs: string[] = [];
   const logger = loggerInto(logs);
   const hub = await createHubService({
     database,
-    settings: testSettings(options.settings),
+    settings,
     logger,
     validateResponses: true,
     now: options.now,
@@ -136,10 +151,20 @@ export async function startTestHub(
     hub,
     database,
     databaseUrl: db.url,
+    settings,
     logs,
     client,
     internal: (serviceToken = SERVICE_TOKEN) =>
       createHubInternalClient({ baseUrl: server.url, serviceToken }),
+    async resetLoginThrottle(limits = {}, now = Date.now) {
+      await database.prisma.$executeRaw`DELETE FROM login_throttle_windows`;
+      hub.deps.loginThrottle = new LoginThrottle({
+        ...LOGIN_THROTTLE_DEFAULTS,
+        ...limits,
+        now,
+        db: database.prisma,
+      });
+    },
     async seedHost(workspaceId, overrides = {}) {
       const id = newId('rti');
       const relayToken = generateOpaqueToken('rly');

@@ -73,13 +73,14 @@ export async function login(
   const participant = await deps.db.participant.findUnique({ where: { email } });
   const now = deps.now();
   if (participant?.lockedUntil && participant.lockedUntil > now) throw locked(participant.lockedUntil, now);
-  // Counted synchronously as the attempt arrives, so a parallel burst of one client is cut at its limit.
-  if (!deps.loginThrottle.admit(client, email)) {
+  // Counted as the attempt arrives, on every replica alike, so a parallel burst of one client is cut at its limit.
+  const wait = await deps.loginThrottle.admit(client, email);
+  if (wait > 0) {
     throw new AppError({
       status: 429,
       code: 'login_throttled',
       detail: 'Too many failed sign-ins from this client; wait before trying again.',
-      headers: { 'Retry-After': String(deps.loginThrottle.retryAfter(client, email)) },
+      headers: { 'Retry-After': String(wait) },
     });
   }
   if (!participant) {
@@ -106,7 +107,7 @@ export async function login(
     }
     throw invalid();
   }
-  deps.loginThrottle.succeeded(client, email);
+  await deps.loginThrottle.succeeded(client, email);
   // A right password gives back the whole allowance and lifts a lock its own attempt set; a lock set meanwhile
   // by another attempt stays (this attempt was evaluated within the allowance, so it still succeeds).
   await deps.db.participant.updateMany({
