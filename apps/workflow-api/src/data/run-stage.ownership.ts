@@ -91,12 +91,15 @@ export async function recordStage(
   );
 }
 
-/** Clears an attention signal raised for this stage (a blocker or a stall) once its owner is working again. */
+/**
+ * Clears an attention signal raised for this stage (a blocker or a stall) once its owner is working again; the
+ * updated invocation replaces `locked.invocation`.
+ */
 export async function clearStageAttention(locked: Locked): Promise<void> {
   const { invocation } = locked;
   if (invocation.attention !== 'blocked' && invocation.attention !== 'stalled') return;
   if (invocation.state !== 'running') return;
-  await locked.tx.invocation.update({
+  locked.invocation = await locked.tx.invocation.update({
     where: { id: invocation.id },
     data: { attention: 'none', attentionReason: null, blockers: [] },
   });
@@ -110,7 +113,7 @@ export async function claimOwnedStage(
   deps: WorkflowDeps,
   actor: AgentActor,
   stageId: string,
-): Promise<RunStage> {
+): Promise<{ stage: RunStage; invocation: Invocation }> {
   return withOwnedStage(deps, actor, stageId, async (locked) => {
     assertOpen(locked.stage);
     const now = deps.now();
@@ -128,6 +131,6 @@ export async function claimOwnedStage(
       await clearStageAttention(locked);
       await recordStage(deps, locked, actor, first ? 'stage.claimed' : 'stage.resumed');
     }
-    return stage;
+    return { stage, invocation: locked.invocation };
   });
 }

@@ -20,8 +20,8 @@ export async function completeStage(
   summary?: string,
 ): Promise<StageAssignmentRecord> {
   const jobs: ReconcileJob[] = [];
-  const stage = await withOwnedStage(deps, actor, stageId, async (locked) => {
-    if (locked.stage.state === 'completed') return locked.stage;
+  const { stage, invocation } = await withOwnedStage(deps, actor, stageId, async (locked) => {
+    if (locked.stage.state === 'completed') return locked;
     assertOpen(locked.stage);
     const now = deps.now();
     const done = await locked.tx.runStage.update({
@@ -39,8 +39,8 @@ export async function completeStage(
     await recordStage(deps, locked, actor, 'stage.completed', {
       duration_ms: done.firstAssignedAt ? now.getTime() - done.firstAssignedAt.getTime() : null,
     });
-    return done;
+    return { stage: done, invocation: locked.invocation };
   });
   await dispatchOutbox(deps.db, deps.queue, jobs);
-  return loadStageAssignment(deps.db, stage);
+  return loadStageAssignment(deps.db, stage, invocation);
 }
