@@ -5,7 +5,7 @@ import type { WorkflowDeps } from '../deps';
 import { stageNotFound } from '../domain/errors';
 import { OPEN_STAGE_STATES } from '../domain/invocation-states';
 import type { Invocation, RunStage } from '../generated/prisma/client';
-import { lockInvocation } from './invocations.locks';
+import { lockInvocationOfStage } from './invocations.locks';
 
 /**
  * What every action of a stage's owner shares: the ownership check, the stage's invocation locked for the
@@ -40,20 +40,20 @@ export interface Locked {
   invocation: Invocation;
 }
 
-/** Runs `fn` with the stage's invocation locked and the caller checked as the stage's owner. */
+/**
+ * Runs `fn` with the stage's invocation locked and the caller checked as the stage's owner. The lock is taken
+ * through the stage in one statement; the ownership is checked on the stage read under it.
+ */
 export async function withOwnedStage<T>(
   deps: WorkflowDeps,
   actor: AgentActor,
   stageId: string,
   fn: (locked: Locked) => Promise<T>,
 ): Promise<T> {
-  const peek = await deps.db.runStage.findUnique({ where: { id: stageId } });
-  const early = ownershipError(peek, actor, stageId);
-  if (early) throw early;
   return deps.db.$transaction(
     async (tx) => {
-      const invocation = await lockInvocation(tx, peek!.invocationId);
-      const stage = await tx.runStage.findUnique({ where: { id: stageId } });
+      const invocation = await lockInvocationOfStage(tx, stageId);
+      const stage = invocation ? await tx.runStage.findUnique({ where: { id: stageId } }) : null;
       const error = ownershipError(stage, actor, stageId);
       if (error) throw error;
       if (!invocation) throw stageNotFound(stageId);
