@@ -97,8 +97,8 @@ function deliveryOf(invocationId: string, event: string) {
 }
 
 let routes = 0;
-/** A contract (with a registered schema) whose one stage needs `capability`, with these guardrails. */
-async function route(capability: string, guardrails: Record<string, unknown> = {}) {
+/** A contract (with a registered schema) whose `stages` stages (one unless told) need `capability`. */
+async function route(capability: string, guardrails: Record<string, unknown> = {}, stages = 1) {
   routes += 1;
   const name = `lifecycle-${routes}`;
   unwrap(
@@ -131,13 +131,18 @@ async function route(capability: string, guardrails: Record<string, unknown> = {
           required_capabilities: [],
           artifact_schema: { name, version: '1.0.0' },
           guardrails: { human_approval_required: false, ...guardrails } as never,
-          stages: [{ key: 'work', title: 'Do the work', required_capabilities: [capability] }],
+          stages: Array.from({ length: stages }, (_, i) => ({
+            key: i === 0 ? 'work' : `work-${i + 1}`,
+            title: i === 0 ? 'Do the work' : `Do the work, part ${i + 1}`,
+            required_capabilities: [capability],
+          })),
         },
       },
     }),
   ) as { contract_id: string };
   return {
     contractId: contract.contract_id,
+    schemaName: name,
     phrase: `lifecycle ${routes} job`,
     templateKey: `lifecycle-flow-${routes}`,
   };
@@ -175,7 +180,7 @@ async function manualAgent(capabilities: string[]) {
     expect(res.status).toBe(200);
     return ((await res.json()) as { data: StageAssignment[] }).data;
   };
-  return { id: agent.id, hubBeat, stageCall, stages };
+  return { id: agent.id, token: agent.token, hubBeat, stageCall, stages };
 }
 
 /** The hub handoffs of a stage (one per owner it was given to), read through the hub's public API. */
@@ -247,6 +252,79 @@ describe('listing invocations', () => {
     });
     expect(bad.response.status).toBe(400);
     expect((bad.error as { code?: string }).code).toBe('cursor_invalid');
+  });
+});
+
+describe('a run of two stages', () => {
+  test("every stage answer carries the stage's place in the run and the pinned schema; completing the last stage after the publication changes nothing", async () => {
+    const r = await route('two-stage-cap', {}, 2);
+    const agent = await manualAgent(['two-stage-cap']);
+    const { id } = await start(`${r.phrase} in two parts`);
+    const place = { invocation_id: id, stage_count: 2 };
+    const schema = {
+      name: r.schemaName,
+      version: '1.0.0',
+      json_schema: expect.objectContaining({ required: ['title'] }),
+    };
+    const first = await soon('the first stage to reach its owner', async () =>
+      (await agent.stages()).find((st) => st.invocation_id === id),
+    );
+    expect(first).toMatchObject({
+      ...place,
+      key: 'work',
+      position: 1,
+      is_final: false,
+      artifact_schema: schema,
+    });
+    for (const action of ['claim', 'heartbeat', 'complete']) {
+      const answer = await agent.stageCall(first.stage_id, action);
+      expect(answer.status).toBe(200);
+      expect(answer.body.data).toMatchObject({
+        ...place,
+        position: 1,
+        is_final: false,
+        artifact_schema: schema,
+      });
+    }
+    const second = await soon('the second stage to reach its owner', async () =>
+      (await agent.stages()).find((st) => st.invocation_id === id && st.position === 2),
+    );
+    expect(second).toMatchObject({ ...place, key: 'work-2', is_final: true, artifact_schema: schema });
+    const claimed = await agent.stageCall(second.stage_id, 'claim');
+    expect(claimed.body.data).toMatchObject({
+      ...place,
+      state: 'claimed',
+      is_final: true,
+      artifact_schema: schema,
+    });
+
+    const published = await fetch(
+      `${s.workflowUrl}/api/v1/projects/${s.project.id}/workflow/invocations/${id}/artifact`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ payload: { title: 'Both parts' }, summary: 'done' }),
+      },
+    );
+    expect(published.status).toBe(201);
+    const completed = await agent.stageCall(second.stage_id, 'complete', { summary: 'done' });
+    expect(completed.status).toBe(200);
+    expect(completed.body.data).toMatchObject({ ...place, state: 'completed', is_final: true });
+    // The completion is audited; the invocation, completed by the publication, is left as it is and no
+    // reconcile is pending for it.
+    expect(
+      await s.database.prisma.auditEvent.count({
+        where: { targetId: second.stage_id, action: 'stage.completed' },
+      }),
+    ).toBe(1);
+    await soon(
+      'no outbox row of the invocation to be pending',
+      async () =>
+        (await s.database.prisma.outboxEntry.count({ where: { invocationId: id, processedAt: null } })) === 0,
+    );
+    const done = await read(id);
+    expect(done.state).toBe('completed');
+    expect(done.stages.map((st) => st.state)).toEqual(['completed', 'completed']);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Db } from '../db';
-import { runningAgentFilter } from '../domain/host-readiness';
+import { matchesRunningFilter, runningAgentFilter } from '../domain/host-readiness';
 import { AVAILABLE_STATUSES, compareRosterEntries } from '../domain/roster';
 import type { RosterEntry } from '../domain/roster';
 import type { Prisma } from '../generated/prisma/client';
@@ -51,22 +51,16 @@ export async function readProjectRoster(
       capabilities: true,
       runtimeInstanceId: true,
       lastHeartbeatAt: true,
-      teams: { where: { teamId: { in: teamIds } }, select: { teamId: true } },
+      // With no team assigned there is no membership to read (and no statement to send for it).
+      teams: teamIds.length > 0 ? { where: { teamId: { in: teamIds } }, select: { teamId: true } } : false,
     },
   });
   if (agents.length === 0) return [];
 
-  // "Running" is decided by the same filter the Networks view counts with, so the two never disagree.
-  // With `availableOnly` the query above already applied that filter.
+  // "Running" is decided by the same rule the Networks view counts with (its filter, applied to the rows
+  // just read), so the two never disagree. With `availableOnly` the query above already applied it.
   const running = new Set(
-    filters.availableOnly
-      ? agents.map((a) => a.id)
-      : (
-          await db.agent.findMany({
-            where: { id: { in: agents.map((a) => a.id) }, ...runningAgentFilter(now) },
-            select: { id: true },
-          })
-        ).map((a) => a.id),
+    agents.filter((a) => filters.availableOnly || matchesRunningFilter(a, now)).map((a) => a.id),
   );
 
   return agents
@@ -78,7 +72,7 @@ export async function readProjectRoster(
       runtimeInstanceId: agent.runtimeInstanceId,
       lastHeartbeatAt: agent.lastHeartbeatAt,
       running: running.has(agent.id),
-      teamIds: agent.teams.map((t) => t.teamId).sort(),
+      teamIds: (agent.teams ?? []).map((t) => t.teamId).sort(),
     }))
     .sort(compareRosterEntries);
 }

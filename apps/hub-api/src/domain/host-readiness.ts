@@ -162,6 +162,15 @@ export function runningAgentFilter(now: Date) {
   };
 }
 
+/** {@link runningAgentFilter} as a rule on a row already read: the same comparison, to the millisecond. */
+export function matchesRunningFilter(agent: Pick<Agent, 'status' | 'lastHeartbeatAt'>, now: Date): boolean {
+  return (
+    (RUNNING_AGENT_STATUSES as readonly string[]).includes(agent.status) &&
+    agent.lastHeartbeatAt !== null &&
+    agent.lastHeartbeatAt.getTime() > now.getTime() - AGENT_HEARTBEAT_FRESH_SECONDS * 1000
+  );
+}
+
 /** Running with a heartbeat fresh enough to count on the Networks view. */
 export function isRunning(agent: Pick<Agent, 'status' | 'lastHeartbeatAt'>, now: Date): boolean {
   return (

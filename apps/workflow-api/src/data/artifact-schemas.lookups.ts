@@ -1,4 +1,5 @@
 import type { Db } from '../db';
+import { createBoundedCache } from '../domain/bounded-cache';
 import { artifactSchemaNotFound } from '../domain/errors';
 import type { ArtifactSchema } from '../generated/prisma/client';
 
@@ -16,6 +17,32 @@ export async function findArtifactSchema(
   return db.artifactSchema.findUnique({
     where: { projectId_name_version: { projectId, name, version } },
   });
+}
+
+/** What a run needs of the schema version its template pins: the registered, immutable part of the row. */
+export type PinnedArtifactSchema = Pick<ArtifactSchema, 'id' | 'name' | 'version' | 'jsonSchema'>;
+
+/** Registered versions by project, name and version: never changed nor deleted once registered. */
+const registered = createBoundedCache<PinnedArtifactSchema>(1000);
+
+/**
+ * The registered schema version a run pins, or null when none is registered; read once per process (a version
+ * is immutable). Deprecation is not part of it: launch readiness reads {@link findArtifactSchema}.
+ */
+export async function findPinnedArtifactSchema(
+  db: Pick<Db, 'artifactSchema'>,
+  projectId: string,
+  name: string,
+  version: string,
+): Promise<PinnedArtifactSchema | null> {
+  const key = `${projectId}\u0000${name}\u0000${version}`;
+  const hit = registered.get(key);
+  if (hit) return hit;
+  const row = await findArtifactSchema(db, projectId, name, version);
+  if (!row) return null;
+  const pinned = { id: row.id, name: row.name, version: row.version, jsonSchema: row.jsonSchema };
+  registered.set(key, pinned);
+  return pinned;
 }
 
 /** A schema version of the workspace by id; one of another workspace is reported as not found (404). */

@@ -1,36 +1,64 @@
 import type { Tx } from '../db';
+import { createBoundedCache } from '../domain/bounded-cache';
 import type { Invocation } from '../generated/prisma/client';
 import { effectiveDefinition, parseTemplateDefinition } from '../domain/template-definition';
-import type { RouteTemplate } from '../domain/template-definition';
+import type { RouteTemplate, TemplateDefinition } from '../domain/template-definition';
 
-/** The template an invocation pinned (stages explicit), or null when its route names none or it is gone. */
+interface StoredTemplate {
+  key: string;
+  version: string;
+  definition: TemplateDefinition;
+}
+
+/**
+ * Template versions an invocation used, by project, key and version. Such a version never changes (a stored
+ * definition is replaced only until its first use, and templates are never deleted), so each process reads it
+ * once; a version not used yet is read every time.
+ */
+const usedTemplates = createBoundedCache<StoredTemplate>(1000);
+
+async function storedTemplate(
+  db: Pick<Tx, 'workflowTemplate'>,
+  projectId: string,
+  key: string,
+  version: string,
+): Promise<StoredTemplate | null> {
+  const cacheKey = `${projectId}\u0000${key}\u0000${version}`;
+  const hit = usedTemplates.get(cacheKey);
+  if (hit) return hit;
+  const row = await db.workflowTemplate.findUnique({
+    where: { projectId_key_version: { projectId, key, version } },
+  });
+  if (!row) return null;
+  const stored = { key: row.key, version: row.version, definition: parseTemplateDefinition(row.definition) };
+  if (row.firstUsedAt) usedTemplates.set(cacheKey, stored);
+  return stored;
+}
+
+/**
+ * The template an invocation pinned (stages explicit), or null when its route names none or it is gone. The
+ * contract's name, the title of the one stage of a template that lists none, is read only for such a template.
+ */
 export async function loadInvocationTemplate(
   db: Pick<Tx, 'workflowTemplate' | 'workflowContract'>,
   invocation: Pick<Invocation, 'projectId' | 'contractId' | 'templateKey' | 'templateVersion'>,
 ): Promise<RouteTemplate | null> {
   if (!invocation.templateKey || !invocation.templateVersion) return null;
-  const [row, contract] = await Promise.all([
-    db.workflowTemplate.findUnique({
-      where: {
-        projectId_key_version: {
-          projectId: invocation.projectId,
-          key: invocation.templateKey,
-          version: invocation.templateVersion,
-        },
-      },
-    }),
-    invocation.contractId
-      ? db.workflowContract.findUnique({ where: { id: invocation.contractId }, select: { name: true } })
-      : Promise.resolve(null),
-  ]);
-  if (!row) return null;
+  const stored = await storedTemplate(
+    db,
+    invocation.projectId,
+    invocation.templateKey,
+    invocation.templateVersion,
+  );
+  if (!stored) return null;
+  const listsStages = (stored.definition.stages?.length ?? 0) > 0;
+  const contract =
+    !listsStages && invocation.contractId
+      ? await db.workflowContract.findUnique({ where: { id: invocation.contractId }, select: { name: true } })
+      : null;
   return {
-    key: row.key,
-    version: row.version,
-    definition: effectiveDefinition(
-      row.key,
-      parseTemplateDefinition(row.definition),
-      contract?.name ?? row.key,
-    ),
+    key: stored.key,
+    version: stored.version,
+    definition: effectiveDefinition(stored.key, stored.definition, contract?.name ?? stored.key),
   };
 }

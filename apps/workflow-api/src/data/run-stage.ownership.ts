@@ -5,7 +5,7 @@ import type { WorkflowDeps } from '../deps';
 import { stageNotFound } from '../domain/errors';
 import { OPEN_STAGE_STATES } from '../domain/invocation-states';
 import type { Invocation, RunStage } from '../generated/prisma/client';
-import { lockInvocation } from './invocations.locks';
+import { lockInvocationOfStage } from './invocations.locks';
 
 /**
  * What every action of a stage's owner shares: the ownership check, the stage's invocation locked for the
@@ -40,20 +40,20 @@ export interface Locked {
   invocation: Invocation;
 }
 
-/** Runs `fn` with the stage's invocation locked and the caller checked as the stage's owner. */
+/**
+ * Runs `fn` with the stage's invocation locked and the caller checked as the stage's owner. The lock is taken
+ * through the stage in one statement; the ownership is checked on the stage read under it.
+ */
 export async function withOwnedStage<T>(
   deps: WorkflowDeps,
   actor: AgentActor,
   stageId: string,
   fn: (locked: Locked) => Promise<T>,
 ): Promise<T> {
-  const peek = await deps.db.runStage.findUnique({ where: { id: stageId } });
-  const early = ownershipError(peek, actor, stageId);
-  if (early) throw early;
   return deps.db.$transaction(
     async (tx) => {
-      const invocation = await lockInvocation(tx, peek!.invocationId);
-      const stage = await tx.runStage.findUnique({ where: { id: stageId } });
+      const invocation = await lockInvocationOfStage(tx, stageId);
+      const stage = invocation ? await tx.runStage.findUnique({ where: { id: stageId } }) : null;
       const error = ownershipError(stage, actor, stageId);
       if (error) throw error;
       if (!invocation) throw stageNotFound(stageId);
@@ -91,12 +91,15 @@ export async function recordStage(
   );
 }
 
-/** Clears an attention signal raised for this stage (a blocker or a stall) once its owner is working again. */
+/**
+ * Clears an attention signal raised for this stage (a blocker or a stall) once its owner is working again; the
+ * updated invocation replaces `locked.invocation`.
+ */
 export async function clearStageAttention(locked: Locked): Promise<void> {
   const { invocation } = locked;
   if (invocation.attention !== 'blocked' && invocation.attention !== 'stalled') return;
   if (invocation.state !== 'running') return;
-  await locked.tx.invocation.update({
+  locked.invocation = await locked.tx.invocation.update({
     where: { id: invocation.id },
     data: { attention: 'none', attentionReason: null, blockers: [] },
   });
@@ -110,7 +113,7 @@ export async function claimOwnedStage(
   deps: WorkflowDeps,
   actor: AgentActor,
   stageId: string,
-): Promise<RunStage> {
+): Promise<{ stage: RunStage; invocation: Invocation }> {
   return withOwnedStage(deps, actor, stageId, async (locked) => {
     assertOpen(locked.stage);
     const now = deps.now();
@@ -128,6 +131,6 @@ export async function claimOwnedStage(
       await clearStageAttention(locked);
       await recordStage(deps, locked, actor, first ? 'stage.claimed' : 'stage.resumed');
     }
-    return stage;
+    return { stage, invocation: locked.invocation };
   });
 }

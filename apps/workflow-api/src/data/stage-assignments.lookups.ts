@@ -1,6 +1,6 @@
 import type { Db } from '../db';
 import type { Invocation, RunStage } from '../generated/prisma/client';
-import { findArtifactSchema } from './artifact-schemas.lookups';
+import { findPinnedArtifactSchema } from './artifact-schemas.lookups';
 import { loadInvocationTemplate } from './invocation-templates.lookups';
 
 /** What the owner of a stage needs to do it: the invocation, the stage's place in the run, the pinned schema. */
@@ -11,63 +11,74 @@ export interface StageAssignmentRecord {
   artifactSchema: { name: string; version: string; jsonSchema: Record<string, unknown> };
 }
 
-/** Reads what the owner of `stages` needs, in the order of `stages` (a stage whose invocation is gone is left out). */
+type Pinned = StageAssignmentRecord['artifactSchema'];
+
+/**
+ * Reads what the owner of `stages` needs, in the order of `stages` (a stage whose invocation is gone is left out).
+ * `known` are invocations the caller already holds (read in its transaction, after its own changes): they are
+ * not read again. The template and schema versions a run pins never change, so they come from the process's
+ * caches after their first read, and the run's stage count is its template's (the run's stages are created
+ * once, from it).
+ */
 export async function loadStageAssignments(
   db: Pick<Db, 'invocation' | 'runStage' | 'workflowTemplate' | 'workflowContract' | 'artifactSchema'>,
   stages: RunStage[],
+  known: Invocation[] = [],
 ): Promise<StageAssignmentRecord[]> {
   if (stages.length === 0) return [];
-  const invocationIds = [...new Set(stages.map((s) => s.invocationId))];
-  const [invocations, counts] = await Promise.all([
-    db.invocation.findMany({ where: { id: { in: invocationIds } } }),
-    db.runStage.groupBy({
-      by: ['invocationId'],
-      where: { invocationId: { in: invocationIds } },
-      _count: { _all: true },
-    }),
-  ]);
-  const byId = new Map(invocations.map((i) => [i.id, i]));
-  const countOf = new Map(counts.map((c) => [c.invocationId, c._count._all]));
-  // Invocations of one template share its pinned schema: look each template up once per call.
-  type Pinned = StageAssignmentRecord['artifactSchema'];
-  const byTemplate = new Map<string, Promise<Pinned>>();
-  const pinnedSchema = async (invocation: Invocation): Promise<Pinned> => {
+  const byId = new Map(known.map((i) => [i.id, i]));
+  const missing = [...new Set(stages.map((s) => s.invocationId))].filter((id) => !byId.has(id));
+  if (missing.length > 0) {
+    for (const invocation of await db.invocation.findMany({ where: { id: { in: missing } } })) {
+      byId.set(invocation.id, invocation);
+    }
+  }
+  // Invocations of one template share its pinned schema and stage count: each template is looked up once.
+  const byTemplate = new Map<string, Promise<{ pinned: Pinned; stageCount: number | null }>>();
+  const pinnedOf = async (invocation: Invocation) => {
     const template = await loadInvocationTemplate(db, invocation);
     const pinned = template?.definition.artifact_schema;
     const schema = pinned
-      ? await findArtifactSchema(db, invocation.projectId, pinned.name, pinned.version)
+      ? await findPinnedArtifactSchema(db, invocation.projectId, pinned.name, pinned.version)
       : null;
     return {
-      name: pinned?.name ?? '',
-      version: pinned?.version ?? '',
-      jsonSchema: (schema?.jsonSchema as Record<string, unknown> | undefined) ?? {},
+      pinned: {
+        name: pinned?.name ?? '',
+        version: pinned?.version ?? '',
+        jsonSchema: (schema?.jsonSchema as Record<string, unknown> | undefined) ?? {},
+      },
+      stageCount: template ? template.definition.stages.length : null,
     };
   };
-  const schemas = new Map<string, Pinned>();
-  for (const invocation of invocations) {
-    const key = `${invocation.projectId}\u0000${invocation.templateKey}\u0000${invocation.templateVersion}`;
-    if (!byTemplate.has(key)) byTemplate.set(key, pinnedSchema(invocation));
-    schemas.set(invocation.id, await byTemplate.get(key)!);
-  }
-  return stages.flatMap((stage) => {
+  const records: StageAssignmentRecord[] = [];
+  for (const stage of stages) {
     const invocation = byId.get(stage.invocationId);
-    if (!invocation) return [];
-    return [
-      {
-        stage,
-        invocation,
-        stageCount: countOf.get(stage.invocationId) ?? stage.position,
-        artifactSchema: schemas.get(stage.invocationId)!,
-      },
-    ];
-  });
+    if (!invocation) continue;
+    const key = `${invocation.projectId}\u0000${invocation.templateKey}\u0000${invocation.templateVersion}`;
+    if (!byTemplate.has(key)) byTemplate.set(key, pinnedOf(invocation));
+    const { pinned, stageCount } = await byTemplate.get(key)!;
+    records.push({
+      stage,
+      invocation,
+      stageCount: stageCount ?? (await stageCountOf(db, stage)),
+      artifactSchema: pinned,
+    });
+  }
+  return records;
+}
+
+/** The run's stage count read from its rows (a run whose template is gone). */
+async function stageCountOf(db: Pick<Db, 'runStage'>, stage: RunStage): Promise<number> {
+  const count = await db.runStage.count({ where: { invocationId: stage.invocationId } });
+  return count || stage.position;
 }
 
 /** The one stage's assignment view (the stage was just read, so its invocation exists). */
 export async function loadStageAssignment(
   db: Parameters<typeof loadStageAssignments>[0],
   stage: RunStage,
+  invocation?: Invocation,
 ): Promise<StageAssignmentRecord> {
-  const [record] = await loadStageAssignments(db, [stage]);
+  const [record] = await loadStageAssignments(db, [stage], invocation ? [invocation] : []);
   return record!;
 }

@@ -120,6 +120,20 @@ async function assignFromRoster(
   return 'none';
 }
 
+/** Whether the invocation already holds what `patch` would write (no blockers, the same attention). */
+function alreadyPatched(
+  ctx: ReconcileContext,
+  patch: { blockers: unknown[]; attention?: string; attentionReason?: string | null },
+): boolean {
+  const { invocation } = ctx;
+  const blockers = Array.isArray(invocation.blockers) ? invocation.blockers : [];
+  return (
+    blockers.length === 0 &&
+    (patch.attention === undefined || patch.attention === invocation.attention) &&
+    (patch.attentionReason === undefined || patch.attentionReason === invocation.attentionReason)
+  );
+}
+
 /**
  * Finds an owner for the current stage: a running roster agent (not one of `exclude`) the hub accepts a handoff
  * for; else, when the project's spawn policy allows, an agent the hub spawns for it; else the invocation says
@@ -138,14 +152,16 @@ export async function assignStageOwner(
     : null;
   if (outcome === 'assigned') {
     await settleStageOwnerSpawn({ deps: ctx.deps, tx: ctx.tx, stage: current });
-    await updateInvocation(ctx, {
+    const patch = {
       blockers: [],
       ...(stalledReason
         ? { attention: 'stalled', attentionReason: `${stalledReason}; reassigned.` }
         : keepRejected || ctx.invocation.attention === 'stalled'
           ? {}
           : { attention: 'none', attentionReason: null }),
-    });
+    };
+    // A first assignment usually finds the invocation as the patch would leave it: nothing to write then.
+    if (!alreadyPatched(ctx, patch)) await updateInvocation(ctx, patch);
     return;
   }
   if (outcome === 'none') {

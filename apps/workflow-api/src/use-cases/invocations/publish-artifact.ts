@@ -3,7 +3,8 @@ import type { Actor } from '@svc/auth';
 import type { WorkflowApi } from '@svc/contracts';
 import { AppError, canonicalHash, conflict, newId, redactValue } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
-import { findArtifactSchema } from '../../data/artifact-schemas.lookups';
+import { findPinnedArtifactSchema } from '../../data/artifact-schemas.lookups';
+import type { PinnedArtifactSchema } from '../../data/artifact-schemas.lookups';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
 import type { DeliveryJob } from '../../data/delivery.queue';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
@@ -16,7 +17,7 @@ import type { ArtifactValidatorCache, PayloadError } from '../../domain/artifact
 import { invocationNotFound } from '../../domain/errors';
 import { failureOf, isFailable, rejectionsExceeded } from '../../domain/invocation-ending';
 import type { RouteTemplate } from '../../domain/template-definition';
-import type { Artifact, ArtifactSchema, Invocation, WorkflowRun } from '../../generated/prisma/client';
+import type { Artifact, Invocation, WorkflowRun } from '../../generated/prisma/client';
 import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
 
 export type PublishBody = WorkflowApi.components['schemas']['ArtifactPublishRequest'];
@@ -33,7 +34,7 @@ interface Publication {
   invocation: Invocation;
   run: WorkflowRun;
   template: RouteTemplate;
-  schema: ArtifactSchema;
+  schema: PinnedArtifactSchema;
   body: PublishBody;
   payload: unknown;
   payloadHash: string;
@@ -71,7 +72,7 @@ async function publicationTarget(
   tx: Tx,
   projectId: string,
   invocation: Invocation,
-): Promise<{ run: WorkflowRun; template: RouteTemplate; schema: ArtifactSchema }> {
+): Promise<{ run: WorkflowRun; template: RouteTemplate; schema: PinnedArtifactSchema }> {
   if (invocation.state === 'failed' || invocation.state === 'cancelled') {
     throw conflict(
       'invocation_terminal',
@@ -86,7 +87,7 @@ async function publicationTarget(
   }
   const template = await loadInvocationTemplate(tx, invocation);
   const pinned = template?.definition.artifact_schema;
-  const schema = pinned ? await findArtifactSchema(tx, projectId, pinned.name, pinned.version) : null;
+  const schema = pinned ? await findPinnedArtifactSchema(tx, projectId, pinned.name, pinned.version) : null;
   if (!template || !pinned || !schema) {
     throw conflict(
       'artifact_schema_not_registered',

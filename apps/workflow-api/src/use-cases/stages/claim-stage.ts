@@ -10,5 +10,6 @@ export async function claimStage(
   actor: AgentActor,
   stageId: string,
 ): Promise<StageAssignmentRecord> {
-  return loadStageAssignment(deps.db, await claimOwnedStage(deps, actor, stageId));
+  const { stage, invocation } = await claimOwnedStage(deps, actor, stageId);
+  return loadStageAssignment(deps.db, stage, invocation);
 }

@@ -11,8 +11,12 @@ import type { ReconcileJob } from '../../data/reconcile.queue';
 import { loadStageAssignment } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
+import { isTerminal } from '../../domain/invocation-states';
 
-/** Completes the stage (idempotent) and queues the reconcile that moves the run on. */
+/**
+ * Completes the stage (idempotent) and queues the reconcile that moves the run on (none for an invocation that
+ * has already ended).
+ */
 export async function completeStage(
   deps: WorkflowDeps,
   actor: AgentActor,
@@ -20,8 +24,8 @@ export async function completeStage(
   summary?: string,
 ): Promise<StageAssignmentRecord> {
   const jobs: ReconcileJob[] = [];
-  const stage = await withOwnedStage(deps, actor, stageId, async (locked) => {
-    if (locked.stage.state === 'completed') return locked.stage;
+  const { stage, invocation } = await withOwnedStage(deps, actor, stageId, async (locked) => {
+    if (locked.stage.state === 'completed') return locked;
     assertOpen(locked.stage);
     const now = deps.now();
     const done = await locked.tx.runStage.update({
@@ -35,12 +39,16 @@ export async function completeStage(
       },
     });
     await clearStageAttention(locked);
-    jobs.push(await writeOutbox(locked.tx, locked.invocation.id, 'stage_completed'));
+    // An ended invocation (its artifact was published before its last stage completed) has no run to move on:
+    // its reconcile would change nothing, so none is queued.
+    if (!isTerminal(locked.invocation.state)) {
+      jobs.push(await writeOutbox(locked.tx, locked.invocation.id, 'stage_completed'));
+    }
     await recordStage(deps, locked, actor, 'stage.completed', {
       duration_ms: done.firstAssignedAt ? now.getTime() - done.firstAssignedAt.getTime() : null,
     });
-    return done;
+    return { stage: done, invocation: locked.invocation };
   });
   await dispatchOutbox(deps.db, deps.queue, jobs);
-  return loadStageAssignment(deps.db, stage);
+  return loadStageAssignment(deps.db, stage, invocation);
 }
