@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import type { HubApi } from '@svc/sdk';
+import { CardTable } from '../../components/CardTable';
 import { dateTime } from '../../components/time';
 import type { AuditFilters } from './filters';
 
@@ -31,7 +32,7 @@ export function AuditTable({
   onFilter: (field: keyof AuditFilters, value: string) => void;
 }) {
   return (
-    <table className="audit-table">
+    <CardTable wide className="audit-table">
       <caption className="visually-hidden">Audit events, newest first</caption>
       <thead>
         <tr>
@@ -99,6 +100,6 @@ export function AuditTable({
           </tr>
         ))}
       </tbody>
-    </table>
+    </CardTable>
   );
 }
