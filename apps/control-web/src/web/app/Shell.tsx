@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { Link, NavLink, Navigate, Outlet, useLocation, useNavigate, useParams } from 'react-router';
 import type { HubMe } from '@svc/sdk';
 import { ProblemMessage } from '../components/ProblemMessage';
+import { NamesProvider } from './names';
 import { roleAllows } from './roles';
 import { navRoutes } from './routes';
 import { useSession } from './session';
@@ -69,7 +70,9 @@ export function Shell({ me }: { me: HubMe }) {
           </ul>
         </nav>
         <main id="main" tabIndex={-1} className="app-main">
-          <Outlet />
+          <NamesProvider>
+            <Outlet />
+          </NamesProvider>
         </main>
       </div>
     </WorkspaceContext.Provider>
