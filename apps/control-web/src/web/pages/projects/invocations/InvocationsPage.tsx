@@ -155,7 +155,9 @@ export function InvocationsPage() {
             {list.data.items.map((inv) => (
               <tr key={inv.invocation_id}>
                 <td>
-                  <Link to={`${base}/invocations/${inv.invocation_id}`}>{inv.intent}</Link>
+                  <Link to={`${base}/invocations/${inv.invocation_id}`}>
+                    {inv.intent.trim() ? inv.intent : <span className="muted">(no intent text) Open</span>}
+                  </Link>
                   <div className="muted small">
                     <code>{inv.invocation_id}</code>
                   </div>
