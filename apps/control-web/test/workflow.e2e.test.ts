@@ -3,6 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { expectCleanPage, launchBrowser, signedInPage } from './support/browser';
 import type { TestPage } from './support/browser';
 import { eventually } from '@svc/testing';
+import { invoke } from './support/seed';
 import { addViewer, ownerCredentials, startBrowserStack, startDeliveryReceiver } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
@@ -70,7 +71,10 @@ describe('projects and their workflow', () => {
     await page.getByLabel('Name', { exact: true }).fill('Status Note!');
     const nameError = page.locator('#schema-name-error');
     await nameError.waitFor();
-    expect(await nameError.textContent()).toMatch(/Name must match the pattern/);
+    expect(await nameError.textContent()).toMatch(
+      /Name must use only lowercase letters, digits, dots, underscores and hyphens/,
+    );
+    expect(await nameError.textContent()).not.toMatch(/[\^$[\]]/);
     expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     await t.screenshot('workflow-02-schema-inline-error');
 
@@ -120,7 +124,7 @@ describe('projects and their workflow', () => {
     await page.getByLabel('Artifact schema name').fill(schemaName);
     const versionError = page.locator('#field-templateVersion-error');
     await versionError.waitFor();
-    expect(await versionError.textContent()).toMatch(/Template version must match the pattern/);
+    expect(await versionError.textContent()).toMatch(/Template version must use only letters, digits/);
     // The schema version is still empty: saving names it too, and nothing reaches the server.
     await page.getByRole('button', { name: 'Create contract' }).click();
     await page.locator('#field-schemaVersion-error').waitFor();
@@ -353,6 +357,21 @@ describe('projects and their workflow', () => {
     await t.screenshot('workflow-14-invocations-filtered');
   });
 
+  test('when an invocation was only received, then the page launches it and it runs to completed', async () => {
+    const id = await invoke(stack, `The ${phrase} sent by the API`);
+    await page.goto(`${projectBase}/invocations/${id}`);
+    await page.getByText('Not launched yet: launch it to start its stages.').waitFor();
+    expect(await stateBadge().textContent()).toBe('received');
+    await page.getByRole('button', { name: 'Launch', exact: true }).click();
+    await eventually(
+      async () => (await stateBadge().textContent()) === 'completed',
+      90_000,
+      'the run launched from the page',
+    );
+    await page.locator('svg.timeline-svg[data-state="completed"]').waitFor();
+    await t.screenshot('workflow-14b-launched-from-received');
+  });
+
   test('when a template asks for approval, then the run waits until the owner approves it in the page, and then completes', async () => {
     await page.goto(`${projectBase}/contracts/new`);
     await page.getByLabel('Name', { exact: true }).fill(`Approved note ${suffix}`);
@@ -466,6 +485,10 @@ describe('projects and their workflow', () => {
     expect(await page.locator('.blocker').allTextContents()).toEqual(
       expect.arrayContaining([expect.stringMatching(/no_contract_matched/)]),
     );
+    // The advice is for a person: no request headers or fields, no backticks.
+    const advice = (await page.locator('.blocker .recommended').allTextContents()).join('\n');
+    expect(advice).toMatch(/Create a contract whose intent phrases appear in this intent/);
+    expect(advice).not.toMatch(/Idempotency-Key|workflow_contract_id|`/);
     // The one refusal the suite provokes on purpose (a used template version changed) is logged by the browser.
     expectCleanPage(t, [/status of 409 \(Conflict\)/]);
     expect(t.consoleErrors.length).toBeLessThanOrEqual(1);

@@ -102,7 +102,8 @@ export async function signIn(page: Page, baseUrl: string, credentials: { email: 
   await page.getByLabel('Password').fill(credentials.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(/\/w\/[^/]+/);
-  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  // Attached, not visible: on small screens the navigation waits behind the menu button.
+  await page.locator('nav[aria-label="Main"]').waitFor({ state: 'attached' });
 }
 
 /** A page already signed in as `credentials` (default: the stack's owner), on the workspace's home page. */

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { Link, NavLink, Navigate, Outlet, useLocation, useNavigate, useParams } from 'react-router';
 import type { HubMe } from '@svc/sdk';
 import { ProblemMessage } from '../components/ProblemMessage';
+import { NamesProvider } from './names';
 import { roleAllows } from './roles';
 import { navRoutes } from './routes';
 import { useSession } from './session';
@@ -14,6 +15,10 @@ import type { CurrentWorkspace } from './workspace';
  */
 export function Shell({ me }: { me: HubMe }) {
   const { workspace: slug } = useParams();
+  const location = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  // A page opened from the navigation closes it (on small screens it covers the page).
+  useEffect(() => setMenuOpen(false), [location.pathname]);
   const membership = me.memberships.find((m) => m.workspace.slug === slug || m.workspace.id === slug);
   const current = useMemo<CurrentWorkspace | undefined>(
     () => (membership ? { workspace: membership.workspace, role: membership.role } : undefined),
@@ -31,6 +36,16 @@ export function Shell({ me }: { me: HubMe }) {
         Skip to content
       </a>
       <header className="app-header">
+        <button
+          type="button"
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          <span className="menu-icon" aria-hidden="true" />
+          Menu
+        </button>
         <Link to={base} className="brand">
           Control
         </Link>
@@ -38,7 +53,7 @@ export function Shell({ me }: { me: HubMe }) {
         <UserMenu name={me.participant.display_name || me.participant.email} role={current.role} />
       </header>
       <div className="app-body">
-        <nav className="app-nav" aria-label="Main">
+        <nav id="main-nav" className={menuOpen ? 'app-nav open' : 'app-nav'} aria-label="Main">
           <ul>
             {navRoutes
               .filter((route) => roleAllows(current.role, route.roles))
@@ -55,7 +70,9 @@ export function Shell({ me }: { me: HubMe }) {
           </ul>
         </nav>
         <main id="main" tabIndex={-1} className="app-main">
-          <Outlet />
+          <NamesProvider>
+            <Outlet />
+          </NamesProvider>
         </main>
       </div>
     </WorkspaceContext.Provider>
@@ -98,8 +115,8 @@ function UserMenu({ name, role }: { name: string; role: string }) {
   const [error, setError] = useState<unknown>(undefined);
   return (
     <div className="user">
-      <span>
-        {name} <span className="role-badge">{role}</span>
+      <span className="user-name">
+        <span className="user-name-text">{name}</span> <span className="role-badge">{role}</span>
       </span>
       <button
         type="button"

@@ -1,4 +1,37 @@
 import { APIError, APIConnectionError } from '@svc/sdk';
+import { describePattern } from '../pages/projects/pattern-words';
+import { RichText } from './RichText';
+
+/** What to do about the problems a person can act on, by their stable code. */
+const FIXES: Record<string, string> = {
+  role_forbidden: 'Your role in this workspace does not allow this. Ask an owner or admin of the workspace.',
+  validation_failed: 'Correct the fields named below and try again.',
+  upstream_unavailable: 'The service is not answering. Try again in a moment.',
+  upstream_timeout: 'The service took too long to answer. Try again in a moment.',
+  hub_unavailable: 'The hub is not answering. Try again in a moment.',
+  csrf_check_failed: 'Reload the page and try again.',
+  unauthorized: 'Your session has ended. Sign in again.',
+  token_expired: 'Your session has ended. Sign in again.',
+};
+
+/** `body/template/key` → "template key". */
+function fieldWords(location: string): string {
+  return location
+    .replace(/^(body|query|path|header)\/?/, '')
+    .split('/')
+    .filter((part) => !/^\d+$/.test(part))
+    .join(' ')
+    .replace(/_/g, ' ')
+    .trim();
+}
+
+/** A field message without regular expressions: `must match pattern "^…$"` said in words. */
+function messageWords(message: string): string {
+  return message.replace(
+    /must match pattern "(.*)"/,
+    (_all, pattern: string) => `must ${describePattern(pattern)}`,
+  );
+}
 
 /** What a failure means for a person, with the code and request id support asks for. */
 function describe(error: unknown): { title: string; detail?: string; code?: string; requestId?: string } {
@@ -31,16 +64,22 @@ export function ProblemMessage({ error, context }: { error: unknown; context?: s
         {context ? `${context}: ` : ''}
         {problem.title}
       </p>
-      {problem.detail && <p>{problem.detail}</p>}
+      {problem.detail && (
+        <p>
+          <RichText text={messageWords(problem.detail)} />
+        </p>
+      )}
       {fields.length > 0 && (
         <ul>
           {fields.map((field, index) => (
-            <li key={index}>
-              <code>{field.location}</code> {field.message}
+            <li key={index} title={field.location}>
+              {fieldWords(field.location) ? `${fieldWords(field.location)} ` : ''}
+              <RichText text={messageWords(field.message)} />
             </li>
           ))}
         </ul>
       )}
+      {problem.code && FIXES[problem.code] && <p className="problem-fix">{FIXES[problem.code]}</p>}
       {(problem.code || problem.requestId) && (
         <p className="problem-meta">
           {problem.code && (

@@ -12,6 +12,7 @@ import { loadAgentsView } from './data';
 import { SpawnAgentForm } from './SpawnAgentForm';
 import { StatusBadge } from './StatusBadge';
 import './agents.css';
+import { CardTable } from '../../components/CardTable';
 
 /**
  * The workspace's agents with status, host (and whether it is spawn ready), project and teams, refreshed
@@ -49,7 +50,7 @@ export function AgentsPage() {
       ) : view.data.agents.length === 0 ? (
         <p>No agents in this workspace yet.</p>
       ) : (
-        <table className="agents-table">
+        <CardTable wide className="agents-table">
           <caption className="visually-hidden">Agents of {workspace.name}</caption>
           <thead>
             <tr>
@@ -109,7 +110,7 @@ export function AgentsPage() {
               );
             })}
           </tbody>
-        </table>
+        </CardTable>
       )}
     </section>
   );

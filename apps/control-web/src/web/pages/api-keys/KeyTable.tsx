@@ -1,6 +1,7 @@
 import type { HubApi } from '@svc/sdk';
 import { ago, dateTime } from '../../components/time';
 import { ScopeList } from './ScopeList';
+import { CardTable } from '../../components/CardTable';
 
 type ApiKey = HubApi.components['schemas']['ApiKey'];
 
@@ -23,7 +24,7 @@ function until(when: string | null, now = Date.now()): string {
 /** The keys with access, expiry, last use and status; `onRevoke` (managers only) adds the revoke action. */
 export function KeyTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke?: (key: ApiKey) => void }) {
   return (
-    <table className="key-table">
+    <CardTable wide className="key-table">
       <caption className="visually-hidden">API keys</caption>
       <thead>
         <tr>
@@ -98,6 +99,6 @@ export function KeyTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke?: (key: 
           );
         })}
       </tbody>
-    </table>
+    </CardTable>
   );
 }

@@ -1,5 +1,8 @@
+import { Fragment } from 'react';
 import type { ReactNode } from 'react';
 import type { HubApi } from '@svc/sdk';
+import { useNameOf } from '../../app/names';
+import { CardTable } from '../../components/CardTable';
 import { dateTime } from '../../components/time';
 import type { AuditFilters } from './filters';
 
@@ -22,7 +25,39 @@ function FilterLink({
   );
 }
 
-/** The events, newest first; action, actor and target each narrow the log when chosen. */
+/** A dotted action name that may break after its dots and underscores, never inside a word. */
+function ActionName({ action }: { action: string }) {
+  const parts = action.split(/(?<=[._])/);
+  return (
+    <code className="action">
+      {parts.map((part, index) => (
+        <Fragment key={index}>
+          {part}
+          {index < parts.length - 1 && <wbr />}
+        </Fragment>
+      ))}
+    </code>
+  );
+}
+
+/** What the actor kinds and target types are called for a person. */
+const KIND_WORDS: Record<string, string> = {
+  participant: 'person',
+  api_key: 'API key',
+  agent: 'agent',
+  service: 'service',
+  anonymous: 'anonymous',
+  relay: 'relay',
+  runtime_host: 'runtime host',
+  project: 'project',
+  team: 'team',
+};
+const kindWords = (kind: string) => KIND_WORDS[kind] ?? kind.replace(/_/g, ' ');
+
+/**
+ * The events, newest first; action, actor and target each narrow the log when chosen. People, keys,
+ * agents, projects and teams are shown by name, their ids on hover and in the details.
+ */
 export function AuditTable({
   events,
   onFilter,
@@ -30,8 +65,9 @@ export function AuditTable({
   events: AuditEvent[];
   onFilter: (field: keyof AuditFilters, value: string) => void;
 }) {
+  const nameOf = useNameOf();
   return (
-    <table className="audit-table">
+    <CardTable wide className="audit-table">
       <caption className="visually-hidden">Audit events, newest first</caption>
       <thead>
         <tr>
@@ -50,30 +86,30 @@ export function AuditTable({
             </td>
             <td>
               <FilterLink label={`Only ${event.action}`} onClick={() => onFilter('action', event.action)}>
-                <code>{event.action}</code>
+                <ActionName action={event.action} />
               </FilterLink>
             </td>
             <td>
-              <span className="muted">{event.actor.kind.replace('_', ' ')}</span>{' '}
+              <span className="muted">{kindWords(event.actor.kind)}</span>{' '}
               {event.actor.id ? (
                 <FilterLink
-                  label={`Only events by ${event.actor.id}`}
+                  label={`Only events by ${nameOf(event.actor.id)?.name ?? event.actor.id}`}
                   onClick={() => onFilter('actor_id', event.actor.id ?? '')}
                 >
-                  <code>{event.actor.id}</code>
+                  <Who id={event.actor.id} name={nameOf(event.actor.id)?.name} />
                 </FilterLink>
               ) : null}
             </td>
             <td>
               {event.target ? (
                 <>
-                  <span className="muted">{event.target.type}</span>{' '}
+                  <span className="muted">{kindWords(event.target.type)}</span>{' '}
                   {event.target.id ? (
                     <FilterLink
-                      label={`Only events on ${event.target.id}`}
+                      label={`Only events on ${nameOf(event.target.id)?.name ?? event.target.id}`}
                       onClick={() => onFilter('target_id', event.target?.id ?? '')}
                     >
-                      <code>{event.target.id}</code>
+                      <Who id={event.target.id} name={nameOf(event.target.id)?.name} />
                     </FilterLink>
                   ) : null}
                 </>
@@ -82,14 +118,38 @@ export function AuditTable({
               )}
             </td>
             <td>
-              {Object.keys(event.data).length > 0 || event.request_id ? (
+              {Object.keys(event.data).length > 0 ||
+              event.request_id ||
+              event.actor.id ||
+              event.target?.id ? (
                 <details>
                   <summary>Show</summary>
-                  {event.request_id && (
-                    <p className="muted">
-                      request <code>{event.request_id}</code>
-                    </p>
-                  )}
+                  <dl className="event-ids">
+                    {event.actor.id && (
+                      <>
+                        <dt>Actor id</dt>
+                        <dd>
+                          <code>{event.actor.id}</code>
+                        </dd>
+                      </>
+                    )}
+                    {event.target?.id && (
+                      <>
+                        <dt>Target id</dt>
+                        <dd>
+                          <code>{event.target.id}</code>
+                        </dd>
+                      </>
+                    )}
+                    {event.request_id && (
+                      <>
+                        <dt>Request</dt>
+                        <dd>
+                          <code>{event.request_id}</code>
+                        </dd>
+                      </>
+                    )}
+                  </dl>
                   <pre className="event-data">{JSON.stringify(event.data, null, 2)}</pre>
                 </details>
               ) : (
@@ -99,6 +159,12 @@ export function AuditTable({
           </tr>
         ))}
       </tbody>
-    </table>
+    </CardTable>
   );
+}
+
+/** A name with its id on hover, or the id itself when the workspace does not name it. */
+function Who({ id, name }: { id: string; name: string | undefined }) {
+  if (!name) return <code className="id">{id}</code>;
+  return <span title={id}>{name}</span>;
 }

@@ -5,6 +5,7 @@ import { Loading } from '../../components/Loading';
 import { ProblemMessage } from '../../components/ProblemMessage';
 import { dateTime } from '../../components/time';
 import './projects.css';
+import { CardTable } from '../../components/CardTable';
 
 /** The workspace's projects, each opening its workflow: contracts, intents, artifact schemas, invocations. */
 export function ProjectsPage() {
@@ -22,7 +23,7 @@ export function ProjectsPage() {
       <ProblemMessage error={projects.error} context="Projects could not be loaded" />
       {projects.data && projects.data.length === 0 && <p>No projects yet.</p>}
       {projects.data && projects.data.length > 0 && (
-        <table>
+        <CardTable>
           <caption className="visually-hidden">Projects of {workspace.name}</caption>
           <thead>
             <tr>
@@ -56,7 +57,7 @@ export function ProjectsPage() {
               </tr>
             ))}
           </tbody>
-        </table>
+        </CardTable>
       )}
     </section>
   );

@@ -7,6 +7,8 @@
  * last word and its field errors are shown too.
  */
 
+import { describePattern } from './pattern-words';
+
 export type JsonSchema = boolean | { [keyword: string]: unknown };
 
 export interface SchemaError {
@@ -81,7 +83,7 @@ function walk(value: unknown, schema: JsonSchema, path: string, w: Walk): void {
     if (typeof s.maxLength === 'number' && characters(value) > s.maxLength)
       fail(`must have at most ${s.maxLength} characters`);
     if (typeof s.pattern === 'string' && !new RegExp(s.pattern, 'u').test(value))
-      fail(`must match the pattern ${s.pattern}`);
+      fail(`must ${describePattern(s.pattern)}`);
   }
   if (typeof value === 'number') {
     if (typeof s.minimum === 'number' && value < s.minimum) fail(`must be at least ${s.minimum}`);

@@ -87,7 +87,8 @@ export function ChatPanel({ consoleUrl, tickets }: { consoleUrl: string; tickets
   return (
     <section aria-labelledby="chat-title" className="console-panel">
       <h3 id="chat-title">Chat</h3>
-      <ol className="chat-log" aria-live="polite" aria-label="Conversation">
+      {/* A scrolling list: focusable, so the keyboard can scroll back through the conversation. */}
+      <ol className="chat-log" aria-live="polite" aria-label="Conversation" tabIndex={0}>
         {messages.length === 0 && <li className="muted">No messages yet.</li>}
         {messages.map((m) => (
           <li key={m.seq} className={`chat-message chat-${m.author.kind}`}>

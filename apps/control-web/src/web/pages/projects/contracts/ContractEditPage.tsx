@@ -313,7 +313,7 @@ function ContractEditor({
       {shown('form') && <p className="field-error">{shown('form')!.join('; ')}</p>}
       {submitted && errors.length > 0 && (
         <p className="field-error" role="alert">
-          {errors.length === 1 ? 'One field needs' : `${errors.length} fields need`} attention before saving.
+          {attentionSummary(byField)}
         </p>
       )}
       <ProblemMessage error={serverError} context="The Workflow API refused the contract" />
@@ -326,4 +326,17 @@ function ContractEditor({
       )}
     </form>
   );
+}
+
+/**
+ * The form's summary of what to fix: the number of fields marked (each field once, however many rules it
+ * breaks), and the form-wide problem when there is one.
+ */
+function attentionSummary(byField: Map<string, string[]>): string {
+  const marked = [...byField.keys()].filter((field) => field !== 'form').length;
+  const parts: string[] = [];
+  if (marked === 1) parts.push('One field needs attention before saving: it is marked below.');
+  if (marked > 1) parts.push(`${marked} fields need attention before saving: each is marked below.`);
+  if (byField.has('form')) parts.push('The contract as a whole needs a change, described below the stages.');
+  return parts.join(' ');
 }

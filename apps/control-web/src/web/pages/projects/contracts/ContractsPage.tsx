@@ -9,6 +9,7 @@ import { ProblemMessage } from '../../../components/ProblemMessage';
 import { ago } from '../../../components/time';
 import { ProjectFrame, useCanEdit, useProjectBase, useProjectId } from '../project';
 import type { Contract } from './contract-form';
+import { CardTable } from '../../../components/CardTable';
 
 /** The project's contracts (retired ones on request), with create, edit, retire and reactivate. */
 export function ContractsPage() {
@@ -64,7 +65,7 @@ export function ContractsPage() {
         <p>No contracts yet. A contract routes matching intents to one versioned template.</p>
       )}
       {contracts.data && contracts.data.length > 0 && (
-        <table>
+        <CardTable wide>
           <caption className="visually-hidden">Contracts of the project</caption>
           <thead>
             <tr>
@@ -128,7 +129,7 @@ export function ContractsPage() {
               </tr>
             ))}
           </tbody>
-        </table>
+        </CardTable>
       )}
       <ConfirmDialog
         open={retiring !== undefined}

@@ -1,4 +1,5 @@
 import type { WorkflowApi } from '@svc/sdk';
+import { CardTable } from '../../../components/CardTable';
 
 type ResolveResult = WorkflowApi.components['schemas']['ContractsResolveResult'];
 
@@ -41,7 +42,7 @@ export function Explanation({ result }: { result: ResolveResult }) {
         not match.
       </p>
       {x.candidates.length > 0 && (
-        <table className="candidates">
+        <CardTable className="candidates">
           <caption className="visually-hidden">Contracts considered</caption>
           <thead>
             <tr>
@@ -75,7 +76,7 @@ export function Explanation({ result }: { result: ResolveResult }) {
               </tr>
             ))}
           </tbody>
-        </table>
+        </CardTable>
       )}
       {x.assistance && (
         <div className="assistance">

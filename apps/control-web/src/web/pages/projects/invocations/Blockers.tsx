@@ -1,4 +1,6 @@
+import type { ReactNode } from 'react';
 import type { WorkflowApi } from '@svc/sdk';
+import { RichText } from '../../../components/RichText';
 
 type Blocker = WorkflowApi.components['schemas']['InvocationsBlocker'];
 
@@ -8,6 +10,20 @@ const CATEGORY: Record<Blocker['category'], string> = {
   runtime_endpoints: 'Runtime',
   spawn_policy: 'Spawn policy',
   infrastructure_health: 'Infrastructure',
+};
+
+/**
+ * What a person does about a blocker here, where the API's own advice speaks to API callers (headers and
+ * request fields); other blockers keep the API's words.
+ */
+const ADVICE: Partial<Record<string, ReactNode>> = {
+  no_contract_matched: (
+    <>
+      Create a contract whose intent phrases appear in this intent (Contracts, then New contract), or make one
+      contract the fallback that takes any intent; then try the intent again. An invocation that matched
+      nothing cannot launch: try the intent again once a contract matches.
+    </>
+  ),
 };
 
 /** Typed blockers (preflight's, or what holds an invocation), each with what to do about it. */
@@ -29,9 +45,12 @@ export function Blockers({ blockers }: { blockers: readonly Blocker[] }) {
               </>
             )}
           </p>
-          <p>{b.message}</p>
+          <p>
+            <RichText text={b.message} />
+          </p>
           <p className="recommended">
-            <span className="label">Recommended action:</span> {b.recommended_action}
+            <span className="label">Recommended action:</span>{' '}
+            {ADVICE[b.code] ?? <RichText text={b.recommended_action} />}
           </p>
         </li>
       ))}

@@ -7,6 +7,7 @@ import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
 import { ago, dateTime } from '../../../components/time';
 import { useCanEdit, useProjectId } from '../project';
+import { CardTable } from '../../../components/CardTable';
 
 type Delivery = WorkflowApi.components['schemas']['Delivery'];
 
@@ -38,7 +39,7 @@ export function Deliveries({ invocationId, live }: { invocationId: string; live:
         </p>
       )}
       {deliveries.data && deliveries.data.length > 0 && (
-        <table className="deliveries">
+        <CardTable wide className="deliveries">
           <caption className="visually-hidden">Deliveries of the invocation</caption>
           <thead>
             <tr>
@@ -61,7 +62,7 @@ export function Deliveries({ invocationId, live }: { invocationId: string; live:
               />
             ))}
           </tbody>
-        </table>
+        </CardTable>
       )}
     </>
   );
@@ -155,7 +156,7 @@ function DeliveryDetail({
       {detail.loading && !detail.data && <Loading what="Loading attempts" />}
       <ProblemMessage error={detail.error} context="The delivery could not be loaded" />
       {detail.data && (
-        <table>
+        <CardTable wide>
           <caption>
             Attempts of delivery <code>{deliveryId}</code>
           </caption>
@@ -181,7 +182,7 @@ function DeliveryDetail({
               </tr>
             ))}
           </tbody>
-        </table>
+        </CardTable>
       )}
       {canEdit && (
         <p>

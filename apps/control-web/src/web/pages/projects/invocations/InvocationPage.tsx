@@ -30,6 +30,8 @@ export function InvocationPage() {
   const { workflow } = useClients();
   const [terminal, setTerminal] = useState(false);
   const [cancelling, setCancelling] = useState(false);
+  const [launching, setLaunching] = useState(false);
+  const [launchError, setLaunchError] = useState<unknown>(undefined);
   const [reason, setReason] = useState('');
   const invocation = usePolling(
     async (signal) => {
@@ -71,12 +73,34 @@ export function InvocationPage() {
                 {terminal ? 'Final state.' : `Live · updated ${ago(invocation.updatedAt ?? null)}`}
               </span>
             </p>
+            {canEdit && (inv.state === 'received' || inv.state === 'blocked') && inv.route.matched && (
+              <button
+                type="button"
+                className="button-primary"
+                disabled={launching}
+                onClick={() => {
+                  setLaunching(true);
+                  setLaunchError(undefined);
+                  void workflow.raw
+                    .POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch', {
+                      params: { path: { projectId, invocationId: invocationId! } },
+                    })
+                    .then(unwrap)
+                    .then(() => invocation.reload())
+                    .catch(setLaunchError)
+                    .finally(() => setLaunching(false));
+                }}
+              >
+                {launching ? 'Launching…' : inv.state === 'blocked' ? 'Launch again' : 'Launch'}
+              </button>
+            )}
             {canEdit && !terminal && (
               <button type="button" className="button-danger" onClick={() => setCancelling(true)}>
                 Cancel invocation
               </button>
             )}
           </div>
+          <ProblemMessage error={launchError} context="The invocation was not launched" />
           <dl className="facts">
             <dt>Invocation</dt>
             <dd>
@@ -131,7 +155,11 @@ export function InvocationPage() {
           ) : (
             <p className="muted">
               {inv.state === 'received'
-                ? 'Not launched yet: the stages appear once the run starts.'
+                ? inv.route.matched
+                  ? canEdit
+                    ? 'Not launched yet: launch it to start its stages.'
+                    : 'Not launched yet: the stages appear once someone launches it.'
+                  : 'No contract matched its intent, so it cannot launch: try the intent again once a contract matches.'
                 : inv.state === 'awaiting_approval'
                   ? 'The stages start once the run is approved.'
                   : 'No stages have started.'}

@@ -8,6 +8,7 @@ import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
 import { ago } from '../../../components/time';
 import { ProjectFrame, useProjectBase, useProjectId } from '../project';
+import { CardTable } from '../../../components/CardTable';
 
 type Schemas = WorkflowApi.components['schemas'];
 type State = Schemas['InvocationsState'];
@@ -139,7 +140,7 @@ export function InvocationsPage() {
         </p>
       )}
       {list.data && list.data.items.length > 0 && (
-        <table>
+        <CardTable>
           <caption className="visually-hidden">Invocations, newest first</caption>
           <thead>
             <tr>
@@ -154,7 +155,9 @@ export function InvocationsPage() {
             {list.data.items.map((inv) => (
               <tr key={inv.invocation_id}>
                 <td>
-                  <Link to={`${base}/invocations/${inv.invocation_id}`}>{inv.intent}</Link>
+                  <Link to={`${base}/invocations/${inv.invocation_id}`}>
+                    {inv.intent.trim() ? inv.intent : <span className="muted">(no intent text) Open</span>}
+                  </Link>
                   <div className="muted small">
                     <code>{inv.invocation_id}</code>
                   </div>
@@ -184,7 +187,7 @@ export function InvocationsPage() {
               </tr>
             ))}
           </tbody>
-        </table>
+        </CardTable>
       )}
       {list.data?.more && (
         <p>

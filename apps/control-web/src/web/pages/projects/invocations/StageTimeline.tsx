@@ -33,7 +33,8 @@ export function StageTimeline({
 
   return (
     <figure className="timeline">
-      <div className="timeline-scroll">
+      {/* Scrolls sideways on narrow screens: focusable, so the keyboard can scroll it too. */}
+      <div className="timeline-scroll" tabIndex={0} role="group" aria-label="Stage timeline drawing">
         <svg
           role="img"
           aria-labelledby="timeline-title timeline-desc"

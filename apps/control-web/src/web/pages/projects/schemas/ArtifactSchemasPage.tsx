@@ -14,6 +14,7 @@ import { dateTime } from '../../../components/time';
 import { ProjectFrame, useProjectId } from '../project';
 import { checkSchema } from '../schema-check';
 import type { JsonSchema } from '../schema-check';
+import { CardTable } from '../../../components/CardTable';
 
 type Summary = WorkflowApi.components['schemas']['ArtifactSchemaSummary'];
 const components = (workflowDocument.components ?? {}) as { schemas?: Record<string, JsonSchema> };
@@ -48,7 +49,7 @@ export function ArtifactSchemasPage() {
       <ProblemMessage error={list.error} context="Schemas could not be loaded" />
       {list.data && list.data.length === 0 && <p>No schema registered in this project yet.</p>}
       {sorted.length > 0 && (
-        <table>
+        <CardTable>
           <caption className="visually-hidden">Artifact schema versions</caption>
           <thead>
             <tr>
@@ -71,7 +72,7 @@ export function ArtifactSchemasPage() {
               />
             ))}
           </tbody>
-        </table>
+        </CardTable>
       )}
       <ConfirmDialog
         open={deprecating !== undefined}
