@@ -55,16 +55,6 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
       for (const line of planLines(plan)) this.log(line);
       return plan;
     }
-    const json = this.jsonEnabled();
-    const log = (line: string) => {
-      const stamped = `${new Date().toISOString()} ${line}\n`;
-      try {
-        if (json) process.stderr.write(stamped);
-        else process.stdout.write(stamped);
-      } catch {
-        // the terminal is gone
-      }
-    };
     return runRuntimeHost({
       profile: this.flags.profile,
       stateDir: this.store().paths.state_dir,
@@ -73,7 +63,7 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
       cliVersion: this.config.version,
       clientName: this.clientName(),
       env: process.env,
-      log,
+      logTo: this.jsonEnabled() ? 'stderr' : 'stdout',
       progress: (label, work) => this.progress(label, work),
     });
   }
