@@ -5,7 +5,7 @@ import { eventually } from '@svc/testing';
 import { writeAgentState } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import type { ConfigPaths } from '../src/domain/config-paths';
-import { processStartTime } from '../src/data/child-registry';
+import { processStartTime } from '@svc/service-kit/child-registry';
 import { startSvc, stopSvc } from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';

@@ -11,7 +11,7 @@ import { readServiceReadiness, sendHeartbeat } from '../../data/runtime-heartbea
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
-import { ChildRegistry, stopLeftoverChildren } from '../../data/child-registry';
+import { ChildRegistry, stopLeftoverChildren } from '@svc/service-kit/child-registry';
 import { TunnelConnector } from '../../data/tunnel-connector';
 import { watchTerminalOutput } from '../../data/terminal-output';
 import { post } from '../../data/local-service-probe';
