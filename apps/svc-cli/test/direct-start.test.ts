@@ -11,6 +11,7 @@ import type { HubAgent, StackHost } from './support/stack';
 import type { AskAgentResult } from '../src/use-cases/agents/ask-agent';
 import type { ListAgentInboxResult } from '../src/use-cases/agents/list-agent-inbox';
 import type { ListAgentsResult } from '../src/use-cases/agents/list-agents';
+import type { InternalStatus } from '../src/use-cases/runtime/read-internal-status';
 import type { StartAgentResult } from '../src/use-cases/agents/start-agent';
 import type { StopAgentResult } from '../src/use-cases/agents/stop-agent';
 
@@ -610,6 +611,46 @@ describe('with svc runtime up', () => {
     const listed = await ok<ListAgentsResult>(['list']);
     expect(listed.agents.find((a) => a.name === 'stale')!.process!.state).toBe('running');
     await ok<StopAgentResult>(['stop', 'stale']);
+  });
+
+  it('when the runtime was killed with its agent running and comes up again, then an immediate svc start marks the gone instance stopped at the hub and starts it', async () => {
+    const first = await ok<StartAgentResult>([
+      'start',
+      '--name',
+      'phoenix',
+      '--project',
+      'DS',
+      '--model',
+      'local/echo',
+    ]);
+    runtime!.child.kill('SIGKILL');
+    await runtime!.exited;
+    runtime = startSvc(['runtime', 'up'], home, { SVC_CONFIG_DIR: configDir, ...hostEnv });
+    const pid = runtime.child.pid;
+    await eventually(
+      async () => {
+        const status = await svc(['internal', 'status', '--json']);
+        const doc = status.code === 0 ? jsonOf<InternalStatus>(status).result : undefined;
+        return doc?.runtime.pid === pid && doc?.runtime.heartbeat.last_ok_at !== null;
+      },
+      90_000,
+      'the new runtime up and heartbeating',
+      { describe: runtimeOutput },
+    );
+    // The new runtime stopped the agent the killed one left; the hub still counts it running (fresh heartbeat).
+    expect(isAlive(first.pid!)).toBe(false);
+    const before = await stack.agent(first.agent_id);
+    expect(before.status).not.toBe('offline');
+    expect(Date.now() - Date.parse(before.last_heartbeat_at!)).toBeLessThan(80_000);
+
+    const again = await ok<StartAgentResult>(['start', '--name', 'phoenix']);
+
+    expect(again).toMatchObject({ agent_id: first.agent_id, registered: false });
+    expect(again.pid).not.toBe(first.pid);
+    const stops = await stack.audit({ action: 'agent.stopped', target_id: first.agent_id });
+    expect(stops).toHaveLength(1);
+    expect((await stack.agent(first.agent_id)).status).not.toBe('offline');
+    await ok<StopAgentResult>(['stop', 'phoenix']);
   });
 });
 

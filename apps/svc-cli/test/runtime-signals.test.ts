@@ -5,7 +5,7 @@ import { eventually } from '@svc/testing';
 import { writeAgentState } from '../src/data/agent-state';
 import { controlSocketPath, createRuntimeControlClient } from '../src/data/runtime-control-client';
 import type { ConfigPaths } from '../src/domain/config-paths';
-import { processStartTime } from '../src/data/child-registry';
+import { processStartTime } from '@svc/service-kit/child-registry';
 import { startSvc, stopSvc } from './support/cli';
 import type { SvcProcess } from './support/cli';
 import { HubStack, tempProfile } from './support/stack';
@@ -14,6 +14,28 @@ import { HubStack, tempProfile } from './support/stack';
  * How `svc runtime up` starts over stale files and ends: SIGINT (Ctrl-C) with `--json` prints one summary
  * document, SIGHUP (the terminal went away) stops it cleanly too.
  */
+/** CPU seconds the process used so far (user + system, from /proc); undefined once it is gone. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds a process used after `before`, read until it exits (or for at most 30 s). */
+async function cpuUsedUntilExit(proc: SvcProcess, before: number): Promise<number> {
+  let last = before;
+  const deadline = Date.now() + 30_000;
+  while (proc.running() && Date.now() < deadline) {
+    last = cpuSeconds(proc.child.pid!) ?? last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return last - before;
+}
+
 describe('svc runtime up start and stop', () => {
   jest.setTimeout(180_000);
 
@@ -111,6 +133,50 @@ describe('svc runtime up start and stop', () => {
     expect(await runtime.exited).toBe(0);
     expect(runtime.output()).toContain('runtime stopped');
     expect(fs.existsSync(controlSocketPath(paths.state_dir))).toBe(false);
+    expect(fs.existsSync(path.join(paths.state_dir, 'runtime.pid'))).toBe(false);
+  });
+
+  /** Its relay and router pids once ready, and a check of how many of them still run (zombies excluded). */
+  const childrenOf = async (proc: SvcProcess) => {
+    const status = await ready(proc);
+    const pids = [status.relay.pid!, status.console_router.pid!];
+    const running = async () =>
+      (await Promise.all(pids.map(async (pid) => (await processStartTime(pid)) !== null))).filter(Boolean)
+        .length;
+    return { pids, running };
+  };
+  const exitsWithin = (proc: SvcProcess, ms: number) =>
+    Promise.race([proc.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), ms))]);
+
+  it('when its stdout is a pipe nobody reads any more and then SIGTERM comes, then it stops cleanly within its grace period without spinning', async () => {
+    runtime = startSvc(['runtime', 'up'], home);
+    const { running } = await childrenOf(runtime);
+    // The reader goes away (a terminal closed, a launcher killed): every later write fails with EPIPE.
+    runtime.child.stdout!.destroy();
+    const cpuBefore = cpuSeconds(runtime.child.pid!)!;
+
+    runtime.child.kill('SIGTERM');
+
+    // A process looping on EPIPE burns about a CPU second per second; a clean stop takes a fraction of one.
+    expect(await cpuUsedUntilExit(runtime, cpuBefore)).toBeLessThan(3);
+    // Its own stop: agents, router and relay, each within the 10 s grace period, and a last heartbeat.
+    expect(await exitsWithin(runtime, 25_000)).toBe(0);
+    expect(await running()).toBe(0);
+    expect(fs.existsSync(controlSocketPath(paths.state_dir))).toBe(false);
+    expect(fs.existsSync(path.join(paths.state_dir, 'children.json'))).toBe(false);
+  });
+
+  it('when its stdout is a pipe nobody reads any more and it has something to say, then it stops as if its terminal had gone away', async () => {
+    runtime = startSvc(['runtime', 'up'], home);
+    const { pids, running } = await childrenOf(runtime);
+    runtime.child.stdout!.destroy();
+
+    // The relay crashes: the runtime writes that it starts it again, the write fails, and the runtime stops.
+    process.kill(pids[0]!, 'SIGKILL');
+
+    expect(await exitsWithin(runtime, 25_000)).toBe(0);
+    expect(await running()).toBe(0);
+    expect(fs.existsSync(path.join(paths.state_dir, 'children.json'))).toBe(false);
     expect(fs.existsSync(path.join(paths.state_dir, 'runtime.pid'))).toBe(false);
   });
 

@@ -6,7 +6,29 @@ import { startStack } from './stack';
 const env = process.env;
 const repoRoot = path.resolve(__dirname, '..', '..', '..');
 const port = (name: string, fallback: number) => Number(env[name] ?? fallback);
-const write = (line: string) => process.stdout.write(`${line}\n`);
+/**
+ * Once stdout or stderr fails (its terminal closed, the pipe's reader gone), nothing more is written there and
+ * the stack stops as on SIGHUP; a write that failed again and again would only spin.
+ */
+const open = { stdout: true, stderr: true };
+let onOutputGone: () => void = () => undefined;
+for (const name of ['stdout', 'stderr'] as const) {
+  process[name].on('error', () => {
+    if (!open[name]) return;
+    open[name] = false;
+    onOutputGone();
+  });
+}
+const writeTo = (name: 'stdout' | 'stderr', line: string) => {
+  if (!open[name]) return;
+  try {
+    process[name].write(`${line}\n`);
+  } catch {
+    open[name] = false;
+    onOutputGone();
+  }
+};
+const write = (line: string) => writeTo('stdout', line);
 
 async function main(): Promise<void> {
   const stack = await startStack({
@@ -64,16 +86,19 @@ async function main(): Promise<void> {
     );
     process.exit(unclean.length === 0 ? code : 1);
   };
-  process.on('SIGINT', () => void stop(0));
-  process.on('SIGTERM', () => void stop(0));
+  // SIGHUP and a failed write: the terminal went away (the services run in process groups of their own, so
+  // only the launcher hears it) — every service is stopped as on Ctrl-C.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
+  onOutputGone = () => void stop(0);
+  if (!open.stdout || !open.stderr) void stop(0);
   const failure = await stack.failed;
   if (stopping) return;
-  process.stderr.write(`dev-stack: ${failure}; stopping the others\n`);
+  writeTo('stderr', `dev-stack: ${failure}; stopping the others`);
   await stop(1);
 }
 
 main().catch((error: unknown) => {
   const message = error instanceof PreflightError ? error.message : `dev-stack: ${(error as Error).message}`;
-  process.stderr.write(`${message.split('\n')[0]}\n`);
+  writeTo('stderr', message.split('\n')[0]!);
   process.exit(1);
 });

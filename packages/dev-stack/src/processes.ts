@@ -1,3 +1,4 @@
+import type { ChildRegistry } from '@svc/service-kit/child-registry';
 import { runBuiltEntryPoint, startBuiltEntryPoint } from '@svc/testing';
 import type { NodeProcess } from '@svc/testing';
 
@@ -42,13 +43,16 @@ export const SERVICE_MEMORY_ENV = {
 /**
  * The stack's child processes (started with `@svc/testing`'s process helpers): each line they print is
  * prefixed with their name; stopping sends SIGTERM to all, waits for them, and SIGKILLs what is left after the
- * grace period.
+ * grace period. Each child is recorded in the registry (`<state>/children.json`) while it runs, so that the
+ * next start stops what a stack that was killed left behind.
  */
 export class ProcessGroup {
   private readonly processes: ManagedProcess[] = [];
   private stopping = false;
 
-  constructor(private readonly options: { rawLogs: boolean; write: (line: string) => void }) {}
+  constructor(
+    private readonly options: { rawLogs: boolean; write: (line: string) => void; registry: ChildRegistry },
+  ) {}
 
   start(
     name: string,
@@ -75,9 +79,12 @@ export class ProcessGroup {
       },
     );
     const managed: ManagedProcess = { name, process: child, exitCode: undefined, stopped: false };
+    const pid = child.child.pid;
+    const recorded = pid === undefined ? Promise.resolve() : this.options.registry.add(name, pid);
     void child.exited.then((code) => {
       managed.exitCode = code;
       if (!this.stopping && !managed.stopped) onUnexpectedExit(name, code);
+      if (pid !== undefined) void recorded.then(() => this.options.registry.remove(pid));
     });
     this.processes.push(managed);
     return managed;
@@ -114,5 +121,7 @@ export class ProcessGroup {
         await p.process.exited;
       }),
     );
+    // Every child has exited: nothing is left for a next start to stop.
+    await this.options.registry.clear();
   }
 }

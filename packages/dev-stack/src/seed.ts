@@ -125,3 +125,32 @@ async function keyStillWorks(input: SeedInput, key: string): Promise<boolean> {
   const answer = unwrap(await internal.POST('/internal/v1/api-keys/introspect', { body: { key } }));
   return answer.active && answer.workspace_id === input.workspace.id;
 }
+
+/**
+ * Marks the development agent stopped at the hub as the workspace's participant (a fresh sign-in): the stop
+ * path when `svc stop` could not, e.g. because the host's runtime key was revoked or superseded by another
+ * pull. Resolves with the agent's status afterwards, or `absent` when no agent has that name.
+ */
+export async function stopAgentAsParticipant(input: {
+  hubUrl: string;
+  workspace: string;
+  email: string;
+  password: string;
+  agentName: string;
+}): Promise<string> {
+  const anonymous = createHubClient({ baseUrl: input.hubUrl, clientName: 'dev-stack' });
+  const session = unwrap(
+    await anonymous.POST('/api/v1/auth/login', { body: { email: input.email, password: input.password } }),
+  );
+  const hub = createHubClient({ baseUrl: input.hubUrl, token: session.token, clientName: 'dev-stack' });
+  const agents = unwrap(
+    await hub.GET('/api/v1/workspaces/{workspace}/agents', {
+      params: { path: { workspace: input.workspace } },
+    }),
+  );
+  const agent = agents.find((a) => a.name === input.agentName);
+  if (!agent) return 'absent';
+  if (agent.status === 'offline' || agent.status === 'evicted') return agent.status;
+  return unwrap(await hub.POST('/api/v1/agents/{agentId}/stop', { params: { path: { agentId: agent.id } } }))
+    .status;
+}

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { withDatabase } from '@svc/db-kit';
+import { ChildRegistry, stopLeftoverChildren } from '@svc/service-kit/child-registry';
 import { sleep, waitUntilReady } from '@svc/testing';
 import { checkDatabaseSecrets, markDatabaseSecrets, secretsMark } from './database-secrets';
-import { loadOrCreateSecrets, readJson, writePrivateJson } from './state';
+import { acquireStackLock, loadOrCreateSecrets, readJson, writePrivateJson } from './state';
 import type { DevStackFile } from './state';
 import {
   DEV_AGENT_CAPABILITIES,
@@ -16,7 +17,7 @@ import {
 import { checkPostgres, checkRedisServer } from './preflight';
 import { ProcessGroup } from './processes';
 import type { ManagedProcess } from './processes';
-import { seedWorkspace } from './seed';
+import { seedWorkspace, stopAgentAsParticipant } from './seed';
 
 export interface StackOptions {
   repoRoot: string;
@@ -63,6 +64,23 @@ export interface RunningStack {
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   await checkPostgres(withDatabase(options.databaseServerUrl, 'postgres'));
   await checkRedisServer(options.redisUrl);
+  const releaseLock = await acquireStackLock(options.stateDir);
+  try {
+    return await startLocked(options, releaseLock);
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+}
+
+async function startLocked(options: StackOptions, releaseLock: () => void): Promise<RunningStack> {
+  // What a stack that was killed (kill -9, its terminal closed) left running goes first: it would hold the
+  // ports. The last started stops first: `svc runtime up` marks its agents stopped while the hub still runs.
+  const childrenFile = path.join(options.stateDir, 'children.json');
+  await stopLeftoverChildren(childrenFile, 30_000, (line) => options.write(`[dev-stack]        ${line}`), {
+    by: 'a development stack',
+    order: 'last-first',
+  });
 
   const secrets = loadOrCreateSecrets(options.stateDir);
   const databases = [options.hubDatabase, options.workflowDatabase];
@@ -87,7 +105,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   };
   const hubDb = withDatabase(options.databaseServerUrl, options.hubDatabase);
   const workflowDb = withDatabase(options.databaseServerUrl, options.workflowDatabase);
-  const group = new ProcessGroup({ rawLogs: options.rawLogs, write: options.write });
+  const group = new ProcessGroup({
+    rawLogs: options.rawLogs,
+    write: options.write,
+    registry: new ChildRegistry(childrenFile),
+  });
   let reportFailure: (message: string) => void = () => undefined;
   const failed = new Promise<string>((resolve) => (reportFailure = resolve));
   const onExit = (name: string, code: number | string) =>
@@ -98,20 +120,39 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   let svc: SvcCli | undefined;
   let runtime: ManagedProcess | undefined;
   let agentStarted = false;
+  let workspaceSlug: string | undefined;
   /**
    * The agent is stopped first with `svc stop` (process, hub state and local state, its id kept), while the
-   * runtime and the hub still run; then `svc runtime up` gets SIGTERM and stops the relay and router.
+   * runtime and the hub still run; when the hub refuses the host's runtime key (revoked, or superseded by
+   * another pull), the participant marks it stopped instead, so the next start finds it stopped. Then
+   * `svc runtime up` gets SIGTERM and stops the relay and router.
    */
   const stopAll = async () => {
     if (svc && agentStarted) {
-      await svc
-        .run(['stop', DEV_AGENT_NAME])
-        .catch((error: unknown) =>
-          options.write(`[dev-stack]        svc stop ${DEV_AGENT_NAME}: ${(error as Error).message}`),
+      await svc.run(['stop', DEV_AGENT_NAME]).catch(async (error: unknown) => {
+        options.write(`[dev-stack]        svc stop ${DEV_AGENT_NAME}: ${(error as Error).message}`);
+        if (!workspaceSlug) return;
+        await stopAgentAsParticipant({
+          hubUrl: urls.hub,
+          workspace: workspaceSlug,
+          email: options.adminEmail,
+          password: secrets.admin_password,
+          agentName: DEV_AGENT_NAME,
+        }).then(
+          (status) =>
+            options.write(
+              `[dev-stack]        ${DEV_AGENT_NAME} marked ${status} at the hub as the participant`,
+            ),
+          (failure: unknown) =>
+            options.write(
+              `[dev-stack]        ${DEV_AGENT_NAME} could not be marked stopped at the hub: ${(failure as Error).message}`,
+            ),
         );
+      });
     }
     if (runtime) await group.stop(runtime, 30_000);
     await group.stopAll();
+    releaseLock();
   };
 
   try {
@@ -134,6 +175,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         LOG_LEVEL: 'warn',
       }),
     ) as { workspace: { id: string; slug: string } };
+    workspaceSlug = bootstrapped.workspace.slug;
 
     const hub = group.start(
       'hub-api',

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { processStartTime } from '@svc/service-kit/child-registry';
+import { PreflightError } from './preflight';
 
 /**
  * Secrets of the local stack, made once and kept in `.svc/dev-secrets.json` (0600). The runtime host's own
@@ -65,4 +67,27 @@ export function loadOrCreateSecrets(stateDir: string): DevSecrets {
   };
   writePrivateJson(file, secrets);
   return secrets;
+}
+
+/**
+ * The launcher's own lock (`<state>/dev-stack.pid`: its pid and start time): a second `pnpm start` on the same
+ * state directory while one runs is refused, rather than stopping the running stack's services as leftovers.
+ * A file whose process is gone (or whose pid now belongs to another process) is taken over. Returns the release.
+ */
+export async function acquireStackLock(stateDir: string): Promise<() => void> {
+  const file = path.join(stateDir, 'dev-stack.pid');
+  const held = readJson<{ pid?: unknown; started?: unknown }>(file);
+  if (
+    held &&
+    typeof held.pid === 'number' &&
+    held.pid !== process.pid &&
+    typeof held.started === 'string' &&
+    (await processStartTime(held.pid)) === held.started
+  ) {
+    throw new PreflightError(
+      `A development stack already runs from ${stateDir} (pid ${held.pid}); stop it first (Ctrl-C in its terminal, or kill ${held.pid}), or set SVC_DEV_STATE_DIR for another one.`,
+    );
+  }
+  writePrivateJson(file, { pid: process.pid, started: await processStartTime(process.pid) });
+  return () => rmSync(file, { force: true });
 }

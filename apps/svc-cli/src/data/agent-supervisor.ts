@@ -4,7 +4,7 @@ import type { RuntimeControlApi } from '@svc/contracts';
 import { STALE_MODEL_EXIT_CODE } from '../domain/restart-policy';
 import type { RestartPolicy } from '../domain/restart-policy';
 import { agentDir, agentLogFile, agentRuntimeHome } from './agent-state';
-import type { ChildRegistry } from './child-registry';
+import type { ChildRegistry } from '@svc/service-kit/child-registry';
 import { ManagedProcess } from './managed-process';
 import { appendFileSync } from 'node:fs';
 import { ensureOwnerOnlyDir } from './secret-files';

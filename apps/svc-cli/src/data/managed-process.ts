@@ -3,8 +3,8 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { decideRestart, wantsRestart } from '../domain/restart-policy';
-import type { ChildRegistry } from './child-registry';
-import { signalProcessGroup } from './process-group';
+import { signalProcessGroup } from '@svc/service-kit/child-registry';
+import type { ChildRegistry } from '@svc/service-kit/child-registry';
 import type { FailureHistory, ProcessExit, RestartPolicy } from '../domain/restart-policy';
 import { ensureOwnerOnlyDir, SECRET_FILE_MODE } from './secret-files';
 

@@ -6,7 +6,7 @@ import { CLOUDFLARED_INSTALL_HINT, connectorArgv, connectorReady } from '../doma
 import { redactText } from '../domain/redact';
 import { ManagedProcess } from './managed-process';
 import { probe } from './local-service-probe';
-import type { ChildRegistry } from './child-registry';
+import type { ChildRegistry } from '@svc/service-kit/child-registry';
 import type { HeartbeatTunnel } from './runtime-heartbeat';
 import { allocateServePort } from './serve-port';
 import { writeSecretFile } from './secret-files';

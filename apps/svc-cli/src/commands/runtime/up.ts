@@ -58,16 +58,6 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
       for (const line of planLines(plan)) this.log(line);
       return plan;
     }
-    const json = this.jsonEnabled();
-    const log = (line: string) => {
-      const stamped = `${new Date().toISOString()} ${line}\n`;
-      try {
-        if (json) process.stderr.write(stamped);
-        else process.stdout.write(stamped);
-      } catch {
-        // the terminal is gone
-      }
-    };
     return runRuntimeHost({
       profile: this.flags.profile,
       stateDir: this.store().paths.state_dir,
@@ -76,7 +66,7 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
       cliVersion: this.config.version,
       clientName: this.clientName(),
       env: process.env,
-      log,
+      logTo: this.jsonEnabled() ? 'stderr' : 'stdout',
       progress: (label, work) => this.progress(label, work),
       // A key from the environment is the operator's to change; one from the profile follows re-pulls.
       keyProfile: process.env.SVC_WORKSPACE_API_KEY ? undefined : this.store(),

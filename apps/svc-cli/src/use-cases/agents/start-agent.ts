@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { ApiError, unwrap } from '@svc/contracts';
-import { agentLogFile, agentRuntimeHome, writeAgentState, clearAgentState } from '../../data/agent-state';
+import { agentLogFile, agentRuntimeHome, clearAgentState, readAgentState } from '../../data/agent-state';
+import { writeAgentState } from '../../data/agent-state';
 import type { AgentLocalState } from '../../data/agent-state';
 import { findAgentByName, findNetworkHost, listHostAgents } from '../../data/host-agents';
 import type { HubAgent } from '../../data/host-agents';
@@ -25,6 +26,7 @@ import {
   checkWorkdirRoot,
   runtimeNotRunning,
 } from '../../domain/direct-start-rules';
+import { countsOnNetworks, RUNNING_STATUSES } from '../../domain/agent-status';
 import { splitCommand } from '../../domain/split-command';
 import { requirePulledRuntime } from './host-context';
 import type { HostContext } from './host-context';
@@ -187,6 +189,10 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
     );
   }
 
+  // A previous instance this runtime does not run (local state here, or its process ended): the hub may count
+  // it running until its heartbeat goes stale; it is marked stopped there first (decision 67).
+  const previous = existing ? await readAgentState(stateDir, name) : undefined;
+  const previousGone = !!existing && (previous?.agent_id === existing.id || (!!supervised && !recovering));
   // The hub starts an agent only with a catalog model: refuse here rather than after registering it.
   const model = flags.model ?? existing?.model ?? undefined;
   if (!model) {
@@ -260,7 +266,7 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
         },
       }),
     );
-  if (recovering && ['online', 'idle', 'busy'].includes(agent.status)) {
+  if ((recovering || previousGone) && RUNNING_STATUSES.has(agent.status)) {
     unwrap(await hub.POST('/api/v1/agents/{agentId}/stop', { params: { path: { agentId: agent.id } } }));
   }
   const runningBefore = host.running_agents - (countsOnNetworks(agent) ? 1 : 0);
@@ -390,10 +396,4 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
       : null,
     verification,
   };
-}
-
-/** Whether the Networks view counts the agent now (running status and a heartbeat at most 90 s old). */
-function countsOnNetworks(agent: HubAgent): boolean {
-  if (!['online', 'idle', 'busy'].includes(agent.status) || !agent.last_heartbeat_at) return false;
-  return Date.now() - Date.parse(agent.last_heartbeat_at) <= 90_000;
 }

@@ -14,8 +14,9 @@ import { followRuntimeKey } from './follow-runtime-key';
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
-import { ChildRegistry, stopLeftoverChildren } from '../../data/child-registry';
+import { ChildRegistry, stopLeftoverChildren } from '@svc/service-kit/child-registry';
 import { TunnelConnector } from '../../data/tunnel-connector';
+import { watchTerminalOutput } from '../../data/terminal-output';
 import { post } from '../../data/local-service-probe';
 import { CliError } from '../../domain/cli-error';
 import {
@@ -36,8 +37,12 @@ export interface RunRuntimeHostInput {
   cliVersion: string;
   clientName: string;
   env: NodeJS.ProcessEnv;
-  /** One human line of the runtime's own output (never a secret). */
-  log: (line: string) => void;
+  /**
+   * Where the runtime's own lines go (never a secret), each stamped with the time: stdout, or stderr when stdout
+   * carries the `--json` summary. When a write to stdout or stderr fails (the terminal or the reader went away),
+   * nothing more is written there and the runtime stops as on SIGHUP.
+   */
+  logTo: 'stdout' | 'stderr';
   /** Shows a spinner around a wait. */
   progress: <R>(label: string, work: () => Promise<R>) => Promise<R>;
   /** How long to wait for the relay and the router to report ready before going on (not ready) anyway. */
@@ -108,7 +113,9 @@ async function runLocked(
   files: ReturnType<typeof runtimeStateFiles>,
   cleanups: Array<() => Promise<void>>,
 ): Promise<RuntimeRunSummary> {
-  const { identity, log } = input;
+  const { identity } = input;
+  const output = watchTerminalOutput();
+  const log = (line: string) => output.write(input.logTo, `${new Date().toISOString()} ${line}\n`);
   const startedAt = new Date().toISOString();
   // What a runtime that was killed left running goes first (it would hold the ports and answer for ours).
   await stopLeftoverChildren(files.children_file, STOP_GRACE_MS, log);
@@ -236,8 +243,9 @@ async function runLocked(
   cleanups.push(async () => {
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   });
-  // A terminal that goes away may close stdout before SIGHUP arrives; writes then fail with EPIPE.
-  process.stdout.on('error', () => onSignal('SIGHUP'));
+  // A terminal that goes away may close stdout before SIGHUP arrives (or never send it, to a process that is
+  // not in its foreground group): a failed write stops the runtime as SIGHUP does.
+  void output.gone.then(() => onSignal('SIGHUP'));
 
   for (const service of services) await service.start();
   log(`relay: pid ${relay.pid}, ${relaySpec.url}`);

@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { signalProcessGroup } from './process-group';
-import { writeSecretFile } from './secret-files';
+
+export { signalProcessGroup } from './process-group';
 
 const run = promisify(execFile);
 
-/** A child the runtime supervises, as recorded: its name, its pid (also its process group) and when it started. */
+/** A supervised child, as recorded: its name, its pid (also its process group) and when it started. */
 interface ChildRecord {
   name: string;
   pid: number;
@@ -49,11 +52,12 @@ function hasProc(): Promise<boolean> {
 }
 
 /**
- * The runtime's children on disk (`<state>/children.json`, 0600): each spawn of the relay, the console router,
- * the tunnel connector or an agent is recorded with its start time, each exit removes it, and a clean stop
- * removes the file. A runtime that was killed (SIGKILL, out of memory) cannot stop its children; the next
- * `svc runtime up` reads the file first and stops those still running (`stopLeftoverChildren`), so they do not
- * keep its ports, answer its readiness checks or serve consoles with nobody supervising them.
+ * A supervisor's children on disk (`<state>/children.json`, 0600, in an owner-only directory): each spawn is
+ * recorded with its start time, each exit removes it, and a clean stop removes the file. A supervisor that was
+ * killed (SIGKILL, out of memory, a closed terminal) cannot stop its children; the next start reads the file
+ * first and stops those still running (`stopLeftoverChildren`), so they do not keep its ports, answer its
+ * readiness checks or serve with nobody supervising them. `svc runtime up` records its relay, console router,
+ * tunnel connector and agents; the development stack (`pnpm start`) its services and `svc runtime up`.
  */
 export class ChildRegistry {
   private readonly children = new Map<number, ChildRecord>();
@@ -82,9 +86,34 @@ export class ChildRegistry {
   private save(): Promise<void> {
     const contents = JSON.stringify([...this.children.values()]);
     // One write at a time, in order; a failed write only loses the record (the runtime goes on).
-    this.saving = this.saving.then(() => writeSecretFile(this.file, contents)).catch(() => undefined);
+    this.saving = this.saving.then(() => writePrivateFile(this.file, contents)).catch(() => undefined);
     return this.saving;
   }
+}
+
+/** Writes through a 0600 temporary file renamed over `file`, in a directory created owner-only (0700). */
+async function writePrivateFile(file: string, contents: string): Promise<void> {
+  const dir = path.dirname(file);
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const temporary = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    await fs.writeFile(temporary, contents, { mode: 0o600, flag: 'wx' });
+    await fs.rename(temporary, file);
+  } catch (error) {
+    await fs.rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+export interface LeftoverOptions {
+  /** Who left them, for the log line (default `a runtime`). */
+  by?: string;
+  /**
+   * `together` (default): every child gets SIGTERM at once. `last-first`: one after the other, the last
+   * started first, each given the whole grace period — for children that need the earlier ones to stop
+   * cleanly (a runtime that reports its agents stopped to a hub started before it).
+   */
+  order?: 'together' | 'last-first';
 }
 
 function recordsOf(text: string): ChildRecord[] {
@@ -106,14 +135,16 @@ function recordsOf(text: string): ChildRecord[] {
 }
 
 /**
- * Stops the children a runtime that did not stop cleanly left running (see `ChildRegistry`): each recorded
+ * Stops the children a supervisor that did not stop cleanly left running (see `ChildRegistry`): each recorded
  * process that still runs with the recorded start time gets SIGTERM to its group, then SIGKILL after
- * `graceMs`; a pid now held by another process is left alone. Called with the profile's runtime lock held.
+ * `graceMs`; a pid now held by another process is left alone. Called before the new supervisor starts anything
+ * (with its lock held, when it has one).
  */
 export async function stopLeftoverChildren(
   file: string,
   graceMs: number,
   log: (line: string) => void,
+  options: LeftoverOptions = {},
 ): Promise<void> {
   let text: string;
   try {
@@ -124,12 +155,20 @@ export async function stopLeftoverChildren(
   const same = async (record: ChildRecord) => (await processStartTime(record.pid)) === record.started;
   const left: ChildRecord[] = [];
   for (const record of recordsOf(text)) if (await same(record)) left.push(record);
-  for (const record of left) signalProcessGroup(record.pid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  for (const record of left) {
-    while ((await same(record)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    if (await same(record)) signalProcessGroup(record.pid, 'SIGKILL');
-    log(`stopped the ${record.name} (pid ${record.pid}) left running by a runtime that did not stop`);
+  const by = options.by ?? 'a runtime';
+  const stop = async (records: ChildRecord[]) => {
+    for (const record of records) signalProcessGroup(record.pid, 'SIGTERM');
+    const deadline = Date.now() + graceMs;
+    for (const record of records) {
+      while ((await same(record)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      if (await same(record)) signalProcessGroup(record.pid, 'SIGKILL');
+      log(`stopped the ${record.name} (pid ${record.pid}) left running by ${by} that did not stop`);
+    }
+  };
+  if (options.order === 'last-first') {
+    for (const record of left.reverse()) await stop([record]);
+  } else {
+    await stop(left);
   }
   await fs.rm(file, { force: true });
 }

@@ -16,7 +16,7 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', (_code, signal) => resolve(signal));
   });
 
-describe('the runtime children registry', () => {
+describe('the children registry of a supervisor', () => {
   let dir: string;
   let file: string;
   const children: ChildProcess[] = [];
@@ -52,6 +52,32 @@ describe('the runtime children registry', () => {
     expect(lines).toEqual([
       `stopped the relay (pid ${relay.pid}) left running by a runtime that did not stop`,
       `stopped the agent a (pid ${agent.pid}) left running by a runtime that did not stop`,
+    ]);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
+  test('when they must stop last first, then each gets SIGTERM only after the one started after it has exited, and the line names who left them', async () => {
+    const registry = new ChildRegistry(file);
+    const hub = sleeper();
+    const runtime = sleeper();
+    children.push(hub, runtime);
+    await registry.add('hub-api', hub.pid!);
+    await registry.add('svc-runtime', runtime.pid!);
+    const order: string[] = [];
+    void exited(hub).then(() => order.push('hub-api'));
+    void exited(runtime).then(() => order.push('svc-runtime'));
+
+    const lines: string[] = [];
+    await stopLeftoverChildren(file, 5_000, (line) => lines.push(line), {
+      by: 'a development stack',
+      order: 'last-first',
+    });
+
+    await Promise.all([exited(hub), exited(runtime)]);
+    expect(order).toEqual(['svc-runtime', 'hub-api']);
+    expect(lines).toEqual([
+      `stopped the svc-runtime (pid ${runtime.pid}) left running by a development stack that did not stop`,
+      `stopped the hub-api (pid ${hub.pid}) left running by a development stack that did not stop`,
     ]);
     expect(fs.existsSync(file)).toBe(false);
   });
