@@ -10,5 +10,7 @@ export async function clearStageBlocker(
   actor: AgentActor,
   stageId: string,
 ): Promise<StageAssignmentRecord> {
-  return loadStageAssignment(deps.db, await claimOwnedStage(deps, actor, stageId));
+  const stage = await claimOwnedStage(deps, actor, stageId);
+  await deps.queue.announceInvocationChanges([stage.invocationId]);
+  return loadStageAssignment(deps.db, stage);
 }

@@ -41,6 +41,7 @@ export async function completeStage(
     });
     return done;
   });
+  await deps.queue.announceInvocationChanges([stage.invocationId]);
   await dispatchOutbox(deps.db, deps.queue, jobs);
   return loadStageAssignment(deps.db, stage);
 }
