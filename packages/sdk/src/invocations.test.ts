@@ -157,24 +157,6 @@ describe('launch, list, cancel and approval', () => {
     expect(requests[0]!.query.get('contract_id')).toBe('wfc_one');
   });
 
-  it('when a list is used as a Promise and collected, then it is a real Promise and toArray walks the pages up to its limit', async () => {
-    const item = (n: number) => ({ invocation_id: `inv_${n}` });
-    const { workflow, requests } = scripted({
-      [`GET /api/v1/projects/${PROJECT}/workflow/invocations`]: [
-        json(200, { data: [item(1), item(2)], next_cursor: 'c2' }),
-        json(200, { data: [item(3), item(4)], next_cursor: 'c3' }),
-        json(200, { data: [item(5)], next_cursor: null }),
-      ],
-    });
-    const listed = workflow.invocations.list({ limit: 2 });
-    expect(listed).toBeInstanceOf(Promise);
-    expect(typeof listed.catch).toBe('function');
-    const all = await listed.toArray({ limit: 3 });
-    expect(all.map((i) => i.invocation_id)).toEqual(['inv_1', 'inv_2', 'inv_3']);
-    expect(requests.map((r) => r.query.get('cursor'))).toEqual([null, 'c2']);
-    await expect(listed.toArray({ limit: 0 })).rejects.toMatchObject({ code: 'argument_invalid' });
-  });
-
   it('when a completed invocation is cancelled, then ConflictError invocation_terminal; the reason was sent', async () => {
     const { workflow, requests } = scripted({
       [`POST ${BASE}/cancel`]: [problem(409, 'invocation_terminal', { state: 'completed' })],
