@@ -14,6 +14,8 @@ import { createMemberDirectory } from './auth/member-directory';
 import { createProjectDirectory } from './auth/project-directory';
 import { stageGuard } from './auth/stage-guard';
 import { createAssignmentWaiter } from './data/assignment.waiter';
+import { createInvocationChangeWaiter } from './data/invocation-change.waiter';
+import type { InvocationChangeWaiter } from './data/invocation-change.waiter';
 import { createWorkflowAudit } from './data/audit.repository';
 import { createContractIndex } from './data/contract-index.cache';
 import { createDeliveryAttemptStore } from './data/delivery-attempts.batch';
@@ -124,6 +126,8 @@ export function createWorkflowDeps(
 export interface WorkflowService {
   app: Express;
   deps: WorkflowDeps;
+  /** The requests holding a read of an invocation (`?wait=`), by invocation. */
+  invocationWaits: InvocationChangeWaiter;
   /** Closes what the service opened itself (queue and subscriber connections); not the database or `redis`. */
   close(): Promise<void>;
 }
@@ -177,6 +181,15 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
     prefix,
     logger,
   });
+  // Requests holding a read of an invocation (`?wait=`) share one subscription, keyed by invocation.
+  const invocationWaits = createInvocationChangeWaiter({
+    subscriber: options.redis.duplicate({
+      lazyConnect: true,
+      connectionName: 'workflow-api-invocation-changes',
+    }),
+    prefix,
+    logger,
+  });
   const validators = createArtifactValidatorCache();
   if (options.metrics) {
     registerInvocationGauge(options.metrics.registry, { count: () => countInvocationsByState(deps), logger });
@@ -195,7 +208,7 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
             publicUrl: options.publicUrl,
           }),
           ...contractHandlers(deps),
-          ...invocationHandlers(deps, { validators, members }),
+          ...invocationHandlers(deps, { validators, members, invocationWaits }),
           ...preflightHandlers(deps),
           ...artifactSchemaHandlers(deps, validators),
           ...stageHandlers(deps, { waiter }),
@@ -214,8 +227,15 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
   return {
     app,
     deps,
+    invocationWaits,
     async close() {
-      await Promise.all([waiter.close(), queue.close(), deliveries.close(), notices.close()]);
+      await Promise.all([
+        waiter.close(),
+        invocationWaits.close(),
+        queue.close(),
+        deliveries.close(),
+        notices.close(),
+      ]);
       deps.deliveryAgents.close();
     },
   };

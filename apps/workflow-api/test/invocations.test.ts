@@ -351,6 +351,33 @@ describe('POST /workflow/invocations', () => {
     expect((await json(versionOnly)).code).toBe('workflow_template_key_required');
   });
 
+  test('when the intent is only whitespace, then invoke, preflight and resolve answer 400 intent_blank and nothing is stored', async () => {
+    const before = await s.database.prisma.invocation.count();
+    const resolveKey = await s.key(['workflow-contracts:read']);
+    for (const intent of [' ', '   \t\n ', '\u00a0\u2003']) {
+      const created = await post(project.id, { intent }, { 'idempotency-key': newKey() });
+      expect(created.status).toBe(400);
+      expect(created.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      const problem = (await created.json()) as { code: string; detail: string; errors: unknown[] };
+      expect(problem.code).toBe('intent_blank');
+      expect(problem.detail).toMatch(/blank/);
+      expect(problem.errors).toEqual([{ location: 'body/intent', message: expect.any(String) }]);
+      for (const path of ['preflight', 'resolve-intent']) {
+        const res = await fetch(`${s.url}/api/v1/projects/${project.id}/workflow/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': resolveKey },
+          body: JSON.stringify({ intent }),
+        });
+        expect([path, res.status, ((await res.json()) as { code: string }).code]).toEqual([
+          path,
+          400,
+          'intent_blank',
+        ]);
+      }
+    }
+    expect(await s.database.prisma.invocation.count()).toBe(before);
+  });
+
   test('when no contract matches, then the invocation is stored with an unmatched route', async () => {
     const res = await post(project.id, { intent: 'bake a cake' }, { 'Idempotency-Key': newKey() });
     expect(res.status).toBe(201);

@@ -129,6 +129,14 @@ describe('the five steps with a live reference agent', () => {
     }
     expect(done.latest_handoff?.stage_key).toBe('write');
     expect(done.attention).toBe('none');
+    // The envelope's provenance carries each completed stage's real completion time: the first stage's when
+    // its owner completed it, the final stage's at the publication that completed it.
+    expect(verified.provenance.stages.map((st) => st.completed_at)).toEqual(
+      done.stages.map((st) => st.completed_at),
+    );
+    for (const stage of verified.provenance.stages) {
+      expect(Date.parse(stage.completed_at ?? '')).toBeLessThanOrEqual(Date.parse(envelope.created_at));
+    }
     const fetched = await workflow.invocations.artifact(launched.invocation_id);
     expect(fetched).toEqual(envelope);
   });

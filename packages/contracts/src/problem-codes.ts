@@ -103,6 +103,14 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Correct each field named in `errors` to match the operation in the API reference (`/docs`).',
   },
   {
+    code: 'intent_blank',
+    status: [400],
+    title: 'The intent is blank',
+    meaning:
+      'The intent of a resolve, preflight or invoke request holds only whitespace, so there is nothing to match or run.',
+    fix: 'Send the request in words: an intent with at least one character that is not whitespace.',
+  },
+  {
     code: 'text_invalid',
     status: [400],
     title: 'Text with forbidden characters',

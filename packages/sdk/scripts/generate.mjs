@@ -3,6 +3,7 @@
 //   src/generated/hub.ts, src/generated/workflow.ts — openapi-typescript types of the PUBLIC documents only
 //                                                      (hub and workflow, with their fragments and shared parts)
 //   src/generated/version.ts                         — the package version (sent in User-Agent)
+//   src/generated/problem-codes.ts                   — the union of every public problem code
 //   src/generated/wire/*.ts                          — copies of packages/contracts/src/wire: the canonical JSON
 //                                                      and the Standard Webhooks format, which the platform's
 //                                                      signer and this SDK's verifier share byte for byte
@@ -48,6 +49,14 @@ async function main() {
     const ast = await openapiTS(doc, { alphabetize: false, rootTypes: false, defaultNonNullable: false });
     if (writeIfChanged(join(out, `${key}.ts`), fromDocuments + astToString(ast))) changed += 1;
   }
+  // Every problem code of the public services, as a union type (the contract's registry, not a copy of it).
+  const { PROBLEM_CODES } = require('@svc/contracts');
+  const codes = [...new Set(PROBLEM_CODES.map((c) => c.code))].sort();
+  const codesText =
+    `${header('the problem code registry of @svc/contracts')}` +
+    '/** Every `code` a problem+json of the public services can carry. */\n' +
+    `export type ProblemCode =\n${codes.map((c) => `  | ${JSON.stringify(c)}`).join('\n')};\n`;
+  if (writeIfChanged(join(out, 'problem-codes.ts'), codesText)) changed += 1;
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const versionText = `${fromDocuments}export const VERSION = ${JSON.stringify(version)};\n`;
   if (writeIfChanged(join(out, 'version.ts'), versionText)) changed += 1;

@@ -7,7 +7,7 @@ import createClient from 'openapi-fetch';
 import type { Client } from 'openapi-fetch';
 import { createTransport } from './core.js';
 import type { ClientOptions } from './core.js';
-import { WaitTimeoutError } from './errors.js';
+import { ArgumentError, WaitTimeoutError } from './errors.js';
 import type { paths as HubPaths } from './generated/hub.js';
 import type { paths } from './generated/workflow.js';
 import { deadlineSignal, signalOf, unwrap } from './request.js';
@@ -62,7 +62,7 @@ export class WorkflowAgent {
    * with a fresh presence are given stages: send it at start and then regularly (see {@link stayPresent}).
    */
   async presence(status: HubHeartbeatStatus = 'online', options?: RequestOptions): Promise<void> {
-    if (!this.hub) throw new TypeError('hubUrl is required for presence');
+    if (!this.hub) throw new ArgumentError('argument_invalid', 'hubUrl', 'hubUrl is required for presence');
     unwrap(await this.hub.POST('/api/v1/agents/me/heartbeat', { body: { status }, ...signalOf(options) }));
   }
 
@@ -103,7 +103,9 @@ export class WorkflowAgent {
     signal?: AbortSignal;
     filter?: (stage: StageAssignment) => boolean;
   }): Promise<StageAssignment> {
-    if (!(options.timeoutMs > 0)) throw new RangeError('timeoutMs is required and must be positive');
+    if (!(options.timeoutMs > 0)) {
+      throw new ArgumentError('argument_invalid', 'timeoutMs', 'timeoutMs is required and must be positive');
+    }
     const deadline = Date.now() + options.timeoutMs;
     const bound = deadlineSignal(
       options.signal,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import {
   APIConnectionError,
   APITimeoutError,
+  ArgumentError,
   AuthenticationError,
   ConflictError,
   IdempotencyError,
@@ -11,6 +12,7 @@ import {
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
+  SvcError,
   ValidationError,
   VERSION,
   Workflow,
@@ -134,12 +136,42 @@ describe('transport', () => {
     expect(seen[0]?.headers['x-correlation-id']).toBe('c-1');
   });
 
-  it('never retries a POST without an idempotency key (launch)', async () => {
+  it('retries launch and cancel, which the server makes idempotent, but no other write', async () => {
     handler = (_req, res) => json(res, 503, problem(503, 'unavailable'));
-    await expect(client({ maxRetries: 3 }).invocations.launch('inv_1')).rejects.toBeInstanceOf(
+    await expect(client({ maxRetries: 2 }).invocations.launch('inv_1')).rejects.toBeInstanceOf(
       InternalServerError,
     );
+    expect(seen).toHaveLength(3);
+    seen.length = 0;
+    await expect(client({ maxRetries: 1 }).invocations.cancel('inv_1')).rejects.toBeInstanceOf(
+      InternalServerError,
+    );
+    expect(seen).toHaveLength(2);
+    seen.length = 0;
+    await expect(
+      client({ maxRetries: 3 }).invocations.decideApproval('inv_1', { decision: 'approve' }),
+    ).rejects.toBeInstanceOf(InternalServerError);
     expect(seen).toHaveLength(1);
+  });
+
+  it('takes a call’s own timeout and retries over the client’s, and sends neither as a header', async () => {
+    handler = (_req, res) => json(res, 503, problem(503, 'unavailable'));
+    await expect(
+      client({ maxRetries: 0 }).invocations.get('inv_1', { maxRetries: 2 }),
+    ).rejects.toBeInstanceOf(InternalServerError);
+    expect(seen).toHaveLength(3);
+    expect(JSON.stringify(seen.map((r) => r.headers))).not.toMatch(/x-svc-sdk-call/);
+    seen.length = 0;
+    handler = (_req, res) => void setTimeout(() => json(res, 200, { data: INVOCATION }), 1500);
+    const slow = await client({ timeoutMs: 30_000, maxRetries: 0 })
+      .invocations.get('inv_1', { timeoutMs: 200 })
+      .catch((e: unknown) => e);
+    expect(slow).toBeInstanceOf(APITimeoutError);
+    expect(slow).toMatchObject({
+      code: 'timeout',
+      timeoutMs: 200,
+      host: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+    });
   });
 
   it('times out a slow answer with APITimeoutError, retrying reads first', async () => {
@@ -152,9 +184,31 @@ describe('transport', () => {
     expect(seen).toHaveLength(2);
   });
 
-  it('turns a refused connection into APIConnectionError', async () => {
-    const closed = new Workflow({ baseUrl: 'http://127.0.0.1:9', projectId: 'p', maxRetries: 0 });
-    await expect(closed.invocations.get('inv_1')).rejects.toBeInstanceOf(APIConnectionError);
+  it('turns a refused connection into APIConnectionError connection_refused naming the host', async () => {
+    const closed = new Workflow({ baseUrl: 'http://127.0.0.1:5498', projectId: 'p', maxRetries: 0 });
+    const error = await closed.invocations.get('inv_1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(APIConnectionError);
+    expect(error).toMatchObject({ code: 'connection_refused', host: '127.0.0.1:5498' });
+    expect((error as Error).message).toContain('127.0.0.1:5498');
+  });
+
+  it('turns a name that does not resolve into APIConnectionError dns_failed', async () => {
+    const nowhere = new Workflow({ baseUrl: 'http://svc-sdk.invalid', projectId: 'p', maxRetries: 0 });
+    const error = await nowhere.invocations.get('inv_1').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'dns_failed', host: 'svc-sdk.invalid' });
+  });
+
+  it('refuses a call without a project id with ArgumentError project_id_required, sending nothing', async () => {
+    const noProject = new Workflow({ baseUrl: `http://127.0.0.1:9` });
+    const error = await Promise.resolve()
+      .then(() => noProject.invocations.get('inv_1'))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ArgumentError);
+    expect(error).toBeInstanceOf(SvcError);
+    expect(error).toMatchObject({ code: 'project_id_required', argument: 'projectId' });
+    expect(() => new Workflow({ baseUrl: 'ftp://x' })).toThrow(
+      expect.objectContaining({ code: 'argument_invalid', argument: 'baseUrl' }),
+    );
   });
 
   it('aborts with the caller’s signal', async () => {

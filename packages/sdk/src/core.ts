@@ -4,9 +4,9 @@
  * that are safe to repeat: reads (GET, HEAD), and POSTs that carry an `Idempotency-Key`. Creating an
  * invocation always carries one: the caller's, or one generated here and reused by every retry.
  */
-import { APIConnectionError, APITimeoutError, parseRetryAfter } from './errors.js';
+import { APITimeoutError, ArgumentError, connectionErrorOf, parseRetryAfter } from './errors.js';
 import { VERSION } from './generated/version.js';
-import { sleep } from './request.js';
+import { CALL_RETRIES_HEADER, CALL_TIMEOUT_HEADER, sleep } from './request.js';
 import { randomId } from './web-crypto.js';
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -53,10 +53,27 @@ export function backoffDelay(retry: number): number {
 }
 
 const INVOCATION_CREATE = /\/api\/v1\/projects\/[^/]+\/workflow\/invocations\/?$/;
+/**
+ * Writes the server makes idempotent by themselves: a launch of a launched invocation only re-checks it, a
+ * cancel of a cancelled one answers it unchanged, and the same artifact published twice is a replay.
+ */
+const IDEMPOTENT_WRITES =
+  /\/api\/v1\/projects\/[^/]+\/workflow\/invocations\/[^/]+\/(launch|cancel|artifact)\/?$/;
 
-function isSafeToRepeat(method: string, headers: Headers): boolean {
+function isSafeToRepeat(method: string, headers: Headers, path: string): boolean {
   if (method === 'GET' || method === 'HEAD') return true;
-  return method === 'POST' && headers.has('idempotency-key');
+  if (method !== 'POST') return false;
+  if (INVOCATION_CREATE.test(path)) return headers.has('idempotency-key');
+  return IDEMPOTENT_WRITES.test(path);
+}
+
+/** A call's own timeout or retries (see `RequestOptions`), read from its private header and removed. */
+function callOption(headers: Headers, name: string): number | undefined {
+  const value = headers.get(name);
+  if (value === null) return undefined;
+  headers.delete(name);
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
 }
 
 function shouldRetry(status: number): boolean {
@@ -73,7 +90,7 @@ export interface Transport {
 /** The fetch that openapi-fetch is given: every request of a client goes through it. */
 export function createTransport(options: ClientOptions): Transport {
   if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
-    throw new TypeError('baseUrl must be an http(s) URL');
+    throw new ArgumentError('argument_invalid', 'baseUrl', 'baseUrl must be an http(s) URL');
   }
   if ((options.apiKey || options.token) && isBrowser() && !options.dangerouslyAllowBrowser) {
     throw new Error(
@@ -83,8 +100,12 @@ export function createTransport(options: ClientOptions): Transport {
   }
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-  if (!(timeoutMs > 0)) throw new RangeError('timeoutMs must be a positive number');
-  if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new RangeError('maxRetries must be 0 or more');
+  if (!(timeoutMs > 0)) {
+    throw new ArgumentError('argument_invalid', 'timeoutMs', 'timeoutMs must be a positive number');
+  }
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) {
+    throw new ArgumentError('argument_invalid', 'maxRetries', 'maxRetries must be an integer, 0 or more');
+  }
   const fetchImpl: FetchLike = options.fetch ?? ((request) => globalThis.fetch(request));
 
   async function send(input: Request): Promise<Response> {
@@ -109,15 +130,20 @@ export function createTransport(options: ClientOptions): Transport {
     }
     const body = input.body ? await input.arrayBuffer() : undefined;
     const callerSignal = input.signal;
-    const retries = isSafeToRepeat(method, headers) ? maxRetries : 0;
+    const url = new URL(input.url);
+    const callTimeout = callOption(headers, CALL_TIMEOUT_HEADER);
+    const callRetries = callOption(headers, CALL_RETRIES_HEADER);
+    const attemptMs = callTimeout !== undefined && callTimeout > 0 ? callTimeout : timeoutMs;
+    const allowed = callRetries !== undefined && callRetries >= 0 ? Math.floor(callRetries) : maxRetries;
+    const retries = isSafeToRepeat(method, headers, url.pathname) ? allowed : 0;
 
     for (let attempt = 0; ; attempt += 1) {
       const controller = new AbortController();
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        controller.abort(new APITimeoutError(timeoutMs));
-      }, timeoutMs);
+        controller.abort(new APITimeoutError(attemptMs, url.host));
+      }, attemptMs);
       const onAbort = () => controller.abort(callerSignal?.reason);
       if (callerSignal?.aborted) onAbort();
       else callerSignal?.addEventListener('abort', onAbort, { once: true });
@@ -138,13 +164,8 @@ export function createTransport(options: ClientOptions): Transport {
       } catch (error) {
         if (callerSignal?.aborted) throw callerSignal.reason;
         const failure = timedOut
-          ? new APITimeoutError(timeoutMs)
-          : new APIConnectionError(
-              `connection error: ${error instanceof Error ? error.message : String(error)}`,
-              {
-                cause: error,
-              },
-            );
+          ? new APITimeoutError(attemptMs, url.host)
+          : connectionErrorOf(error, input.url);
         if (attempt >= retries) throw failure;
         await sleep(backoffDelay(attempt), callerSignal ?? undefined);
         continue;

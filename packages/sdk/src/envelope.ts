@@ -70,10 +70,10 @@ function checkShape(envelope: unknown): asserts envelope is ArtifactEnvelope {
  * (`envelope_schema_unsupported`) and that the payload still hashes to `payload_sha256`
  * (`envelope_payload_tampered`). Unknown extra fields are accepted.
  */
-export async function verifyEnvelope(
+export async function verifyEnvelope<T = unknown>(
   envelope: unknown,
   expected: ExpectedEnvelope,
-): Promise<ArtifactEnvelope> {
+): Promise<ArtifactEnvelope<T>> {
   checkShape(envelope);
   const identities: [keyof ArtifactEnvelope & string, string | undefined][] = [
     ['project_id', expected.projectId],
@@ -115,5 +115,6 @@ export async function verifyEnvelope(
       'payload_sha256',
     );
   }
-  return envelope;
+  // The caller names the payload type the schema describes; the hash and schema checks above hold for it.
+  return envelope as ArtifactEnvelope<T>;
 }

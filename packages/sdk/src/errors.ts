@@ -2,13 +2,46 @@
  * Errors thrown by the SDK. Every failure is an {@link SvcError}; an answer from the API is an {@link APIError}
  * subclass chosen by its HTTP status (and its `code`), carrying `status`, `code`, `request_id` and `details`.
  */
+import type { ProblemCode } from './generated/problem-codes.js';
 import type { Blocker, Invocation, Problem } from './types.js';
 
-/** The base class of every error the SDK throws. */
+export type { ProblemCode };
+
+/** The codes of failures found by the SDK itself (no answer, a wait that ended, a bad argument …). */
+export type ClientErrorCode =
+  | ConnectionErrorCode
+  | ArgumentErrorCode
+  | 'wait_timeout'
+  | 'no_route'
+  | 'run_blocked'
+  | 'run_approval_required'
+  | 'run_artifact_rejected'
+  | 'run_failed'
+  | 'run_cancelled';
+
+/** The base class of every error the SDK throws; every one has a stable snake_case `code`. */
 export class SvcError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** A stable snake_case code: branch on it, never on the message. */
+  readonly code: string;
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = new.target.name;
+    this.code = options?.code ?? 'sdk_error';
+  }
+}
+
+export type ArgumentErrorCode = 'project_id_required' | 'workspace_id_required' | 'argument_invalid';
+
+/**
+ * A call the SDK refuses before sending anything: a missing project or workspace id, a base URL that is not
+ * http(s), a timeout that is not positive … `argument` names the option.
+ */
+export class ArgumentError extends SvcError {
+  declare readonly code: ArgumentErrorCode;
+  readonly argument: string;
+  constructor(code: ArgumentErrorCode, argument: string, message: string) {
+    super(message, { code });
+    this.argument = argument;
   }
 }
 
@@ -36,8 +69,11 @@ function docsUrlOf(type: string | undefined, requestUrl: string | undefined): st
 export class APIError extends SvcError {
   /** The HTTP status. */
   readonly status: number;
-  /** The problem's stable snake_case code (`http_<status>` when the answer carried no problem). */
-  readonly code: string;
+  /**
+   * The problem's stable snake_case code, one of the contract's (`http_<status>` when the answer carried no
+   * problem).
+   */
+  declare readonly code: ProblemCode | `http_${number}`;
   /** The server's request id, to quote when asking for support. */
   readonly request_id: string | undefined;
   /** Field-level failures (`errors` of the problem), empty when there are none. */
@@ -58,9 +94,10 @@ export class APIError extends SvcError {
     fallback?: string,
     requestUrl?: string,
   ) {
-    super(problem?.detail ?? problem?.title ?? fallback ?? `request failed with HTTP ${status}`);
+    super(problem?.detail ?? problem?.title ?? fallback ?? `request failed with HTTP ${status}`, {
+      code: problem?.code ?? `http_${status}`,
+    });
     this.status = status;
-    this.code = problem?.code ?? `http_${status}`;
     this.request_id = problem?.request_id ?? headers.get('x-request-id') ?? undefined;
     this.details = problem?.errors ?? [];
     this.problem = problem;
@@ -124,17 +161,88 @@ export class RateLimitError extends APIError {
 /** 5xx: the server failed; retried automatically for safe requests, then thrown. */
 export class InternalServerError extends APIError {}
 
-/** The request never got an answer (DNS, refused connection, reset). */
+export type ConnectionErrorCode =
+  'connection_refused' | 'dns_failed' | 'connection_reset' | 'tls_failed' | 'timeout' | 'connection_failed';
+
+/**
+ * The request never got an answer: `code` says why (`connection_refused`, `dns_failed`, `connection_reset`,
+ * `tls_failed`, `timeout`, or `connection_failed` for anything else) and `host` names where it was sent.
+ */
 export class APIConnectionError extends SvcError {
-  constructor(message = 'connection error', options?: { cause?: unknown }) {
-    super(message, options);
+  declare readonly code: ConnectionErrorCode;
+  /** The host (and port) the request was sent to. */
+  readonly host: string | undefined;
+  constructor(
+    message = 'connection error',
+    options?: { cause?: unknown; code?: ConnectionErrorCode; host?: string },
+  ) {
+    super(message, {
+      code: options?.code ?? 'connection_failed',
+      ...(options?.cause !== undefined ? { cause: options.cause } : {}),
+    });
+    this.host = options?.host;
   }
 }
-/** The request got no complete answer within the client's timeout. */
+/** The request got no complete answer within the client's timeout (`code` `timeout`). */
 export class APITimeoutError extends APIConnectionError {
-  constructor(timeoutMs: number) {
-    super(`request timed out after ${timeoutMs} ms`);
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, host?: string) {
+    super(`request to ${host ?? 'the service'} timed out after ${timeoutMs} ms`, {
+      code: 'timeout',
+      ...(host !== undefined ? { host } : {}),
+    });
+    this.timeoutMs = timeoutMs;
   }
+}
+
+const SYSTEM_CODES: Record<string, ConnectionErrorCode> = {
+  ECONNREFUSED: 'connection_refused',
+  ENOTFOUND: 'dns_failed',
+  EAI_AGAIN: 'dns_failed',
+  EAI_NONAME: 'dns_failed',
+  ECONNRESET: 'connection_reset',
+  EPIPE: 'connection_reset',
+  UND_ERR_SOCKET: 'connection_reset',
+  ETIMEDOUT: 'timeout',
+  UND_ERR_CONNECT_TIMEOUT: 'timeout',
+};
+
+/** The connection error for a failed fetch: the system error code found in its causes, and the host. */
+export function connectionErrorOf(error: unknown, url: string): APIConnectionError {
+  let host: string | undefined;
+  try {
+    host = new URL(url).host;
+  } catch {
+    host = undefined;
+  }
+  let code: ConnectionErrorCode = 'connection_failed';
+  let reason = error instanceof Error ? error.message : String(error);
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const sys = (e as { code?: unknown }).code;
+    if (typeof sys === 'string' && SYSTEM_CODES[sys]) {
+      code = SYSTEM_CODES[sys];
+      reason = sys;
+      break;
+    }
+    if (typeof sys === 'string' && /^ERR_TLS|CERT|SSL/.test(sys)) {
+      code = 'tls_failed';
+      reason = sys;
+      break;
+    }
+  }
+  const what: Record<ConnectionErrorCode, string> = {
+    connection_refused: 'connection refused by',
+    dns_failed: 'DNS lookup failed for',
+    connection_reset: 'connection reset by',
+    tls_failed: 'TLS handshake failed with',
+    timeout: 'connection timed out to',
+    connection_failed: 'connection failed to',
+  };
+  return new APIConnectionError(`${what[code]} ${host ?? url} (${reason})`, {
+    cause: error,
+    code,
+    ...(host !== undefined ? { host } : {}),
+  });
 }
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
@@ -151,9 +259,11 @@ export type RunAttention = 'blocked' | 'approval_required' | 'artifact_rejected'
 export class RunAttentionError extends SvcError {
   readonly attention: RunAttention;
   readonly invocation: Invocation;
+  declare readonly code: 'run_blocked' | 'run_approval_required' | 'run_artifact_rejected';
   constructor(invocation: Invocation, attention: RunAttention) {
     super(
       `invocation ${invocation.invocation_id} needs attention (${attention})${invocation.attention_reason ? `: ${invocation.attention_reason}` : ''}`,
+      { code: `run_${attention}` },
     );
     this.attention = attention;
     this.invocation = invocation;
@@ -165,9 +275,11 @@ export class RunFailedError extends SvcError {
   readonly invocation: Invocation;
   readonly state: Invocation['state'];
   readonly failure: Invocation['failure'];
+  declare readonly code: 'run_failed' | 'run_cancelled';
   constructor(invocation: Invocation) {
     super(
       `invocation ${invocation.invocation_id} ended ${invocation.state}${invocation.failure ? ` (${invocation.failure.reason})` : ''}`,
+      { code: invocation.state === 'cancelled' ? 'run_cancelled' : 'run_failed' },
     );
     this.invocation = invocation;
     this.state = invocation.state;
@@ -175,11 +287,12 @@ export class RunFailedError extends SvcError {
   }
 }
 
-/** `workflow.run` found no contract matching the intent. */
+/** `workflow.run` found no contract matching the intent (`code` `no_route`). */
 export class NoRouteError extends SvcError {
+  declare readonly code: 'no_route';
   readonly intent: string;
   constructor(intent: string) {
-    super('no active contract matches the intent');
+    super('no active contract matches the intent', { code: 'no_route' });
     this.intent = intent;
   }
 }
@@ -189,9 +302,11 @@ export class WaitTimeoutError extends SvcError {
   readonly timeoutMs: number;
   /** The last invocation read, for waits on an invocation. */
   readonly lastInvocation: Invocation | undefined;
+  declare readonly code: 'wait_timeout';
   constructor(timeoutMs: number, what: string, lastInvocation?: Invocation) {
     super(
       `${what} not done after ${timeoutMs} ms${lastInvocation ? ` (last state ${lastInvocation.state}, attention ${lastInvocation.attention})` : ''}`,
+      { code: 'wait_timeout' },
     );
     this.timeoutMs = timeoutMs;
     this.lastInvocation = lastInvocation;
@@ -206,11 +321,10 @@ export type EnvelopeVerificationCode =
 
 /** An artifact envelope that must not be trusted; `code` says why, `field` names the field concerned. */
 export class EnvelopeVerificationError extends SvcError {
-  readonly code: EnvelopeVerificationCode;
+  declare readonly code: EnvelopeVerificationCode;
   readonly field: string | undefined;
   constructor(code: EnvelopeVerificationCode, message: string, field?: string) {
-    super(message);
-    this.code = code;
+    super(message, { code });
     this.field = field;
   }
 }

@@ -1,5 +1,16 @@
-export { Workflow, Contracts, Invocations, ArtifactSchemas, Subscriptions, Deliveries } from './workflow.js';
+export {
+  Workflow,
+  Contracts,
+  Invocations,
+  ArtifactSchemas,
+  Subscriptions,
+  Deliveries,
+  InvocationHandle,
+} from './workflow.js';
 export type {
+  StartOptions,
+  HandleResultOptions,
+  HandleResult,
   WorkflowClientOptions,
   CreateInvocationOptions,
   CreatedInvocation,

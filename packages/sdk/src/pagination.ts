@@ -1,4 +1,5 @@
 /** Cursor pagination: await a list call for one page, or iterate it with `for await` for every item. */
+import { ArgumentError } from './errors.js';
 
 export interface PageResult<T> {
   data: T[];
@@ -30,6 +31,11 @@ export class Page<T> implements AsyncIterable<T> {
     return new Page(await this.fetcher(this.nextCursor), this.fetcher);
   }
 
+  /** Every item of this page and of the pages after it, at most `limit` of them. */
+  toArray(options: { limit: number }): Promise<T[]> {
+    return collect(this, options);
+  }
+
   /** Every item of this page and of the pages after it. */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -42,31 +48,48 @@ export class Page<T> implements AsyncIterable<T> {
   }
 }
 
+/** Collects every item of every page, up to `limit`. */
+async function collect<T>(items: AsyncIterable<T>, options: { limit: number }): Promise<T[]> {
+  const limit = options?.limit;
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new ArgumentError('argument_invalid', 'limit', 'toArray needs a positive integer limit');
+  }
+  const out: T[] = [];
+  if (out.length >= limit) return out;
+  for await (const item of items) {
+    out.push(item);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
 /**
- * What a list method returns: `await` it for the first page (a {@link Page}), or `for await` over it for every
- * item across pages (fetched one page at a time, as the loop advances).
+ * What a list method returns: a real Promise of the first page (a {@link Page}: `await`, `.then`, `.catch`,
+ * `.finally`), that is also an async iterable over every item of every page (`for await`, fetched one page at a
+ * time as the loop advances), with `toArray({ limit })` to collect them.
  */
-export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
-  private promise: Promise<Page<T>> | undefined;
-
-  constructor(
-    private readonly fetcher: Fetcher<T>,
-    private readonly cursor: string | undefined,
-  ) {}
-
-  private first(): Promise<Page<T>> {
-    this.promise ??= this.fetcher(this.cursor).then((result) => new Page(result, this.fetcher));
-    return this.promise;
+export class PagePromise<T> extends Promise<Page<T>> implements AsyncIterable<T> {
+  // `then`, `catch` and `finally` answer plain Promises.
+  static override get [Symbol.species](): PromiseConstructor {
+    return Promise;
   }
 
-  then<A = Page<T>, B = never>(
-    onFulfilled?: ((page: Page<T>) => A | PromiseLike<A>) | null,
-    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
-  ): Promise<A | B> {
-    return this.first().then(onFulfilled, onRejected);
+  constructor(fetcher: Fetcher<T>, cursor: string | undefined) {
+    super((resolve, reject) => {
+      // Started at once, as a Promise is; a page nobody awaits does not become an unhandled rejection.
+      Promise.resolve()
+        .then(() => fetcher(cursor))
+        .then((result) => resolve(new Page(result, fetcher)), reject);
+    });
+    Promise.prototype.catch.call(this, () => undefined);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    yield* await this.first();
+    yield* await this;
+  }
+
+  /** Every item of every page (fetched as needed), at most `limit` of them. */
+  toArray(options: { limit: number }): Promise<T[]> {
+    return collect(this, options);
   }
 }

@@ -7,7 +7,15 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Overrides the client's default project. */
   projectId?: string;
+  /** This call's timeout per attempt, in milliseconds (overrides the client's `timeoutMs`). */
+  timeoutMs?: number;
+  /** This call's retries when it is safe to repeat (overrides the client's `maxRetries`; 0 disables them). */
+  maxRetries?: number;
 }
+
+/** Headers that carry a call's own options to the transport, which removes them before sending. */
+export const CALL_TIMEOUT_HEADER = 'x-svc-sdk-call-timeout-ms';
+export const CALL_RETRIES_HEADER = 'x-svc-sdk-call-max-retries';
 
 /**
  * The `data` of a successful answer (what resource methods return), or the {@link APIError} subclass of a
@@ -36,8 +44,18 @@ export function expectOk(result: { error?: unknown; response: Response }): void 
   );
 }
 
-export function signalOf(options: RequestOptions | undefined): { signal?: AbortSignal } {
-  return options?.signal ? { signal: options.signal } : {};
+/** What a resource method hands to the path client for a call's options: its signal, timeout and retries. */
+export function signalOf(options: RequestOptions | undefined): {
+  signal?: AbortSignal;
+  headers?: Record<string, string>;
+} {
+  const headers: Record<string, string> = {};
+  if (options?.timeoutMs !== undefined) headers[CALL_TIMEOUT_HEADER] = String(options.timeoutMs);
+  if (options?.maxRetries !== undefined) headers[CALL_RETRIES_HEADER] = String(options.maxRetries);
+  return {
+    ...(options?.signal ? { signal: options.signal } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+  };
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -55,17 +73,30 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** A signal aborted by the caller's signal or after `ms` (with `reason`), and its disposer. */
+/** The longest delay a timer takes (a larger one, or Infinity, would fire at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A signal aborted by the caller's signal or after `ms` (with `reason`), and its disposer. `Infinity` never
+ * times out; a delay beyond what one timer holds is re-armed until it is reached.
+ */
 export function deadlineSignal(outer: AbortSignal | undefined, ms: number, reason: () => unknown) {
   const controller = new AbortController();
   const onAbort = () => controller.abort(outer?.reason);
   if (outer?.aborted) onAbort();
   else outer?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => controller.abort(reason()), Math.max(0, ms));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const at = Date.now() + Math.max(0, ms);
+  const arm = () => {
+    const left = at - Date.now();
+    if (left <= 0) return controller.abort(reason());
+    timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+  };
+  if (Number.isFinite(ms)) arm();
   return {
     signal: controller.signal,
     dispose() {
-      clearTimeout(timer);
+      if (timer !== undefined) clearTimeout(timer);
       outer?.removeEventListener('abort', onAbort);
     },
   };

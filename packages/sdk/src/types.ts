@@ -20,7 +20,8 @@ export type Preflight = W['InvocationsPreflight'];
 export type PreflightParams = W['InvocationsPreflightRequest'];
 export type LaunchReport = W['RunsLaunchResponse']['launch'];
 export type ApprovalDecision = W['RunsApprovalRequest']['decision'];
-export type ArtifactEnvelope = W['ArtifactEnvelope'];
+/** An artifact envelope; `T` types its payload (what the pinned artifact schema describes). */
+export type ArtifactEnvelope<T = unknown> = Omit<W['ArtifactEnvelope'], 'payload'> & { payload: T };
 export type ArtifactPublishParams = W['ArtifactPublishRequest'];
 export type Contract = W['ContractsContract'];
 export type ContractCreateParams = W['ContractsCreateRequest'];

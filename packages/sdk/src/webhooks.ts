@@ -71,7 +71,7 @@ export type WebhookVerificationCode =
 
 /** A delivery that must not be trusted: answer it with a non-2xx status. Messages never contain secrets. */
 export class WebhookVerificationError extends SvcError {
-  readonly code: WebhookVerificationCode;
+  override readonly code: WebhookVerificationCode;
   constructor(code: WebhookVerificationCode, message: string) {
     super(message);
     this.code = code;

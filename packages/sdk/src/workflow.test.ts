@@ -116,7 +116,10 @@ describe('invocations.waitForArtifact', () => {
 
 describe('workflow.run', () => {
   it('requires a timeout and stops at it', async () => {
-    await expect(workflow().run('x', { timeoutMs: 0 })).rejects.toBeInstanceOf(RangeError);
+    await expect(workflow().run('x', { timeoutMs: 0 })).rejects.toMatchObject({
+      code: 'argument_invalid',
+      argument: 'timeoutMs',
+    });
     answer = (_path, res) => void setTimeout(() => json(res, 200, { data: invocation({}) }), 1500);
     await expect(workflow().run('x', { timeoutMs: 400 })).rejects.toBeInstanceOf(WaitTimeoutError);
   });

@@ -10,6 +10,7 @@ import { verifyEnvelope } from './envelope.js';
 import type { ExpectedEnvelope } from './envelope.js';
 import {
   APIConnectionError,
+  ArgumentError,
   NoRouteError,
   NotFoundError,
   RunAttentionError,
@@ -89,23 +90,28 @@ export interface RunOptions extends Omit<WaitOptions, 'projectId'> {
   schema?: ExpectedEnvelope['schema'];
 }
 
-export interface RunResult {
+export interface RunResult<T = unknown> {
   resolution: ResolveResult;
   invocation: Invocation;
   launch: LaunchReport;
   /** The verified envelope (identities checked, payload hash recomputed). */
-  envelope: ArtifactEnvelope;
-  /** `envelope.payload`. */
-  payload: unknown;
+  envelope: ArtifactEnvelope<T>;
+  /** `envelope.payload`, typed by the caller (`run<MyReport>()`). */
+  payload: T;
   /** True when the idempotency key had been used before and the original invocation was continued. */
   replayed: boolean;
 }
 
 const ATTENTIONS: readonly RunAttention[] = ['blocked', 'approval_required', 'artifact_rejected'];
 
-function requireId(value: string | undefined, name: string): string {
-  if (!value)
-    throw new TypeError(`${name} is required (pass it in the call's options or the client's options)`);
+function requireId(value: string | undefined, name: 'projectId' | 'workspaceId'): string {
+  if (!value) {
+    throw new ArgumentError(
+      name === 'projectId' ? 'project_id_required' : 'workspace_id_required',
+      name,
+      `${name} is required: pass it in the client's options (new Workflow({ ${name}: … })) or in the call's`,
+    );
+  }
   return value;
 }
 
@@ -131,6 +137,36 @@ export class Workflow {
     this.deliveries = new Deliveries(this);
   }
 
+  /**
+   * Starts a governed run: creates the invocation (idempotent, under your `idempotencyKey` or a generated one)
+   * and launches it. Returns its handle at once; keep `handle.id` to resume it later with
+   * {@link Workflow.handle}, even from another process. A route that cannot launch throws `ConflictError`
+   * `launch_blocked` with typed `blockers`.
+   */
+  async start(intent: string, options: StartOptions = {}): Promise<InvocationHandle> {
+    const projectId = this.project(options);
+    const call = { ...options, projectId };
+    const created = await this.invocations.create({ ...options.invocation, intent }, call);
+    const id = created.invocation.invocation_id;
+    const launched = await this.invocations.launchWithReport(id, {
+      projectId,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return new InvocationHandle(this, projectId, id, {
+      invocation: launched.invocation,
+      launch: launched.launch,
+      replayed: created.replayed,
+    });
+  }
+
+  /** The handle of an invocation started earlier (its persisted `id`), in this client's or the given project. */
+  handle(invocationId: string, options: { projectId?: string } = {}): InvocationHandle {
+    if (typeof invocationId !== 'string' || !/^[a-z]+_[A-Za-z0-9]+$/.test(invocationId)) {
+      throw new ArgumentError('argument_invalid', 'invocationId', 'invocationId must be an id like inv_…');
+    }
+    return new InvocationHandle(this, this.project(options), invocationId);
+  }
+
   /** @internal */
   project(options?: RequestOptions): string {
     return requireId(options?.projectId ?? this.defaults.projectId, 'projectId');
@@ -142,15 +178,15 @@ export class Workflow {
    * artifact rejected (unless `waitFor` names it), {@link RunFailedError} when it fails or is cancelled,
    * {@link NoRouteError} when no contract matches, and {@link WaitTimeoutError} at `timeoutMs`.
    */
-  async run(intent: string, options: RunOptions): Promise<RunResult> {
-    if (!(options.timeoutMs > 0)) throw new RangeError('timeoutMs is required and must be positive');
+  async run<T = unknown>(intent: string, options: RunOptions): Promise<RunResult<T>> {
+    const timeoutMs = checkTimeout(options.timeoutMs);
     const projectId = this.project(options);
     const startedAt = Date.now();
     let last: Invocation | undefined;
     const bound = deadlineSignal(
       options.signal,
-      options.timeoutMs,
-      () => new WaitTimeoutError(options.timeoutMs, 'run', last),
+      timeoutMs,
+      () => new WaitTimeoutError(timeoutMs, 'run', last),
     );
     const call = { projectId, signal: bound.signal };
     try {
@@ -167,16 +203,16 @@ export class Workflow {
       last = created.invocation;
       const launched = await this.invocations.launchWithReport(created.invocation.invocation_id, call);
       last = launched.invocation;
-      const waited = await this.invocations.waitForArtifact(created.invocation.invocation_id, {
+      const waited = await this.invocations.waitForArtifact<T>(created.invocation.invocation_id, {
         ...options,
         ...call,
-        timeoutMs: Math.max(1, options.timeoutMs - (Date.now() - startedAt)),
+        timeoutMs: Math.max(1, timeoutMs - (Date.now() - startedAt)),
         onState: (invocation) => {
           last = invocation;
           options.onState?.(invocation);
         },
       });
-      const envelope = await verifyEnvelope(waited.envelope, {
+      const envelope = await verifyEnvelope<T>(waited.envelope, {
         projectId,
         invocationId: created.invocation.invocation_id,
         ...(waited.invocation.run_id ? { runId: waited.invocation.run_id } : {}),
@@ -193,7 +229,7 @@ export class Workflow {
     } catch (error) {
       if (bound.signal.aborted && !options.signal?.aborted) {
         throw bound.signal.reason instanceof WaitTimeoutError
-          ? new WaitTimeoutError(options.timeoutMs, 'run', last)
+          ? new WaitTimeoutError(timeoutMs, 'run', last)
           : bound.signal.reason;
       }
       throw error;
@@ -392,13 +428,15 @@ export class Invocations extends Resource {
   }
 
   /** Step 5, Consume: the artifact envelope (`NotFoundError` `artifact_not_found` until one is published). */
-  async artifact(invocationId: string, options?: RequestOptions): Promise<ArtifactEnvelope> {
-    return unwrap(
+  async artifact<T = unknown>(invocationId: string, options?: RequestOptions): Promise<ArtifactEnvelope<T>> {
+    const envelope = unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
         params: { path: { projectId: this.project(options), invocationId } },
         ...signalOf(options),
       }),
     );
+    // As sent: the payload is what the pinned schema describes (`verifyEnvelope` checks its hash).
+    return envelope as ArtifactEnvelope<T>;
   }
 
   /** Publishes an invocation's result with a key holding `workflow-artifacts:write`. */
@@ -419,70 +457,132 @@ export class Invocations extends Resource {
   }
 
   /**
-   * Polls until the invocation is `completed` with an artifact and returns both (the envelope as sent: check
-   * it with `verifyEnvelope`, as `run()` does). Throws {@link RunFailedError} on `failed`/`cancelled`,
-   * {@link RunAttentionError} on attention not in `waitFor`, and {@link WaitTimeoutError} at `timeoutMs`.
-   * Connection errors and 5xx after the client's own retries are polled through.
+   * Reads the invocation, holding the answer on the server for up to `waitSeconds` (at most 60) until its state
+   * or attention differs from `seen` (or from what it was when the request arrived). No polling: the server
+   * answers as soon as the invocation changes, or at the end of the wait with it unchanged.
    */
-  async waitForArtifact(
+  async waitForChange(
+    invocationId: string,
+    options: RequestOptions & {
+      waitSeconds: number;
+      seen?: Pick<Invocation, 'state' | 'attention'>;
+    },
+  ): Promise<Invocation> {
+    const wait = Math.max(0, Math.min(MAX_WAIT_SECONDS, Math.floor(options.waitSeconds)));
+    return unwrap(
+      await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}', {
+        params: {
+          path: { projectId: this.project(options), invocationId },
+          query: {
+            wait,
+            ...(options.seen ? { state: options.seen.state, attention: options.seen.attention } : {}),
+          },
+        },
+        ...signalOf({
+          ...options,
+          // The attempt must outlast the server's hold.
+          timeoutMs: Math.max(options.timeoutMs ?? 0, wait * 1000 + WAIT_GRACE_MS),
+        }),
+      }),
+    );
+  }
+
+  /**
+   * Waits until the invocation is `completed` with an artifact and returns both (the envelope as sent: check
+   * it with `verifyEnvelope`, as `run()` does). The server holds each read until the invocation changes
+   * (`?wait=`), so nothing is polled. Throws {@link RunFailedError} on `failed`/`cancelled`,
+   * {@link RunAttentionError} on attention not in `waitFor`, and {@link WaitTimeoutError} at `timeoutMs`
+   * (`Infinity` waits until the run ends or `signal` aborts). Connection errors and 5xx after the client's own
+   * retries are waited through.
+   */
+  async waitForArtifact<T = unknown>(
     invocationId: string,
     options: WaitOptions,
-  ): Promise<{ invocation: Invocation; envelope: ArtifactEnvelope }> {
-    if (!(options.timeoutMs > 0)) throw new RangeError('timeoutMs is required and must be positive');
+  ): Promise<{ invocation: Invocation; envelope: ArtifactEnvelope<T> }> {
+    const timeoutMs = checkTimeout(options.timeoutMs);
     const projectId = this.project(options);
     const waitFor = options.waitFor === 'all' ? ATTENTIONS : (options.waitFor ?? []);
     let last: Invocation | undefined;
     const bound = deadlineSignal(
       options.signal,
-      options.timeoutMs,
-      () => new WaitTimeoutError(options.timeoutMs, 'artifact wait', last),
+      timeoutMs,
+      () => new WaitTimeoutError(timeoutMs, 'artifact wait', last),
     );
+    const deadline = Date.now() + timeoutMs;
     const call = { projectId, signal: bound.signal };
-    let delay = options.intervalMs ?? 250;
-    const maxDelay = Math.max(delay, options.maxIntervalMs ?? 2000);
     let seen = '';
+    let backoff = options.intervalMs ?? 250;
     try {
       for (;;) {
         let invocation: Invocation | undefined;
         try {
-          invocation = await this.get(invocationId, call);
+          const left = (deadline - Date.now()) / 1000;
+          invocation = last
+            ? await this.waitForChange(invocationId, {
+                ...call,
+                waitSeconds: Math.max(1, Math.min(MAX_WAIT_SECONDS, Math.ceil(left))),
+                seen: last,
+              })
+            : await this.get(invocationId, call);
+          backoff = options.intervalMs ?? 250;
         } catch (error) {
           if (!isTransient(error) || bound.signal.aborted) throw error;
+          // The service is unreachable for now: try again after a growing pause.
+          await sleep(backoff, bound.signal);
+          backoff = Math.min(options.maxIntervalMs ?? 2000, backoff * 2);
+          continue;
         }
-        if (invocation) {
-          last = invocation;
-          const key = `${invocation.state}|${invocation.attention}|${invocation.updated_at}`;
-          if (key !== seen) {
-            seen = key;
-            options.onState?.(invocation);
-          }
-          if (invocation.state === 'failed' || invocation.state === 'cancelled')
-            throw new RunFailedError(invocation);
-          const attention = invocation.attention as RunAttention;
-          if (ATTENTIONS.includes(attention) && !waitFor.includes(attention)) {
-            throw new RunAttentionError(invocation, attention);
-          }
-          if (invocation.state === 'completed' && invocation.artifact) {
+        last = invocation;
+        const key = `${invocation.state}|${invocation.attention}|${invocation.updated_at}`;
+        if (key !== seen) {
+          seen = key;
+          options.onState?.(invocation);
+        }
+        if (invocation.state === 'failed' || invocation.state === 'cancelled')
+          throw new RunFailedError(invocation);
+        const attention = invocation.attention as RunAttention;
+        if (ATTENTIONS.includes(attention) && !waitFor.includes(attention)) {
+          throw new RunAttentionError(invocation, attention);
+        }
+        if (invocation.state === 'completed' && invocation.artifact) {
+          for (;;) {
             try {
-              return { invocation, envelope: await this.artifact(invocationId, call) };
+              const envelope = await this.artifact<T>(invocationId, call);
+              return { invocation, envelope };
             } catch (error) {
               const pending = error instanceof NotFoundError && error.code === 'artifact_not_found';
               if (!(pending || isTransient(error)) || bound.signal.aborted) throw error;
+              await sleep(backoff, bound.signal);
             }
           }
         }
-        await sleep(delay, bound.signal);
-        delay = Math.min(maxDelay, delay * 1.5);
       }
     } catch (error) {
       if (bound.signal.aborted && !options.signal?.aborted) {
-        throw new WaitTimeoutError(options.timeoutMs, 'artifact wait', last);
+        throw new WaitTimeoutError(timeoutMs, 'artifact wait', last);
       }
       throw error;
     } finally {
       bound.dispose();
     }
   }
+}
+
+/** The longest hold the server grants one read (`?wait=`, in seconds). */
+const MAX_WAIT_SECONDS = 60;
+/** How much longer than the server's hold a held read's attempt may take. */
+const WAIT_GRACE_MS = 15_000;
+
+/** A wait's timeout: positive milliseconds, or `Infinity` for no bound but the caller's signal. */
+function checkTimeout(timeoutMs: number): number {
+  if (!(timeoutMs > 0)) {
+    throw new ArgumentError(
+      'argument_invalid',
+      'timeoutMs',
+      'timeoutMs is required and must be positive (Infinity for no bound)',
+    );
+  }
+  return timeoutMs;
 }
 
 function isTransient(error: unknown): boolean {
@@ -672,5 +772,94 @@ export class Deliveries extends Resource {
         ...signalOf(options),
       }),
     );
+  }
+}
+
+export interface StartOptions extends RequestOptions {
+  /** A stable key for this logical request; the same key resumes the same invocation (see `create`). */
+  idempotencyKey?: string;
+  correlationId?: string;
+  /** Extra fields of the invocation (metadata, required capabilities, a pinned contract). */
+  invocation?: Omit<InvocationCreateParams, 'intent'>;
+}
+
+export interface HandleResultOptions extends Omit<WaitOptions, 'projectId' | 'timeoutMs'> {
+  /** The most the wait may take, in milliseconds (required; `Infinity` waits until the run ends). */
+  timeoutMs: number;
+  /** The artifact schema the caller understands; the envelope is refused otherwise. */
+  schema?: ExpectedEnvelope['schema'];
+}
+
+export interface HandleResult<T = unknown> {
+  invocation: Invocation;
+  /** The verified envelope (identities checked, payload hash recomputed). */
+  envelope: ArtifactEnvelope<T>;
+  /** `envelope.payload`, typed by the caller (`handle.result<MyReport>()`). */
+  payload: T;
+}
+
+/**
+ * One invocation, started by {@link Workflow.start} or resumed by {@link Workflow.handle}: persist `id` and come
+ * back to it later. `result()` waits on the server (held reads, no polling) and verifies the envelope.
+ */
+export class InvocationHandle {
+  /** What `start()` saw: the invocation after its launch, the launch report, whether the key was replayed. */
+  readonly started: { invocation: Invocation; launch: LaunchReport; replayed: boolean } | undefined;
+
+  constructor(
+    private readonly client: Workflow,
+    /** The invocation's project. */
+    readonly projectId: string,
+    /** The invocation id (`inv_…`): persist it to resume the handle with `workflow.handle(id)`. */
+    readonly id: string,
+    started?: { invocation: Invocation; launch: LaunchReport; replayed: boolean },
+  ) {
+    this.started = started;
+  }
+
+  /** The invocation now. */
+  get(options?: Omit<RequestOptions, 'projectId'>): Promise<Invocation> {
+    return this.client.invocations.get(this.id, { ...options, projectId: this.projectId });
+  }
+
+  /** The invocation once its state or attention changes, or after `waitSeconds` (at most 60) unchanged. */
+  waitForChange(
+    options: Omit<RequestOptions, 'projectId'> & {
+      waitSeconds: number;
+      seen?: Pick<Invocation, 'state' | 'attention'>;
+    },
+  ): Promise<Invocation> {
+    return this.client.invocations.waitForChange(this.id, { ...options, projectId: this.projectId });
+  }
+
+  /**
+   * The verified result: waits (server-side) until the invocation completes with an artifact and checks the
+   * envelope. Same errors as `run()`: `RunAttentionError`, `RunFailedError`, `WaitTimeoutError`.
+   */
+  async result<T = unknown>(options: HandleResultOptions): Promise<HandleResult<T>> {
+    const waited = await this.client.invocations.waitForArtifact<T>(this.id, {
+      ...options,
+      projectId: this.projectId,
+    });
+    const envelope = await verifyEnvelope<T>(waited.envelope, {
+      projectId: this.projectId,
+      invocationId: this.id,
+      ...(waited.invocation.run_id ? { runId: waited.invocation.run_id } : {}),
+      ...(options.schema ? { schema: options.schema } : {}),
+    });
+    return { invocation: waited.invocation, envelope, payload: envelope.payload };
+  }
+
+  /** Cancels the invocation (a cancelled one comes back unchanged; retried safely). */
+  cancel(
+    body: BodyOf<'cancelInvocation'> = {},
+    options?: Omit<RequestOptions, 'projectId'>,
+  ): Promise<Invocation> {
+    return this.client.invocations.cancel(this.id, body, { ...options, projectId: this.projectId });
+  }
+
+  /** The handle as JSON: its id and project, enough to resume it. */
+  toJSON(): { id: string; projectId: string } {
+    return { id: this.id, projectId: this.projectId };
   }
 }

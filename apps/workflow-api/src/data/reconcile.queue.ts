@@ -20,6 +20,11 @@ export function assignmentChannel(prefix: string): string {
   return `${prefix}:workflow:stage-assigned`;
 }
 
+/** Channel on which a change of an invocation's state or attention is announced (message: the invocation id). */
+export function invocationChangeChannel(prefix: string): string {
+  return `${prefix}:workflow:invocation-changed`;
+}
+
 /**
  * The engine's side of Redis: enqueue reconcile jobs and announce assignments. Redis is not the source of truth:
  * a failed enqueue or publish is logged and left to the sweeper (outbox rows) and to the agents' bounded
@@ -28,6 +33,8 @@ export function assignmentChannel(prefix: string): string {
 export interface EngineQueue {
   enqueue(jobs: ReconcileJob[]): Promise<boolean>;
   announceAssignments(agentIds: string[]): Promise<void>;
+  /** After a commit that may have changed invocations: wakes the requests waiting on them (`?wait=`). */
+  announceInvocationChanges(invocationIds: string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -50,6 +57,7 @@ export function createEngineQueue(options: {
     return queue;
   };
   const channel = assignmentChannel(options.prefix);
+  const changes = invocationChangeChannel(options.prefix);
   return {
     async enqueue(jobs) {
       if (jobs.length === 0) return true;
@@ -86,6 +94,15 @@ export function createEngineQueue(options: {
           await options.publisher.publish(channel, agentId);
         } catch (error) {
           options.logger.warn({ err: error }, 'assignment announcement failed; agents poll');
+        }
+      }
+    },
+    async announceInvocationChanges(invocationIds) {
+      for (const invocationId of new Set(invocationIds)) {
+        try {
+          await options.publisher.publish(changes, invocationId);
+        } catch (error) {
+          options.logger.warn({ err: error }, 'invocation change announcement failed; waits re-read');
         }
       }
     },

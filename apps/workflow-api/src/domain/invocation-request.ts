@@ -1,4 +1,5 @@
 import type { WorkflowApi } from '@svc/contracts';
+import { normalizeIntent } from '@svc/contracts';
 import { AppError } from '@svc/service-kit';
 
 /** Rules of an invoke request that JSON Schema cannot state: its headers and storable text. */
@@ -40,4 +41,20 @@ export function parseCorrelationId(value: string | undefined): string | null {
     });
   }
   return value;
+}
+
+/**
+ * An intent must say something: one made only of whitespace (after the normalization matching uses) is refused
+ * with 400 `intent_blank`, on resolve, preflight and invoke alike.
+ */
+export function assertIntentNotBlank(intent: string): void {
+  if (normalizeIntent(intent) !== '') return;
+  throw new AppError({
+    status: 400,
+    code: 'intent_blank',
+    detail: 'The intent is blank: send the request in words (at least one character that is not whitespace).',
+    extra: {
+      errors: [{ location: 'body/intent', message: 'must contain a character that is not whitespace' }],
+    },
+  });
 }

@@ -11,6 +11,7 @@ import { createInvocation } from '../use-cases/invocations/create-invocation';
 import { decideApproval } from '../use-cases/invocations/decide-approval';
 import { getArtifact } from '../use-cases/invocations/get-artifact';
 import { getInvocation } from '../use-cases/invocations/get-invocation';
+import type { InvocationChangeWaiter } from '../use-cases/invocations/get-invocation';
 import { launchInvocation } from '../use-cases/invocations/launch-invocation';
 import { listInvocations } from '../use-cases/invocations/list-invocations';
 import { publishArtifact } from '../use-cases/invocations/publish-artifact';
@@ -24,7 +25,11 @@ const listOf = <T>(value: T | T[] | undefined): T[] | undefined =>
 /** The operations on `/invocations` and `/invocations/{invocationId}/…`: from invoke to the artifact. */
 export function invocationHandlers(
   deps: WorkflowDeps,
-  extra: { validators: ArtifactValidatorCache; members: MemberDirectory },
+  extra: {
+    validators: ArtifactValidatorCache;
+    members: MemberDirectory;
+    invocationWaits: InvocationChangeWaiter;
+  },
 ): WorkflowHandlers<
   | 'createInvocation'
   | 'getInvocation'
@@ -69,8 +74,26 @@ export function invocationHandlers(
         : { status: 201, body };
     },
     async getInvocation(ctx) {
-      const { invocation, details } = await getInvocation(deps, projectOf(ctx).id, ctx.params.invocationId);
-      return { status: 200, body: { data: presentInvocation(invocation, details) } };
+      const { wait = 0, state, attention } = ctx.query;
+      // A held read ends when the caller goes away: its watch is released at once.
+      const abort = new AbortController();
+      const onClose = () => abort.abort();
+      if (wait > 0) ctx.res.on('close', onClose);
+      try {
+        const { invocation, details } = await getInvocation(
+          deps,
+          projectOf(ctx).id,
+          ctx.params.invocationId,
+          {
+            wait: { seconds: wait, ...(state ? { state } : {}), ...(attention ? { attention } : {}) },
+            waiter: extra.invocationWaits,
+            signal: abort.signal,
+          },
+        );
+        return { status: 200, body: { data: presentInvocation(invocation, details) } };
+      } finally {
+        ctx.res.off('close', onClose);
+      }
     },
     async launchInvocation(ctx) {
       const { invocation, details, accepted, launch } = await launchInvocation(

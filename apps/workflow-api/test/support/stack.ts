@@ -14,6 +14,7 @@ import {
   uniqueQueuePrefix,
 } from '@svc/testing';
 import { createWorkflowService } from '../../src/app';
+import type { WorkflowService } from '../../src/app';
 import { createDatabase } from '../../src/db';
 import type { Database } from '../../src/db';
 import type { DeliverySettings } from '../../src/domain/delivery-settings';
@@ -35,6 +36,8 @@ export interface WorkflowTestStack {
   /** This stack's own queue key prefix (its keys are removed at close). */
   queuePrefix: string;
   logs: string[];
+  /** The service's use-case dependencies and its held invocation reads (`?wait=`). */
+  service: Pick<WorkflowService, 'deps' | 'invocationWaits'>;
   /** A workspace API key holding exactly these scopes. */
   key(scopes: string[]): Promise<string>;
   client(apiKey?: string, headers?: Record<string, string>): WorkflowClient;
@@ -109,6 +112,7 @@ export async function startWorkflowTestStack(
     database,
     queuePrefix,
     logs,
+    service: { deps: service.deps, invocationWaits: service.invocationWaits },
     key: (scopes) => owner.createApiKey(scopes),
     client: (apiKey, headers) => createWorkflowClient({ baseUrl: server.url, apiKey, headers }),
     async close() {

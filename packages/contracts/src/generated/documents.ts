@@ -12927,7 +12927,7 @@ export const workflowDocument: OpenApiDocument = {
           "workflow-resolve"
         ],
         "summary": "Deterministic match of an intent against the active contracts, with a full explanation.",
-        "description": "Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts. Errors: 404 `project_not_found` (no such project).",
+        "description": "Creates nothing. `matched: false` (contract and template null) when no contract matches. The explanation lists every contract considered, each with every criterion: every fallback, every contract with `intentContains` phrases of which at least one occurs in the intent, and every contract without phrases of which at least one criterion passes. The others cannot match and are only counted (`unlisted_contracts`), so the answer stays small for projects with thousands of contracts. Errors: 400 `intent_blank` (an intent of only whitespace), 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -13982,7 +13982,7 @@ export const workflowDocument: OpenApiDocument = {
           "invocations"
         ],
         "summary": "Invoke — persist one request under an idempotency key (or replay the original).",
-        "description": "`Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The intent is stored exactly as sent (returned as `intent` and given to the stages' owners as sent); for matching and the fingerprint the request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). Two requests that differ only in the intent's case or spacing are the same request for a key (the replay returns the intent first sent). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`. Errors: 404 `project_not_found` (no such project).",
+        "description": "An intent of only whitespace is 400 `intent_blank`. `Idempotency-Key` is required (400 `idempotency_key_required`; 1–255 printable ASCII characters, otherwise 400 `idempotency_key_invalid`). The intent is stored exactly as sent (returned as `intent` and given to the stages' owners as sent); for matching and the fingerprint the request is normalized — intent in Unicode NFKC, lower case, whitespace collapsed; `required_capabilities` sorted and de-duplicated (an empty list counts as absent); absent optional fields omitted — and fingerprinted (SHA-256 of its canonical JSON with sorted keys). Two requests that differ only in the intent's case or spacing are the same request for a key (the replay returns the intent first sent). `X-Correlation-ID` is not part of the fingerprint. A new key answers 201 with a new invocation. The same key with the same normalized request answers 200 with the original invocation and `Idempotent-Replayed: true` (concurrent identical calls still produce exactly one invocation). The same key with a different request answers 409 `idempotency_conflict` with the original `invocation_id`: restore the original request or use a new key. Keys are retained for 30 days from the invocation's creation; after that the same key starts a new invocation. The route is decided and stored with the invocation before anything can launch it: by resolve, or pinned by `workflow_contract_id` (an unknown or inactive contract is 400 `workflow_contract_not_found`) and/or `workflow_template_key` (+ `workflow_template_version`), which must name the template of an active contract of the project (400 `workflow_template_not_found`; with a pinned contract too, its template must be that one, else 400 `workflow_template_mismatch`). `workflow_template_version` without `workflow_template_key` is 400 `workflow_template_key_required`. An invocation whose intent matched no contract is stored with `route.matched = false` and cannot launch. The template version used is marked as used (it becomes immutable). Text holding a NUL character or an unpaired surrogate is 400 `text_invalid`. Audited as `invocation.created`. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -14105,7 +14105,7 @@ export const workflowDocument: OpenApiDocument = {
           "invocations"
         ],
         "summary": "An invocation's lifecycle state, route, stage progress, latest handoff and attention signal.",
-        "description": "`stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`. Errors: 404 `project_not_found` (no such project).",
+        "description": "`stages` (ordered), `current_stage`, `latest_handoff` and `artifact` are filled once the invocation is launched; before that they are `[]` and `null`. An invocation of another project is 404 `invocation_not_found`. Completion without polling: with `wait` (seconds, at most 60) the answer is held until the invocation's `state` or `attention` differs from the ones the caller last saw (`state` and `attention`, or the invocation's own when the request began), or until the wait ends, whichever comes first; it is answered at once when they already differ or the invocation is terminal (`completed`, `failed`, `cancelled`). Either way the answer is the invocation as it is then, so a caller compares, and waits again with what it saw, until its own deadline (the caller chooses the bound and alerts after it). A change is announced through Redis and confirmed in the database; while the service cannot reach Redis, or if an announcement is lost, the held request re-reads the database every second, so a wait is never longer than asked and never misses a change by more than about a second. Closing the connection ends the wait. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -14127,9 +14127,41 @@ export const workflowDocument: OpenApiDocument = {
             "participantBearer": []
           }
         ],
+        "parameters": [
+          {
+            "name": "wait",
+            "in": "query",
+            "required": false,
+            "description": "Hold the answer for up to this many seconds until the invocation's state or attention changes (0, the default, answers at once).",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 60,
+              "default": 0
+            }
+          },
+          {
+            "name": "state",
+            "in": "query",
+            "required": false,
+            "description": "With `wait`, the state the caller last saw; the answer comes at once when it differs.",
+            "schema": {
+              "$ref": "#/components/schemas/InvocationsState"
+            }
+          },
+          {
+            "name": "attention",
+            "in": "query",
+            "required": false,
+            "description": "With `wait`, the attention the caller last saw; the answer comes at once when it differs.",
+            "schema": {
+              "$ref": "#/components/schemas/InvocationsAttention"
+            }
+          }
+        ],
         "responses": {
           "200": {
-            "description": "The invocation.",
+            "description": "The invocation (after the wait, when one was asked for).",
             "content": {
               "application/json": {
                 "schema": {
@@ -14168,7 +14200,7 @@ export const workflowDocument: OpenApiDocument = {
           "preflight"
         ],
         "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
-        "description": "Resolves the intent like resolve, then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).",
+        "description": "Resolves the intent like resolve (an intent of only whitespace is 400 `intent_blank`), then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -16409,7 +16441,8 @@ export const workflowDocument: OpenApiDocument = {
           "intent": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 10000
+            "maxLength": 10000,
+            "description": "What to do, in words; at least one character that is not whitespace (else 400 `intent_blank`)."
           },
           "required_capabilities": {
             "$ref": "#/components/schemas/ContractsCapabilities"
@@ -17338,7 +17371,8 @@ export const workflowDocument: OpenApiDocument = {
           "intent": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 4000
+            "maxLength": 4000,
+            "description": "What to do, in words; at least one character that is not whitespace (else 400 `intent_blank`)."
           },
           "required_capabilities": {
             "$ref": "#/components/schemas/InvocationsCapabilities"
@@ -17358,7 +17392,8 @@ export const workflowDocument: OpenApiDocument = {
           "intent": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 4000
+            "maxLength": 4000,
+            "description": "What to do, in words; at least one character that is not whitespace (else 400 `intent_blank`)."
           },
           "workflow_contract_id": {
             "type": "string",
@@ -18581,7 +18616,8 @@ export const workflowDocument: OpenApiDocument = {
                         "string",
                         "null"
                       ],
-                      "format": "date-time"
+                      "format": "date-time",
+                      "description": "When the stage completed. The final stage's owner publishing the artifact completes that stage, at the publication; null only for a stage that had not completed when another publisher (an API key) published."
                     }
                   }
                 }

@@ -89,6 +89,7 @@ export async function reconcileInvocation(
     `reconcile of ${invocationId}`,
   );
   await deps.queue.announceAssignments(outcome.assignedAgents);
+  await deps.queue.announceInvocationChanges([invocationId]);
   await dispatchDeliveries(deps.db, deps.deliveries, outcome.deliveryJobs);
   if (outcome.closesHandoffs) await closeInvocationHandoffs(deps, invocationId);
   return outcome;

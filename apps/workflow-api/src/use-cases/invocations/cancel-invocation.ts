@@ -64,6 +64,7 @@ export async function cancelInvocation(
     },
     { timeout: 15_000, maxWait: 10_000 },
   );
+  await deps.queue.announceInvocationChanges([invocation.id]);
   await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
   await closeInvocationHandoffs(deps, invocation.id);
   return { invocation, details: await loadRunDetails(deps.db, invocation.id) };

@@ -7,6 +7,7 @@ import type { ProjectRef } from '../../auth/project-directory';
 import { assistedContractRoute } from '../../data/assist-route.lookups';
 import { auditEventInsert } from '../../data/audit.repository';
 import type { WorkflowDeps } from '../../deps';
+import { assertIntentNotBlank } from '../../domain/invocation-request';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import type { Invocation } from '../../generated/prisma/client';
 import type { AssistCaller } from '../assist/suggest-contract';
@@ -184,6 +185,7 @@ export async function createInvocation(
 ): Promise<CreateInvocationResult> {
   // The router refuses such text before any handler; this keeps the rule for callers of the use case itself.
   assertStorableText(input.body, 'body');
+  assertIntentNotBlank(input.body.intent);
   // The intent is kept exactly as sent (`intent`); matching, the stored request and the fingerprint use the
   // normalized form, so a retry differing only in case or spacing replays.
   const request = normalizeInvocationRequest(input.body);

@@ -99,6 +99,7 @@ export async function decideApproval(
     );
     return updated;
   });
+  await deps.queue.announceInvocationChanges([invocation.id]);
   await dispatchOutbox(deps.db, deps.queue, jobs);
   await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
   return { invocation, details: await loadRunDetails(deps.db, invocation.id) };

@@ -143,6 +143,7 @@ export async function launchInvocation(
     },
     { timeout: 15_000, maxWait: 10_000 },
   );
+  await deps.queue.announceInvocationChanges([invocationId]);
   if (outcome.refused) throw launchBlocked(invocationId, outcome.refused);
   await dispatchOutbox(deps.db, deps.queue, jobs);
   return {

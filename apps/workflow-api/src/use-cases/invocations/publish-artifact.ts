@@ -16,6 +16,7 @@ import { checkPayload } from '../../domain/artifact-schema-rules';
 import type { ArtifactValidatorCache, PayloadError } from '../../domain/artifact-schema-rules';
 import { invocationNotFound } from '../../domain/errors';
 import { failureOf, isFailable, rejectionsExceeded } from '../../domain/invocation-ending';
+import { OPEN_STAGE_STATES } from '../../domain/invocation-states';
 import type { RouteTemplate } from '../../domain/template-definition';
 import type { Artifact, Invocation, WorkflowRun } from '../../generated/prisma/client';
 import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
@@ -160,10 +161,37 @@ async function recordRejection(p: Publication, errors: PayloadError[]): Promise<
   return { kind: 'rejected', evidenceId, errors, schema };
 }
 
+/**
+ * The owner of the final stage publishing from it: the publication is that stage's completion, so the stage is
+ * completed now (its later `complete` is answered as a replay) and the envelope records when. A stage still open
+ * under another publisher (an API key) is not completed by it and keeps `completed_at` null.
+ */
+async function completePublishingStage(p: Publication): Promise<void> {
+  if (p.actor.kind !== 'agent') return;
+  const final = await p.tx.runStage.findFirst({
+    where: { invocationId: p.invocation.id },
+    orderBy: { position: 'desc' },
+    select: { id: true, state: true, ownerAgentId: true, firstAssignedAt: true, key: true },
+  });
+  if (!final || final.ownerAgentId !== p.actor.agentId) return;
+  if (!(OPEN_STAGE_STATES as readonly string[]).includes(final.state)) return;
+  await p.tx.runStage.update({
+    where: { id: final.id },
+    data: { state: 'completed', completedAt: p.now, lastHeartbeatAt: p.now, blockerReason: null },
+  });
+  await audit(p, 'stage.completed', {
+    stage_id: final.id,
+    stage_key: final.key,
+    by: 'artifact_publication',
+    duration_ms: final.firstAssignedAt ? p.now.getTime() - final.firstAssignedAt.getTime() : null,
+  });
+}
+
 /** A valid payload: the immutable envelope, the invocation `completed` and its run ended. */
 async function storeEnvelope(p: Publication): Promise<Outcome> {
   const { tx, invocation, now } = p;
   const who = actorIdentity(p.actor);
+  await completePublishingStage(p);
   const stages = await tx.runStage.findMany({
     where: { invocationId: invocation.id },
     orderBy: { position: 'asc' },
@@ -269,6 +297,7 @@ export async function publishArtifact(
     },
     { timeout: 15_000, maxWait: 10_000 },
   );
+  await deps.queue.announceInvocationChanges([invocationId]);
   await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
   if (outcome.kind === 'rejected') {
     // Too many rejections fail the invocation: its stages' hub handoffs are closed.

@@ -1,5 +1,6 @@
 import type { WorkflowApi } from '@svc/contracts';
 import type { WorkflowDeps } from '../../deps';
+import { assertIntentNotBlank } from '../../domain/invocation-request';
 import { suggestContract } from '../assist/suggest-contract';
 import type { AssistCaller } from '../assist/suggest-contract';
 
@@ -26,6 +27,7 @@ export async function resolveIntentAssisted(
   input: ResolveInput,
   caller?: AssistCaller,
 ): Promise<AssistedResolve> {
+  assertIntentNotBlank(input.intent);
   const compiled = await deps.contractIndex.compiled(projectId);
   const { winner, explanation } = compiled.match(input);
   const assisted = caller ? await suggestContract(deps, caller, input, explanation, winner !== null) : null;

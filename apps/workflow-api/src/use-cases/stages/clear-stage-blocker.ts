@@ -11,5 +11,6 @@ export async function clearStageBlocker(
   stageId: string,
 ): Promise<StageAssignmentRecord> {
   const { stage, invocation } = await claimOwnedStage(deps, actor, stageId);
+  await deps.queue.announceInvocationChanges([stage.invocationId]);
   return loadStageAssignment(deps.db, stage, invocation);
 }

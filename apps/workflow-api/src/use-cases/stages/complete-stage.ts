@@ -49,6 +49,7 @@ export async function completeStage(
     });
     return { stage: done, invocation: locked.invocation };
   });
+  await deps.queue.announceInvocationChanges([stage.invocationId]);
   await dispatchOutbox(deps.db, deps.queue, jobs);
   return loadStageAssignment(deps.db, stage, invocation);
 }

@@ -70,6 +70,7 @@ export async function failStage(
     deliveryJobs.push(...ended.deliveryJobs);
     return tx.runStage.findUniqueOrThrow({ where: { id: stageId } });
   });
+  await deps.queue.announceInvocationChanges([stage.invocationId]);
   await dispatchOutbox(deps.db, deps.queue, jobs);
   await dispatchDeliveries(deps.db, deps.deliveries, deliveryJobs);
   await closeInvocationHandoffs(deps, stage.invocationId);

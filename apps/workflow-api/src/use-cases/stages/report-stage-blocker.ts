@@ -27,5 +27,6 @@ export async function reportStageBlocker(
     await recordStage(deps, locked, actor, 'stage.blocked', { reason: clean });
     return stage;
   });
+  await deps.queue.announceInvocationChanges([stage.invocationId]);
   return loadStageAssignment(deps.db, stage);
 }
