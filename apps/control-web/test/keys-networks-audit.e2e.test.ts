@@ -42,7 +42,7 @@ async function ownerPage(): Promise<TestPage> {
 
 /** The text of a cell of the key's row (by the cell's `data-label`). */
 function keyCell(page: Page, label: string) {
-  return page.locator(`tr[data-key-id="${createdKeyId}"] td[data-label="${label}"]`);
+  return page.locator(`tr[data-key-id="${createdKeyId}"] td[data-column="${label}"]`);
 }
 
 describe('Settings → API keys', () => {

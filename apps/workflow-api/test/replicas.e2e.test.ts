@@ -3,6 +3,7 @@ import { startRunStack, testRedisUrl } from '@svc/testing';
 import type { RunStack } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
+import { expectEachCompletedOnce as expectCompletedOnce } from './support/completions';
 
 /**
  * Two replicas of the hub, the Workflow API and the worker, on the same databases and Redis, behind HAProxy
@@ -58,32 +59,8 @@ async function invokeAndLaunch(intent: string, repeats: { launch: number }): Pro
   }
 }
 
-async function expectEachCompletedOnce(ids: string[]): Promise<void> {
-  const client = workflow();
-  await Promise.all(
-    ids.map((id) =>
-      client.invocations.waitForArtifact(id, { timeoutMs: 90_000, intervalMs: 250, waitFor: 'all' }),
-    ),
-  );
-  const db = s.database.prisma;
-  const [runs, artifacts, completions] = await Promise.all([
-    db.workflowRun.groupBy({
-      by: ['invocationId'],
-      where: { invocationId: { in: ids } },
-      _count: { _all: true },
-    }),
-    db.artifact.count({ where: { invocationId: { in: ids } } }),
-    db.auditEvent.groupBy({
-      by: ['targetId'],
-      where: { targetId: { in: ids }, action: 'invocation.completed' },
-      _count: { _all: true },
-    }),
-  ]);
-  expect(runs).toHaveLength(ids.length);
-  expect(runs.every((r) => r._count._all === 1)).toBe(true);
-  expect(artifacts).toBe(ids.length);
-  expect(completions.every((c) => c._count._all === 1)).toBe(true);
-  expect(completions).toHaveLength(ids.length);
+function expectEachCompletedOnce(ids: string[]): Promise<void> {
+  return expectCompletedOnce(workflow(), s.database, ids, 90_000);
 }
 
 /** Requests an API replica has served, from its own metrics. */

@@ -9,6 +9,7 @@ import { eventually, freePort, sleep, startRunStack, testRedisUrl } from '@svc/t
 import type { RunStack } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
+import { expectEachCompletedOnce as expectCompletedOnce } from './support/completions';
 
 /**
  * Fault cases of the run engine with real processes. Redis is shared with the other suites of this machine, so
@@ -53,33 +54,9 @@ async function invokeAndLaunch(s: Stack, intent: string): Promise<string> {
   return invocation.invocation_id;
 }
 
-/** Every invocation completed exactly once: one run, one artifact, one completion audit event. */
-async function expectEachCompletedOnce(s: Stack, ids: string[], timeoutMs: number): Promise<void> {
-  const workflow = workflowOf(s);
-  await Promise.all(
-    ids.map((invocationId) =>
-      workflow.invocations.waitForArtifact(invocationId, { timeoutMs, intervalMs: 200, waitFor: 'all' }),
-    ),
-  );
-  const db = s.database.prisma;
-  const [runs, artifacts, completions] = await Promise.all([
-    db.workflowRun.groupBy({
-      by: ['invocationId'],
-      where: { invocationId: { in: ids } },
-      _count: { _all: true },
-    }),
-    db.artifact.count({ where: { invocationId: { in: ids } } }),
-    db.auditEvent.groupBy({
-      by: ['targetId'],
-      where: { targetId: { in: ids }, action: 'invocation.completed' },
-      _count: { _all: true },
-    }),
-  ]);
-  expect(runs).toHaveLength(ids.length);
-  expect(runs.every((r) => r._count._all === 1)).toBe(true);
-  expect(artifacts).toBe(ids.length);
-  expect(completions).toHaveLength(ids.length);
-  expect(completions.every((c) => c._count._all === 1)).toBe(true);
+/** Every invocation completed exactly once (see the support module), through this stack's SDK client. */
+function expectEachCompletedOnce(s: Stack, ids: string[], timeoutMs: number): Promise<void> {
+  return expectCompletedOnce(workflowOf(s), s.database, ids, timeoutMs);
 }
 
 describe('worker and Redis faults', () => {

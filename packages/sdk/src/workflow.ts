@@ -512,11 +512,13 @@ export class Invocations extends Resource {
     const call = { projectId, signal: bound.signal };
     let seen = '';
     let backoff = options.intervalMs ?? 250;
+    let pace = backoff;
     try {
       for (;;) {
         let invocation: Invocation | undefined;
         try {
           const left = (deadline - Date.now()) / 1000;
+          const asked = Date.now();
           invocation = last
             ? await this.waitForChange(invocationId, {
                 ...call,
@@ -525,6 +527,17 @@ export class Invocations extends Resource {
               })
             : await this.get(invocationId, call);
           backoff = options.intervalMs ?? 250;
+          // A server that does not hold reads (an older one, or a proxy that answers from a cache) answers an
+          // unchanged invocation at once: pace the reads as polling, the pause growing by half up to the cap,
+          // rather than asking in a tight loop. A read the server held for its wait is not paced.
+          const unchanged =
+            last !== undefined && invocation.state === last.state && invocation.attention === last.attention;
+          if (!unchanged) pace = options.intervalMs ?? 250;
+          const pause = pace - (Date.now() - asked);
+          if (unchanged && pause > 0) {
+            await sleep(pause, bound.signal);
+            pace = Math.min(options.maxIntervalMs ?? 2000, pace * 1.5);
+          }
         } catch (error) {
           if (!isTransient(error) || bound.signal.aborted) throw error;
           // The service is unreachable for now: try again after a growing pause.

@@ -179,12 +179,25 @@ async function completePublishingStage(p: Publication): Promise<void> {
     where: { id: final.id },
     data: { state: 'completed', completedAt: p.now, lastHeartbeatAt: p.now, blockerReason: null },
   });
-  await audit(p, 'stage.completed', {
-    stage_id: final.id,
-    stage_key: final.key,
-    by: 'artifact_publication',
-    duration_ms: final.firstAssignedAt ? p.now.getTime() - final.firstAssignedAt.getTime() : null,
-  });
+  // Audited as the stage's own completion is (see `recordStage`), saying it came with the publication.
+  await p.deps.audit.record(
+    {
+      workspaceId: p.invocation.workspaceId,
+      projectId: p.invocation.projectId,
+      actor: p.actor,
+      action: 'stage.completed',
+      targetType: 'run_stage',
+      targetId: final.id,
+      data: {
+        invocation_id: p.invocation.id,
+        stage_key: final.key,
+        by: 'artifact_publication',
+        duration_ms: final.firstAssignedAt ? p.now.getTime() - final.firstAssignedAt.getTime() : null,
+      },
+      requestId: p.requestId,
+    },
+    p.tx,
+  );
 }
 
 /** A valid payload: the immutable envelope, the invocation `completed` and its run ended. */

@@ -60,7 +60,7 @@ export function KeyTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke?: (key: 
                 </details>
               </td>
               <td>{dateTime(key.created_at)}</td>
-              <td data-label="expires">
+              <td data-column="expires">
                 {key.expires_at ? (
                   <>
                     {dateTime(key.expires_at)} <span className="muted">{until(key.expires_at)}</span>
@@ -69,7 +69,7 @@ export function KeyTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke?: (key: 
                   'never'
                 )}
               </td>
-              <td data-label="last-used">
+              <td data-column="last-used">
                 {key.last_used_at ? (
                   <time dateTime={key.last_used_at} title={dateTime(key.last_used_at)}>
                     {ago(key.last_used_at)}
