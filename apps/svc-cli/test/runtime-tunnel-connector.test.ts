@@ -239,10 +239,16 @@ process.on('SIGTERM', () => process.exit(0));
         { params: { path: { workspace: stack.slug, environment: 'edge' } } },
       ),
     );
-    await eventually(async () => !isAlive(running.pid), 40_000, 'cloudflared stopped', {
-      describe: describeRuntime,
-    });
-    expect(fs.existsSync(files.token_file)).toBe(false);
+    // The token file goes right after the process has ended, and then the line is logged.
+    await eventually(
+      async () =>
+        !isAlive(running.pid) &&
+        !fs.existsSync(files.token_file) &&
+        runtime.output().includes('tunnel connector: cloudflared stopped'),
+      40_000,
+      'cloudflared stopped, its token file gone and the stop logged',
+      { describe: describeRuntime },
+    );
     expect(runtime.output()).toContain(
       `tunnel connector: cloudflared stopped (tunnel ${deletedId} is deleted)`,
     );
