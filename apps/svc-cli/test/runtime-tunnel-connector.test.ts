@@ -244,7 +244,7 @@ process.on('SIGTERM', () => process.exit(0));
       async () =>
         !isAlive(running.pid) &&
         !fs.existsSync(files.token_file) &&
-        runtime.output().includes('tunnel connector: cloudflared stopped'),
+        runtime!.output().includes('tunnel connector: cloudflared stopped'),
       40_000,
       'cloudflared stopped, its token file gone and the stop logged',
       { describe: describeRuntime },
