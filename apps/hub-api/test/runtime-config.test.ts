@@ -112,7 +112,7 @@ describe('runtime config', () => {
     });
     for (let i = 0; i < 3; i += 1) {
       const read = unwrap(await pull(owner, { token: owner.token }, host.id));
-      expect(read.auth).toEqual({ relay_token: relayToken, workspace_api_key: null });
+      expect(read.auth).toEqual({ relay_token: relayToken, workspace_api_key: '' });
       expect(read.runtime_key?.current).toMatchObject({ id: keysBefore[0]?.id, issued_by: owner.email });
       expect(read.runtime_key?.previous).toBeNull();
     }

@@ -96,7 +96,8 @@ export function presentRuntimeConfig(
     ...(pulled.environment && {
       tunnel: presentTunnelSummary(pulled.environment.environment, pulled.environment.connectorReady),
     }),
-    auth: { relay_token: pulled.relayToken, workspace_api_key: pulled.workspaceApiKey },
+    // Empty when a participant reads: the field keeps the type it was released with (a string).
+    auth: { relay_token: pulled.relayToken, workspace_api_key: pulled.workspaceApiKey ?? '' },
     runtime_key: pulled.runtimeKeys && {
       current: {
         id: pulled.runtimeKeys.current.id,

@@ -3593,7 +3593,7 @@ export const hubDocument: OpenApiDocument = {
           "runtime-config"
         ],
         "summary": "Pull a runtime host's endpoints and credentials (relay token, workspace API key).",
-        "description": "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). Safe to repeat: nothing is minted or revoked. `auth.workspace_api_key` is the key the caller presented when the caller is a key, and null when a participant reads (a runtime key is shown once, when it is issued: `POST …/infrastructure/runtime-config/rotate`); `runtime_key` names the host's current and previous runtime keys (ids and prefixes only). Every pull is audited as `runtime_config.pulled`, without the secrets. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).",
+        "description": "For an operator (owner or admin) or a key with `runtime-config:read` (the agent-runtime preset has it; read-only and automation keys do not). `runtime_instance_id` names the host; it may be left out when the workspace has exactly one host (none: 404 `no_runtime_host`; several: 400 `runtime_instance_id_required`). Safe to repeat: nothing is minted or revoked. `auth.workspace_api_key` is the key the caller presented when the caller is a key, and empty when a participant reads (a runtime key is shown once, when it is issued: `POST …/infrastructure/runtime-config/rotate`); `runtime_key` names the host's current and previous runtime keys (ids and prefixes only). Every pull is audited as `runtime_config.pulled`, without the secrets. Errors: 400 `runtime_instance_id_invalid` (malformed runtime host id).",
         "security": [
           {
             "participantBearer": []
@@ -8712,11 +8712,8 @@ export const hubDocument: OpenApiDocument = {
                 "description": "Store locally as `SVC_RELAY_TOKEN`."
               },
               "workspace_api_key": {
-                "type": [
-                  "string",
-                  "null"
-                ],
-                "description": "The runtime key (agent-runtime scopes; store as `SVC_WORKSPACE_API_KEY`, redact it in evidence): the presented key when a key reads, the new key in a rotation's answer, null when a participant reads (a runtime key is shown once)."
+                "type": "string",
+                "description": "The runtime key (agent-runtime scopes; store as `SVC_WORKSPACE_API_KEY`, redact it in evidence): the presented key when a key reads, the new key in a rotation's answer, empty when a participant reads (a runtime key is shown once)."
               }
             }
           },

@@ -1,3 +1,7 @@
+/**
+ * `svc runtime up`: start, supervise and stop a runtime host. One file because its start, its loop (heartbeats,
+ * key following, readiness) and its stop share one set of processes and one state, closed over here.
+ */
 import { deriveConsoleProxyKey } from '@svc/auth';
 import { createHubClient } from '@svc/contracts';
 import { AgentSupervisor } from '../../data/agent-supervisor';
