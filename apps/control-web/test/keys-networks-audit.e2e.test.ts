@@ -289,7 +289,7 @@ describe('Audit log', () => {
       // Each row names the owner as a person; the id is on hover.
       expect(actors.every((text) => text.startsWith('person '))).toBe(true);
       const actorIds = await page
-        .locator('table.audit-table tbody tr td:nth-child(3) [title]')
+        .locator('table.audit-table tbody tr td:nth-child(3) span[title]')
         .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('title')));
       expect(actorIds).toHaveLength(actors.length);
       expect(actorIds.every((id) => id === me.participant.id)).toBe(true);
