@@ -4,6 +4,7 @@ import { Navigate } from 'react-router';
 import type { PageRoute } from '../../app/page-route';
 import { ALL_ROLES } from '../../app/roles';
 import { ContractsPage } from './contracts/ContractsPage';
+import { DeliveriesPage } from './deliveries/DeliveriesPage';
 import { InvocationPage } from './invocations/InvocationPage';
 import { InvocationsPage } from './invocations/InvocationsPage';
 import { TryIntentPage } from './intent/TryIntentPage';
@@ -67,6 +68,12 @@ export const routes: PageRoute[] = [
     title: 'Invocations',
     roles: ALL_ROLES,
     element: <InvocationsPage />,
+  },
+  {
+    path: 'projects/:projectId/deliveries',
+    title: 'Deliveries',
+    roles: ALL_ROLES,
+    element: <DeliveriesPage />,
   },
   {
     path: 'projects/:projectId/invocations/:invocationId',
