@@ -114,6 +114,7 @@ const target: MatrixTarget = {
     updateWorkflowContract: { name: 'mine now' },
     updateDeliverySubscription: { is_active: false },
     decideInvocationApproval: { decision: 'approve' },
+    updateAssistanceSettings: { enabled: false },
     publishInvocationArtifact: { payload: {} },
   },
   coverage,

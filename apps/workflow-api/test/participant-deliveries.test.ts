@@ -217,7 +217,7 @@ describe('delivery subscriptions with the participant token', () => {
     },
   );
 
-  test('when another workspace’s owner names this project, then it is 404 project_not_found', async () => {
+  test('when another workspace’s key names this project, then 404; an unknown subscription is 404 to an owner', async () => {
     const rivalKey = await s.otherProject.key(['workflow-delivery:manage']);
     const res = await fetch(`${s.url}${subs()}`, { headers: { 'x-api-key': rivalKey } });
     expect(res.status).toBe(404);
@@ -239,6 +239,7 @@ describe('the attempt log', () => {
     const secret = String(created.data.signing_secret);
     // A delivery row with its attempt as the worker records it, the answer echoing the subscription's secret.
     const deliveryId = newId('msg');
+    const invocationId = newId('inv');
     const now = new Date();
     await s.database.prisma.delivery.create({
       data: {
@@ -246,9 +247,22 @@ describe('the attempt log', () => {
         workspaceId: s.workspace.id,
         projectId: s.project.id,
         subscriptionId: id,
-        invocationId: newId('inv'),
+        invocationId,
         event: 'invocation.completed',
-        body: JSON.stringify({ type: 'invocation.completed', timestamp: now.toISOString(), data: {} }),
+        body: JSON.stringify({
+          type: 'invocation.completed',
+          timestamp: now.toISOString(),
+          data: {
+            workspace_id: s.workspace.id,
+            project_id: s.project.id,
+            invocation_id: invocationId,
+            state: 'completed',
+            attention: 'none',
+            attention_reason: null,
+            correlation_id: null,
+            artifact: null,
+          },
+        }),
         status: 'succeeded',
         attempts: 1,
         lastStatusCode: 200,

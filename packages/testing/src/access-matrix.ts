@@ -476,9 +476,10 @@ export interface MatrixTarget {
    */
   foreignParams: () => Record<string, string>;
   /**
-   * Valid request bodies by operationId, sent with `foreign_id` cases: the caller has access to the path, so
-   * the body is validated before the resource is looked up, and an empty body would be refused first (every other
-   * case sends `{}`: access is decided before the body is read).
+   * Valid request bodies by operationId, sent with `foreign_id` and `role_missing` cases: the caller has access
+   * to the path, so the body is validated before the resource is looked up (or, where the use case checks the
+   * role itself, before the role), and an empty body would be refused first (every other case sends `{}`: access
+   * is decided before the body is read).
    */
   bodies?: Record<string, unknown>;
   /** Sends a request; defaults to the global `fetch` (a Unix-socket service passes its own). */
@@ -545,7 +546,11 @@ export async function checkAccessCase(
     method: c.operation.method.toUpperCase(),
     headers,
     body: ['post', 'put', 'patch'].includes(c.operation.method)
-      ? JSON.stringify((c.check === 'foreign_id' && target.bodies?.[c.operation.operationId]) || {})
+      ? JSON.stringify(
+          ((c.check === 'foreign_id' || c.check === 'role_missing') &&
+            target.bodies?.[c.operation.operationId]) ||
+            {},
+        )
       : undefined,
   });
   const body = (await res.json().catch(() => ({}))) as { code?: unknown; data?: unknown };
