@@ -4,7 +4,6 @@ import { Navigate } from 'react-router';
 import type { PageRoute } from '../../app/page-route';
 import { ALL_ROLES } from '../../app/roles';
 import { ContractsPage } from './contracts/ContractsPage';
-import { DeliveriesPage } from './deliveries/DeliveriesPage';
 import { InvocationPage } from './invocations/InvocationPage';
 import { InvocationsPage } from './invocations/InvocationsPage';
 import { TryIntentPage } from './intent/TryIntentPage';
@@ -18,6 +17,10 @@ const ContractEditPage = lazy(() =>
 );
 const ArtifactSchemasPage = lazy(() =>
   import('./schemas/ArtifactSchemasPage').then((m) => ({ default: m.ArtifactSchemasPage })),
+);
+// Deliveries are an operator's page, opened far less often than the rest: it loads with its page too.
+const DeliveriesPage = lazy(() =>
+  import('./deliveries/DeliveriesPage').then((m) => ({ default: m.DeliveriesPage })),
 );
 const loaded = (page: ReactNode) => <Suspense fallback={<Loading />}>{page}</Suspense>;
 
@@ -73,7 +76,7 @@ export const routes: PageRoute[] = [
     path: 'projects/:projectId/deliveries',
     title: 'Deliveries',
     roles: ALL_ROLES,
-    element: <DeliveriesPage />,
+    element: loaded(<DeliveriesPage />),
   },
   {
     path: 'projects/:projectId/invocations/:invocationId',
