@@ -160,6 +160,15 @@ describe.each(SIZES)('the deliveries journey at $name size ($width x $height)', 
     const dialog = page().getByRole('dialog', { name: 'New subscription' });
     await dialog.waitFor();
     await expectFitsAndPasses('create-dialog');
+    // Mistakes are said in words with the fix: nothing entered, then an address inside a private network.
+    await dialog.getByRole('button', { name: 'Create subscription' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Enter the endpoint URL' }).waitFor();
+    await dialog.getByLabel('Endpoint URL').fill('https://10.1.2.3/hooks');
+    await dialog.getByRole('button', { name: 'Create subscription' }).click();
+    const refused = dialog.getByRole('alert').filter({ hasText: 'url_resolves_to_forbidden_address' });
+    await refused.waitFor();
+    expect(await refused.textContent()).toContain('Use the public address of your server');
+    await expectFitsAndPasses('create-dialog-refused');
     await dialog.getByLabel('Endpoint URL').fill(`${receiverBase}${hookPath}`);
     await dialog.getByRole('checkbox', { name: /invocation\.cancelled/ }).check();
     await dialog.getByLabel('Description (optional)').fill(`Receiver on the ${size.name}`);
@@ -326,7 +335,9 @@ describe.each(SIZES)('the deliveries journey at $name size ($width x $height)', 
     await page().getByRole('status').filter({ hasText: 'Deleted the subscription' }).waitFor();
     await subscriptionRow().waitFor({ state: 'detached' });
     await expectFitsAndPasses('deleted');
-    expectCleanPage(tab);
+    // The one failed request is the private address the journey entered on purpose (400).
+    expectCleanPage(tab, [/status of 400 \(Bad Request\)/]);
+    expect(tab.consoleErrors.filter((text) => /status of 400/.test(text))).toHaveLength(1);
   });
 });
 

@@ -6,7 +6,7 @@ import { useClients } from '../../../app/session';
 import { CardTable } from '../../../components/CardTable';
 import { ConfirmDialog } from '../../../components/ConfirmDialog';
 import { Loading } from '../../../components/Loading';
-import { ProblemMessage } from '../../../components/ProblemMessage';
+import { InputError, ProblemMessage } from '../../../components/ProblemMessage';
 import { ago, dateTime } from '../../../components/time';
 import { useProjectId } from '../project';
 import { EVENT_TYPES, disabledReasonWords } from './event-types';
@@ -312,8 +312,8 @@ function CreateSubscriptionDialog({
       confirmLabel="Create subscription"
       onClose={onClose}
       onConfirm={async () => {
-        if (!url.trim()) throw new Error('Enter the endpoint URL the events are sent to.');
-        if (events.size === 0) throw new Error('Choose at least one event.');
+        if (!url.trim()) throw new InputError('Enter the endpoint URL the events are sent to.');
+        if (events.size === 0) throw new InputError('Choose at least one event to send.');
         const created = unwrap(
           await workflow.raw.POST('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
             params: { path: { projectId } },
