@@ -13010,14 +13010,24 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "The project's delivery subscriptions (secrets never included).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13064,14 +13074,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Subscribe an HTTPS endpoint to invocation events; the signing secret is in this answer only.",
         "description": "The URL must be `https:` (plain `http:` only to a loopback address, and only when the deployment enables its development setting), carry no credentials, and resolve only to public addresses: loopback, private, link-local, metadata and other reserved ranges are refused with 400 `url_resolves_to_forbidden_address` (the same check runs again before every send, against the address actually connected to, and redirects are never followed). Audited as `delivery_subscription.created`. Errors: 400 `url_invalid` (invalid delivery URL); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13133,14 +13151,24 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "One subscription (no secret).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13169,14 +13197,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Change the URL, events or description, or disable / enable the subscription.",
         "description": "`is_active: false` disables (pending deliveries are skipped); `true` enables again and clears the disabled reason and the exhaustion count. A new URL is checked like at creation. Audited. Errors: 400 `url_invalid` (invalid delivery URL); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13221,14 +13257,22 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "Delete the subscription; its pending deliveries are skipped, its delivery history is kept.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13267,14 +13311,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "A new signing secret (shown once); the old one keeps signing alongside it for the grace period.",
         "description": "During the grace period (default 24 h, 0 ends the old secret at once, at most 7 days) every delivery carries two signatures, one per secret, so receivers can switch without losing a delivery. Audited as `delivery_subscription.secret_rotated`. Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13345,14 +13397,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Send a signed `delivery_subscription.test` event to the subscription now and answer the attempt.",
         "description": "One attempt, made while the request waits (up to the delivery timeout): signed with the subscription's secrets like every delivery, to the re-checked address, also while the subscription is disabled. It is not a delivery: no retry, no rate limit or order, nothing recorded but the audit event `delivery_subscription.tested`; the receiver's answer does not disable the subscription. Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13555,14 +13615,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Send again the deliveries created since a time (by default the failed ones, until now).",
         "description": "Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. `until` defaults to now; `statuses` (default `[failed]`) may add `succeeded` and `skipped` to send everything again. Pending deliveries are never replayed (they are still on their way), nor deliveries of disabled or deleted subscriptions. At most 10 000 per call, oldest first; audited. Errors: 400 `time_range_invalid` (the time range is reversed); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -17010,7 +17078,7 @@ export const workflowDocument: OpenApiDocument = {
           },
           "response_snippet": {
             "type": "string",
-            "description": "The first 2 KiB of the answer."
+            "description": "The first 2 KiB of the answer's body (never its headers), with anything shaped like a credential (a `whsec_…` signing secret, an API key, a bearer token or a JWT, a `password`, `secret` or `token` value) masked (`[REDACTED]`)."
           },
           "retries_stopped": {
             "type": "boolean",
@@ -17325,7 +17393,7 @@ export const workflowDocument: OpenApiDocument = {
           },
           "response_snippet": {
             "type": "string",
-            "description": "The first 2 KiB of the answer."
+            "description": "The first 2 KiB of the answer's body, credentials redacted as in `DeliveryAttempt`."
           },
           "retries_stopped": {
             "type": "boolean",
@@ -18795,7 +18863,7 @@ export const workflowDocument: OpenApiDocument = {
     },
     {
       "name": "delivery",
-      "description": "Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of \"{delivery id}.{timestamp}.{exact body}\">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). A receiver that will never accept a delivery answers non-2xx with `X-Svc-Stop-Retries: true`: the delivery fails at once (`failure_reason` `stopped_by_receiver`, `retries_stopped` on the attempt) and counts towards no disabling. A subscription may set `rate_limit_per_second` (deliveries wait for their turn, evenly spaced, across every worker; none is dropped) and `ordered` (a delivery is not attempted while an earlier one of the subscription is pending or waiting for a retry). Operational events — `delivery.attempts_exhausted` and `delivery_subscription.disabled` — are audited and delivered, signed the same way, to the project's subscriptions that ask for them; `POST …/test` sends a signed `delivery_subscription.test` at once. Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server, never in a browser, and so do the API keys that manage subscriptions."
+      "description": "Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of \"{delivery id}.{timestamp}.{exact body}\">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). A receiver that will never accept a delivery answers non-2xx with `X-Svc-Stop-Retries: true`: the delivery fails at once (`failure_reason` `stopped_by_receiver`, `retries_stopped` on the attempt) and counts towards no disabling. A subscription may set `rate_limit_per_second` (deliveries wait for their turn, evenly spaced, across every worker; none is dropped) and `ordered` (a delivery is not attempted while an earlier one of the subscription is pending or waiting for a retry). Operational events — `delivery.attempts_exhausted` and `delivery_subscription.disabled` — are audited and delivered, signed the same way, to the project's subscriptions that ask for them; `POST …/test` sends a signed `delivery_subscription.test` at once. Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server. API keys with `workflow-delivery:manage` manage subscriptions, and so do the workspace's owners and admins signed in to the control web app (every member reads them); a secret answered to a participant is shown once in the page and kept nowhere else."
     },
     {
       "name": "invocations",

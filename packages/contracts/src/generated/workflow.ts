@@ -1307,7 +1307,7 @@ export interface components {
             latency_ms: number;
             /** @description e.g. `timeout`, `connection_refused`, `tls_error`. */
             error: string | null;
-            /** @description The first 2 KiB of the answer. */
+            /** @description The first 2 KiB of the answer's body (never its headers), with anything shaped like a credential (a `whsec_…` signing secret, an API key, a bearer token or a JWT, a `password`, `secret` or `token` value) masked (`[REDACTED]`). */
             response_snippet: string;
             /** @description The receiver answered non-2xx with `X-Svc-Stop-Retries: true`, so no retry followed. */
             retries_stopped: boolean;
@@ -1391,7 +1391,7 @@ export interface components {
             latency_ms: number;
             /** @description e.g. `timeout`, `connection_refused`, `tls_error`. */
             error: string | null;
-            /** @description The first 2 KiB of the answer. */
+            /** @description The first 2 KiB of the answer's body, credentials redacted as in `DeliveryAttempt`. */
             response_snippet: string;
             /** @description The answer carried `X-Svc-Stop-Retries: true`. */
             retries_stopped: boolean;

@@ -8,11 +8,13 @@ import { Loading } from '../../components/Loading';
 import { ProblemMessage } from '../../components/ProblemMessage';
 import { dateTime } from '../../components/time';
 import { AttentionList } from './AttentionList';
+import { DeliveryProblems } from './DeliveryProblems';
 import { SummaryCards } from './SummaryCards';
 import './overview.css';
 
 /**
  * The workspace's home: hosts ready to spawn and agents online (live), the invocations needing attention,
+ * the deliveries' operational events (a subscription disabled, a delivery out of retries),
  * the projects, where to go next, and who you are here.
  */
 export function OverviewPage() {
@@ -35,6 +37,9 @@ export function OverviewPage() {
       <h2>Needs attention</h2>
       {projects.data && projects.data.length === 0 && <p>No projects, so no invocations yet.</p>}
       {projects.data && projects.data.length > 0 && <AttentionList projects={projects.data} />}
+
+      <h2>Deliveries</h2>
+      {projects.data && projects.data.length > 0 && <DeliveryProblems projects={projects.data} />}
 
       <h2>Projects</h2>
       {projects.loading && !projects.data && <Loading what="Loading projects" />}
