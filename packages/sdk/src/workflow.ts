@@ -739,6 +739,22 @@ export class Subscriptions extends Resource {
       ),
     );
   }
+
+  /**
+   * Sends a signed `delivery_subscription.test` to the subscription's URL now and answers the attempt
+   * (`succeeded`, `status_code`, `latency_ms`, `error` …); nothing is stored or retried.
+   */
+  async test(
+    subscriptionId: string,
+    options?: RequestOptions,
+  ): Promise<DataOf<'testDeliverySubscription'>> {
+    return unwrap(
+      await this.raw.POST(
+        '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/test',
+        { params: { path: { projectId: this.project(options), subscriptionId } }, ...signalOf(options) },
+      ),
+    );
+  }
 }
 
 export class Deliveries extends Resource {
