@@ -330,7 +330,8 @@ describe('the SDK README', () => {
     expect(out['handles.ts']).toMatch(/^result: inv_\w+ Weekly status$/m);
     expect(out['run.ts']).toMatch(/^run: inv_\w+ Weekly status$/m);
     expect(out['errors.ts']).toMatch(/^not found: resource_not_found req_\S+$/m);
-    expect(out['errors.ts']).toMatch(/^no answer: connection_refused 127\.0\.0\.1:9$/m);
+    expect(out['errors.ts']).toMatch(/^refused: 400 \w+ \[\s*\{[^]*intent/m);
+    expect(out['errors.ts']).toMatch(/^no answer: connection_refused 127\.0\.0\.1:47$/m);
     expect(out['raw.ts']).toMatch(/^contracts: \[ 'Weekly report' \]$/m);
     expect(out['unwrap.ts']).toMatch(/^schemas: \[ 'weekly-report@1\.0\.0' \]$/m);
     const pages = out['pagination.ts']!;

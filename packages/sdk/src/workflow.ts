@@ -144,6 +144,7 @@ export class Workflow {
    * `launch_blocked` with typed `blockers`.
    */
   async start(intent: string, options: StartOptions = {}): Promise<InvocationHandle> {
+    checkIntent(intent);
     const projectId = this.project(options);
     const call = { ...options, projectId };
     const created = await this.invocations.create({ ...options.invocation, intent }, call);
@@ -179,7 +180,8 @@ export class Workflow {
    * {@link NoRouteError} when no contract matches, and {@link WaitTimeoutError} at `timeoutMs`.
    */
   async run<T = unknown>(intent: string, options: RunOptions): Promise<RunResult<T>> {
-    const timeoutMs = checkTimeout(options.timeoutMs);
+    checkIntent(intent);
+    const timeoutMs = checkTimeout(options?.timeoutMs);
     const projectId = this.project(options);
     const startedAt = Date.now();
     let last: Invocation | undefined;
@@ -587,7 +589,21 @@ const MAX_WAIT_SECONDS = 60;
 const WAIT_GRACE_MS = 15_000;
 
 /** A wait's timeout: positive milliseconds, or `Infinity` for no bound but the caller's signal. */
-function checkTimeout(timeoutMs: number): number {
+/** An intent is a sentence: refused before sending when it is not a string with a word in it. */
+function checkIntent(intent: unknown): void {
+  if (typeof intent !== 'string' || intent.trim() === '') {
+    throw new ArgumentError('argument_invalid', 'intent', 'intent must be a sentence saying what to do');
+  }
+}
+
+function checkTimeout(timeoutMs: number | undefined): number {
+  if (timeoutMs === undefined) {
+    throw new ArgumentError(
+      'argument_invalid',
+      'timeoutMs',
+      'timeoutMs is required: the most the whole wait may take, in milliseconds (Infinity for no bound)',
+    );
+  }
   if (!(timeoutMs > 0)) {
     throw new ArgumentError(
       'argument_invalid',
@@ -744,10 +760,7 @@ export class Subscriptions extends Resource {
    * Sends a signed `delivery_subscription.test` to the subscription's URL now and answers the attempt
    * (`succeeded`, `status_code`, `latency_ms`, `error` …); nothing is stored or retried.
    */
-  async test(
-    subscriptionId: string,
-    options?: RequestOptions,
-  ): Promise<DataOf<'testDeliverySubscription'>> {
+  async test(subscriptionId: string, options?: RequestOptions): Promise<DataOf<'testDeliverySubscription'>> {
     return unwrap(
       await this.raw.POST(
         '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/test',
