@@ -299,17 +299,24 @@ describe('the SDK README', () => {
       let receiverOut = '';
       receiver.stdout.on('data', (c: Buffer) => (receiverOut += c.toString('utf8')));
       const receiverDone = collect(receiver, 120_000);
-      await waitForOutput(() => receiverOut, /^delivery: test of dsub_\w+$/m, 'receiver.js').catch(
-        async (error: unknown) => {
-          receiver.kill('SIGKILL');
-          const { stderr } = await receiverDone;
-          throw new Error(`${String(error)}\n${stderr}`);
-        },
-      );
+      await waitForOutput(
+        () => receiverOut,
+        /^delivery: test of dsub_\w+$[^]*^test delivery: /m,
+        'receiver.js',
+      ).catch(async (error: unknown) => {
+        receiver.kill('SIGKILL');
+        const { stderr } = await receiverDone;
+        throw new Error(`${String(error)}\n${stderr}`);
+      });
       receiver.kill('SIGINT');
       const ended = await receiverDone;
       out['receiver.ts'] = ended.stdout;
       expect({ code: ended.code, stderr: ended.stderr }).toEqual({ code: 0, stderr: '' });
+      // It unsubscribed on its way out.
+      const { data } = await stack.wf.GET('/api/v1/projects/{projectId}/workflow/delivery-subscriptions', {
+        params: { path: { projectId: stack.project.id } },
+      });
+      expect(data?.data ?? []).toEqual([]);
     } finally {
       agent.kill('SIGTERM');
     }
