@@ -177,6 +177,9 @@ beforeAll(async () => {
       WORKFLOW_STAGE_STALL_SECONDS: '120',
     },
   });
+  const began = Date.now();
+  const phases: Record<string, number> = {};
+  const mark = (phase: string) => (phases[phase] = Math.round((Date.now() - began) / 1000));
   // While the stack starts: pack the SDK from its build and install it, once, with both compilers.
   const install = (async () => {
     await sh(process.execPath, ['scripts/generate.mjs'], SDK_DIR);
@@ -199,6 +202,7 @@ beforeAll(async () => {
       ],
       root,
     );
+    mark('packed and installed');
     for (const kind of ['esm', 'cjs'] as const) {
       const dir = path.join(root, kind);
       mkdirSync(dir);
@@ -234,20 +238,19 @@ beforeAll(async () => {
         }),
       ),
     );
+    mark('compiled');
   })();
-  const [started] = await Promise.all([startStack, install.catch((error: unknown) => error)]).then(
-    ([s, failure]) => {
-      if (failure) {
-        void s.close();
-        throw failure;
-      }
-      return [s];
-    },
+  void startStack.then(
+    () => mark('stack started'),
+    () => undefined,
   );
+  const [started, failure] = await Promise.all([startStack, install.catch((error: unknown) => error)]);
   stack = started;
+  if (failure) throw failure; // afterAll closes the stack
   // The README's agent takes the `report` stages; it is registered and started at the hub, which hands out
   // its token, as `svc start` does.
   agentToken = (await stack.addAgent(['report'], { start: false })).token;
+  process.stdout.write(`sdk readme examples, seconds since the start: ${JSON.stringify(phases)}\n`);
 }, 420_000);
 
 afterAll(async () => {
@@ -336,7 +339,7 @@ describe('the SDK README', () => {
     expect(five).toMatch(/^artifact: Weekly status$/m);
     expect(out['handles.ts']).toMatch(/^result: inv_\w+ Weekly status$/m);
     expect(out['run.ts']).toMatch(/^run: inv_\w+ Weekly status$/m);
-    expect(out['errors.ts']).toMatch(/^not found: resource_not_found req_\S+$/m);
+    expect(out['errors.ts']).toMatch(/^not found: invocation_not_found req_\S+$/m);
     expect(out['errors.ts']).toMatch(/^refused: 400 \w+ \[\s*\{[^]*intent/m);
     expect(out['errors.ts']).toMatch(/^no answer: connection_refused 127\.0\.0\.1:47$/m);
     expect(out['raw.ts']).toMatch(/^contracts: \[ 'Weekly report' \]$/m);

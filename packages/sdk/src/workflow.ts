@@ -267,8 +267,9 @@ export class Contracts extends Resource {
     query: Omit<QueryOf<'listWorkflowContracts'>, 'cursor'> & { cursor?: string } = {},
     options?: RequestOptions,
   ): PagePromise<Contract> {
-    const projectId = this.project(options);
+    // A missing id rejects the list's promise (reaching `.catch`) instead of throwing at the call.
     return new PagePromise(async (cursor) => {
+      const projectId = this.project(options);
       const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/contracts', {
         params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
         ...signalOf(options),
@@ -368,8 +369,9 @@ export class Invocations extends Resource {
     query: Omit<QueryOf<'listInvocations'>, 'cursor'> & { cursor?: string } = {},
     options?: RequestOptions,
   ): PagePromise<InvocationSummary> {
-    const projectId = this.project(options);
+    // A missing id rejects the list's promise (reaching `.catch`) instead of throwing at the call.
     return new PagePromise(async (cursor) => {
+      const projectId = this.project(options);
       const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations', {
         params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
         ...signalOf(options),
@@ -625,8 +627,9 @@ export class ArtifactSchemas extends Resource {
     query: Omit<QueryOf<'listArtifactSchemas'>, 'cursor'> & { cursor?: string } = {},
     options?: RequestOptions & { workspaceId?: string },
   ): PagePromise<DataOf<'listArtifactSchemas'>[number]> {
-    const workspaceId = this.workspace(options);
+    // A missing id rejects the list's promise (reaching `.catch`) instead of throwing at the call.
     return new PagePromise(async (cursor) => {
+      const workspaceId = this.workspace(options);
       const result = await this.raw.GET('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
         params: { path: { workspaceId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
         ...signalOf(options),
@@ -775,8 +778,9 @@ export class Deliveries extends Resource {
     query: Omit<QueryOf<'listDeliveries'>, 'cursor'> & { cursor?: string } = {},
     options?: RequestOptions,
   ): PagePromise<DataOf<'listDeliveries'>[number]> {
-    const projectId = this.project(options);
+    // A missing id rejects the list's promise (reaching `.catch`) instead of throwing at the call.
     return new PagePromise(async (cursor) => {
+      const projectId = this.project(options);
       const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/deliveries', {
         params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
         ...signalOf(options),

@@ -80,11 +80,15 @@ describe('lists', () => {
     expect(finished).toBe(true);
     // A failure reaches `.catch` as a typed error with its code (the project does not exist).
     const caught = await workflow.invocations
-      .list({ projectId: 'prj_doesnotexist' })
+      .list({}, { projectId: 'prj_doesnotexist' })
       .catch((error: unknown) => error);
     expect(caught).toBeInstanceOf(APIError);
     expect((caught as APIError).code).toEqual(expect.any(String));
     expect([403, 404]).toContain((caught as APIError).status);
+    // So does a call the SDK refuses before sending (no project id): the list rejects, it does not throw.
+    const unsent = new Workflow({ baseUrl: stack.workflowUrl, apiKey: stack.apiKey });
+    const refused = await unsent.invocations.list().catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'project_id_required' });
   });
 
   test('when a list is iterated with for await, then every page is fetched as the loop goes on', async () => {
