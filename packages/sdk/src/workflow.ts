@@ -590,13 +590,14 @@ const MAX_WAIT_SECONDS = 60;
 /** How much longer than the server's hold a held read's attempt may take. */
 const WAIT_GRACE_MS = 15_000;
 
-/** A wait's timeout: positive milliseconds, or `Infinity` for no bound but the caller's signal. */
 /** An intent is a sentence: refused before sending when it is not a string with a word in it. */
 function checkIntent(intent: unknown): void {
   if (typeof intent !== 'string' || intent.trim() === '') {
     throw new ArgumentError('argument_invalid', 'intent', 'intent must be a sentence saying what to do');
   }
 }
+
+/** A wait's timeout: positive milliseconds, or `Infinity` for no bound but the caller's signal. */
 
 function checkTimeout(timeoutMs: number | undefined): number {
   if (timeoutMs === undefined) {

@@ -23,6 +23,7 @@ jest.setTimeout(240_000);
 let stack: RunStack;
 let intent: string;
 let schemaName: string;
+let approvalIntent: string;
 const sent: URL[] = [];
 
 /** A client whose every request is recorded. */
@@ -49,6 +50,7 @@ beforeAll(async () => {
   const route = await stack.seedRoute({ intent: 'ergonomics report' });
   intent = `${route.intent} for the SDK`;
   schemaName = route.schemaName;
+  approvalIntent = `${(await stack.seedRoute({ intent: 'ergonomics approval', approval: true })).intent} now`;
   await stack.addAgent([]);
 }, 300_000);
 
@@ -187,18 +189,62 @@ describe('handles', () => {
     expect(result.invocation).toMatchObject({ invocation_id: handle.id, state: 'completed' });
     expect(result.payload.title).toEqual(expect.any(String));
     expect(result.envelope.invocation_id).toBe(handle.id);
-    // Each read of the invocation was held by the server (`?wait=`) until it changed: one per change of
-    // state or attention, not one per polling interval.
+    // The first read learns the state; each read after it was held by the server (`?wait=`, with the state
+    // last seen) until the invocation changed: one per change of state or attention, not one per interval.
     const reads = record.filter((url) => url.pathname.endsWith(`/invocations/${handle.id}`));
     expect(reads.length).toBeGreaterThan(0);
-    expect(reads.every((url) => Number(url.searchParams.get('wait')) > 0)).toBe(true);
+    expect(reads[0]!.searchParams.get('wait')).toBeNull();
+    for (const held of reads.slice(1)) {
+      expect(Number(held.searchParams.get('wait'))).toBeGreaterThan(0);
+      expect(held.searchParams.get('state')).toEqual(expect.any(String));
+    }
     expect(reads.length).toBeLessThanOrEqual(8);
+    process.stdout.write(`handle.result(): ${reads.length} reads of the invocation\n`);
 
     // Starting again with the stored key resumes the same run instead of a second one.
     const again = await client().start(intent, { idempotencyKey });
     expect(again.id).toBe(handle.id);
     expect(again.started?.replayed).toBe(true);
     expect((await again.get()).state).toBe('completed');
+  });
+
+  test('when result() waits through an approval, then one read is held by the server until the decision', async () => {
+    const handle = await client().start(approvalIntent);
+    const timed: { url: URL; ms: number }[] = [];
+    const waiting = new Workflow({
+      baseUrl: stack.workflowUrl,
+      apiKey: stack.apiKey,
+      projectId: stack.project.id,
+      fetch: async (request) => {
+        const began = Date.now();
+        const answer = await fetch(request);
+        timed.push({ url: new URL(request.url), ms: Date.now() - began });
+        return answer;
+      },
+    });
+    const pending = waiting.handle(handle.id).result({ timeoutMs: 120_000, waitFor: ['approval_required'] });
+    for (let i = 0; (await handle.get()).attention !== 'approval_required'; i += 1) {
+      if (i > 200) throw new Error('the invocation never asked for approval');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // Nothing changes for 1.5 s: a polling client would ask again and again; a held read stays open.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const approver = new Workflow({
+      baseUrl: stack.workflowUrl,
+      token: stack.ownerToken,
+      projectId: stack.project.id,
+    });
+    await approver.invocations.decideApproval(handle.id, { decision: 'approve' });
+    const result = await pending;
+    expect(result.invocation.state).toBe('completed');
+    const reads = timed.filter((r) => r.url.pathname.endsWith(`/invocations/${handle.id}`));
+    const held = reads.filter((r) => Number(r.url.searchParams.get('wait')) > 0);
+    expect(held.length).toBeGreaterThan(0);
+    expect(Math.max(...held.map((r) => r.ms))).toBeGreaterThanOrEqual(1_000);
+    expect(reads.length).toBeLessThanOrEqual(8);
+    process.stdout.write(
+      `result() through an approval: ${reads.length} reads, longest hold ${Math.max(...held.map((r) => r.ms))} ms\n`,
+    );
   });
 
   test('when a handle is resumed from an id that does not exist, then result() is a NotFoundError', async () => {
