@@ -223,6 +223,10 @@ describe('transport', () => {
     expect(await argumentOf(() => new WorkflowAgent({ baseUrl: 'http://127.0.0.1:9' } as never))).toBe(
       'token',
     );
+    // An empty id would reach another operation (`…/invocations/` is the list): refused, nothing sent.
+    expect(await argumentOf(() => workflow.invocations.get(''))).toBe('invocationId');
+    expect(await argumentOf(() => workflow.contracts.get(undefined as never))).toBe('contractId');
+    expect(await argumentOf(() => workflow.subscriptions.delete(''))).toBe('subscriptionId');
   });
 
   it('refuses a call without a project id with ArgumentError project_id_required, sending nothing', async () => {

@@ -291,7 +291,7 @@ export class Contracts extends Resource {
   async get(contractId: string, options?: RequestOptions): Promise<Contract> {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/contracts/{contractId}', {
-        params: { path: { projectId: this.project(options), contractId } },
+        params: { path: { projectId: this.project(options), contractId: idOf(contractId, 'contractId') } },
         ...signalOf(options),
       }),
     );
@@ -300,7 +300,7 @@ export class Contracts extends Resource {
   async update(contractId: string, body: ContractUpdateParams, options?: RequestOptions): Promise<Contract> {
     return unwrap(
       await this.raw.PATCH('/api/v1/projects/{projectId}/workflow/contracts/{contractId}', {
-        params: { path: { projectId: this.project(options), contractId } },
+        params: { path: { projectId: this.project(options), contractId: idOf(contractId, 'contractId') } },
         body,
         ...signalOf(options),
       }),
@@ -358,7 +358,9 @@ export class Invocations extends Resource {
   async get(invocationId: string, options?: RequestOptions): Promise<Invocation> {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}', {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         ...signalOf(options),
       }),
     );
@@ -393,7 +395,9 @@ export class Invocations extends Resource {
     const result = await this.raw.POST(
       '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch',
       {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         ...signalOf(options),
       },
     );
@@ -409,7 +413,9 @@ export class Invocations extends Resource {
   ): Promise<Invocation> {
     return unwrap(
       await this.raw.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/cancel', {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         body,
         ...signalOf(options),
       }),
@@ -424,7 +430,9 @@ export class Invocations extends Resource {
   ): Promise<Invocation> {
     return unwrap(
       await this.raw.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval', {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         body,
         ...signalOf(options),
       }),
@@ -435,7 +443,9 @@ export class Invocations extends Resource {
   async artifact<T = unknown>(invocationId: string, options?: RequestOptions): Promise<ArtifactEnvelope<T>> {
     const envelope = unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         ...signalOf(options),
       }),
     );
@@ -452,7 +462,9 @@ export class Invocations extends Resource {
     const result = await this.raw.POST(
       '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
       {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         body,
         ...signalOf(options),
       },
@@ -476,7 +488,7 @@ export class Invocations extends Resource {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}', {
         params: {
-          path: { projectId: this.project(options), invocationId },
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
           query: {
             wait,
             ...(options.seen ? { state: options.seen.state, attention: options.seen.attention } : {}),
@@ -589,6 +601,21 @@ export class Invocations extends Resource {
 const MAX_WAIT_SECONDS = 60;
 /** How much longer than the server's hold a held read's attempt may take. */
 const WAIT_GRACE_MS = 15_000;
+
+/**
+ * An id of a path, refused before sending when it is empty or not a string: `…/invocations/` with no id is
+ * another operation (the list), whose answer would pass for the one asked for.
+ */
+function idOf(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ArgumentError(
+      'argument_invalid',
+      name,
+      `${name} is required: the id of the resource (e.g. inv_…)`,
+    );
+  }
+  return value;
+}
 
 /** An intent is a sentence: refused before sending when it is not a string with a word in it. */
 function checkIntent(intent: unknown): void {
@@ -718,7 +745,9 @@ export class Subscriptions extends Resource {
   async get(subscriptionId: string, options?: RequestOptions): Promise<DataOf<'getDeliverySubscription'>> {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
-        params: { path: { projectId: this.project(options), subscriptionId } },
+        params: {
+          path: { projectId: this.project(options), subscriptionId: idOf(subscriptionId, 'subscriptionId') },
+        },
         ...signalOf(options),
       }),
     );
@@ -731,7 +760,9 @@ export class Subscriptions extends Resource {
   ): Promise<DataOf<'updateDeliverySubscription'>> {
     return unwrap(
       await this.raw.PATCH('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
-        params: { path: { projectId: this.project(options), subscriptionId } },
+        params: {
+          path: { projectId: this.project(options), subscriptionId: idOf(subscriptionId, 'subscriptionId') },
+        },
         body,
         ...signalOf(options),
       }),
@@ -741,7 +772,9 @@ export class Subscriptions extends Resource {
   async delete(subscriptionId: string, options?: RequestOptions): Promise<void> {
     expectOk(
       await this.raw.DELETE('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
-        params: { path: { projectId: this.project(options), subscriptionId } },
+        params: {
+          path: { projectId: this.project(options), subscriptionId: idOf(subscriptionId, 'subscriptionId') },
+        },
         ...signalOf(options),
       }),
     );
@@ -755,7 +788,15 @@ export class Subscriptions extends Resource {
     return unwrap(
       await this.raw.POST(
         '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/rotate-secret',
-        { params: { path: { projectId: this.project(options), subscriptionId } }, ...signalOf(options) },
+        {
+          params: {
+            path: {
+              projectId: this.project(options),
+              subscriptionId: idOf(subscriptionId, 'subscriptionId'),
+            },
+          },
+          ...signalOf(options),
+        },
       ),
     );
   }
@@ -768,7 +809,15 @@ export class Subscriptions extends Resource {
     return unwrap(
       await this.raw.POST(
         '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/test',
-        { params: { path: { projectId: this.project(options), subscriptionId } }, ...signalOf(options) },
+        {
+          params: {
+            path: {
+              projectId: this.project(options),
+              subscriptionId: idOf(subscriptionId, 'subscriptionId'),
+            },
+          },
+          ...signalOf(options),
+        },
       ),
     );
   }
@@ -793,7 +842,7 @@ export class Deliveries extends Resource {
   async get(deliveryId: string, options?: RequestOptions): Promise<DataOf<'getDelivery'>> {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}', {
-        params: { path: { projectId: this.project(options), deliveryId } },
+        params: { path: { projectId: this.project(options), deliveryId: idOf(deliveryId, 'deliveryId') } },
         ...signalOf(options),
       }),
     );
@@ -802,7 +851,7 @@ export class Deliveries extends Resource {
   async redeliver(deliveryId: string, options?: RequestOptions): Promise<DataOf<'redeliverDelivery'>> {
     return unwrap(
       await this.raw.POST('/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}/redeliver', {
-        params: { path: { projectId: this.project(options), deliveryId } },
+        params: { path: { projectId: this.project(options), deliveryId: idOf(deliveryId, 'deliveryId') } },
         ...signalOf(options),
       }),
     );
