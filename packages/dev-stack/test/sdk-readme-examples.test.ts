@@ -201,6 +201,7 @@ beforeAll(async () => {
         `ts-old@npm:typescript@~${TS.old}.0`,
         `ts-new@npm:typescript@~${TS.new}.0`,
         '@types/node@20',
+        '--prefer-offline',
         '--no-audit',
         '--no-fund',
         '--loglevel=error',
