@@ -70,7 +70,10 @@ const loadAverage = () => {
   try {
     return execFileSync('uptime', { encoding: 'utf8' }).trim();
   } catch {
-    return os.loadavg().map((n) => n.toFixed(2)).join(', ');
+    return os
+      .loadavg()
+      .map((n) => n.toFixed(2))
+      .join(', ');
   }
 };
 
@@ -143,8 +146,9 @@ describe('a runtime host that dies', () => {
       (await s.hub.GET('/api/v1/agents/{agentId}', { params: { path: { agentId: id } } })).data?.data;
     expect(await agentOf(agentA.id)).toMatchObject({ status: 'lost' });
     expect((await agentOf(agentB.id))?.status).not.toBe('lost');
-    const host = (await s.hub.GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: hostA.id } } }))
-      .data?.data;
+    const host = (
+      await s.hub.GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: hostA.id } } })
+    ).data?.data;
     expect(host?.lost_at).toEqual(expect.any(String));
     expect(host?.readiness.spawn_ready).toBe(false);
 

@@ -42,7 +42,10 @@ export function ownerCheckEveryMs(settings: Pick<EngineSettings, 'stallAfterMs'>
  * Whether the stage's owner is gone by the hub's word: not on the roster any more, or on it but not running
  * (`lost` — its host stopped heartbeating —, stopped, or silent past the hub's freshness window).
  */
-export function ownerGone(roster: readonly RosterPresence[], ownerAgentId: string): RosterPresence | 'absent' | null {
+export function ownerGone(
+  roster: readonly RosterPresence[],
+  ownerAgentId: string,
+): RosterPresence | 'absent' | null {
   const entry = roster.find((agent) => agent.agent_id === ownerAgentId);
   if (!entry) return 'absent';
   return entry.running ? null : entry;

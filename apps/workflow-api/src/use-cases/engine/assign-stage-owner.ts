@@ -163,7 +163,12 @@ function alreadyPatched(
 export async function assignStageOwner(
   ctx: ReconcileContext,
   current: RunStage,
-  options: { stalledNow: string | null; lostNow?: boolean; keepRejected: boolean; roster?: StageRoster | null },
+  options: {
+    stalledNow: string | null;
+    lostNow?: boolean;
+    keepRejected: boolean;
+    roster?: StageRoster | null;
+  },
 ): Promise<void> {
   const { stalledNow, keepRejected } = options;
   const outcome = await assignFromRoster(ctx, current, options.roster ?? null);

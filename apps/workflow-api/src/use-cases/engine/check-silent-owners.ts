@@ -37,7 +37,11 @@ export async function checkSilentOwners(deps: WorkflowDeps): Promise<ReconcileJo
       const jobs = silent.map((row) => ({ outboxId: newId('obx'), invocationId: row.invocation_id }));
       if (jobs.length > 0) {
         await tx.outboxEntry.createMany({
-          data: jobs.map((job) => ({ id: job.outboxId, invocationId: job.invocationId, reason: 'owner_check' })),
+          data: jobs.map((job) => ({
+            id: job.outboxId,
+            invocationId: job.invocationId,
+            reason: 'owner_check',
+          })),
         });
       }
       return jobs;

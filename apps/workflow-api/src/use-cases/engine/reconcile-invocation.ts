@@ -51,7 +51,12 @@ async function advanceRun(ctx: ReconcileContext): Promise<void> {
   // marked lost within seconds of its heartbeats stopping), so a lost owner's stage moves on before the stall.
   let roster: StageRoster | null = null;
   let lost: { status: string } | null = null;
-  if (owned && !stale && silentSince && ctx.now.getTime() - silentSince.getTime() > ownerCheckAfterMs(ctx.deps.engine)) {
+  if (
+    owned &&
+    !stale &&
+    silentSince &&
+    ctx.now.getTime() - silentSince.getTime() > ownerCheckAfterMs(ctx.deps.engine)
+  ) {
     roster = await readStageRoster(ctx, current);
     const gone = roster ? ownerGone(roster, current.ownerAgentId!) : null;
     if (gone) lost = { status: gone === 'absent' ? 'absent' : gone.status };
