@@ -664,11 +664,19 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
   },
   {
     code: 'spawn_host_at_limit',
-    status: [409],
+    status: [429],
     title: 'Every spawn-ready host is at its limit',
     meaning:
-      "Each spawn-ready host already runs the policy's `max_running_agents_per_host` agents (spawns in progress count).",
-    fix: 'Stop agents that are no longer needed, add a host, or raise the limit in the spawn policy.',
+      "Each spawn-ready host already runs the policy's `max_running_agents_per_host` agents or its own `max_agents` (spawns in progress count). The answer carries `Retry-After`.",
+    fix: 'Ask again after `Retry-After` seconds; or stop agents that are no longer needed, add a host, or raise the limit (the spawn policy, or the host with `PUT /api/v1/runtime-hosts/{hostId}/limits`).',
+  },
+  {
+    code: 'spawn_host_busy',
+    status: [429],
+    title: 'Every spawn-ready host has its limit of spawns in progress',
+    meaning:
+      'Each spawn-ready host that has room for an agent already has its `max_concurrent_spawns` spawns in progress. The answer carries `Retry-After`.',
+    fix: 'Ask again after `Retry-After` seconds (a spawn usually ends within it), or raise the host limit with `PUT /api/v1/runtime-hosts/{hostId}/limits`.',
   },
   {
     code: 'spawn_in_progress',

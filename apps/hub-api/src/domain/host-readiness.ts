@@ -2,6 +2,11 @@ import type { Agent, RuntimeHost } from '../generated/prisma/client';
 
 /** A host heartbeats every ~10 s; one older than this is not fresh. */
 export const HOST_HEARTBEAT_FRESH_SECONDS = 45;
+/**
+ * A host silent this long (three missed heartbeats) is lost: no spawn goes to it, and the presence sweep marks
+ * its running agents `lost`, so the workflow engine gives their stages to other owners.
+ */
+export const HOST_LOST_SECONDS = 30;
 /** An agent heartbeats every ~10 s; one older than this no longer counts as running. */
 export const AGENT_HEARTBEAT_FRESH_SECONDS = 90;
 /** Agent statuses that count as running on the Networks view. */
@@ -12,6 +17,7 @@ export type ComponentState = 'ready' | 'not_ready' | 'unknown';
 export type HostCauseCode =
   | 'never_heartbeated'
   | 'heartbeat_stale'
+  | 'heartbeat_late'
   | 'runtime_key_superseded'
   | 'runtime_key_revoked'
   | 'relay_not_ready'
@@ -114,6 +120,9 @@ export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
   const fresh =
     host.lastHeartbeatAt !== null &&
     now.getTime() - host.lastHeartbeatAt.getTime() <= HOST_HEARTBEAT_FRESH_SECONDS * 1000;
+  const lost =
+    host.lastHeartbeatAt === null ||
+    now.getTime() - host.lastHeartbeatAt.getTime() > HOST_LOST_SECONDS * 1000;
   const key = hostKeyStatus(host, now);
   const causes: HostCause[] = [];
   if (!host.lastHeartbeatAt) {
@@ -122,6 +131,12 @@ export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
     causes.push({
       code: 'heartbeat_stale',
       message: `no heartbeat since ${host.lastHeartbeatAt.toISOString()} (more than ${HOST_HEARTBEAT_FRESH_SECONDS} s)`,
+      at: host.lastHeartbeatAt.toISOString(),
+    });
+  } else if (lost) {
+    causes.push({
+      code: 'heartbeat_late',
+      message: `no heartbeat since ${host.lastHeartbeatAt.toISOString()} (more than ${HOST_LOST_SECONDS} s): no spawn goes to the host and its agents are marked lost`,
       at: host.lastHeartbeatAt.toISOString(),
     });
   }
@@ -147,7 +162,8 @@ export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
     console_router_ready: routerState === 'ready',
     relay_state: relayState,
     console_router_state: routerState,
-    spawn_ready: fresh && host.relayReady,
+    // A host late past the lost threshold takes no spawn, though its last heartbeat still counts as fresh.
+    spawn_ready: fresh && !lost && host.relayReady,
     reasons: causes.map((cause) => cause.message),
     causes,
     runtime_key: key,

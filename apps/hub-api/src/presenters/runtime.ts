@@ -33,6 +33,8 @@ export function presentRuntimeHost(host: RuntimeHost, bundles: string[], now: Da
     readiness: hostReadiness(host, now),
     bundles,
     created_at: host.createdAt.toISOString(),
+    limits: { max_concurrent_spawns: host.maxConcurrentSpawns, max_agents: host.maxAgents },
+    lost_at: isoOrNull(host.lostAt),
   };
 }
 

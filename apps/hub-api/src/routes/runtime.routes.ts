@@ -14,6 +14,7 @@ import { recordRuntimeHostHeartbeat } from '../use-cases/runtime/record-runtime-
 import { registerRuntimeHost } from '../use-cases/runtime/register-runtime-host';
 import { rotateRelayToken } from '../use-cases/runtime/rotate-relay-token';
 import { rotateRuntimeKey } from '../use-cases/runtime/rotate-runtime-key';
+import { setRuntimeHostLimits } from '../use-cases/runtime/set-runtime-host-limits';
 import type { HubHandlers } from './types';
 import { actorOf, participantOf } from './types';
 
@@ -31,6 +32,7 @@ export function runtimeHandlers(
   | 'listRuntimeHosts'
   | 'registerRuntimeHost'
   | 'getRuntimeHost'
+  | 'setRuntimeHostLimits'
   | 'recordRuntimeHostHeartbeat'
   | 'rotateRelayToken'
   | 'getNetworks'
@@ -60,6 +62,10 @@ export function runtimeHandlers(
           routePrefix: body.console_router.route_prefix,
         },
         relay: body.relay && { bindHost: body.relay.bind_host, listenPort: body.relay.listen_port },
+        limits: body.limits && {
+          maxConcurrentSpawns: body.limits.max_concurrent_spawns,
+          maxAgents: body.limits.max_agents,
+        },
         requestId: ctx.requestId,
       });
       return {
@@ -70,6 +76,14 @@ export function runtimeHandlers(
     },
     async getRuntimeHost(ctx) {
       const { host, bundles } = await getRuntimeHost(deps, ctx.actor, ctx.params.hostId);
+      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
+    },
+    async setRuntimeHostLimits(ctx) {
+      const { host, bundles } = await setRuntimeHostLimits(deps, actorOf(ctx.actor), ctx.params.hostId, {
+        maxConcurrentSpawns: ctx.body.max_concurrent_spawns,
+        maxAgents: ctx.body.max_agents,
+        requestId: ctx.requestId,
+      });
       return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
     },
     async recordRuntimeHostHeartbeat(ctx) {

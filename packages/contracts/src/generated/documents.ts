@@ -85,7 +85,7 @@ export const hubDocument: OpenApiDocument = {
     },
     {
       "name": "spawn",
-      "description": "The hub spawn path. A workspace's spawn policy (off by default, with per-project overrides) says which models, capabilities and command keys a spawn may use and how many agents may run on one host. A spawn asks the hub to start an agent: the hub checks the project's effective policy, picks a spawn-ready host (fresh heartbeat, relay ready, under the policy's limit; least loaded first) and calls that host's relay at `POST {relay base}/spawn` with the relay token it holds sealed, retrying on the same `spawn_id` until the relay answers with the outcome. A refused spawn names its spawn-policy blocker (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`) with the action an operator takes. The relay token never appears in an answer, a log or an audit event."
+      "description": "The hub spawn path. A workspace's spawn policy (off by default, with per-project overrides) says which models, capabilities and command keys a spawn may use and how many agents may run on one host. A spawn asks the hub to start an agent: the hub checks the project's effective policy, picks a spawn-ready host (a heartbeat at most 30 s old, relay ready, under the policy's and its own limits; least loaded first) and calls that host's relay at `POST {relay base}/spawn` with the relay token it holds sealed, retrying on the same `spawn_id` until the relay answers with the outcome. A refused spawn names its spawn-policy blocker (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`; 429 `spawn_host_at_limit`, `spawn_host_busy` with `Retry-After`) with the action an operator takes. The relay token never appears in an answer, a log or an audit event."
     },
     {
       "name": "teams",
@@ -3376,6 +3376,88 @@ export const hubDocument: OpenApiDocument = {
         }
       }
     },
+    "/api/v1/runtime-hosts/{hostId}/limits": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "put": {
+        "operationId": "setRuntimeHostLimits",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "Set the host's own limits on concurrent spawns and on agents (back-pressure for spawns).",
+        "description": "A field left out keeps its value; null removes that limit. Audited as `runtime_host.limits_set`. Spawns over a limit are answered 429 with `Retry-After` and preflight shows the blocker (`spawn_host_busy`, `spawn_host_at_limit`). Errors: 404 `runtime_host_not_found` (no such runtime host).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SetRuntimeHostLimitsRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The host with its limits.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/api/v1/runtime-hosts/{hostId}/heartbeat": {
       "parameters": [
         {
@@ -4303,7 +4385,7 @@ export const hubDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Ask the hub to spawn an agent for a project on a spawn-ready host through its relay.",
-        "description": "The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).\n\n`spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only. Errors: 404 `project_not_found` (no such project).",
+        "description": "The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). Back-pressure: when every spawn-ready host is at one of its limits (its agents: the policy's `max_running_agents_per_host` or the host's `max_agents`, 429 `spawn_host_at_limit`; its spawns in progress: the host's `max_concurrent_spawns`, 429 `spawn_host_busy`) the answer is 429 with `Retry-After` (seconds) and the same `blocker`. Spawns go to the least loaded spawn-ready host (running agents plus spawns in progress), then by name. A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).\n\n`spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -4400,6 +4482,25 @@ export const hubDocument: OpenApiDocument = {
           },
           "415": {
             "$ref": "#/components/responses/Problem"
+          },
+          "429": {
+            "description": "Every spawn-ready host is at a limit (`spawn_host_at_limit`, `spawn_host_busy`); ask again after `Retry-After` seconds.",
+            "headers": {
+              "Retry-After": {
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "description": "Seconds to wait before asking again."
+              }
+            },
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
           }
         }
       },
@@ -8059,6 +8160,57 @@ export const hubDocument: OpenApiDocument = {
           }
         }
       },
+      "RuntimeHostLimits": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "max_concurrent_spawns",
+          "max_agents"
+        ],
+        "description": "The host's own limits on spawns (null: none of its own). `max_concurrent_spawns`: spawns in progress (requested, not yet started or failed) on the host at once. `max_agents`: running agents plus spawns in progress on the host; the spawn policy's `max_running_agents_per_host` applies too, the lower one counts. A spawn that finds every spawn-ready host at one of its limits is answered 429 with `Retry-After` (`spawn_host_busy` or `spawn_host_at_limit`).",
+        "properties": {
+          "max_concurrent_spawns": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 1000
+          },
+          "max_agents": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 10000
+          }
+        }
+      },
+      "SetRuntimeHostLimitsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "max_concurrent_spawns": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "Omitted keeps the current value; null removes the limit."
+          },
+          "max_agents": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 10000,
+            "description": "Omitted keeps the current value; null removes the limit."
+          }
+        }
+      },
       "RegisterRuntimeHostRequest": {
         "type": "object",
         "required": [
@@ -8068,6 +8220,9 @@ export const hubDocument: OpenApiDocument = {
         ],
         "additionalProperties": false,
         "properties": {
+          "limits": {
+            "$ref": "#/components/schemas/SetRuntimeHostLimitsRequest"
+          },
           "name": {
             "type": "string",
             "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$",
@@ -8208,7 +8363,7 @@ export const hubDocument: OpenApiDocument = {
           },
           "spawn_ready": {
             "type": "boolean",
-            "description": "Fresh heartbeat and a ready relay (the host may receive spawns)."
+            "description": "A heartbeat at most 30 s old and a ready relay (the host may receive spawns); a host later than that is lost (cause `heartbeat_late`, then `heartbeat_stale` after 45 s)."
           },
           "reasons": {
             "type": "array",
@@ -8241,6 +8396,7 @@ export const hubDocument: OpenApiDocument = {
             "enum": [
               "never_heartbeated",
               "heartbeat_stale",
+              "heartbeat_late",
               "runtime_key_superseded",
               "runtime_key_revoked",
               "relay_not_ready",
@@ -8424,6 +8580,17 @@ export const hubDocument: OpenApiDocument = {
           "created_at": {
             "$ref": "#/components/schemas/Timestamp"
           },
+          "limits": {
+            "$ref": "#/components/schemas/RuntimeHostLimits"
+          },
+          "lost_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the hub found the host silent for more than 30 s and marked its running agents `lost`; null once it heartbeats again."
+          },
           "tunnel": {
             "description": "In a heartbeat's answer only: the tunnel of the host's runtime environment, null when the host is in none. The runtime's tunnel connector follows it.",
             "oneOf": [
@@ -8508,7 +8675,7 @@ export const hubDocument: OpenApiDocument = {
           },
           "spawn_ready": {
             "type": "boolean",
-            "description": "Fresh heartbeat and a ready relay; required before every spawn."
+            "description": "A heartbeat at most 30 s old and a ready relay; required before every spawn."
           },
           "readiness": {
             "$ref": "#/components/schemas/RuntimeHostReadiness"
@@ -9558,9 +9725,10 @@ export const hubDocument: OpenApiDocument = {
           "idle",
           "busy",
           "offline",
-          "evicted"
+          "evicted",
+          "lost"
         ],
-        "description": "`online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final."
+        "description": "`online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final; `lost` was running when its host stopped heartbeating for more than 30 s (or its own heartbeat for more than 90 s): not a clean stop, and its workflow stages go to other owners. A heartbeat of a lost agent makes it running again."
       },
       "AgentRunningStatus": {
         "type": "string",
@@ -10634,7 +10802,7 @@ export const hubInternalDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Whether a spawn with these capabilities would be allowed for the project now, with typed blockers.",
-        "description": "Reads the project's effective spawn policy and the workspace's hosts, and answers what a spawn would use (`model`: the policy's first model; `runtime_instance_id`: the host it would go to, the least loaded spawn-ready host under the limit; `command_key`: the policy's first command key) or why it would be refused, one blocker per code: `spawn_policy_off`, `spawn_model_not_allowed` (the policy allows no model of the current catalog), `spawn_capability_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`. Read-only.",
+        "description": "Reads the project's effective spawn policy and the workspace's hosts, and answers what a spawn would use (`model`: the policy's first model; `runtime_instance_id`: the host it would go to, the least loaded spawn-ready host under the limit; `command_key`: the policy's first command key) or why it would be refused, one blocker per code: `spawn_policy_off`, `spawn_model_not_allowed` (the policy allows no model of the current catalog), `spawn_capability_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit` (every spawn-ready host runs its limit of agents), `spawn_host_busy` (every spawn-ready host has its limit of spawns in progress); these two carry `retry_after_seconds`. Read-only.",
         "x-svc-actors": [
           "service"
         ],
@@ -10697,7 +10865,7 @@ export const hubInternalDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Spawn an agent for a stage of an invocation (authorization source `workflow_service`).",
-        "description": "The same spawn as the public `POST /api/v1/workspaces/{workspace}/agent-spawns`, asked by the Workflow API on behalf of an invocation: the model and command key are the policy's first, the agent joins the project with the capabilities asked. `spawn_key` is the idempotency key: the same key answers the same spawn (200), whatever the rest of the body. 201 for a new spawn, whose relay call runs in the background (read it with `GET /internal/v1/agent-spawns/{spawnId}`). 409 with the blocker's code when the policy or the hosts do not allow it (the codes of spawn readiness).",
+        "description": "The same spawn as the public `POST /api/v1/workspaces/{workspace}/agent-spawns`, asked by the Workflow API on behalf of an invocation: the model and command key are the policy's first, the agent joins the project with the capabilities asked. `spawn_key` is the idempotency key: the same key answers the same spawn (200), whatever the rest of the body. 201 for a new spawn, whose relay call runs in the background (read it with `GET /internal/v1/agent-spawns/{spawnId}`). 409 with the blocker's code when the policy or the hosts do not allow it (the codes of spawn readiness); 429 with `Retry-After` when every spawn-ready host is at a limit (`spawn_host_at_limit`, `spawn_host_busy`).",
         "x-svc-actors": [
           "service"
         ],
@@ -10763,6 +10931,25 @@ export const hubInternalDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "429": {
+            "description": "Every spawn-ready host is at a limit; ask again after `Retry-After` seconds.",
+            "headers": {
+              "Retry-After": {
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "description": "Seconds to wait before asking again."
+              }
+            },
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
           }
         }
       }
@@ -11291,7 +11478,8 @@ export const hubInternalDocument: OpenApiDocument = {
               "online",
               "idle",
               "busy",
-              "offline"
+              "offline",
+              "lost"
             ]
           },
           "capabilities": {
@@ -11499,7 +11687,8 @@ export const hubInternalDocument: OpenApiDocument = {
               "spawn_capability_not_allowed",
               "spawn_command_not_allowed",
               "spawn_no_ready_host",
-              "spawn_host_at_limit"
+              "spawn_host_at_limit",
+              "spawn_host_busy"
             ]
           },
           "message": {
@@ -11507,6 +11696,11 @@ export const hubInternalDocument: OpenApiDocument = {
           },
           "recommended_action": {
             "type": "string"
+          },
+          "retry_after_seconds": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "For `spawn_host_busy` and `spawn_host_at_limit`: when a spawn is worth asking for again (a spawn in progress ends or an agent stops by then, usually)."
           },
           "runtime_instance_ids": {
             "type": "array",
@@ -14265,7 +14459,7 @@ export const workflowDocument: OpenApiDocument = {
           "preflight"
         ],
         "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
-        "description": "Resolves the intent like resolve (an intent of only whitespace is 400 `intent_blank`), then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).",
+        "description": "Resolves the intent like resolve (an intent of only whitespace is 400 `intent_blank`), then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy` — the last two are back-pressure and carry `retry_after_seconds`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -18115,6 +18309,11 @@ export const workflowDocument: OpenApiDocument = {
               "type": "string"
             }
           },
+          "retry_after_seconds": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "For the back-pressure blockers (`spawn_host_at_limit`, `spawn_host_busy`: every spawn-ready host is at its limit of agents or of spawns in progress): when a spawn is worth asking for again."
+          },
           "spawn_id": {
             "type": "string",
             "description": "The hub's spawn of an owner for the stage (`stage_owner_spawning`, `stage_owner_spawn_failed`)."
@@ -18178,7 +18377,7 @@ export const workflowDocument: OpenApiDocument = {
           "refuses_launch",
           "waits_for_owner"
         ],
-        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent."
+        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent."
       },
       "InvocationsLaunchOutcome": {
         "type": "string",

@@ -888,6 +888,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runtime-hosts/{hostId}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the host's own limits on concurrent spawns and on agents (back-pressure for spawns).
+         * @description A field left out keeps its value; null removes that limit. Audited as `runtime_host.limits_set`. Spawns over a limit are answered 429 with `Retry-After` and preflight shows the blocker (`spawn_host_busy`, `spawn_host_at_limit`). Errors: 404 `runtime_host_not_found` (no such runtime host).
+         */
+        put: operations["setRuntimeHostLimits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runtime-hosts/{hostId}/heartbeat": {
         parameters: {
             query?: never;
@@ -1144,7 +1167,7 @@ export interface paths {
         put?: never;
         /**
          * Ask the hub to spawn an agent for a project on a spawn-ready host through its relay.
-         * @description The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).
+         * @description The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). Back-pressure: when every spawn-ready host is at one of its limits (its agents: the policy's `max_running_agents_per_host` or the host's `max_agents`, 429 `spawn_host_at_limit`; its spawns in progress: the host's `max_concurrent_spawns`, 429 `spawn_host_busy`) the answer is 429 with `Retry-After` (seconds) and the same `blocker`. Spawns go to the least loaded spawn-ready host (running agents plus spawns in progress), then by name. A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).
          *
          *     `spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only. Errors: 404 `project_not_found` (no such project).
          */
@@ -2068,7 +2091,19 @@ export interface components {
             bind_host?: components["schemas"]["RuntimeBindHost"];
             listen_port?: components["schemas"]["RuntimeListenPort"];
         };
+        /** @description The host's own limits on spawns (null: none of its own). `max_concurrent_spawns`: spawns in progress (requested, not yet started or failed) on the host at once. `max_agents`: running agents plus spawns in progress on the host; the spawn policy's `max_running_agents_per_host` applies too, the lower one counts. A spawn that finds every spawn-ready host at one of its limits is answered 429 with `Retry-After` (`spawn_host_busy` or `spawn_host_at_limit`). */
+        RuntimeHostLimits: {
+            max_concurrent_spawns: number | null;
+            max_agents: number | null;
+        };
+        SetRuntimeHostLimitsRequest: {
+            /** @description Omitted keeps the current value; null removes the limit. */
+            max_concurrent_spawns?: number | null;
+            /** @description Omitted keeps the current value; null removes the limit. */
+            max_agents?: number | null;
+        };
         RegisterRuntimeHostRequest: {
+            limits?: components["schemas"]["SetRuntimeHostLimitsRequest"];
             /** @description Unique in the workspace. */
             name: string;
             hostname?: string;
@@ -2112,7 +2147,7 @@ export interface components {
             console_router_ready: boolean;
             relay_state: components["schemas"]["RuntimeComponentState"];
             console_router_state: components["schemas"]["RuntimeComponentState"];
-            /** @description Fresh heartbeat and a ready relay (the host may receive spawns). */
+            /** @description A heartbeat at most 30 s old and a ready relay (the host may receive spawns); a host later than that is lost (cause `heartbeat_late`, then `heartbeat_stale` after 45 s). */
             spawn_ready: boolean;
             /** @description Why the host is not fully ready (empty when it is); the messages of `causes`. */
             reasons: string[];
@@ -2122,7 +2157,7 @@ export interface components {
         };
         RuntimeHostCause: {
             /** @enum {string} */
-            code: "never_heartbeated" | "heartbeat_stale" | "runtime_key_superseded" | "runtime_key_revoked" | "relay_not_ready" | "console_router_not_ready";
+            code: "never_heartbeated" | "heartbeat_stale" | "heartbeat_late" | "runtime_key_superseded" | "runtime_key_revoked" | "relay_not_ready" | "console_router_not_ready";
             message: string;
             /**
              * Format: date-time
@@ -2175,6 +2210,12 @@ export interface components {
             /** @description Runtime bundle ids (`wrt_…`) the host has reported, most recently seen first. */
             bundles: string[];
             created_at: components["schemas"]["Timestamp"];
+            limits?: components["schemas"]["RuntimeHostLimits"];
+            /**
+             * Format: date-time
+             * @description When the hub found the host silent for more than 30 s and marked its running agents `lost`; null once it heartbeats again.
+             */
+            lost_at?: string | null;
             /** @description In a heartbeat's answer only: the tunnel of the host's runtime environment, null when the host is in none. The runtime's tunnel connector follows it. */
             tunnel?: components["schemas"]["RuntimeTunnelSummary"] | null;
         };
@@ -2197,7 +2238,7 @@ export interface components {
             /** @description The exact value to pass as `--serve-public-base-url`. */
             console_public_base_url: string;
             relay_public_url: string | null;
-            /** @description Fresh heartbeat and a ready relay; required before every spawn. */
+            /** @description A heartbeat at most 30 s old and a ready relay; required before every spawn. */
             spawn_ready: boolean;
             readiness: components["schemas"]["RuntimeHostReadiness"];
             /** @description Agents on this host that are online, idle or busy with a heartbeat at most 90 s old. */
@@ -2472,10 +2513,10 @@ export interface components {
             active: boolean;
         };
         /**
-         * @description `online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final.
+         * @description `online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final; `lost` was running when its host stopped heartbeating for more than 30 s (or its own heartbeat for more than 90 s): not a clean stop, and its workflow stages go to other owners. A heartbeat of a lost agent makes it running again.
          * @enum {string}
          */
-        AgentStatus: "online" | "idle" | "busy" | "offline" | "evicted";
+        AgentStatus: "online" | "idle" | "busy" | "offline" | "evicted" | "lost";
         /** @enum {string} */
         AgentRunningStatus: "online" | "idle" | "busy";
         /**
@@ -4190,6 +4231,41 @@ export interface operations {
             404: components["responses"]["Problem"];
         };
     };
+    setRuntimeHostLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetRuntimeHostLimitsRequest"];
+            };
+        };
+        responses: {
+            /** @description The host with its limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
+        };
+    };
     recordRuntimeHostHeartbeat: {
         parameters: {
             query?: never;
@@ -4730,6 +4806,17 @@ export interface operations {
             409: components["responses"]["Problem"];
             413: components["responses"]["Problem"];
             415: components["responses"]["Problem"];
+            /** @description Every spawn-ready host is at a limit (`spawn_host_at_limit`, `spawn_host_busy`); ask again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getAgentSpawn: {

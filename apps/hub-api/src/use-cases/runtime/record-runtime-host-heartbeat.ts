@@ -53,8 +53,23 @@ export async function recordRuntimeHostHeartbeat(
         // The key this heartbeat came with works, so it is not revoked (whatever a revocation noted before).
         heartbeatApiKeyId: actor.kind === 'api_key' ? actor.keyId : null,
         heartbeatKeyRevokedAt: null,
+        // A host the presence sweep marked lost is back (its agents come back with their own heartbeats).
+        lostAt: null,
       },
     });
+    if (host.lostAt) {
+      await deps.audit.record(
+        {
+          workspaceId: host.workspaceId,
+          actor,
+          action: 'runtime_host.returned',
+          targetType: 'runtime_host',
+          targetId: host.id,
+          data: { lost_at: host.lostAt.toISOString() },
+        },
+        tx,
+      );
+    }
     if (heartbeat.bundleId !== undefined) {
       const bundle = await tx.runtimeBundle.findUnique({ where: { id: heartbeat.bundleId } });
       if (bundle && bundle.workspaceId !== host.workspaceId) {

@@ -1,5 +1,6 @@
 import { eligibleOwners, noStageOwnerBlocker, runHubUnreachable } from '../../domain/blockers';
 import { OPEN_STAGE_STATES } from '../../domain/invocation-states';
+import { stallTimesOf, stalledOwners } from '../../domain/stage-owners';
 import type { RunStage } from '../../generated/prisma/client';
 import { auditEngineEvent, updateInvocation } from './reconcile-context';
 import type { ReconcileContext } from './reconcile-context';
@@ -12,25 +13,42 @@ interface Candidate {
   rank: number;
 }
 
-/** Running roster agents holding the stage's capabilities, least loaded first (then the hub's idle-first order). */
-async function candidates(
-  ctx: ReconcileContext,
-  stage: RunStage,
-  exclude: string[],
-): Promise<Candidate[] | null> {
+export type StageRoster = NonNullable<Awaited<ReturnType<typeof readStageRoster>>>;
+
+/** The project's roster agents holding the stage's capabilities (the hub's order); null when the hub cannot be asked. */
+export async function readStageRoster(ctx: ReconcileContext, stage: RunStage) {
   const needed = (stage.requiredCapabilities as string[]) ?? [];
-  let roster;
   try {
     const res = await ctx.deps.hub.GET('/internal/v1/projects/{projectId}/roster', {
       params: { path: { projectId: ctx.invocation.projectId }, query: { capability: needed } },
       signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
     });
-    roster = res.data?.data;
+    return res.data?.data ?? null;
   } catch (error) {
     ctx.deps.logger.warn({ err: error, invocation_id: ctx.invocation.id }, 'roster read failed');
+    return null;
   }
-  if (!roster) return null;
-  const running = eligibleOwners(roster, needed, exclude);
+}
+
+/**
+ * Running roster agents holding the stage's capabilities, least loaded first (then the hub's idle-first order).
+ * Agents the stage was taken from are left out until they heartbeat at the hub after that; then they come after
+ * every other candidate (with one capable agent, the run goes on once it is back).
+ */
+async function candidates(
+  ctx: ReconcileContext,
+  stage: RunStage,
+  roster: StageRoster | null,
+): Promise<Candidate[] | null> {
+  const needed = (stage.requiredCapabilities as string[]) ?? [];
+  const list = roster ?? (await readStageRoster(ctx, stage));
+  if (!list) return null;
+  const stalled = stalledOwners(
+    (stage.stalledAgentIds as string[]) ?? [],
+    stallTimesOf(stage.stalledAt),
+    list,
+  );
+  const running = eligibleOwners(list, needed, stalled.excluded);
   if (running.length === 0) return [];
   const load = await ctx.tx.runStage.groupBy({
     by: ['ownerAgentId'],
@@ -38,10 +56,11 @@ async function candidates(
     _count: { _all: true },
   });
   const open = new Map(load.map((row) => [row.ownerAgentId, row._count._all]));
+  const returned = new Set(stalled.returned);
   return running
     .map((agent, index) => ({
       agentId: agent.agent_id,
-      rank: (open.get(agent.agent_id) ?? 0) * 1000 + index,
+      rank: (returned.has(agent.agent_id) ? 1e9 : 0) + (open.get(agent.agent_id) ?? 0) * 1000 + index,
     }))
     .sort((a, b) => a.rank - b.rank);
 }
@@ -50,9 +69,9 @@ async function candidates(
 async function assignFromRoster(
   ctx: ReconcileContext,
   stage: RunStage,
-  exclude: string[],
+  roster: StageRoster | null,
 ): Promise<'assigned' | 'none' | 'hub'> {
-  const list = await candidates(ctx, stage, exclude);
+  const list = await candidates(ctx, stage, roster);
   if (list === null) return 'hub';
   for (const candidate of list) {
     let res;
@@ -135,20 +154,28 @@ function alreadyPatched(
 }
 
 /**
- * Finds an owner for the current stage: a running roster agent (not one of `exclude`) the hub accepts a handoff
- * for; else, when the project's spawn policy allows, an agent the hub spawns for it; else the invocation says
- * why it waits (its blockers and attention). `stalledNow` is the owner just released for not heartbeating, so
- * the attention says the stage stalled; an `artifact_rejected` attention is kept (`keepRejected`).
+ * Finds an owner for the current stage: a running roster agent the hub accepts a handoff for (not one the stage
+ * was taken from, unless it has shown life since); else, when the project's spawn policy allows, an agent the hub
+ * spawns for it; else the invocation says why it waits (its blockers and attention). `stalledNow` is the owner
+ * just released for not heartbeating (or lost with its host: `lostNow`), so the attention says so; an
+ * `artifact_rejected` attention is kept (`keepRejected`). `roster` is the stage's roster when the caller read it.
  */
 export async function assignStageOwner(
   ctx: ReconcileContext,
   current: RunStage,
-  options: { exclude: string[]; stalledNow: string | null; keepRejected: boolean },
+  options: {
+    stalledNow: string | null;
+    lostNow?: boolean;
+    keepRejected: boolean;
+    roster?: StageRoster | null;
+  },
 ): Promise<void> {
-  const { exclude, stalledNow, keepRejected } = options;
-  const outcome = await assignFromRoster(ctx, current, exclude);
+  const { stalledNow, keepRejected } = options;
+  const outcome = await assignFromRoster(ctx, current, options.roster ?? null);
   const stalledReason = stalledNow
-    ? `Stage '${current.key}': owner ${stalledNow} stopped heartbeating`
+    ? options.lostNow
+      ? `Stage '${current.key}': owner ${stalledNow} was lost (the hub no longer counts it as running; its host stopped heartbeating or it stopped)`
+      : `Stage '${current.key}': owner ${stalledNow} stopped heartbeating`
     : null;
   if (outcome === 'assigned') {
     await settleStageOwnerSpawn({ deps: ctx.deps, tx: ctx.tx, stage: current });

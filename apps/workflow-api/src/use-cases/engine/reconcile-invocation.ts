@@ -4,7 +4,9 @@ import type { DeliveryJob } from '../../data/delivery.queue';
 import { lockInvocation } from '../../data/invocations.locks';
 import type { WorkflowDeps } from '../../deps';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
-import { assignStageOwner } from './assign-stage-owner';
+import { ownerCheckAfterMs, ownerGone } from '../../domain/stage-owners';
+import { assignStageOwner, readStageRoster } from './assign-stage-owner';
+import type { StageRoster } from './assign-stage-owner';
 import { awaitApproval } from './await-approval';
 import { closeInvocationHandoffs } from './close-stage-handoffs';
 import { endRun } from './end-run';
@@ -27,7 +29,8 @@ export interface ReconcileOutcome {
 /**
  * Moves the run forward from its current stage (the first neither completed nor skipped): none left ends the
  * run; an owner still heartbeating keeps it (a blocker it reported shows in the invocation's attention); an
- * owner silent past `stallAfterMs` is released; a stage without an owner gets one.
+ * owner silent past `stallAfterMs` is released, and so is one silent past half of it that the hub no longer
+ * counts as running (lost with its host, stopped); a stage without an owner gets one.
  */
 async function advanceRun(ctx: ReconcileContext): Promise<void> {
   const stages = await ctx.tx.runStage.findMany({
@@ -44,7 +47,21 @@ async function advanceRun(ctx: ReconcileContext): Promise<void> {
   const silentSince = current.lastHeartbeatAt ?? current.assignedAt;
   const stale =
     owned && silentSince !== null && ctx.now.getTime() - silentSince.getTime() > ctx.deps.engine.stallAfterMs;
-  if (owned && !stale) {
+  // Silent for half the stall window: the hub says whether the owner still runs (a dead host's agents are
+  // marked lost within seconds of its heartbeats stopping), so a lost owner's stage moves on before the stall.
+  let roster: StageRoster | null = null;
+  let lost: { status: string } | null = null;
+  if (
+    owned &&
+    !stale &&
+    silentSince &&
+    ctx.now.getTime() - silentSince.getTime() > ownerCheckAfterMs(ctx.deps.engine)
+  ) {
+    roster = await readStageRoster(ctx, current);
+    const gone = roster ? ownerGone(roster, current.ownerAgentId!) : null;
+    if (gone) lost = { status: gone === 'absent' ? 'absent' : gone.status };
+  }
+  if (owned && !stale && !lost) {
     const reason = `Stage '${current.key}': ${current.blockerReason ?? 'blocked by its owner'}`;
     if (current.state === 'blocked' && !keepRejected && ctx.invocation.attentionReason !== reason) {
       await updateInvocation(ctx, { attention: 'blocked', attentionReason: reason });
@@ -53,17 +70,22 @@ async function advanceRun(ctx: ReconcileContext): Promise<void> {
   }
   const stalledIds = (current.stalledAgentIds as string[]) ?? [];
   let stalledNow: string | null = null;
-  if (stale && current.ownerAgentId) {
+  if ((stale || lost) && current.ownerAgentId) {
     stalledNow = current.ownerAgentId;
     const released = await releaseStalledOwner(ctx, current, {
       owner: stalledNow,
       stalledIds,
       silentSince: silentSince!,
+      ...(lost && !stale ? { cause: 'lost' as const, ownerStatus: lost.status } : {}),
     });
     if (!released) return; // a heartbeat arrived meanwhile
   }
-  const exclude = stalledNow ? [...stalledIds, stalledNow] : stalledIds;
-  await assignStageOwner(ctx, current, { exclude, stalledNow, keepRejected });
+  await assignStageOwner(ctx, current, {
+    stalledNow,
+    lostNow: lost !== null && !stale,
+    keepRejected,
+    roster,
+  });
 }
 
 /**

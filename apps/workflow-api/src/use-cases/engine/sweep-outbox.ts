@@ -3,6 +3,7 @@ import type { ReconcileJob } from '../../data/reconcile.queue';
 import type { WorkflowDeps } from '../../deps';
 import { newDeliverySweepState, sweepDeliveries } from '../delivery/sweep-deliveries';
 import type { DeliverySweepState } from '../delivery/sweep-deliveries';
+import { checkSilentOwners } from './check-silent-owners';
 import { closeStageHandoffs } from './close-stage-handoffs';
 
 const BATCH = 500;
@@ -32,6 +33,8 @@ export interface SweepResult {
   deliveries: number;
   /** Stage handoffs cancelled at the hub on a retry (the first attempt after the commit did not get through). */
   handoffs: number;
+  /** Runs whose stage owner went silent, reconciled to ask the hub whether the owner still runs. */
+  ownerChecks: number;
 }
 
 /**
@@ -70,7 +73,12 @@ export async function sweepOnce(deps: WorkflowDeps, state: SweepState): Promise<
       data: fresh.map((job) => ({ id: job.outboxId, invocationId: job.invocationId, reason: 'sweep' })),
     });
   }
-  const jobs = [...lost.map((row) => ({ outboxId: row.id, invocationId: row.invocationId })), ...fresh];
+  const ownerChecks = await checkSilentOwners(deps);
+  const jobs = [
+    ...lost.map((row) => ({ outboxId: row.id, invocationId: row.invocationId })),
+    ...fresh,
+    ...ownerChecks,
+  ];
   if (jobs.length > 0 && (await deps.queue.enqueue(jobs))) {
     await deps.db.outboxEntry.updateMany({
       where: { id: { in: jobs.map((j) => j.outboxId) }, processedAt: null },
@@ -92,5 +100,6 @@ export async function sweepOnce(deps: WorkflowDeps, state: SweepState): Promise<
     rechecked: fresh.length,
     deliveries: deliveries.requeued,
     handoffs: handoffs.closed,
+    ownerChecks: ownerChecks.length,
   };
 }
