@@ -104,7 +104,9 @@ describe('POST /workflow/invocations/{id}/retry', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.data.invocation_id).toBe(copy.invocation_id);
 
-    const read = await call('GET', `${project.id}/workflow/invocations/${original.invocation_id}`);
+    const read = await call('GET', `${project.id}/workflow/invocations/${original.invocation_id}`, {
+      key: readKey,
+    });
     expect(read.body.data.retried_as).toEqual([copy.invocation_id]);
     expect(read.body.data.retry_of).toBeNull();
 
@@ -180,6 +182,9 @@ describe('archived projects', () => {
     expect(renamed.status).toBe(200);
     expect(renamed.body.data).toMatchObject({ name: 'Development', code: fresh.code, archived_at: null });
 
+    const earlier = (await invoke(fresh.id, 'Report from before the archive')).body.data;
+    await call('POST', `${fresh.id}/workflow/invocations/${earlier.invocation_id}/cancel`, { body: {} });
+
     const archived = await hubCall('POST', `/api/v1/projects/${fresh.id}/archive`);
     expect(archived.status).toBe(200);
     expect((archived.body.data as { archived_at: string | null }).archived_at).toEqual(expect.any(String));
@@ -195,12 +200,24 @@ describe('archived projects', () => {
     expect(await ids('')).not.toContain(fresh.id);
     expect(await ids('?include_archived=true')).toContain(fresh.id);
 
-    // The project was never read by the Workflow API before, so its archived mark is seen at once.
+    // Within the project record's cache time (10 s) every replica refuses new invocations, retries too (one
+    // key throughout: a retry made while the record was still cached is replayed, not repeated).
+    const retryKey = newKey();
+    const refusedRetry = await eventually(
+      async () => {
+        const res = await retry(fresh.id, earlier.invocation_id, retryKey);
+        return res.status === 409 ? res : null;
+      },
+      30_000,
+      'a retry refused in the archived project',
+      { intervalMs: 500 },
+    );
+    expect(refusedRetry.body.code).toBe('project_archived');
     const refused = await invoke(fresh.id, 'Report in an archived project');
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('project_archived');
     // What it holds stays readable.
-    const listed = await call('GET', `${fresh.id}/workflow/invocations`);
+    const listed = await call('GET', `${fresh.id}/workflow/invocations`, { key: readKey });
     expect(listed.status).toBe(200);
 
     const unarchived = await hubCall('POST', `/api/v1/projects/${fresh.id}/unarchive`);
@@ -217,6 +234,8 @@ describe('archived projects', () => {
     );
     expect(accepted.state).toBe('received');
 
-    expect(await s.database.prisma.invocation.count({ where: { projectId: fresh.id } })).toBe(1);
+    const retries = await s.database.prisma.invocation.count({ where: { retryOf: earlier.invocation_id } });
+    expect(retries).toBeLessThanOrEqual(1);
+    expect(await s.database.prisma.invocation.count({ where: { projectId: fresh.id } })).toBe(2 + retries);
   }, 60_000);
 });
