@@ -76,9 +76,13 @@ describe('POST /workflow/invocations/{id}/retry', () => {
     const intent = '  Weekly REPORT, retried  ';
     const created = await invoke(project.id, intent);
     const original = created.body.data;
-    const cancelled = await call('POST', `${project.id}/workflow/invocations/${original.invocation_id}/cancel`, {
-      body: { reason: 'wrong week' },
-    });
+    const cancelled = await call(
+      'POST',
+      `${project.id}/workflow/invocations/${original.invocation_id}/cancel`,
+      {
+        body: { reason: 'wrong week' },
+      },
+    );
     expect(cancelled.body.data.state).toBe('cancelled');
 
     const missingKey = await retry(project.id, original.invocation_id);
@@ -194,9 +198,11 @@ describe('archived projects', () => {
     );
 
     const ids = async (query: string) =>
-      ((await hubCall('GET', `/api/v1/workspaces/${s.workspace.id}/projects${query}`)).body.data as {
-        id: string;
-      }[]).map((p) => p.id);
+      (
+        (await hubCall('GET', `/api/v1/workspaces/${s.workspace.id}/projects${query}`)).body.data as {
+          id: string;
+        }[]
+      ).map((p) => p.id);
     expect(await ids('')).not.toContain(fresh.id);
     expect(await ids('?include_archived=true')).toContain(fresh.id);
 
