@@ -122,14 +122,16 @@ export function invocationHandlers(
       return { status: 200, body: { data: presentInvocation(invocation, details) } };
     },
     async retryInvocation(ctx) {
-      const idempotencyKey = parseIdempotencyKey(ctx.req.get('idempotency-key'));
-      const correlationId = parseCorrelationId(ctx.req.get('x-correlation-id'));
       const { invocation, details, replayed } = await retryInvocation(
         deps,
         actorOf(ctx.actor),
         projectOf(ctx),
         ctx.params.invocationId,
-        { idempotencyKey, correlationId, requestId: ctx.requestId },
+        {
+          idempotencyKey: ctx.req.get('idempotency-key'),
+          correlationId: ctx.req.get('x-correlation-id'),
+          requestId: ctx.requestId,
+        },
       );
       const body = { data: presentInvocation(invocation, details) };
       return replayed

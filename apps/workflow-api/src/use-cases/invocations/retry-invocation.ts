@@ -5,6 +5,7 @@ import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { invocationNotFound, projectArchived } from '../../domain/errors';
+import { parseCorrelationId, parseIdempotencyKey } from '../../domain/invocation-request';
 import { createInvocation } from './create-invocation';
 import type { InvocationRequestBody } from './create-invocation';
 
@@ -12,8 +13,10 @@ import type { InvocationRequestBody } from './create-invocation';
 const RETRYABLE = new Set(['failed', 'cancelled']);
 
 export interface RetryInvocationInput {
-  idempotencyKey: string;
-  correlationId: string | null;
+  /** The `Idempotency-Key` header as sent (checked once the invocation is known to be this project's). */
+  idempotencyKey: string | undefined;
+  /** The `X-Correlation-ID` header as sent; the original's is kept when absent. */
+  correlationId: string | undefined;
   requestId?: string;
 }
 
@@ -31,6 +34,8 @@ export async function retryInvocation(
 ): Promise<InvocationView & { replayed: boolean }> {
   const original = await deps.db.invocation.findFirst({ where: { id: invocationId, projectId: project.id } });
   if (!original) throw invocationNotFound(invocationId);
+  const idempotencyKey = parseIdempotencyKey(input.idempotencyKey);
+  const correlationId = parseCorrelationId(input.correlationId);
   if (!RETRYABLE.has(original.state)) {
     throw conflict(
       'invocation_not_retryable',
@@ -42,8 +47,8 @@ export async function retryInvocation(
   // The stored request is the normalized one; the intent goes out again exactly as it was first sent.
   const body = { ...(original.request as InvocationRequestBody), intent: original.intent };
   const { invocation, replayed } = await createInvocation(deps, actor, project, {
-    idempotencyKey: input.idempotencyKey,
-    correlationId: input.correlationId ?? original.correlationId,
+    idempotencyKey,
+    correlationId: correlationId ?? original.correlationId,
     body,
     retryOf: original.id,
     ...(input.requestId ? { requestId: input.requestId } : {}),
