@@ -53,8 +53,7 @@ export function backoffDelay(retry: number): number {
 }
 
 /** Invoke and retry: keyed writes (a key is generated when the caller gives none, and reused by retries). */
-const INVOCATION_CREATE =
-  /\/api\/v1\/projects\/[^/]+\/workflow\/invocations(\/[^/]+\/retry)?\/?$/;
+const INVOCATION_CREATE = /\/api\/v1\/projects\/[^/]+\/workflow\/invocations(\/[^/]+\/retry)?\/?$/;
 /**
  * Writes the server makes idempotent by themselves: a launch of a launched invocation only re-checks it, a
  * cancel of a cancelled one answers it unchanged, and the same artifact published twice is a replay.

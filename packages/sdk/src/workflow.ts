@@ -417,10 +417,7 @@ export class Invocations extends Resource {
    * original, whose `retried_as` lists it). Keyed like `create` (the key is yours or generated, and reused by
    * automatic retries); any other state throws `ConflictError` `invocation_not_retryable`.
    */
-  async retry(
-    invocationId: string,
-    options?: CreateInvocationOptions,
-  ): Promise<CreatedInvocation> {
+  async retry(invocationId: string, options?: CreateInvocationOptions): Promise<CreatedInvocation> {
     const header: { 'Idempotency-Key'?: string; 'X-Correlation-ID'?: string } = {
       ...(options?.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {}),
       ...(options?.correlationId !== undefined ? { 'X-Correlation-ID': options.correlationId } : {}),

@@ -28,7 +28,10 @@ export function ProjectTeamsDialog({ project, onClose }: { project: Project; onC
   const teams = useApi(
     (signal) =>
       hub.raw
-        .GET('/api/v1/workspaces/{workspace}/teams', { params: { path: { workspace: workspace.id } }, signal })
+        .GET('/api/v1/workspaces/{workspace}/teams', {
+          params: { path: { workspace: workspace.id } },
+          signal,
+        })
         .then(unwrap),
     [workspace.id],
   );

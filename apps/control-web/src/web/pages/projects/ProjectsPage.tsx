@@ -222,8 +222,8 @@ export function ProjectsPage() {
           onChange={(e) => setCode(e.currentTarget.value)}
         />
         <p id="project-code-help" className="muted small">
-          Unique in the workspace and never changed: it tells projects of the same name apart. Letters, digits,
-          hyphens and underscores.
+          Unique in the workspace and never changed: it tells projects of the same name apart. Letters,
+          digits, hyphens and underscores.
         </p>
       </ConfirmDialog>
 

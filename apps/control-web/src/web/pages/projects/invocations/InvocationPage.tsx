@@ -259,8 +259,8 @@ export function InvocationPage() {
         onClose={() => setRetrying(false)}
       >
         <p>
-          Start a new invocation with the same request? It is created as received, linked to this one, and
-          its route is chosen again from the project's contracts. This invocation stays as it is.
+          Start a new invocation with the same request? It is created as received, linked to this one, and its
+          route is chosen again from the project's contracts. This invocation stays as it is.
         </p>
       </ConfirmDialog>
       <ConfirmDialog
