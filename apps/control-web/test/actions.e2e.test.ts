@@ -108,7 +108,7 @@ describe.each([
     await page.getByLabel('New name').fill(`Development staging ${suffix}`);
     await rename.getByRole('button', { name: 'Rename' }).click();
     await rename.waitFor({ state: 'hidden' });
-    await row.getByRole('link', { name: `Development staging ${suffix}` }).waitFor();
+    await row.getByRole('link', { name: `Development staging ${suffix}`, exact: true }).waitFor();
 
     await row.getByRole('button', { name: /^Teams of/ }).click();
     const teams = page.getByRole('dialog', { name: /^Teams of/ });
