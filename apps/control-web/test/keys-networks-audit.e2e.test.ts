@@ -342,9 +342,11 @@ describe('Overview', () => {
         .waitFor();
       await page.getByRole('heading', { level: 2, name: 'Needs attention' }).waitFor();
       const attention = page.getByRole('table', { name: 'Invocations needing attention' });
-      const row = attention.getByRole('row').filter({ hasText: invocationId });
+      // The row names the invocation by its intent and opens it; the id is on hover.
+      const row = attention.getByRole('row').filter({ has: page.locator(`a[title="${invocationId}"]`) });
       await row.waitFor();
       await expect(row.textContent()).resolves.toContain(intent);
+      await expect(row.textContent()).resolves.not.toContain(invocationId);
       await expect(row.getByRole('cell').nth(3).textContent()).resolves.toMatch(/^blocked/);
       await page
         .getByRole('table', { name: `Projects of Development` })

@@ -429,6 +429,13 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Choose another code.',
   },
   {
+    code: 'project_archived',
+    status: [409],
+    title: 'The project is archived',
+    meaning: 'An archived project keeps its history but takes no new invocations.',
+    fix: 'Unarchive the project (`POST /api/v1/projects/{projectId}/unarchive`) or invoke in an active project.',
+  },
+  {
     code: 'team_not_found',
     status: [400, 404],
     title: 'No such team',
@@ -1238,6 +1245,14 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     title: 'The invocation has ended',
     meaning: 'The invocation is completed, failed or cancelled; nothing more can be done to it.',
     fix: 'Create a new invocation for new work.',
+  },
+  {
+    code: 'invocation_not_retryable',
+    status: [409],
+    title: 'Only a failed or cancelled invocation can be retried',
+    meaning:
+      'A retry starts a new invocation from the request of one that ended without a result; this one is still under way or completed.',
+    fix: 'Wait until it fails or cancel it first; a completed invocation is invoked again with a new Idempotency-Key.',
   },
   {
     code: 'invocation_not_launched',

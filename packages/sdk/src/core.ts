@@ -52,7 +52,8 @@ export function backoffDelay(retry: number): number {
   return Math.round(ceiling * (1 - Math.random() * 0.25));
 }
 
-const INVOCATION_CREATE = /\/api\/v1\/projects\/[^/]+\/workflow\/invocations\/?$/;
+/** Invoke and retry: keyed writes (a key is generated when the caller gives none, and reused by retries). */
+const INVOCATION_CREATE = /\/api\/v1\/projects\/[^/]+\/workflow\/invocations(\/[^/]+\/retry)?\/?$/;
 /**
  * Writes the server makes idempotent by themselves: a launch of a launched invocation only re-checks it, a
  * cancel of a cancelled one answers it unchanged, and the same artifact published twice is a replay.

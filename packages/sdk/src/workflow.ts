@@ -422,6 +422,34 @@ export class Invocations extends Resource {
     );
   }
 
+  /**
+   * Retries a failed or cancelled invocation: a new invocation of the same request (`retry_of` names the
+   * original, whose `retried_as` lists it). Keyed like `create` (the key is yours or generated, and reused by
+   * automatic retries); any other state throws `ConflictError` `invocation_not_retryable`.
+   */
+  async retry(invocationId: string, options?: CreateInvocationOptions): Promise<CreatedInvocation> {
+    const header: { 'Idempotency-Key'?: string; 'X-Correlation-ID'?: string } = {
+      ...(options?.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {}),
+      ...(options?.correlationId !== undefined ? { 'X-Correlation-ID': options.correlationId } : {}),
+    };
+    const result = await this.raw.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/retry',
+      {
+        params: {
+          path: { projectId: this.project(options), invocationId },
+          header: header as { 'Idempotency-Key': string },
+        },
+        ...signalOf(options),
+      },
+    );
+    const invocation = unwrap(result);
+    return {
+      invocation,
+      replayed:
+        result.response.status === 200 && result.response.headers.get('idempotent-replayed') === 'true',
+    };
+  }
+
   /** Approves or rejects a run held for approval (needs a participant token of an owner or admin). */
   async decideApproval(
     invocationId: string,

@@ -954,12 +954,24 @@ export const hubDocument: OpenApiDocument = {
           "projects"
         ],
         "summary": "Projects of the workspace.",
+        "description": "Archived projects (`archived_at` set) are left out unless `include_archived` is true.",
         "x-svc-actors": [
           "participant",
           "api_key"
         ],
         "x-svc-scopes": [
           "projects:read"
+        ],
+        "parameters": [
+          {
+            "name": "include_archived",
+            "in": "query",
+            "description": "Also list archived projects.",
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          }
         ],
         "responses": {
           "200": {
@@ -1086,6 +1098,202 @@ export const hubDocument: OpenApiDocument = {
         ],
         "x-svc-scopes": [
           "projects:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Project"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateProject",
+        "tags": [
+          "projects"
+        ],
+        "summary": "Rename a project.",
+        "description": "Changes the project's name (its code and id stay). Names need not be unique: the code, unique in the workspace, tells projects of the same name apart. An archived project can be renamed. Audited as `project.renamed` with the old and new names. Errors: 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateProjectRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The renamed project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Project"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/archive": {
+      "parameters": [
+        {
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "archiveProject",
+        "tags": [
+          "projects"
+        ],
+        "summary": "Archive a project (its history is kept; new invocations are refused).",
+        "description": "Sets `archived_at`. An archived project is left out of `listProjects` by default, and the Workflow API refuses new invocations in it (invoke and retry) with 409 `project_archived`; its contracts, invocations and artifacts stay readable, and runs already started go on. Archiving an archived project changes nothing. Audited as `project.archived`. Errors: 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "The project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Project"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/unarchive": {
+      "parameters": [
+        {
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "unarchiveProject",
+        "tags": [
+          "projects"
+        ],
+        "summary": "Bring an archived project back.",
+        "description": "Clears `archived_at`; the project takes new invocations again. Unarchiving a project that is not archived changes nothing. Audited as `project.unarchived`. Errors: 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
         ],
         "responses": {
           "200": {
@@ -6797,6 +7005,31 @@ export const hubDocument: OpenApiDocument = {
           },
           "created_at": {
             "$ref": "#/components/schemas/Timestamp"
+          },
+          "archived_at": {
+            "description": "When the project was archived (null while it is active).",
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "$ref": "#/components/schemas/Timestamp"
+              }
+            ]
+          }
+        }
+      },
+      "UpdateProjectRequest": {
+        "type": "object",
+        "required": [
+          "name"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
           }
         }
       },
@@ -11436,6 +11669,14 @@ export const hubInternalDocument: OpenApiDocument = {
           "name": {
             "type": "string"
           },
+          "archived_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the project was archived (null while active); the Workflow API refuses new invocations then."
+          },
           "workspace": {
             "type": "object",
             "required": [
@@ -14171,6 +14412,16 @@ export const workflowDocument: OpenApiDocument = {
             }
           },
           {
+            "name": "q",
+            "in": "query",
+            "description": "Search: an invocation id (exact), or words the intent contains (case-insensitive). Combines with the other filters and the cursor.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          },
+          {
             "name": "limit",
             "in": "query",
             "schema": {
@@ -14774,6 +15025,97 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "415": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/retry": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "post": {
+        "operationId": "retryInvocation",
+        "tags": [
+          "runs"
+        ],
+        "summary": "Retry a failed or cancelled invocation as a new invocation of the same request.",
+        "description": "Only a `failed` or `cancelled` invocation can be retried; any other state is 409 `invocation_not_retryable` (with its `state`). The retry is a new invocation (state `received`, not launched) of the original's stored request: the intent as first sent, its capabilities, metadata and pins; its route is decided again, as invoke does, so a contract changed since is followed. The new invocation names the original in `retry_of`, and the original lists it in `retried_as`. `Idempotency-Key` is required as on invoke: the same key for the same original answers 200 with the first retry and `Idempotent-Replayed: true`; a key already used in the project for another request is 409 `idempotency_conflict`. An archived project refuses it with 409 `project_archived`. Audited as `invocation.retried` (on the original) and `invocation.created`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "api_key",
+          "participant"
+        ],
+        "x-svc-scopes": [
+          "workflows:run"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          },
+          {
+            "participantBearer": []
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/InvocationsIdempotencyKey"
+          },
+          {
+            "$ref": "#/components/parameters/InvocationsCorrelationId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Replay: the retry this key already made (`Idempotent-Replayed: true`).",
+            "headers": {
+              "Idempotent-Replayed": {
+                "schema": {
+                  "type": "string",
+                  "const": "true"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The new invocation, state `received`, with `retry_of` set.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -17926,6 +18268,20 @@ export const workflowDocument: OpenApiDocument = {
           "cancellation": {
             "$ref": "#/components/schemas/InvocationsCancellation"
           },
+          "retry_of": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The failed or cancelled invocation this one retries (`retryInvocation`); null otherwise."
+          },
+          "retried_as": {
+            "type": "array",
+            "description": "The invocations that retry this one, oldest first (empty when it was never retried).",
+            "items": {
+              "type": "string"
+            }
+          },
           "state": {
             "$ref": "#/components/schemas/InvocationsState"
           },
@@ -18244,6 +18600,13 @@ export const workflowDocument: OpenApiDocument = {
           },
           "cancellation": {
             "$ref": "#/components/schemas/InvocationsCancellation"
+          },
+          "retry_of": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The invocation this one retries; null otherwise."
           },
           "created_at": {
             "type": "string",

@@ -246,7 +246,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Projects of the workspace. */
+        /**
+         * Projects of the workspace.
+         * @description Archived projects (`archived_at` set) are left out unless `include_archived` is true.
+         */
         get: operations["listProjects"];
         put?: never;
         /** Create a project; its code is unique in the workspace. */
@@ -273,6 +276,54 @@ export interface paths {
         get: operations["getProject"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename a project.
+         * @description Changes the project's name (its code and id stay). Names need not be unique: the code, unique in the workspace, tells projects of the same name apart. An archived project can be renamed. Audited as `project.renamed` with the old and new names. Errors: 404 `project_not_found` (no such project).
+         */
+        patch: operations["updateProject"];
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a project (its history is kept; new invocations are refused).
+         * @description Sets `archived_at`. An archived project is left out of `listProjects` by default, and the Workflow API refuses new invocations in it (invoke and retry) with 409 `project_archived`; its contracts, invocations and artifacts stay readable, and runs already started go on. Archiving an archived project changes nothing. Audited as `project.archived`. Errors: 404 `project_not_found` (no such project).
+         */
+        post: operations["archiveProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring an archived project back.
+         * @description Clears `archived_at`; the project takes new invocations again. Unarchiving a project that is not archived changes nothing. Audited as `project.unarchived`. Errors: 404 `project_not_found` (no such project).
+         */
+        post: operations["unarchiveProject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1742,6 +1793,11 @@ export interface components {
             code: string;
             name: string;
             created_at: components["schemas"]["Timestamp"];
+            /** @description When the project was archived (null while it is active). */
+            archived_at?: null | components["schemas"]["Timestamp"];
+        };
+        UpdateProjectRequest: {
+            name: string;
         };
         CreateProjectRequest: {
             code: string;
@@ -3151,7 +3207,10 @@ export interface operations {
     };
     listProjects: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also list archived projects. */
+                include_archived?: boolean;
+            };
             header?: never;
             path: {
                 /** @description Workspace id or slug. */
@@ -3213,6 +3272,96 @@ export interface operations {
         };
     };
     getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Project"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Project"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
+        };
+    };
+    archiveProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Project"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    unarchiveProject: {
         parameters: {
             query?: never;
             header?: never;

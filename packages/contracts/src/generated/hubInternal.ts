@@ -346,6 +346,11 @@ export interface components {
             id: string;
             code: string;
             name: string;
+            /**
+             * Format: date-time
+             * @description When the project was archived (null while active); the Workflow API refuses new invocations then.
+             */
+            archived_at?: string | null;
             workspace: {
                 id: string;
                 slug: string;

@@ -651,6 +651,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed or cancelled invocation as a new invocation of the same request.
+         * @description Only a `failed` or `cancelled` invocation can be retried; any other state is 409 `invocation_not_retryable` (with its `state`). The retry is a new invocation (state `received`, not launched) of the original's stored request: the intent as first sent, its capabilities, metadata and pins; its route is decided again, as invoke does, so a contract changed since is followed. The new invocation names the original in `retry_of`, and the original lists it in `retried_as`. `Idempotency-Key` is required as on invoke: the same key for the same original answers 200 with the first retry and `Idempotent-Replayed: true`; a key already used in the project for another request is 409 `idempotency_conflict`. An archived project refuses it with 409 `project_archived`. Audited as `invocation.retried` (on the original) and `invocation.created`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).
+         */
+        post: operations["retryInvocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact": {
         parameters: {
             query?: never;
@@ -1479,6 +1504,10 @@ export interface components {
             intent_normalized: string;
             failure: components["schemas"]["InvocationsFailure"];
             cancellation: components["schemas"]["InvocationsCancellation"];
+            /** @description The failed or cancelled invocation this one retries (`retryInvocation`); null otherwise. */
+            retry_of?: string | null;
+            /** @description The invocations that retry this one, oldest first (empty when it was never retried). */
+            retried_as?: string[];
             state: components["schemas"]["InvocationsState"];
             attention: components["schemas"]["InvocationsAttention"];
             route: components["schemas"]["InvocationsRoute"];
@@ -1564,6 +1593,8 @@ export interface components {
             correlation_id: string | null;
             failure: components["schemas"]["InvocationsFailure"];
             cancellation: components["schemas"]["InvocationsCancellation"];
+            /** @description The invocation this one retries; null otherwise. */
+            retry_of?: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2734,6 +2765,8 @@ export interface operations {
                 created_since?: string;
                 /** @description Created before. */
                 created_until?: string;
+                /** @description Search: an invocation id (exact), or words the intent contains (case-insensitive). Combines with the other filters and the cursor. */
+                q?: string;
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: string;
@@ -3015,6 +3048,51 @@ export interface operations {
             409: components["responses"]["Problem"];
             413: components["responses"]["Problem"];
             415: components["responses"]["Problem"];
+        };
+    };
+    retryInvocation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A stable key per logical request, 1–255 printable ASCII characters (a UUID is a good choice). Retained for 30 days. */
+                "Idempotency-Key": components["parameters"]["InvocationsIdempotencyKey"];
+                /** @description The caller's correlation id, stored with the invocation and returned (1–255 printable ASCII). */
+                "X-Correlation-ID"?: components["parameters"]["InvocationsCorrelationId"];
+            };
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Replay: the retry this key already made (`Idempotent-Replayed: true`). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            /** @description The new invocation, state `received`, with `retry_of` set. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
         };
     };
     getInvocationArtifact: {

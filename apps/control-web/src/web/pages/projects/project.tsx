@@ -1,6 +1,8 @@
 import { NavLink, useParams } from 'react-router';
 import type { ReactNode } from 'react';
-import { useWorkspaceProjects } from '../../app/projects';
+import { unwrap } from '../../app/api';
+import { useApi } from '../../app/hooks';
+import { useClients } from '../../app/session';
 import { roleAllows, EDITORS } from '../../app/roles';
 import { useWorkspace } from '../../app/workspace';
 import './projects.css';
@@ -23,11 +25,16 @@ export function useProjectBase(): string {
   return `/w/${workspace.slug}/projects/${useProjectId()}`;
 }
 
-/** The project's hub record (name, code), for headings. */
+/** The project's hub record (name, code, archived), for headings; an archived project is read too. */
 function useProject() {
   const projectId = useProjectId();
-  const projects = useWorkspaceProjects();
-  return projects.data?.find((p) => p.id === projectId);
+  const { hub } = useClients();
+  const project = useApi(
+    (signal) =>
+      hub.raw.GET('/api/v1/projects/{projectId}', { params: { path: { projectId } }, signal }).then(unwrap),
+    [projectId],
+  );
+  return project.data;
 }
 
 /**
@@ -52,13 +59,20 @@ export function ProjectFrame({ title, children }: { title: string; children: Rea
         <NavLink to={`/w/${workspace.slug}/projects`}>Projects</NavLink> ›{' '}
         {project ? (
           <>
-            {project.name} <code>{project.code}</code>
+            <span title={project.id}>{project.name}</span> <code>{project.code}</code>
+            {project.archived_at && <span className="badge">archived</span>}
           </>
         ) : (
           <code>{projectId}</code>
         )}
       </p>
       <h1 id="page-title">{title}</h1>
+      {project?.archived_at && (
+        <p className="notice" role="note">
+          This project is archived: its history stays readable, and it takes no new invocations until it is
+          unarchived on the Projects page.
+        </p>
+      )}
       <nav aria-label="Project workflow" className="project-tabs">
         <ul>
           {tabs.map((tab) => (
