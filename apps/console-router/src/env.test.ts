@@ -74,9 +74,9 @@ describe('console router configuration', () => {
   });
 
   test('when a WebSocket limit is zero or not a number, then its variable is named', () => {
-    expect(configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_WS_MAX_PER_CALLER: '0' })).toContain(
-      'CONSOLE_ROUTER_WS_MAX_PER_CALLER',
-    );
+    expect(
+      configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_WS_MAX_PER_CALLER: '0' }),
+    ).toContain('CONSOLE_ROUTER_WS_MAX_PER_CALLER');
     expect(
       configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES: 'lots' }),
     ).toContain('CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES');

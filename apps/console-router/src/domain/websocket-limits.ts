@@ -108,11 +108,12 @@ class Place implements WebSocketPlace {
     readonly caller: string,
   ) {}
 
-  release(): void {
+  /** Bound: it is handed to a socket's `close` as is. */
+  readonly release = (): void => {
     if (this.released) return;
     this.released = true;
     this.limits.release(this.agentId, this.caller);
-  }
+  };
 }
 
 /** The close reason (at most 123 bytes) or problem detail naming the limit a WebSocket met. */

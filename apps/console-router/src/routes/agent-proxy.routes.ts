@@ -219,7 +219,8 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
         return;
       }
       logger.info({ request_id: requestId, agent_id: agentId, limit }, 'console WebSocket refused: limit');
-      if (socket.writable) socket.end(Buffer.concat([Buffer.from(switchingProtocols(key)), closeFrame(1008, reason)]));
+      if (socket.writable)
+        socket.end(Buffer.concat([Buffer.from(switchingProtocols(key)), closeFrame(1008, reason)]));
       setTimeout(() => socket.destroy(), 1_000).unref();
     };
     admitConsoleRequest(deps, { method: req.method ?? 'GET', path, headers: req.headers })

@@ -100,8 +100,12 @@ class Tunnel {
     this.closing = true;
     this.upstream.destroy();
     const client = this.client;
-    if (this.fromAgent.atBoundary && client.writable) client.end(closeFrame(code, reason));
-    else client.destroy();
+    if (this.fromAgent.atBoundary && client.writable) {
+      client.end(closeFrame(code, reason));
+      // The agent's side is gone (and with it the pipe): keep reading so the client's own close and end
+      // arrive and the socket closes as soon as the client answers.
+      client.resume();
+    } else client.destroy();
     setTimeout(() => client.destroy(), 1_000).unref();
   }
 

@@ -10,7 +10,9 @@ export function isWebSocketKey(key: string | string[] | undefined): key is strin
 
 /** The `101 Switching Protocols` answer to a WebSocket handshake with `key`. */
 export function switchingProtocols(key: string): string {
-  const accept = createHash('sha1').update(key + ACCEPT_GUID).digest('base64');
+  const accept = createHash('sha1')
+    .update(key + ACCEPT_GUID)
+    .digest('base64');
   return (
     'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
     `Sec-WebSocket-Accept: ${accept}\r\n\r\n`
@@ -77,7 +79,11 @@ export class FrameScanner {
         return true;
       }
       const payload =
-        len7 === 126 ? h.readUInt16BE(2) : len7 === 127 ? h.readUInt32BE(2) * 2 ** 32 + h.readUInt32BE(6) : len7;
+        len7 === 126
+          ? h.readUInt16BE(2)
+          : len7 === 127
+            ? h.readUInt32BE(2) * 2 ** 32 + h.readUInt32BE(6)
+            : len7;
       i += headerLength - (held ? held.length : 0);
       this.pending = undefined;
       this.remaining = payload;
