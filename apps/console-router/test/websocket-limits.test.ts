@@ -84,7 +84,14 @@ function connect(
   });
 }
 
-const status = async (router: Router) => (await request(`${router.url}/status`)).body as Record<string, any>;
+interface StatusBody {
+  upstream_connections: { http: number; websockets: number };
+  websockets: { open: number; refused: Record<string, number> } & Record<string, unknown>;
+  routes: { agent_id: string; open_sockets: number }[];
+}
+
+const status = async (router: Router) =>
+  (await request(`${router.url}/status`)).body as unknown as StatusBody;
 
 beforeAll(async () => {
   hub = await startTokenHub();
@@ -279,9 +286,7 @@ describe('/status', () => {
     await connect(router, 'agt_alpha', 'prt_bob');
     await connect(router, 'agt_beta', 'prt_bob');
     const body = await status(router);
-    const perRoute = Object.fromEntries(
-      (body.routes as { agent_id: string; open_sockets: number }[]).map((r) => [r.agent_id, r.open_sockets]),
-    );
+    const perRoute = Object.fromEntries(body.routes.map((r) => [r.agent_id, r.open_sockets]));
     expect(perRoute).toEqual({ agt_alpha: 2, agt_beta: 1 });
     expect(body.upstream_connections.websockets).toBe(3);
     expect(body.websockets).toEqual({

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import WebSocket, { WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
+import type WebSocket from 'ws';
 import { createJwksDocument, createTokenIssuer, generateSigningKey } from '@svc/auth';
 
 export const TOKEN_HUB_HOST = 'rti_tokenhub';
