@@ -243,7 +243,6 @@ async function scale({ hub, tables, runtimeKey, authorization }) {
   const result = await runScale({
     teardown,
     tables,
-    hub,
     authorization,
     startRouter: async (hostId, env) => {
       const router = await startRouter(stack, 10, hostId, routerNodeOptions, env, ', scale');
@@ -264,7 +263,7 @@ async function scale({ hub, tables, runtimeKey, authorization }) {
       } catch {
         fdLimit = undefined;
       }
-      return router;
+      return { ...router, fdLimit: fdLimit ?? 20_000 };
     },
     settings: {
       consoles: options.consoles,

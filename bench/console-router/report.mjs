@@ -168,7 +168,7 @@ export function printText(result) {
 /** The scale run's result (`--consoles`, `--streams`, `--propagation`): its figures and the targets checked. */
 export function buildScaleResult({ loadBefore, loadAfter, result, fdLimit }) {
   const { consoles, streams, propagation } = result;
-  const problems = [];
+  const problems = result.capped ? [`idle consoles capped: ${result.capped}`] : [];
   if (consoles && consoles.held < consoles.requested)
     problems.push(
       `${consoles.requested - consoles.held} idle consoles failed or closed: ${errorList(consoles.open_errors)}`,
@@ -180,16 +180,17 @@ export function buildScaleResult({ loadBefore, loadAfter, result, fdLimit }) {
   const targets = [];
   if (consoles) {
     const worst = Math.max(consoles.rss_mb, consoles.rss_max_during_hold_mb);
+    const scaled = consoles.held < 10_000;
     targets.push(
       targetCheck(
-        `router RSS holding ${consoles.requested} idle consoles (MB, worst through the hold)`,
-        consoles.requested >= 10_000
-          ? worst
-          : (worst - consoles.rss_before_mb) * (10_000 / consoles.requested) + consoles.rss_before_mb,
+        `router RSS holding ${consoles.held} idle consoles (MB, worst through the hold)`,
+        scaled
+          ? (worst - consoles.rss_before_mb) * (10_000 / Math.max(1, consoles.held)) + consoles.rss_before_mb
+          : worst,
         below(TARGETS.idleConsolesMb),
       ),
     );
-    if (consoles.requested < 10_000) targets.at(-1).name += ', scaled to 10 000';
+    if (scaled) targets.at(-1).name += ', growth per console scaled to 10 000';
   }
   if (streams)
     targets.push(
