@@ -171,11 +171,13 @@ export function buildScaleResult({ loadBefore, loadAfter, result, fdLimit }) {
   const problems = result.capped ? [`idle consoles capped: ${result.capped}`] : [];
   if (consoles && consoles.held < consoles.requested)
     problems.push(
-      `${consoles.requested - consoles.held} idle consoles failed or closed: ${errorList(consoles.open_errors)}`,
+      `${consoles.requested - consoles.held} idle consoles failed to open or closed during the hold` +
+        (Object.keys(consoles.open_errors).length > 0 ? ` (${errorList(consoles.open_errors)})` : ''),
     );
   if (streams && streams.open < streams.requested)
     problems.push(
-      `${streams.requested - streams.open} streams failed or closed: ${errorList(streams.open_errors)}`,
+      `${streams.requested - streams.open} streams failed to open or closed during the run` +
+        (Object.keys(streams.open_errors).length > 0 ? ` (${errorList(streams.open_errors)})` : ''),
     );
   const targets = [];
   if (consoles) {
