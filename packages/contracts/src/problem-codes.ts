@@ -993,6 +993,22 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Pick another console route.',
   },
   {
+    code: 'console_capacity_reached',
+    status: [503],
+    title: 'Console router at capacity',
+    meaning:
+      'The console router holds CONSOLE_ROUTER_WS_MAX_CONNECTIONS WebSockets; it refuses more before the upgrade.',
+    fix: 'Retry after the Retry-After delay, or raise CONSOLE_ROUTER_WS_MAX_CONNECTIONS (and the fd limit) on the host.',
+  },
+  {
+    code: 'websocket_limit_reached',
+    status: [429],
+    title: 'Too many WebSockets',
+    meaning:
+      'The caller (CONSOLE_ROUTER_WS_MAX_PER_CALLER) or the agent route (CONSOLE_ROUTER_WS_MAX_PER_ROUTE) has as many WebSockets open as allowed.',
+    fix: 'Close a console and retry, or raise the limit on the host.',
+  },
+  {
     code: 'serve_port_taken',
     status: [409],
     title: 'Serve port already used',
