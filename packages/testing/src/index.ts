@@ -16,3 +16,5 @@ export * from './fake-cloudflare-tunnel-api';
 export * from './metrics';
 export * from './fuzz';
 export * from './load-balancer';
+export * from './fleet-network';
+export * from './fleet';

@@ -56,6 +56,8 @@ export interface StartAgentEnv {
   SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH?: string | undefined;
   SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE?: string | undefined;
   SVC_WORKFLOW_URL?: string | undefined;
+  /** The host's stage handler module for the agents it starts (their `AGENT_HANDLER`). */
+  SVC_AGENT_HANDLER?: string | undefined;
 }
 
 export interface StartAgentInput extends HostContext {
@@ -305,6 +307,7 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
     AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT: credential.expires_at,
     SVC_RUNTIME_INSTANCE_ID: hostId,
     ...(env.SVC_WORKFLOW_URL ? { WORKFLOW_URL: env.SVC_WORKFLOW_URL } : {}),
+    ...(env.SVC_AGENT_HANDLER ? { AGENT_HANDLER: env.SVC_AGENT_HANDLER } : {}),
     ...(servePort !== null ? { AGENT_SERVE_PORT: String(servePort) } : {}),
     ...(materialized ? { AGENT_PROVIDER_AUTH_FILE: materialized.agent_auth_path } : {}),
   };
