@@ -59,6 +59,8 @@ export interface FleetHost {
   configDir: string;
   agentName: string;
   agentId: string;
+  /** The port its relay listens on, on the loopback of its namespace. */
+  relayPort: number;
   /** `svc runtime up` (null after a kill until a restart). */
   runtime: NodeProcess | null;
   /** Runs `svc <args> --json` on the host (in its namespace) and returns the envelope's result. */
@@ -86,6 +88,8 @@ export interface FleetRun {
 export interface Fleet {
   hubUrl: string;
   workflowUrl: string;
+  /** The Workflow API's database (for the soak's checks of what was completed twice). */
+  workflowDatabaseUrl: string;
   owner: HubOwner;
   /** Participant hub client of the workspace's owner. */
   hub: HubClient;
@@ -103,6 +107,11 @@ export interface Fleet {
   rotateKey(host: FleetHost): Promise<void>;
   /** Heartbeats the host's runtime reported as failed (its `heartbeat:` lines). */
   failedHeartbeats(host: FleetHost): number;
+  /**
+   * What breaks the hosts' isolation, in words (empty when none): a runtime not in its own namespace, or a
+   * relay the root namespace reaches on its loopback (each relay listens on its namespace's loopback only).
+   */
+  isolationProblems(): Promise<string[]>;
   /** The drain state the hub shows for a host. */
   drainState(host: FleetHost): Promise<string>;
   close(): Promise<void>;
@@ -215,8 +224,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       }),
     );
 
-    const hosts: FleetHost[] = [];
-    for (let index = 1; index <= options.hosts; index += 1) {
+    // Hosts are registered one after the other, then brought up side by side.
+    const bringUp = async (index: number): Promise<FleetHost> => {
       const namespace = namespaces?.[index - 1] ?? null;
       const home = path.join(root, `h${index}`);
       const workdirRoot = path.join(home, 'agents');
@@ -273,6 +282,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
         configDir,
         agentName: `fleet-agent-${index}`,
         agentId: '',
+        relayPort,
         runtime: null,
         svc,
       };
@@ -326,12 +336,14 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
         'local/echo',
       ]);
       host.agentId = started.agent_id;
-      hosts.push(host);
-    }
+      return host;
+    };
+    const hosts = await Promise.all(Array.from({ length: options.hosts }, (_, i) => bringUp(i + 1)));
 
     const fleet: Fleet = {
       hubUrl: hub.url,
       workflowUrl: wfEnv.url,
+      workflowDatabaseUrl: wfDb.url,
       owner,
       hub: owner.hub,
       wf,
@@ -399,6 +411,30 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
         const output = host.runtime?.output() ?? '';
         return output.split('\n').filter((line) => /\bheartbeat: (HTTP|the hub did not answer)/.test(line))
           .length;
+      },
+      async isolationProblems() {
+        const problems: string[] = [];
+        for (const host of hosts) {
+          if (!host.namespace) {
+            problems.push(`${host.name} runs in the root namespace`);
+            continue;
+          }
+          const pid = host.runtime?.child.pid;
+          if (!pid || !namespacePids(host.namespace.name).includes(pid)) {
+            problems.push(`${host.name}: its runtime is not in ${host.namespace.name}`);
+          }
+          const reached = await fetch(`http://127.0.0.1:${host.relayPort}/healthz`, {
+            signal: AbortSignal.timeout(2000),
+          }).then(
+            async (res) => {
+              await res.body?.cancel();
+              return true;
+            },
+            () => false,
+          );
+          if (reached) problems.push(`${host.name}: its relay answers on the root namespace's loopback`);
+        }
+        return problems;
       },
       async drainState(host) {
         const res = unwrap(

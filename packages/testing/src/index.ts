@@ -18,3 +18,4 @@ export * from './fuzz';
 export * from './load-balancer';
 export * from './fleet-network';
 export * from './fleet';
+export * from './fleet-soak';

@@ -12,8 +12,11 @@ import type { HeartbeatDrain } from '../../data/runtime-heartbeat';
 export const DRAIN_SETTLE_MS = 10_000;
 
 export interface HostDrainFollower {
-  /** Follows the drain a heartbeat's answer named: the relay's marker, then the agents that hold no stage. */
-  follow(drain: HeartbeatDrain): Promise<void>;
+  /**
+   * Follows the drain a heartbeat's answer named: the relay's marker, then the agents that hold no stage. Says
+   * whether it stopped an agent (the runtime then reports at once, so the hub can call the host drained).
+   */
+  follow(drain: HeartbeatDrain): Promise<boolean>;
   /** Ends the drain locally (a fresh start): the relay's marker goes away. */
   clear(): Promise<void>;
 }
@@ -37,12 +40,14 @@ export function createHostDrainFollower(options: {
   const settleMs = options.settleMs ?? DRAIN_SETTLE_MS;
   let seenAt: number | null = null;
 
-  const stopIdleAgents = async () => {
+  const stopIdleAgents = async (): Promise<boolean> => {
+    let stoppedAny = false;
     for (const agent of options.supervisor.list()) {
       if (agent.state === 'stopped') continue;
       const held = await agentHeldStages(options.supervisor.environmentOf(agent.name), options.clientName);
       if (held === 'unknown' || (typeof held === 'number' && held > 0)) continue;
       await options.supervisor.stop(agent.name);
+      stoppedAny = true;
       let marked = false;
       try {
         const res = await options.hub.POST('/api/v1/agents/{agentId}/stop', {
@@ -57,6 +62,7 @@ export function createHostDrainFollower(options: {
         `drain: agent ${agent.name} holds no stage${held === 'refused' ? ' (its token is refused)' : ''}; stopped${marked ? '' : ' (the hub could not mark it stopped)'}`,
       );
     }
+    return stoppedAny;
   };
 
   const clear = async () => {
@@ -69,7 +75,7 @@ export function createHostDrainFollower(options: {
     async follow(drain) {
       if (!drain || drain.state === 'active') {
         await clear();
-        return;
+        return false;
       }
       if (seenAt === null) {
         seenAt = now();
@@ -78,7 +84,7 @@ export function createHostDrainFollower(options: {
           `drain: asked at ${drain.requested_at ?? '?'}${drain.requested_by ? ` by ${drain.requested_by}` : ''}; no new spawns or stages, agents stop once they hold no stage`,
         );
       }
-      if (now() - seenAt >= settleMs) await stopIdleAgents();
+      return now() - seenAt >= settleMs ? stopIdleAgents() : false;
     },
     clear,
   };

@@ -345,7 +345,8 @@ async function runLocked(
       noteKey(runtimeKeyNotice(result.runtimeKey));
       // A tunnel deleted or replaced since the connector started: it stops (a new one starts at the next check).
       await connector.follow(result.tunnel);
-      await drain.follow(result.drain);
+      // An agent the drain stopped: report at once, so the hub sees the host drained without waiting a beat.
+      if (await drain.follow(result.drain)) await beat();
     }
   };
 
