@@ -31,7 +31,7 @@ function ip(args: string[], options: { ignoreFailure?: boolean } = {}): string {
   } catch (error) {
     if (options.ignoreFailure) return '';
     const stderr = (error as { stderr?: string }).stderr?.trim();
-    throw new Error(`ip ${args.join(' ')} failed${stderr ? `: ${stderr}` : ''}`);
+    throw new Error(`ip ${args.join(' ')} failed${stderr ? `: ${stderr}` : ''}`, { cause: error });
   }
 }
 

@@ -56,7 +56,9 @@ export function drainLines(report: HostDrainReport): string[] {
   const { drain } = report;
   const lines = [`host ${report.runtime_instance_id}: ${drain.state}`];
   if (drain.requested_at) {
-    lines.push(`  drain asked   ${drain.requested_at}${drain.requested_by ? ` by ${drain.requested_by}` : ''}`);
+    lines.push(
+      `  drain asked   ${drain.requested_at}${drain.requested_by ? ` by ${drain.requested_by}` : ''}`,
+    );
   }
   if (drain.drained_at) lines.push(`  drained       ${drain.drained_at}`);
   if (report.running_agents !== null) lines.push(`  agents        ${report.running_agents} running`);

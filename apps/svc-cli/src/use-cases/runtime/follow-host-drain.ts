@@ -48,7 +48,7 @@ export function createHostDrainFollower(options: {
       if (held === 'unknown' || (typeof held === 'number' && held > 0)) continue;
       await options.supervisor.stop(agent.name);
       stoppedAny = true;
-      let marked = false;
+      let marked: boolean;
       try {
         const res = await options.hub.POST('/api/v1/agents/{agentId}/stop', {
           params: { path: { agentId: agent.agent_id } },

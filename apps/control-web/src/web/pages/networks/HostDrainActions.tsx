@@ -60,8 +60,8 @@ export function HostDrainActions({ host, onChanged }: { host: NetworkHost; onCha
         }}
       >
         <p>
-          The host takes no new spawns or workflow stages from now on; new work goes to other hosts. Its agents
-          finish the stages they hold, then stop.
+          The host takes no new spawns or workflow stages from now on; new work goes to other hosts. Its
+          agents finish the stages they hold, then stop.
         </p>
         <p>
           When it shows <strong>drained</strong>, the runtime can be stopped or upgraded. A fresh{' '}
