@@ -73,4 +73,11 @@ test('when a host drains during a run, then the run completes with 0 failed stag
   const resumed = await draining.svc<{ drain: { state: string } }>(['runtime', 'resume']);
   expect(resumed.drain.state).toBe('active');
   await eventually(() => !existsSync(marker), 30_000, 'the relay drain marker removed');
+
+  // A drain, then a stop and a fresh `svc runtime up`: the host starts clean (active, no marker).
+  expect((await fleet.drainHost(draining)).state).toBe('drained');
+  await draining.runtime?.stop('SIGTERM', 60_000);
+  await draining.startRuntime();
+  expect(await fleet.drainState(draining)).toBe('active');
+  expect(existsSync(marker)).toBe(false);
 });

@@ -63,6 +63,8 @@ export interface FleetHost {
   relayPort: number;
   /** `svc runtime up` (null after a kill until a restart). */
   runtime: NodeProcess | null;
+  /** Starts `svc runtime up` on the host and waits for its first heartbeat (a restart after a stop or a kill). */
+  startRuntime(): Promise<void>;
   /** Runs `svc <args> --json` on the host (in its namespace) and returns the envelope's result. */
   svc<T>(args: string[], input?: string): Promise<T>;
 }
@@ -285,6 +287,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
         relayPort,
         runtime: null,
         svc,
+        startRuntime: async () => undefined,
       };
       log(
         `fleet: ${name} (${registered.host.id})${namespace ? ` in ${namespace.name} at ${namespace.address}` : ''}`,
@@ -303,27 +306,36 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
         ],
         `${password}\n`,
       );
-      host.runtime = startBuiltEntryPoint(SVC_DIR, SVC_BIN, env, {
-        name: `svc runtime up (${name})`,
-        args: ['runtime', 'up'],
-        outputLimit: 200_000,
-        ...(namespace ? { wrap: namespace.wrap } : {}),
-      });
-      processes.push(host.runtime);
-      await eventually(
-        async () => {
-          if (!host.runtime?.running())
-            throw new Error(`svc runtime up exited: ${host.runtime?.output().slice(-2000)}`);
-          const status = await svc<{ runtime: { heartbeat: { last_ok_at: string | null } } }>([
-            'internal',
-            'status',
-          ]).catch(() => null);
-          return status?.runtime.heartbeat.last_ok_at ?? false;
-        },
-        90_000,
-        `${name}: a first heartbeat`,
-        { intervalMs: 1000 },
-      );
+      host.startRuntime = async () => {
+        const runtime = startBuiltEntryPoint(SVC_DIR, SVC_BIN, env, {
+          name: `svc runtime up (${name})`,
+          args: ['runtime', 'up'],
+          outputLimit: 200_000,
+          ...(namespace ? { wrap: namespace.wrap } : {}),
+        });
+        host.runtime = runtime;
+        processes.push(runtime);
+        await eventually(
+          async () => {
+            if (!runtime.running())
+              throw new Error(`svc runtime up exited: ${runtime.output().slice(-2000)}`);
+            const status = await svc<{ runtime: { pid: number; heartbeat: { last_ok_at: string | null } } }>([
+              'internal',
+              'status',
+            ]).catch(() => null);
+            return (
+              (status !== null &&
+                status.runtime.pid === runtime.child.pid &&
+                status.runtime.heartbeat.last_ok_at) ||
+              false
+            );
+          },
+          90_000,
+          `${name}: a first heartbeat`,
+          { intervalMs: 1000 },
+        );
+      };
+      await host.startRuntime();
       const started = await svc<{ agent_id: string }>([
         'start',
         '--name',
