@@ -545,6 +545,14 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Use the host inventory id (`rti_…`) of a registered host.',
   },
   {
+    code: 'runtime_host_draining',
+    status: [409],
+    title: 'The runtime host is draining',
+    meaning:
+      'The host was asked to drain: it takes no new spawns, stages or handoffs while its agents finish the stages they hold.',
+    fix: 'Place the work on another host; the host takes work again after `svc runtime resume` or a fresh `svc runtime up`.',
+  },
+  {
     code: 'runtime_host_name_taken',
     status: [409],
     title: 'Runtime host name already used',

@@ -125,6 +125,11 @@ export interface StartOptions {
   detached?: boolean;
   /** Written to the process's stdin, which is then closed (e.g. a password for `--password-stdin`). */
   input?: string;
+  /**
+   * A command that runs node in its place (it must exec node, so the pid stays node's), e.g.
+   * `['ip', 'netns', 'exec', 'ns1']` to run the process in a network namespace.
+   */
+  wrap?: string[];
 }
 
 export interface NodeProcess {
@@ -165,7 +170,9 @@ export function startBuiltEntryPoint(
   const file = path.resolve(appDir, script);
   if (!existsSync(file))
     throw new Error(`${file} is missing: run \`pnpm build\` first (the README's test command does)`);
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), file, ...(options.args ?? [])], {
+  const nodeArgv = [process.execPath, ...(options.nodeArgs ?? []), file, ...(options.args ?? [])];
+  const argv = [...(options.wrap ?? []), ...nodeArgv];
+  const child = spawn(argv[0]!, argv.slice(1), {
     cwd: appDir,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: [

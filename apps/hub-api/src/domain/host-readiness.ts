@@ -21,7 +21,8 @@ export type HostCauseCode =
   | 'runtime_key_superseded'
   | 'runtime_key_revoked'
   | 'relay_not_ready'
-  | 'console_router_not_ready';
+  | 'console_router_not_ready'
+  | 'draining';
 
 export interface HostCause {
   code: HostCauseCode;
@@ -44,7 +45,7 @@ export interface HostReadiness {
   console_router_ready: boolean;
   relay_state: ComponentState;
   console_router_state: ComponentState;
-  /** Fresh heartbeat and a ready relay: the host may receive spawns. */
+  /** Fresh heartbeat, a ready relay and no drain: the host may receive spawns. */
   spawn_ready: boolean;
   reasons: string[];
   causes: HostCause[];
@@ -65,6 +66,7 @@ export type ReadinessFacts = Pick<
   | 'previousRuntimeKeyValidUntil'
   | 'heartbeatApiKeyId'
   | 'heartbeatKeyRevokedAt'
+  | 'drainRequestedAt'
 >;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -156,6 +158,13 @@ export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
       message: `the console router is not ready${host.consoleRouterDetail ? `: ${host.consoleRouterDetail}` : ''}`,
     });
   }
+  if (host.drainRequestedAt) {
+    causes.push({
+      code: 'draining',
+      message: `draining since ${host.drainRequestedAt.toISOString()}: the host takes no new spawns or stages`,
+      at: host.drainRequestedAt.toISOString(),
+    });
+  }
   return {
     heartbeat_fresh: fresh,
     relay_ready: relayState === 'ready',
@@ -163,7 +172,7 @@ export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
     relay_state: relayState,
     console_router_state: routerState,
     // A host late past the lost threshold takes no spawn, though its last heartbeat still counts as fresh.
-    spawn_ready: fresh && !lost && host.relayReady,
+    spawn_ready: fresh && !lost && host.relayReady && !host.drainRequestedAt,
     reasons: causes.map((cause) => cause.message),
     causes,
     runtime_key: key,
@@ -194,4 +203,28 @@ export function isRunning(agent: Pick<Agent, 'status' | 'lastHeartbeatAt'>, now:
     agent.lastHeartbeatAt !== null &&
     now.getTime() - agent.lastHeartbeatAt.getTime() <= AGENT_HEARTBEAT_FRESH_SECONDS * 1000
   );
+}
+
+export type DrainState = 'active' | 'draining' | 'drained';
+
+export interface HostDrain {
+  state: DrainState;
+  requested_at: string | null;
+  requested_by: string | null;
+  drained_at: string | null;
+}
+
+/** A host's drain as the API shows it: `drained` once its last agent stopped, `draining` until then. */
+export function hostDrain(
+  host: Pick<RuntimeHost, 'drainRequestedAt' | 'drainRequestedBy' | 'drainedAt'>,
+): HostDrain {
+  if (!host.drainRequestedAt) {
+    return { state: 'active', requested_at: null, requested_by: null, drained_at: null };
+  }
+  return {
+    state: host.drainedAt ? 'drained' : 'draining',
+    requested_at: host.drainRequestedAt.toISOString(),
+    requested_by: host.drainRequestedBy,
+    drained_at: iso(host.drainedAt),
+  };
 }

@@ -6,6 +6,8 @@ import {
   presentRuntimeConfig,
   presentRuntimeHost,
 } from '../presenters/runtime';
+import { drainRuntimeHost } from '../use-cases/runtime/drain-runtime-host';
+import { resumeRuntimeHost } from '../use-cases/runtime/resume-runtime-host';
 import { getNetworksView } from '../use-cases/runtime/get-networks-view';
 import { getRuntimeHost } from '../use-cases/runtime/get-runtime-host';
 import { listRuntimeHosts } from '../use-cases/runtime/list-runtime-hosts';
@@ -38,6 +40,8 @@ export function runtimeHandlers(
   | 'getNetworks'
   | 'getRuntimeConfig'
   | 'rotateRuntimeKey'
+  | 'drainRuntimeHost'
+  | 'resumeRuntimeHost'
 > {
   return {
     async listRuntimeHosts(ctx) {
@@ -119,6 +123,24 @@ export function runtimeHandlers(
         body: { data: { relay_token: rotated.relayToken, rotated_at: rotated.rotatedAt.toISOString() } },
         headers: NO_STORE,
       };
+    },
+    async drainRuntimeHost(ctx) {
+      const { host, bundles } = await drainRuntimeHost(
+        deps,
+        actorOf(ctx.actor),
+        ctx.params.hostId,
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
+    },
+    async resumeRuntimeHost(ctx) {
+      const { host, bundles } = await resumeRuntimeHost(
+        deps,
+        actorOf(ctx.actor),
+        ctx.params.hostId,
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
     },
     async getNetworks(ctx) {
       const workspace = workspaceOf(ctx);

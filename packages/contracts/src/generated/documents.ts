@@ -1619,7 +1619,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Create a handoff (status `open`), optionally assigned to an agent of the workspace.",
-        "description": "`project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`).",
+        "description": "`project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`) and whose runtime host is not draining (409 `runtime_host_draining`).",
         "security": [
           {
             "participantBearer": []
@@ -3791,6 +3791,138 @@ export const hubDocument: OpenApiDocument = {
                   "properties": {
                     "data": {
                       "$ref": "#/components/schemas/RelayTokenRotation"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/drain": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "drainRuntimeHost",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "Drain a host; it takes no new spawns or stages, its agents finish the stages they hold, then stop.",
+        "description": "For an owner or admin of the host's workspace, or a key with `runtime-hosts:write` (the host's own runtime key: `svc runtime drain`). From now on the host is not spawn ready (cause `draining`), the hub refuses handoffs to its agents (409 `runtime_host_draining`), so the workflow engine gives new stages to agents on other hosts, and its relay refuses spawns. Its runtime stops each agent once the agent holds no open stage and marks it stopped; the host is `drained` when none of its agents runs any more. Repeating the call changes nothing (the first request's time and author are kept). A fresh `svc runtime up`, or `POST …/resume`, ends the drain. Audited as `runtime_host.drain_requested` (and `runtime_host.drained` when it finishes). Errors: 404 `runtime_host_not_found` (no such runtime host).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The host, with its drain state.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/resume": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "resumeRuntimeHost",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "End a host's drain; it takes spawns and stages again.",
+        "description": "For an owner or admin of the host's workspace, or a key with `runtime-hosts:write`. A fresh `svc runtime up` calls it before its first heartbeat, so a host started after a drain or a crash starts clean. Agents the drain stopped stay stopped (start them again, or let spawns place new ones). A host that is not draining is answered as it is. Audited as `runtime_host.resumed` when a drain ended. Errors: 404 `runtime_host_not_found` (no such runtime host).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The host, with its drain state.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
                     }
                   }
                 }
@@ -8596,7 +8728,7 @@ export const hubDocument: OpenApiDocument = {
           },
           "spawn_ready": {
             "type": "boolean",
-            "description": "A heartbeat at most 30 s old and a ready relay (the host may receive spawns); a host later than that is lost (cause `heartbeat_late`, then `heartbeat_stale` after 45 s)."
+            "description": "A heartbeat at most 30 s old, a ready relay and no drain (the host may receive spawns); a host later than that is lost (cause `heartbeat_late`, then `heartbeat_stale` after 45 s)."
           },
           "reasons": {
             "type": "array",
@@ -8633,7 +8765,8 @@ export const hubDocument: OpenApiDocument = {
               "runtime_key_superseded",
               "runtime_key_revoked",
               "relay_not_ready",
-              "console_router_not_ready"
+              "console_router_not_ready",
+              "draining"
             ]
           },
           "message": {
@@ -8699,6 +8832,48 @@ export const hubDocument: OpenApiDocument = {
             ],
             "format": "date-time",
             "description": "Until when a superseded key stays valid; when a revoked key stopped working."
+          }
+        }
+      },
+      "RuntimeHostDrain": {
+        "type": "object",
+        "required": [
+          "state",
+          "requested_at",
+          "requested_by",
+          "drained_at"
+        ],
+        "description": "`active`: the host takes spawns and stages. `draining`: a drain was requested; the host takes no new spawns or stages and its agents stop once they hold no open stage. `drained`: none of its agents runs any more; the runtime may be stopped or upgraded. A fresh `svc runtime up` (or `POST …/resume`) makes it `active` again.",
+        "properties": {
+          "state": {
+            "type": "string",
+            "enum": [
+              "active",
+              "draining",
+              "drained"
+            ]
+          },
+          "requested_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "requested_by": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Who asked for the drain (a participant's email or a key's name)."
+          },
+          "drained_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the last of its agents stopped."
           }
         }
       },
@@ -8824,6 +8999,9 @@ export const hubDocument: OpenApiDocument = {
             "format": "date-time",
             "description": "When the hub found the host silent for more than 30 s and marked its running agents `lost`; null once it heartbeats again."
           },
+          "drain": {
+            "$ref": "#/components/schemas/RuntimeHostDrain"
+          },
           "tunnel": {
             "description": "In a heartbeat's answer only: the tunnel of the host's runtime environment, null when the host is in none. The runtime's tunnel connector follows it.",
             "oneOf": [
@@ -8908,7 +9086,10 @@ export const hubDocument: OpenApiDocument = {
           },
           "spawn_ready": {
             "type": "boolean",
-            "description": "A heartbeat at most 30 s old and a ready relay; required before every spawn."
+            "description": "A heartbeat at most 30 s old, a ready relay and no drain; required before every spawn."
+          },
+          "drain": {
+            "$ref": "#/components/schemas/RuntimeHostDrain"
           },
           "readiness": {
             "$ref": "#/components/schemas/RuntimeHostReadiness"
@@ -19726,7 +19907,7 @@ export const relayDocument: OpenApiDocument = {
       "post": {
         "operationId": "relaySpawn",
         "summary": "Start an agent on this host with the local `svc start` (the hub spawn path).",
-        "description": "Requires the header `x-svc-relay-token` (the host's relay token, compared in constant time): 401 `relay_token_missing` without it, 403 `relay_token_invalid` when it is wrong. A relay without a configured token does not serve this route (503 `relay_spawn_disabled`; `/readyz` says why). The body is structured, never an argv string: the relay builds the argv of `svc start` itself, with the program taken from the host's allow-list of commands (`command_key`), and runs it without a shell, in its own process group, with an environment built from an allow-list (the relay token and the workspace API key never reach it) and a start timeout, after which the process group is stopped (SIGINT, then SIGTERM, then SIGKILL) and the spawn fails with `spawn_timeout`.\n\nIdempotent on `spawn_id`: the same id with the same body answers the same outcome (202 while it is in flight, then the final answer, success or problem, every time); the same id with another body is 409 `spawn_id_conflict`. A spawn of an agent name while another spawn of that name is in flight is 409 `spawn_in_progress`. Every request is appended (redacted) to the relay's local JSON-lines spawn log and reported to the hub's audit (`relay.spawn.requested`, `relay.spawn.started`, `relay.spawn.failed`). Requests whose `Host` is neither a loopback address nor the relay's public hostname are refused with 403 `host_not_allowed` (on every route).",
+        "description": "Requires the header `x-svc-relay-token` (the host's relay token, compared in constant time): 401 `relay_token_missing` without it, 403 `relay_token_invalid` when it is wrong. A relay without a configured token does not serve this route (503 `relay_spawn_disabled`; `/readyz` says why). The body is structured, never an argv string: the relay builds the argv of `svc start` itself, with the program taken from the host's allow-list of commands (`command_key`), and runs it without a shell, in its own process group, with an environment built from an allow-list (the relay token and the workspace API key never reach it) and a start timeout, after which the process group is stopped (SIGINT, then SIGTERM, then SIGKILL) and the spawn fails with `spawn_timeout`.\n\nIdempotent on `spawn_id`: the same id with the same body answers the same outcome (202 while it is in flight, then the final answer, success or problem, every time); the same id with another body is 409 `spawn_id_conflict`. A spawn of an agent name while another spawn of that name is in flight is 409 `spawn_in_progress`. While the host drains (its runtime says so), a new spawn id is 409 `runtime_host_draining` and is not consumed; a known spawn id still answers its outcome. Every request is appended (redacted) to the relay's local JSON-lines spawn log and reported to the hub's audit (`relay.spawn.requested`, `relay.spawn.started`, `relay.spawn.failed`). Requests whose `Host` is neither a loopback address nor the relay's public hostname are refused with 403 `host_not_allowed` (on every route).",
         "x-svc-actors": [
           "anonymous"
         ],

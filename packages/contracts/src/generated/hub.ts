@@ -391,7 +391,7 @@ export interface paths {
         put?: never;
         /**
          * Create a handoff (status `open`), optionally assigned to an agent of the workspace.
-         * @description `project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`).
+         * @description `project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`) and whose runtime host is not draining (409 `runtime_host_draining`).
          */
         post: operations["createHandoff"];
         delete?: never;
@@ -1002,6 +1002,52 @@ export interface paths {
          * @description Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`. Errors: 404 `runtime_host_not_found` (no such runtime host).
          */
         post: operations["rotateRelayToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drain a host; it takes no new spawns or stages, its agents finish the stages they hold, then stop.
+         * @description For an owner or admin of the host's workspace, or a key with `runtime-hosts:write` (the host's own runtime key: `svc runtime drain`). From now on the host is not spawn ready (cause `draining`), the hub refuses handoffs to its agents (409 `runtime_host_draining`), so the workflow engine gives new stages to agents on other hosts, and its relay refuses spawns. Its runtime stops each agent once the agent holds no open stage and marks it stopped; the host is `drained` when none of its agents runs any more. Repeating the call changes nothing (the first request's time and author are kept). A fresh `svc runtime up`, or `POST …/resume`, ends the drain. Audited as `runtime_host.drain_requested` (and `runtime_host.drained` when it finishes). Errors: 404 `runtime_host_not_found` (no such runtime host).
+         */
+        post: operations["drainRuntimeHost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a host's drain; it takes spawns and stages again.
+         * @description For an owner or admin of the host's workspace, or a key with `runtime-hosts:write`. A fresh `svc runtime up` calls it before its first heartbeat, so a host started after a drain or a crash starts clean. Agents the drain stopped stay stopped (start them again, or let spawns place new ones). A host that is not draining is answered as it is. Audited as `runtime_host.resumed` when a drain ended. Errors: 404 `runtime_host_not_found` (no such runtime host).
+         */
+        post: operations["resumeRuntimeHost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2203,7 +2249,7 @@ export interface components {
             console_router_ready: boolean;
             relay_state: components["schemas"]["RuntimeComponentState"];
             console_router_state: components["schemas"]["RuntimeComponentState"];
-            /** @description A heartbeat at most 30 s old and a ready relay (the host may receive spawns); a host later than that is lost (cause `heartbeat_late`, then `heartbeat_stale` after 45 s). */
+            /** @description A heartbeat at most 30 s old, a ready relay and no drain (the host may receive spawns); a host later than that is lost (cause `heartbeat_late`, then `heartbeat_stale` after 45 s). */
             spawn_ready: boolean;
             /** @description Why the host is not fully ready (empty when it is); the messages of `causes`. */
             reasons: string[];
@@ -2213,7 +2259,7 @@ export interface components {
         };
         RuntimeHostCause: {
             /** @enum {string} */
-            code: "never_heartbeated" | "heartbeat_stale" | "heartbeat_late" | "runtime_key_superseded" | "runtime_key_revoked" | "relay_not_ready" | "console_router_not_ready";
+            code: "never_heartbeated" | "heartbeat_stale" | "heartbeat_late" | "runtime_key_superseded" | "runtime_key_revoked" | "relay_not_ready" | "console_router_not_ready" | "draining";
             message: string;
             /**
              * Format: date-time
@@ -2239,6 +2285,20 @@ export interface components {
              * @description Until when a superseded key stays valid; when a revoked key stopped working.
              */
             valid_until: string | null;
+        };
+        /** @description `active`: the host takes spawns and stages. `draining`: a drain was requested; the host takes no new spawns or stages and its agents stop once they hold no open stage. `drained`: none of its agents runs any more; the runtime may be stopped or upgraded. A fresh `svc runtime up` (or `POST …/resume`) makes it `active` again. */
+        RuntimeHostDrain: {
+            /** @enum {string} */
+            state: "active" | "draining" | "drained";
+            /** Format: date-time */
+            requested_at: string | null;
+            /** @description Who asked for the drain (a participant's email or a key's name). */
+            requested_by: string | null;
+            /**
+             * Format: date-time
+             * @description When the last of its agents stopped.
+             */
+            drained_at: string | null;
         };
         RuntimeHost: {
             /** @description Inventory id (`rti_…`); the value agents carry as `runtime_instance_id`. */
@@ -2272,6 +2332,7 @@ export interface components {
              * @description When the hub found the host silent for more than 30 s and marked its running agents `lost`; null once it heartbeats again.
              */
             lost_at?: string | null;
+            drain?: components["schemas"]["RuntimeHostDrain"];
             /** @description In a heartbeat's answer only: the tunnel of the host's runtime environment, null when the host is in none. The runtime's tunnel connector follows it. */
             tunnel?: components["schemas"]["RuntimeTunnelSummary"] | null;
         };
@@ -2294,8 +2355,9 @@ export interface components {
             /** @description The exact value to pass as `--serve-public-base-url`. */
             console_public_base_url: string;
             relay_public_url: string | null;
-            /** @description A heartbeat at most 30 s old and a ready relay; required before every spawn. */
+            /** @description A heartbeat at most 30 s old, a ready relay and no drain; required before every spawn. */
             spawn_ready: boolean;
+            drain?: components["schemas"]["RuntimeHostDrain"];
             readiness: components["schemas"]["RuntimeHostReadiness"];
             /** @description Agents on this host that are online, idle or busy with a heartbeat at most 90 s old. */
             running_agents: number;
@@ -4472,6 +4534,64 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["RelayTokenRotation"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    drainRuntimeHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The host, with its drain state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    resumeRuntimeHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The host, with its drain state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"];
                     };
                 };
             };
