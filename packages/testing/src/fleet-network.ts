@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * The fleet's network on one machine: a bridge in the root namespace holding the block's first address (where
@@ -115,4 +118,65 @@ export function createFleetNetwork(count: number): FleetNamespace[] {
     namespaces.push({ name, address, wrap: ['ip', 'netns', 'exec', name] });
   }
   return namespaces;
+}
+
+/** Where the process that holds the fleet network writes its pid (one fleet per machine: the bridge is shared). */
+export const FLEET_LOCK_FILE = path.join(os.tmpdir(), 'svc-fleet-network.lock');
+
+/** The pid of the live process that holds the fleet network, or null. */
+export function fleetNetworkHolder(): number | null {
+  if (!holderAlive(FLEET_LOCK_FILE)) return null;
+  try {
+    return Number(readFileSync(FLEET_LOCK_FILE, 'utf8').trim());
+  } catch {
+    return null;
+  }
+}
+
+function holderAlive(file: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(file, 'utf8').trim());
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Waits until no other live process holds the fleet network (test files run in parallel may both want it), then
+ * holds it; a holder that died (kill -9) is taken over. Resolves with the release.
+ */
+export async function acquireFleetNetwork(timeoutMs = 15 * 60_000): Promise<() => void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      writeFileSync(FLEET_LOCK_FILE, String(process.pid), { flag: 'wx' });
+      return () => {
+        try {
+          if (readFileSync(FLEET_LOCK_FILE, 'utf8').trim() === String(process.pid)) rmSync(FLEET_LOCK_FILE);
+        } catch {
+          // Released already.
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (!holderAlive(FLEET_LOCK_FILE)) {
+      rmSync(FLEET_LOCK_FILE, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `another fleet (pid ${readFileSync(FLEET_LOCK_FILE, 'utf8').trim()}) holds the fleet network`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
 }

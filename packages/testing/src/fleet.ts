@@ -14,7 +14,13 @@ import path from 'node:path';
 import { WORKFLOW_SCOPES } from '@svc/auth';
 import { createWorkflowClient, unwrap } from '@svc/contracts';
 import type { HubClient, WorkflowClient } from '@svc/contracts';
-import { createFleetNetwork, FLEET_NETWORK, namespacePids, removeFleetNetwork } from './fleet-network';
+import {
+  acquireFleetNetwork,
+  createFleetNetwork,
+  FLEET_NETWORK,
+  namespacePids,
+  removeFleetNetwork,
+} from './fleet-network';
 import type { FleetNamespace } from './fleet-network';
 import {
   APP_DIRS,
@@ -138,9 +144,12 @@ module.exports = async (ctx) => {
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const log = options.log ?? (() => undefined);
   const useNetns = options.netns ?? true;
+  // One fleet network per machine: a second fleet (another test file) waits for the first to close.
+  const release = useNetns ? await acquireFleetNetwork() : null;
   const namespaces = useNetns ? createFleetNetwork(options.hosts) : null;
   const onExit = () => {
     if (namespaces) removeFleetNetwork();
+    release?.();
   };
   if (namespaces) process.once('exit', onExit);
   const bind = namespaces ? FLEET_NETWORK.gateway : '127.0.0.1';
@@ -159,6 +168,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       removeFleetNetwork();
       process.off('exit', onExit);
     }
+    release?.();
     await obliterateQueues(redisUrl, queuePrefix, ['workflow-reconcile', 'workflow-delivery']).catch(
       () => undefined,
     );

@@ -1,4 +1,4 @@
-import { canCreateFleetNetwork, fleetNamespaces } from '../src/fleet-network';
+import { canCreateFleetNetwork, fleetNamespaces, fleetNetworkHolder } from '../src/fleet-network';
 import { runFleetSoak } from '../src/fleet-soak';
 import type { FleetSoakReport } from '../src/fleet-soak';
 
@@ -6,7 +6,8 @@ import type { FleetSoakReport } from '../src/fleet-soak';
  * The short fleet soak (`pnpm soak:fleet` runs the long one): three hosts, each in a network namespace of its
  * own, a stream of runs for 24 s while one host's key is rotated, one is killed and one drained.
  */
-jest.setTimeout(175_000);
+// A fleet of another test file may hold the network first (one per machine): this one then waits for it.
+jest.setTimeout(300_000);
 
 const describeAsRoot = canCreateFleetNetwork() ? describe : describe.skip;
 
@@ -15,11 +16,12 @@ describeAsRoot('fleet soak, short', () => {
   beforeAll(async () => {
     report = await runFleetSoak({ durationMs: 24_000, runEveryMs: 1_500, settleMs: 40_000 });
     process.stderr.write(`${report.line}\n${JSON.stringify({ ...report, line: undefined })}\n`);
-  }, 175_000);
+  }, 300_000);
 
   test('when the soak ends, then each host ran in its own namespace and the namespaces are gone', () => {
     expect(report.isolationProblems).toEqual([]);
-    expect(fleetNamespaces()).toEqual([]);
+    // Gone, unless another test file's fleet has taken the network since.
+    if (fleetNetworkHolder() === null) expect(fleetNamespaces()).toEqual([]);
     expect(report.line).toMatch(
       /^runs \d+ completed, \d+ lost, \d+ duplicated; hosts killed 1, max recovery (\d+\.\d|-) s$/,
     );
