@@ -9,12 +9,12 @@ import type { Fleet, FleetHost, FleetRun } from '@svc/testing';
  * a run whose stage an agent of the draining host holds completes, its next stage and every later run go to the
  * other host, the drained host's agent stops, and the host shows draining, then drained; resume takes work again.
  */
-jest.setTimeout(300_000);
+jest.setTimeout(420_000);
 
 let fleet: Fleet;
 beforeAll(async () => {
   fleet = await startFleet({ hosts: 2, netns: canCreateFleetNetwork(), stageDelayMs: 5_000 });
-}, 240_000);
+}, 420_000); // may first wait for another test file's fleet (one fleet network per machine)
 afterAll(async () => {
   await fleet?.close();
 }, 60_000);
