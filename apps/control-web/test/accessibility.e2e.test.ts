@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, openPage, signIn } from './support/browser';
 import type { TestPage } from './support/browser';
-import { startBrowserStack, ownerCredentials } from './support/stack';
+import { seedWorkflow } from './support/seed';
+import type { SeededWorkflow } from './support/seed';
+import { addViewer, startBrowserStack, ownerCredentials } from './support/stack';
 import type { BrowserStack } from './support/stack';
 
 /**
@@ -254,5 +257,65 @@ describe('the signed-in pages', () => {
     await page().keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     await expect(focused()).resolves.toMatch(/^button Evict/);
+  });
+});
+
+describe('the invocation pages, the deprecate confirmation and a viewer', () => {
+  let seeded: SeededWorkflow;
+  beforeAll(async () => {
+    seeded = await seedWorkflow(stack);
+    await signIn(page(), stack.baseUrl, owner());
+  }, 180_000);
+
+  test('when an invocation is opened (completed, and received), then its page has no serious violation', async () => {
+    const project = `projects/${stack.file.project.id}`;
+    await openAndWait(`${project}/invocations/${seeded.completedId}`, /.+/);
+    await page().getByText('completed').first().waitFor();
+    await expectAccessible('invocation-completed');
+    await openAndWait(`${project}/invocations/${seeded.receivedId}`, /.+/);
+    await expectAccessible('invocation-received');
+  });
+
+  test('when a schema version is about to be deprecated, then the confirmation passes axe and Escape closes it', async () => {
+    await openAndWait(`projects/${stack.file.project.id}/schemas`, /.+/);
+    const row = page().getByRole('row').filter({ hasText: seeded.schemaName }).first();
+    await row.getByRole('button', { name: /^Deprecate/ }).click();
+    const dialog = page().getByRole('dialog', { name: 'Deprecate schema version' });
+    await dialog.waitFor();
+    await expect(focusInDialog()).resolves.toBe(true);
+    await expectAccessible('schemas-deprecate-dialog');
+    await page().keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
+  test('when a viewer opens the pages, then each has no serious violation and fits the laptop screen', async () => {
+    const viewer = {
+      email: `viewer-a11y-${randomBytes(3).toString('hex')}@example.test`,
+      password: `viewer-${randomBytes(12).toString('hex')}`,
+    };
+    await addViewer(stack, viewer);
+    const ownerTab = tab;
+    tab = await openPage(browser, { viewport: LAPTOP, bypassCSP: true });
+    try {
+      await signIn(page(), stack.baseUrl, viewer);
+      const project = `projects/${stack.file.project.id}`;
+      for (const [name, rest] of [
+        ['viewer-overview', ''],
+        ['viewer-networks', 'networks'],
+        ['viewer-agents', 'agents'],
+        ['viewer-projects', 'projects'],
+        ['viewer-contracts', `${project}/contracts`],
+        ['viewer-schemas', `${project}/schemas`],
+        ['viewer-invocations', `${project}/invocations`],
+        ['viewer-invocation', `${project}/invocations/${seeded.completedId}`],
+        ['viewer-deliveries', `${project}/deliveries`],
+      ] as const) {
+        await openAndWait(rest, /.+/);
+        await expectAccessible(name);
+      }
+    } finally {
+      await tab.close();
+      tab = ownerTab;
+    }
   });
 });
