@@ -3,10 +3,12 @@ import { loadInvocationTemplate } from '../../data/invocation-templates.lookups'
 import { withEffect } from '../../domain/blockers';
 import { auditEngineEvent, updateInvocation } from './reconcile-context';
 import type { ReconcileContext } from './reconcile-context';
+import { runStageRows } from './run-stages';
 
 /**
- * Creates the run and its stages from the pinned template (once: the run is unique per invocation) and sets the
- * invocation `running`. Returns false when the pinned template is gone: the invocation is then `blocked`.
+ * Creates the run and its stages from the pinned template (once: the run is unique per invocation), with the ids
+ * the pass planned with when it has them, and sets the invocation `running`. Returns false when the pinned
+ * template is gone: the invocation is then `blocked`.
  */
 export async function startRun(ctx: ReconcileContext): Promise<boolean> {
   const existing = await ctx.tx.workflowRun.findUnique({ where: { invocationId: ctx.invocation.id } });
@@ -28,7 +30,14 @@ export async function startRun(ctx: ReconcileContext): Promise<boolean> {
     });
     return false;
   }
-  const runId = newId('run');
+  const stageCount = template.definition.stages.length;
+  // The ids the hub was asked about before the transaction, when the pass planned for this run.
+  const planned = ctx.plan?.run;
+  const ids =
+    planned && planned.stageIds.length === stageCount
+      ? planned
+      : { runId: newId('run'), stageIds: template.definition.stages.map(() => newId('stg')) };
+  const runId = ids.runId;
   await ctx.tx.workflowRun.create({
     data: {
       id: runId,
@@ -38,18 +47,7 @@ export async function startRun(ctx: ReconcileContext): Promise<boolean> {
       startedAt: ctx.now,
     },
   });
-  await ctx.tx.runStage.createMany({
-    data: template.definition.stages.map((stage, i) => ({
-      id: newId('stg'),
-      runId,
-      invocationId: ctx.invocation.id,
-      workspaceId: ctx.invocation.workspaceId,
-      position: i + 1,
-      key: stage.key,
-      title: stage.title,
-      requiredCapabilities: [...new Set(stage.required_capabilities)].sort(),
-    })),
-  });
+  await ctx.tx.runStage.createMany({ data: runStageRows(ctx.invocation, ids, template) });
   await updateInvocation(ctx, { state: 'running', launchedAt: ctx.invocation.launchedAt ?? ctx.now });
   await auditEngineEvent(ctx, 'run.started', {
     run_id: runId,
