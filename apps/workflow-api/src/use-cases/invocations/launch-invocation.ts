@@ -68,7 +68,7 @@ export async function launchInvocation(
       }
       if (!launchable(invocation.state) || !readiness) {
         const pending = await tx.outboxEntry.count({ where: { invocationId, processedAt: null } });
-        if (pending === 0) jobs.push(await writeOutbox(tx, invocationId, 'launch'));
+        if (pending === 0) jobs.push(await writeOutbox(tx, invocationId, 'launch', project.id));
         return {
           invocation,
           accepted: true,
@@ -120,7 +120,7 @@ export async function launchInvocation(
             deadlineSeconds === undefined ? null : new Date(launchedAt.getTime() + deadlineSeconds * 1000),
         },
       });
-      jobs.push(await writeOutbox(tx, invocationId, 'launch'));
+      jobs.push(await writeOutbox(tx, invocationId, 'launch', project.id));
       await deps.audit.record(
         {
           workspaceId: invocation.workspaceId,
