@@ -1,5 +1,6 @@
 import { newId } from '@svc/service-kit';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import { runLimitReachedNow } from '../../data/run-limits.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { eligibleOwners } from '../../domain/blockers';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
@@ -156,6 +157,8 @@ export async function planReconcile(deps: WorkflowDeps, invocationId: string): P
     if (!launching) return null;
     const template = await loadInvocationTemplate(deps.db, invocation);
     if (!template) return null;
+    // A run that will wait for a slot needs nothing from the hub yet.
+    if (await runLimitReachedNow(deps.db, invocation.projectId, invocation.workspaceId)) return null;
     run = { runId: newId('run'), stageIds: template.definition.stages.map(() => newId('stg')) };
     stages = unstartedRunStages(invocation, run, template);
   }

@@ -31,7 +31,7 @@ export interface ReconcileContext {
 export type InvocationPatch = Partial<
   Pick<
     Invocation,
-    'state' | 'attention' | 'attentionReason' | 'launchedAt' | 'approvalRequired' | 'completedAt'
+    'state' | 'attention' | 'attentionReason' | 'launchedAt' | 'approvalRequired' | 'completedAt' | 'queuedAt'
   >
 > & { blockers?: Blocker[] };
 

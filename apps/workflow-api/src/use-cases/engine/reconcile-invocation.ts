@@ -101,7 +101,7 @@ export async function reconcileInvocation(
 
 /**
  * The hub accepted a handoff for the plan, but the invocation ended before the transaction could give it to its
- * stage (a cancel meanwhile): it is recorded to be cancelled at the hub like the stage's other handoffs. A plan
+ * stage (a cancel meanwhile), or its run was queued for a slot instead of started: it is recorded to be cancelled at the hub like the stage's other handoffs. A plan
  * set aside while the run goes on keeps its handoff open: the hub answers the same one when the stage is offered
  * to that agent again.
  */
@@ -109,13 +109,20 @@ async function closeUnusedHandoff(ctx: ReconcileContext): Promise<void> {
   const roster = ctx.plan?.owner?.roster;
   if (!roster || roster.kind !== 'assigned' || ctx.usedPlannedHandoff) return;
   const state = ctx.invocation.state;
-  if (state !== 'cancelled' && state !== 'failed') return;
+  // Queued for a run slot: the run (and the stage the plan named) was not created.
+  const queued = ctx.invocation.queuedAt !== null && state === 'launching';
+  if (state !== 'cancelled' && state !== 'failed' && !queued) return;
   const stage = {
     id: ctx.plan!.owner!.stageId,
     invocationId: ctx.invocation.id,
     handoffId: roster.handoffId,
   };
-  const reason = state === 'cancelled' ? 'invocation_cancelled' : 'invocation_failed';
+  const reason =
+    state === 'cancelled'
+      ? 'invocation_cancelled'
+      : state === 'failed'
+        ? 'invocation_failed'
+        : 'stage_released';
   if ((await recordHandoffClosures(ctx.tx, [stage], reason)) > 0) ctx.closesHandoffs = true;
 }
 

@@ -281,6 +281,7 @@ export async function createInvocation(
           failure: null,
           cancellation: null,
           deadlineAt: null,
+          queuedAt: null,
         },
       };
     }

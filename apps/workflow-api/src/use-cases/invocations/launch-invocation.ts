@@ -31,11 +31,12 @@ const launchable = (state: string) => state === 'received' || state === 'blocked
 async function readinessOf(deps: WorkflowDeps, invocation: Invocation): Promise<LaunchReadiness> {
   const route = (invocation.route ?? {}) as Partial<InvocationRoute>;
   const template = route.matched ? await loadInvocationTemplate(deps.db, invocation) : null;
-  return assessLaunchReadiness(deps, invocation.projectId, {
-    matched: route.matched === true,
-    contractId: invocation.contractId,
-    template,
-  });
+  return assessLaunchReadiness(
+    deps,
+    invocation.projectId,
+    { matched: route.matched === true, contractId: invocation.contractId, template },
+    invocation.workspaceId,
+  );
 }
 
 /**
