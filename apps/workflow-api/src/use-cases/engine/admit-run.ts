@@ -17,7 +17,7 @@ export async function runLimitBlocking(
   const { projectId, workspaceId } = invocation;
   const limits = await loadRunLimits(tx, projectId, workspaceId);
   if (limits.project === null && limits.workspace === null) return null;
-  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`run-limits:${workspaceId}`}, 0))`;
+  await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended(${`run-limits:${workspaceId}`}, 0))`;
   const again = await loadRunLimits(tx, projectId, workspaceId);
   const inProgress = await countRunsInProgress(tx, projectId, workspaceId, again.workspace !== null);
   return reachedRunLimit(again, inProgress);

@@ -45,7 +45,7 @@ export async function updateRunLimits(
   await deps.db.$transaction(
     async (tx) => {
       // One writer of a workspace's limits at a time (the same lock admits runs: decision 88).
-      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`run-limits:${workspaceId}`}, 0))`;
+      await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended(${`run-limits:${workspaceId}`}, 0))`;
       const before = await loadRunLimits(tx, project.id, workspaceId);
       const after: RunLimits = {
         project:
