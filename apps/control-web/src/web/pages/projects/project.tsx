@@ -32,7 +32,7 @@ function useProject() {
 
 /**
  * The frame of every project page: the project as a breadcrumb, the page's `<h1>`, and the tabs of its
- * workflow (contracts, try an intent, artifact schemas, invocations).
+ * workflow (contracts, try an intent, artifact schemas, invocations, run limits).
  */
 export function ProjectFrame({ title, children }: { title: string; children: ReactNode }) {
   const { workspace } = useWorkspace();
@@ -44,6 +44,7 @@ export function ProjectFrame({ title, children }: { title: string; children: Rea
     { to: `${base}/intent`, label: 'Try an intent' },
     { to: `${base}/schemas`, label: 'Artifact schemas' },
     { to: `${base}/invocations`, label: 'Invocations' },
+    { to: `${base}/run-limits`, label: 'Run limits' },
   ];
   return (
     <section aria-labelledby="page-title" className="project-page">
