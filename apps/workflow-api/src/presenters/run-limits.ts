@@ -1,10 +1,12 @@
 import type { WorkflowApi } from '@svc/contracts';
-import type { ProjectRef } from '../auth/project-directory';
 import type { RunLimitsView } from '../use-cases/run-limits/get-run-limits';
 
 type RunLimitsBody = WorkflowApi.components['schemas']['RunLimits'];
 
-export function presentRunLimits(project: ProjectRef, view: RunLimitsView): RunLimitsBody {
+export function presentRunLimits(
+  project: { id: string; workspace: { id: string } },
+  view: RunLimitsView,
+): RunLimitsBody {
   return {
     project_id: project.id,
     workspace_id: project.workspace.id,
