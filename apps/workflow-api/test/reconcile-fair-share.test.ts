@@ -60,7 +60,9 @@ describe('fair share of the reconcile workers between projects', () => {
       projectId: 'prj_a',
     }));
     expect(await queue.enqueue(burst)).toBe(true);
-    expect(await queue.enqueue([{ outboxId: 'obx_b0', invocationId: 'inv_b0', projectId: 'prj_b' }])).toBe(true);
+    expect(await queue.enqueue([{ outboxId: 'obx_b0', invocationId: 'inv_b0', projectId: 'prj_b' }])).toBe(
+      true,
+    );
     // A stage completion (no project): a run already started moves first.
     expect(await queue.enqueue([{ outboxId: 'obx_s0', invocationId: 'inv_s0' }])).toBe(true);
     expect(await redis.get(fairPriorityKey(prefix, 'prj_a'))).toBe('60');
