@@ -8,6 +8,9 @@
 //                                                  [--nginx PATH] [--nginx-workers 1] [--chp PATH]
 //                                                  [--cpu-prof DIR] [--router-node-options '--flag …']
 //                                                  [--node-floor] [--json]
+//   node bench/console-router.mjs --consoles 10000 --streams 1000 [--propagation 20] [--hold 30]
+//                                 [--ping-ms 2000] [--stream-rate 40960] [--frame-bytes 4096]
+//                                 [--stream-duration 10] [--json]
 //
 // One upstream stands in for an agent: a `node:http` server answering a fixed 64-byte JSON body to every request,
 // with a `ws` WebSocket echo on the same port, in a thread of this process. In front of it, each on its own
@@ -31,12 +34,20 @@
 // connection to an upstream connection of its own and parses nothing — the least any proxy written in Node
 // costs on these sockets. It is not a proxy the product could ship (no routing, no credential, no framing);
 // it says how much of the gap to nginx is Node's own.
-// Targets: router p99 ≤ 1.2× nginx's and requests/s ≥ 0.8× nginx's; requests/s ≥ 1.0× configurable-http-proxy's;
-// WebSocket messages/s ≥ configurable-http-proxy's; the large table within ±10 % of the small one; RSS < 120 MB.
+// Scale (`--consoles`, `--streams`, `--propagation`, any of them non-zero; decision 91): instead of the comparison,
+// one router (limits raised to fit, its open-file limit raised with `prlimit` when it needs more), an agent
+// process and client processes (at most 2 500 sockets each) measure idle consoles held (router RSS before, after
+// and through `--hold` seconds of agent pings; RSS per console; file descriptors), streams at `--stream-rate`
+// bytes/s each with the idle consoles still held (frame latency p50/p99, sent time in the frame) and route
+// propagation (route added at the hub and POST /routes/refresh, as `svc start` does, to the first 200).
+// Targets (the issue's): HTTP requests/s ≥ 3× configurable-http-proxy's and p99 ≤ 0.5× its; WebSocket
+// messages/s ≥ 1× its; 10 000 idle consoles < 300 MB; 1 000 streams at 40 KB/s with p99 < 50 ms; propagation
+// p99 < 1 s. nginx is reported beside them, not a target; the route look-up and idle RSS lines are kept.
 // A missed target is reported, not failed: the exit code is non-zero only when a request or message fails, a
 // process exits early or set-up fails. nginx or configurable-http-proxy missing: its column is skipped (the
 // script says how to install it). Every process, thread and temp dir is removed at the end, also on Ctrl-C.
 // Only 127.0.0.1 is contacted; every loop is bounded by its deadline.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync } from 'node:fs';
 import http from 'node:http';
@@ -69,9 +80,10 @@ import {
 } from './harness/stack.mjs';
 import { wrkClient } from './harness/wrk.mjs';
 import { startChp, startNginx, startNodePipe } from './console-router/proxies.mjs';
-import { buildResult, printText } from './console-router/report.mjs';
+import { buildResult, buildScaleResult, printScaleText, printText } from './console-router/report.mjs';
 import { PARTICIPANT, ROUTE, TARGET_AGENT, routeTable, startStubHub } from './console-router/stub-hub.mjs';
 import { startUpstream } from './console-router/upstream.mjs';
+import { runScale } from './console-router/scale.mjs';
 
 const NAME = 'console-router';
 const HTTP_PATH = '/global/health';
@@ -99,8 +111,17 @@ const options = benchCli(NAME, ({ flag, int, seconds, text }) => ({
   // measures a launch setting's effect, an empty one (`--router-node-options=`) Node's defaults.
   'router-node-options': text(DEPLOYED_NODE_OPTIONS),
   'node-floor': flag(),
+  consoles: int('0', 0, 100_000),
+  streams: int('0', 0, 20_000),
+  propagation: int('0', 0, 1_000),
+  hold: seconds('10'),
+  'ping-ms': int('2000', 100, 600_000),
+  'stream-rate': int('40960', 1024, 10_485_760),
+  'frame-bytes': int('4096', 16, 1_048_576),
+  'stream-duration': seconds('10'),
   json: flag(),
 }));
+const scaleMode = options.consoles > 0 || options.streams > 0 || options.propagation > 0;
 const { concurrency, duration: durationMs, warmup: warmupMs, rounds, routes: largeTable } = options;
 const wsConnections = options['ws-connections'];
 if (!['auto', 'wrk', 'node'].includes(options.client)) fail('--client must be auto, wrk or node');
@@ -135,8 +156,10 @@ function tool(name, option, install) {
     );
   return bin;
 }
-const nginxBin = tool('nginx', 'nginx', 'apt-get install -y nginx');
-const chpBin = tool('configurable-http-proxy', 'chp', 'npm install -g configurable-http-proxy');
+const nginxBin = scaleMode ? undefined : tool('nginx', 'nginx', 'apt-get install -y nginx');
+const chpBin = scaleMode
+  ? undefined
+  : tool('configurable-http-proxy', 'chp', 'npm install -g configurable-http-proxy');
 const skipped = [...(nginxBin ? [] : ['nginx']), ...(chpBin ? [] : ['configurable-http-proxy'])];
 
 const teardown = cleanupStack(NAME, 'stopping the proxies and the upstream, removing the temp dir');
@@ -207,6 +230,57 @@ async function echoClients(target) {
   return sockets.map((ws) => echoClient(ws, MESSAGE));
 }
 
+/**
+ * The scale phases (decision 91): one router over the stub hub, its open-file limit raised to fit two
+ * descriptors per socket (as root, with `prlimit`; otherwise the limit it has is reported), then
+ * `console-router/scale.mjs`.
+ */
+async function scale({ hub, tables, runtimeKey, authorization }) {
+  const loadBefore = os.loadavg()[0];
+  const needFds = 2 * (options.consoles + options.streams) + 1_024;
+  const stack = { hub, runtimeKey, upstreamSecret: randomBytes(32).toString('base64url') };
+  let fdLimit;
+  const result = await runScale({
+    teardown,
+    tables,
+    authorization,
+    startRouter: async (hostId, env) => {
+      const router = await startRouter(stack, 10, hostId, routerNodeOptions, env, ', scale');
+      const pid = router.proc.child.pid;
+      try {
+        execFileSync('prlimit', [`--pid=${pid}`, `--nofile=${needFds}:${needFds}`], { stdio: 'ignore' });
+      } catch {
+        console.error(
+          `${NAME}: could not raise the router's open-file limit to ${needFds} (prlimit, as root)`,
+        );
+      }
+      try {
+        fdLimit = Number(
+          execFileSync('prlimit', [`--pid=${pid}`, '--nofile', '--raw', '--noheadings', '--output=SOFT'], {
+            encoding: 'utf8',
+          }).trim(),
+        );
+      } catch {
+        fdLimit = undefined;
+      }
+      return { ...router, fdLimit: fdLimit ?? 20_000 };
+    },
+    settings: {
+      consoles: options.consoles,
+      streams: options.streams,
+      propagation: options.propagation,
+      holdMs: options.hold,
+      pingMs: options['ping-ms'],
+      streamRate: options['stream-rate'],
+      frameBytes: options['frame-bytes'],
+      streamMs: options['stream-duration'],
+    },
+  });
+  const full = buildScaleResult({ loadBefore, loadAfter: os.loadavg()[0], result, fdLimit });
+  printResult(full, options.json, printScaleText);
+  if (full.problems.length > 0) process.exitCode = 1;
+}
+
 async function main() {
   const problems = [];
   const routers = [];
@@ -240,6 +314,10 @@ async function main() {
       claims: { email: 'bench@example.test' },
     }).token;
     const authorization = { authorization: `Bearer ${jwt}` };
+    if (scaleMode) {
+      await scale({ hub, tables, runtimeKey, authorization });
+      return;
+    }
 
     // Our router, twice: the small table and the large one.
     const stack = { hub, runtimeKey, upstreamSecret: randomBytes(32).toString('base64url') };

@@ -12,10 +12,21 @@ export const ROUTE = `/${WORKSPACE.slug}/agents/${TARGET_AGENT}`;
 
 /**
  * A host's console route table of `size` routes as the hub sends it (sorted by route, with its version): the
- * measured agent's route to `echoPort`, every other route on a distinct port nobody listens on.
+ * measured agent's route to `echoPort`, every other route on a distinct port nobody listens on; `started`: more
+ * agent ids routed to `echoPort`.
  */
-export function routeTable(hostId, size, echoPort) {
+export function routeTable(hostId, size, echoPort, started = []) {
   const routes = [];
+  // Agents started since (the scale bench's propagation): online, on the echo port too.
+  for (const agentId of started)
+    routes.push({
+      agent_id: agentId,
+      agent_name: agentId,
+      route: `/${WORKSPACE.slug}/agents/${agentId}`,
+      serve_port: echoPort,
+      status: 'online',
+      peers: [],
+    });
   // Ports of agents that are not listening: distinct, never the upstream's; the router only connects on a request.
   let port = 20_000;
   for (let i = 0; i < size - 1; i += 1) {

@@ -15,6 +15,7 @@ import { ProxyStats, registerProxyMetrics } from './domain/proxy-metrics';
 import { createRequestIds } from './domain/request-ids';
 import { hostCheck, originRules } from './domain/request-origin';
 import { RouteActivity } from './domain/route-activity';
+import { WebSocketLimits, limitReason } from './domain/websocket-limits';
 import { parseAgentPath } from './domain/route-table';
 import type { ConsoleRouterConfig } from './env';
 import { agentProxyRoutes, hostNotAllowed } from './routes/agent-proxy.routes';
@@ -95,6 +96,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
     getJwks: createRemoteJwks({ url: `${config.hubUrl.replace(/\/+$/, '')}/.well-known/jwks.json` }),
   });
   const stats = new ProxyStats();
+  const wsLimits = new WebSocketLimits(config.wsLimits);
   // Node's HTTP parser reads clients' requests to agent routes (the front) and agents' answers (decision 69).
   const { Parser, methods } = nodeHttpParser();
   const proxy = createUpstreamProxy({
@@ -102,6 +104,11 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
     activity,
     stats,
     wsIdleMs: config.wsIdleMs,
+    wsMaxMessageBytes: config.wsLimits.maxMessageBytes,
+    onMessageTooLarge: () => {
+      wsLimits.messageRefused();
+      return limitReason('message_size', config.wsLimits);
+    },
     responseParser: Parser,
     onUnreachable: (error, target) => {
       if (error.code !== 'ECONNREFUSED') {
@@ -138,6 +145,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
     operationRules: createOperationRules(),
     isListening: (port) => isListening(port, options.probeTimeoutMs ?? 500),
     proxy,
+    wsLimits,
     origins,
     isAllowedHost,
     requestIds,
@@ -179,6 +187,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
             routes,
             activity,
             connections: () => ({ http: proxy.upstreamConnections(), websockets: proxy.openTunnels() }),
+            wsLimits,
             host: config.host,
             configuredPort: config.port,
             runtimeVersion: RUNTIME_VERSION,

@@ -27,6 +27,7 @@ describe('console router configuration', () => {
       redisUrl: undefined,
       redisPrefix: 'svc',
       wsIdleMs: 600_000,
+      wsLimits: { maxConnections: 10_000, maxPerRoute: 1_000, maxPerCaller: 100, maxMessageBytes: 1_048_576 },
       logLevel: 'info',
     });
   });
@@ -47,6 +48,10 @@ describe('console router configuration', () => {
         CONSOLE_ROUTER_REDIS_URL: 'redis://127.0.0.1:6379/2',
         CONSOLE_ROUTER_REDIS_PREFIX: 'edge',
         CONSOLE_ROUTER_WS_IDLE_MS: '60000',
+        CONSOLE_ROUTER_WS_MAX_CONNECTIONS: '20000',
+        CONSOLE_ROUTER_WS_MAX_PER_ROUTE: '50',
+        CONSOLE_ROUTER_WS_MAX_PER_CALLER: '5',
+        CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES: '65536',
         LOG_LEVEL: 'warn',
       }),
     ).toEqual({
@@ -63,8 +68,18 @@ describe('console router configuration', () => {
       redisUrl: 'redis://127.0.0.1:6379/2',
       redisPrefix: 'edge',
       wsIdleMs: 60_000,
+      wsLimits: { maxConnections: 20_000, maxPerRoute: 50, maxPerCaller: 5, maxMessageBytes: 65_536 },
       logLevel: 'warn',
     });
+  });
+
+  test('when a WebSocket limit is zero or not a number, then its variable is named', () => {
+    expect(
+      configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_WS_MAX_PER_CALLER: '0' }),
+    ).toContain('CONSOLE_ROUTER_WS_MAX_PER_CALLER');
+    expect(
+      configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES: 'lots' }),
+    ).toContain('CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES');
   });
 
   test('when HUB_URL is missing, then one line names it', () => {

@@ -6,6 +6,13 @@ function optional<T extends z.ZodType>(schema: T) {
   return z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 }
 
+function count(min: number, max: number, fallback: number) {
+  return z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce.number().int().min(min).max(max).default(fallback),
+  );
+}
+
 function milliseconds(min: number, max: number, fallback: number) {
   return z.preprocess(
     (value) => (value === '' ? undefined : value),
@@ -94,6 +101,17 @@ export const consoleRouterEnvSchema = z
     /** A proxied WebSocket with no bytes either way for this long is closed. */
     CONSOLE_ROUTER_WS_IDLE_MS: milliseconds(1_000, 86_400_000, 600_000),
     /**
+     * WebSockets the router holds open at once; one more is refused before the upgrade (503
+     * `console_capacity_reached`). Each costs two file descriptors (client and agent).
+     */
+    CONSOLE_ROUTER_WS_MAX_CONNECTIONS: count(1, 1_000_000, 10_000),
+    /** WebSockets open at once to one agent's route; one more is closed at once with 1008. */
+    CONSOLE_ROUTER_WS_MAX_PER_ROUTE: count(1, 1_000_000, 1_000),
+    /** WebSockets open at once for one caller (a participant or an agent), all routes together; then 1008. */
+    CONSOLE_ROUTER_WS_MAX_PER_CALLER: count(1, 1_000_000, 100),
+    /** The largest WebSocket message a caller may send to an agent (fragments summed); larger: 1009. */
+    CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES: count(125, 1_073_741_824, 1_048_576),
+    /**
      * A separate listener (on CONSOLE_ROUTER_HOST) for `GET /metrics`; when set, the router's listener (the one
      * the tunnel forwards to) does not serve it.
      */
@@ -114,6 +132,12 @@ export const consoleRouterEnvSchema = z
     redisUrl: env.CONSOLE_ROUTER_REDIS_URL,
     redisPrefix: env.CONSOLE_ROUTER_REDIS_PREFIX,
     wsIdleMs: env.CONSOLE_ROUTER_WS_IDLE_MS,
+    wsLimits: {
+      maxConnections: env.CONSOLE_ROUTER_WS_MAX_CONNECTIONS,
+      maxPerRoute: env.CONSOLE_ROUTER_WS_MAX_PER_ROUTE,
+      maxPerCaller: env.CONSOLE_ROUTER_WS_MAX_PER_CALLER,
+      maxMessageBytes: env.CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES,
+    },
     metricsPort: env.CONSOLE_ROUTER_METRICS_PORT,
     logLevel: env.LOG_LEVEL,
   }));

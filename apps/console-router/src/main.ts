@@ -9,6 +9,7 @@ import {
 } from '@svc/service-kit/http';
 import { createConsoleRouterService } from './app';
 import { loadConsoleRouterConfig } from './env';
+import { fdsNeeded, openFileLimit } from './transport/fd-limit';
 
 runMain('console-router', async () => {
   const config = loadConsoleRouterConfig();
@@ -29,6 +30,14 @@ runMain('console-router', async () => {
   });
   router.attach(server.server);
   router.start();
+  // Each WebSocket holds two descriptors: warn when the limit cannot carry CONSOLE_ROUTER_WS_MAX_CONNECTIONS.
+  const fdLimit = openFileLimit();
+  const needed = fdsNeeded(config.wsLimits.maxConnections);
+  if (fdLimit !== undefined && fdLimit < needed)
+    logger.warn(
+      { open_file_limit: fdLimit, needed, max_connections: config.wsLimits.maxConnections },
+      'the open-file limit is below what CONSOLE_ROUTER_WS_MAX_CONNECTIONS needs; raise it (ulimit -n, LimitNOFILE=) or lower the limit',
+    );
   const missing = router.routes.missingSettings();
   if (missing.length > 0) logger.warn({ missing }, 'not routing until these are set; /readyz names them');
   installShutdown({

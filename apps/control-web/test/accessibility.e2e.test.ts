@@ -205,6 +205,7 @@ describe('the signed-in pages', () => {
       ['intent', `projects/${project}/intent`],
       ['schemas', `projects/${project}/schemas`],
       ['invocations', `projects/${project}/invocations`],
+      ['deliveries', `projects/${project}/deliveries`],
     ] as const) {
       await page().goto(workspaceUrl(rest));
       await page().getByRole('heading', { level: 1 }).waitFor();

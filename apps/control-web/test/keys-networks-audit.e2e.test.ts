@@ -342,9 +342,11 @@ describe('Overview', () => {
         .waitFor();
       await page.getByRole('heading', { level: 2, name: 'Needs attention' }).waitFor();
       const attention = page.getByRole('table', { name: 'Invocations needing attention' });
-      const row = attention.getByRole('row').filter({ hasText: invocationId });
+      // The row names the invocation by its intent and opens it; the id is on hover.
+      const row = attention.getByRole('row').filter({ has: page.locator(`a[title="${invocationId}"]`) });
       await row.waitFor();
       await expect(row.textContent()).resolves.toContain(intent);
+      await expect(row.textContent()).resolves.not.toContain(invocationId);
       await expect(row.getByRole('cell').nth(3).textContent()).resolves.toMatch(/^blocked/);
       await page
         .getByRole('table', { name: `Projects of Development` })
@@ -456,6 +458,56 @@ describe('Networks and Overview tell the truth', () => {
       expectCleanPage(test, [/status of 403/]);
     } finally {
       clearInterval(keepBeating);
+      await test.close();
+    }
+  });
+});
+
+describe('Drain on Networks', () => {
+  test('when the owner drains a host from its card, then it shows Drained with its cause, and Resume makes it take work again', async () => {
+    const slug = stack.file.workspace.slug;
+    const name = `drain-${suffix}`;
+    const host = (
+      await hubData<{ host: { id: string } }>(stack, 'POST', `/api/v1/workspaces/${slug}/runtime-hosts`, {
+        name,
+        workdir_root: '/srv/agents',
+        console_public_base_url: 'http://127.0.0.1:5390',
+        relay: { bind_host: '127.0.0.1', listen_port: 5391 },
+        console_router: { bind_host: '127.0.0.1', listen_port: 5392 },
+      })
+    ).host.id;
+    const test = await ownerPage();
+    const { page } = test;
+    try {
+      await page.goto(workspacePath('networks'));
+      const card = page.getByRole('article', { name });
+      await card.getByRole('button', { name: `Drain ${name}` }).click();
+      const dialog = page.getByRole('dialog', { name: `Drain ${name}?` });
+      await dialog.getByText(/takes no new spawns or workflow stages/).waitFor();
+      await dialog.getByRole('button', { name: 'Drain host' }).click();
+      // No agent runs there: drained at once.
+      await card
+        .getByTestId('drain-state')
+        .getByText('Drained', { exact: true })
+        .waitFor({ timeout: 30_000 });
+      await card
+        .locator('[data-cause="draining"]')
+        .getByText(/^draining since \S+/)
+        .waitFor();
+      await expect(card.getByTestId('drain-facts').textContent()).resolves.toContain(owner().email);
+      await expect(
+        hubData<{ drain: { state: string } }>(stack, 'GET', `/api/v1/runtime-hosts/${host}`),
+      ).resolves.toMatchObject({ drain: { state: 'drained' } });
+      await test.screenshot('networks-drained');
+
+      await card.getByRole('button', { name: `Resume ${name}` }).click();
+      await card.getByRole('button', { name: `Drain ${name}` }).waitFor({ timeout: 30_000 });
+      await expect(card.getByTestId('drain-state').count()).resolves.toBe(0);
+      await expect(
+        hubData<{ drain: { state: string } }>(stack, 'GET', `/api/v1/runtime-hosts/${host}`),
+      ).resolves.toMatchObject({ drain: { state: 'active' } });
+      expectCleanPage(test);
+    } finally {
       await test.close();
     }
   });

@@ -149,6 +149,8 @@ describe.each(SIZES)('at $name size ($width x $height)', (size) => {
     ['invocations', () => `${project()}/invocations`],
     ['invocation-completed', () => `${project()}/invocations/${seeded.completedId}`],
     ['invocation-received', () => `${project()}/invocations/${seeded.receivedId}`],
+    ['deliveries', () => `${project()}/deliveries`],
+    ['search', () => `search?q=${encodeURIComponent(stack.file.project.code)}`],
   ];
   test.each(pages)('when %s is opened, then it fits the screen and passes axe', async (name, rest) => {
     await open(rest());

@@ -68,6 +68,8 @@ const schema = z.object({
   HUB_SPAWN_DEADLINE_SECONDS: z.coerce.number().positive().max(3600).default(150),
   HUB_SPAWN_WAIT_SECONDS: z.coerce.number().min(0).max(60).default(20),
   HUB_SPAWN_SWEEP_INTERVAL_SECONDS: z.coerce.number().positive().max(3600).default(10),
+  /** How often the presence sweep marks silent hosts and their agents lost (one replica at a time does it). */
+  HUB_PRESENCE_SWEEP_INTERVAL_SECONDS: z.coerce.number().positive().max(300).default(5),
   HUB_BODY_LIMIT: z.string().default('1mb'),
   HUB_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   /** A separate listener (on HUB_HOST) for `GET /metrics`; when set, the public listener does not serve it. */

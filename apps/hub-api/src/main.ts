@@ -12,6 +12,7 @@ import {
 import { createHubService } from './app';
 import { createDatabase } from './db';
 import { loadHubConfig } from './env';
+import { startPresenceSweeper } from './workers/presence.worker';
 import { startRuntimeEnvironmentBackfill } from './workers/runtime-environments-backfill.worker';
 
 runMain('hub-api', async () => {
@@ -38,6 +39,7 @@ runMain('hub-api', async () => {
     logger,
   });
   const backfill = startRuntimeEnvironmentBackfill(hub.deps);
+  const presence = startPresenceSweeper(hub.deps, config.HUB_PRESENCE_SWEEP_INTERVAL_SECONDS * 1000);
   installShutdown({
     logger,
     steps: [
@@ -45,6 +47,7 @@ runMain('hub-api', async () => {
       ...metricsSteps,
       { name: 'runtime-environment-backfill', close: async () => backfill.stop() },
       { name: 'agent-spawns', close: () => hub.spawns.stop() },
+      { name: 'presence-sweep', close: () => presence.stop() },
       { name: 'signing-keys', close: async () => hub.stop() },
       { name: 'database', close: () => database.close() },
       ...(redis ? [{ name: 'redis', close: async () => void (await redis.quit()) }] : []),

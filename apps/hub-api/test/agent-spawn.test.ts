@@ -456,14 +456,15 @@ describe('spawn-policy blockers', () => {
     expect(notReady.error).toMatchObject({ code: 'spawn_no_ready_host' });
   });
 
-  test('when every ready host runs its limit of agents, then 409 spawn_host_at_limit', async () => {
+  test('when every ready host runs its limit of agents, then 429 spawn_host_at_limit with Retry-After', async () => {
     await putPolicy({ ...OPEN_POLICY, max_running_agents_per_host: 1 });
     const running = await t.seedAgent(owner.workspace.id, { runtimeInstanceId: relay.hostId });
     const res = await spawn({ project: projectCode, capabilities: ['code'] });
-    expect(res.response.status).toBe(409);
+    expect(res.response.status).toBe(429);
+    expect(res.response.headers.get('retry-after')).toBe('30');
     expect(res.error).toMatchObject({
       code: 'spawn_host_at_limit',
-      blocker: { runtime_instance_ids: [relay.hostId] },
+      blocker: { runtime_instance_ids: [relay.hostId], retry_after_seconds: 30 },
     });
     await t.database.prisma.agent.update({ where: { id: running.id }, data: { status: 'offline' } });
   });
@@ -490,6 +491,139 @@ describe('host selection', () => {
       blockers: [],
     });
     expect([stale.id, relayless.id]).not.toContain(readiness.runtime_instance_id);
+  });
+});
+
+describe('placement and back-pressure (per-host limits)', () => {
+  /** A spawn in progress on `hostId`, held by a lease no sweeper takes over (its relay is never called). */
+  async function seedOpenSpawn(hostId: string) {
+    const id = `spw_${randomBytes(8).toString('hex')}`;
+    await t.database.prisma.agentSpawn.create({
+      data: {
+        id,
+        workspaceId: owner.workspace.id,
+        projectId,
+        runtimeInstanceId: hostId,
+        state: 'in_progress',
+        origin: 'api',
+        requestFingerprint: id,
+        name: `held-${randomBytes(4).toString('hex')}`,
+        model: 'local/echo',
+        capabilities: ['code'],
+        commandKey: 'default',
+        relayRequest: {},
+        requestedBy: { kind: 'test', id: null },
+        authorization: { source: 'participant' },
+        leaseOwner: 'test-holder',
+        leaseUntil: new Date(Date.now() + 3_600_000),
+        deadlineAt: new Date(Date.now() + 3_600_000),
+      },
+    });
+    return id;
+  }
+
+  async function setLimits(
+    hostId: string,
+    body: HubApi.components['schemas']['SetRuntimeHostLimitsRequest'],
+  ) {
+    return api().PUT('/api/v1/runtime-hosts/{hostId}/limits', { params: { path: { hostId } }, body });
+  }
+
+  async function readiness() {
+    return unwrap(
+      await t.internal().GET('/internal/v1/projects/{projectId}/spawn-readiness', {
+        params: { path: { projectId }, query: { capabilities: 'code' } },
+      }),
+    );
+  }
+
+  afterEach(async () => {
+    await t.database.prisma.runtimeHost.updateMany({
+      where: { workspaceId: owner.workspace.id },
+      data: { maxAgents: null, maxConcurrentSpawns: null },
+    });
+  });
+
+  test('when a host is set limits, then they are validated, answered with the host, audited, and kept by omission', async () => {
+    const set = await setLimits(relay.hostId, { max_concurrent_spawns: 2, max_agents: 5 });
+    expect(set.response.status).toBe(200);
+    expect(unwrap(set).limits).toEqual({ max_concurrent_spawns: 2, max_agents: 5 });
+    const partial = unwrap(await setLimits(relay.hostId, { max_agents: null }));
+    expect(partial.limits).toEqual({ max_concurrent_spawns: 2, max_agents: null });
+    const read = unwrap(
+      await api().GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: relay.hostId } } }),
+    );
+    expect(read.limits).toEqual({ max_concurrent_spawns: 2, max_agents: null });
+    const zero = await setLimits(relay.hostId, { max_concurrent_spawns: 0 });
+    expect(zero.response.status).toBe(400);
+    expect(zero.error).toMatchObject({ code: 'validation_failed' });
+    const member = await t.seedMember('member', owner.workspace);
+    const refused = await t.client({ token: member.token }).PUT('/api/v1/runtime-hosts/{hostId}/limits', {
+      params: { path: { hostId: relay.hostId } },
+      body: { max_agents: 1 },
+    });
+    expect(refused.response.status).toBe(403);
+    const audited = await auditOf('runtime_host.limits_set', relay.hostId);
+    expect(audited.map((a) => (a.data as { max_agents: number | null }).max_agents)).toEqual([5, null]);
+  });
+
+  test('when hosts differ in load and limits, then the spawn goes to the least loaded host with room for an agent and a spawn', async () => {
+    const other = await t.seedHost(owner.workspace.id);
+    // Both ready; the relay's host runs one agent, the other none: the other is the least loaded.
+    await t.seedAgent(owner.workspace.id, { runtimeInstanceId: relay.hostId });
+    expect((await readiness()).runtime_instance_id).toBe(other.id);
+    // The other host allows no spawn in progress beyond one, and has one: the loaded host takes the spawn.
+    unwrap(await setLimits(other.id, { max_concurrent_spawns: 1 }));
+    await seedOpenSpawn(other.id);
+    expect((await readiness()).runtime_instance_id).toBe(relay.hostId);
+    // The relay's host allows one agent and runs one: nothing fits; the other has room for an agent but is busy.
+    unwrap(await setLimits(relay.hostId, { max_agents: 1 }));
+    const busy = await readiness();
+    expect(busy).toMatchObject({ allowed: false, runtime_instance_id: null });
+    expect(busy.blockers).toEqual([
+      expect.objectContaining({
+        code: 'spawn_host_busy',
+        runtime_instance_ids: [other.id],
+        retry_after_seconds: 10,
+      }),
+    ]);
+    const refused = await spawn({ project: projectCode, capabilities: ['code'] });
+    expect(refused.response.status).toBe(429);
+    expect(refused.response.headers.get('retry-after')).toBe('10');
+    expect(refused.error).toMatchObject({
+      code: 'spawn_host_busy',
+      blocker: { category: 'spawn_policy', code: 'spawn_host_busy', retry_after_seconds: 10 },
+    });
+    // With the other host's agent limit at its load (one spawn in progress), both are full: at limit.
+    unwrap(await setLimits(other.id, { max_agents: 1 }));
+    const full = await readiness();
+    expect(full.blockers.map((b) => [b.code, b.retry_after_seconds])).toEqual([['spawn_host_at_limit', 30]]);
+    const internal = await t.internal().POST('/internal/v1/projects/{projectId}/agent-spawns', {
+      params: { path: { projectId } },
+      body: {
+        spawn_key: `limits-${randomBytes(4).toString('hex')}`,
+        capabilities: ['code'],
+        reason: { invocation_id: 'inv_limits', stage_key: 'build' },
+      },
+    });
+    expect(internal.response.status).toBe(429);
+    expect(internal.response.headers.get('retry-after')).toBe('30');
+    expect(internal.error).toMatchObject({ code: 'spawn_host_at_limit' });
+    await t.database.prisma.runtimeHost.update({ where: { id: other.id }, data: { relayReady: false } });
+  });
+
+  test('when a host is silent past the lost threshold but not yet stale, then no spawn goes to it', async () => {
+    const late = await t.seedHost(owner.workspace.id, { lastHeartbeatAt: new Date(Date.now() - 35_000) });
+    // The relay's host runs one agent; the late host none: without the lost rule it would be chosen.
+    await t.seedAgent(owner.workspace.id, { runtimeInstanceId: relay.hostId });
+    const chosen = await readiness();
+    expect(chosen.runtime_instance_id).toBe(relay.hostId);
+    const host = unwrap(
+      await api().GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: late.id } } }),
+    );
+    expect(host.readiness).toMatchObject({ heartbeat_fresh: true, spawn_ready: false });
+    expect(host.readiness.causes.map((c) => c.code)).toContain('heartbeat_late');
+    await t.database.prisma.runtimeHost.update({ where: { id: late.id }, data: { relayReady: false } });
   });
 });
 
@@ -905,8 +1039,8 @@ describe('the Workflow API side', () => {
           }),
         ),
       );
-      expect(answers.map((a) => a.response.status).sort()).toEqual([201, 409, 409, 409]);
-      for (const refused of answers.filter((a) => a.response.status === 409)) {
+      expect(answers.map((a) => a.response.status).sort()).toEqual([201, 429, 429, 429]);
+      for (const refused of answers.filter((a) => a.response.status === 429)) {
         expect(refused.error).toMatchObject({ code: 'spawn_host_at_limit' });
       }
     } finally {

@@ -1,4 +1,5 @@
 import { unwrap } from '@svc/contracts';
+import { auditRows } from './support/agents-fixtures';
 import { createKey, startTestHub } from './support/harness';
 import type { TestHub } from './support/harness';
 
@@ -92,5 +93,81 @@ describe('projects', () => {
       body: { code: 'has space', name: 'x' },
     });
     expect(res.error?.errors?.[0]?.location).toBe('body/code');
+  });
+
+  test('when a member renames and archives a project, then it keeps its code, leaves the default list, is audited once per change, and comes back on unarchive', async () => {
+    const member = await t.seedMember('member');
+    const api = t.client({ token: member.token });
+    const ws = { path: { workspace: member.workspace.id } };
+    const made = unwrap(
+      await api.POST('/api/v1/workspaces/{workspace}/projects', {
+        params: { path: { workspace: member.workspace.slug } },
+        body: { code: 'DEV-2', name: 'Development' },
+      }),
+    );
+    expect(made.archived_at).toBeNull();
+    const path = { path: { projectId: made.id } };
+    const renamed = unwrap(
+      await api.PATCH('/api/v1/projects/{projectId}', { params: path, body: { name: 'Dev two' } }),
+    );
+    expect(renamed).toMatchObject({ id: made.id, code: 'DEV-2', name: 'Dev two' });
+    const [renameAudit] = await auditRows(t, 'project.renamed', made.id);
+    expect(renameAudit).toMatchObject({ data: { from: 'Development', to: 'Dev two' } });
+
+    const archived = unwrap(await api.POST('/api/v1/projects/{projectId}/archive', { params: path }));
+    expect(archived.archived_at).toEqual(expect.any(String));
+    const again = unwrap(await api.POST('/api/v1/projects/{projectId}/archive', { params: path }));
+    expect(again.archived_at).toBe(archived.archived_at);
+    expect(await auditRows(t, 'project.archived', made.id)).toHaveLength(1);
+
+    const listed = unwrap(await api.GET('/api/v1/workspaces/{workspace}/projects', { params: ws }));
+    expect(listed.map((p) => p.id)).not.toContain(made.id);
+    const all = unwrap(
+      await api.GET('/api/v1/workspaces/{workspace}/projects', {
+        params: { ...ws, query: { include_archived: true } },
+      }),
+    );
+    expect(all.find((p) => p.id === made.id)?.archived_at).toBe(archived.archived_at);
+    // Read by id, an archived project is still there.
+    expect(unwrap(await api.GET('/api/v1/projects/{projectId}', { params: path })).name).toBe('Dev two');
+
+    const back = unwrap(await api.POST('/api/v1/projects/{projectId}/unarchive', { params: path }));
+    expect(back.archived_at).toBeNull();
+    expect(await auditRows(t, 'project.unarchived', made.id)).toHaveLength(1);
+    const relisted = unwrap(await api.GET('/api/v1/workspaces/{workspace}/projects', { params: ws }));
+    expect(relisted.map((p) => p.id)).toContain(made.id);
+  });
+
+  test('when a viewer or a read-only key renames or archives a project, then 403 and nothing changes; an empty name is 400', async () => {
+    const owner = await t.seedMember('owner');
+    const viewer = await t.seedMember('viewer', owner.workspace);
+    const readOnly = await createKey(t, owner, { preset: 'read-only' });
+    const made = unwrap(
+      await t.client({ token: owner.token }).POST('/api/v1/workspaces/{workspace}/projects', {
+        params: { path: { workspace: owner.workspace.slug } },
+        body: { code: 'KEEP', name: 'Kept' },
+      }),
+    );
+    const path = { path: { projectId: made.id } };
+    const byViewer = t.client({ token: viewer.token });
+    expect((await byViewer.POST('/api/v1/projects/{projectId}/archive', { params: path })).error?.code).toBe(
+      'role_forbidden',
+    );
+    expect(
+      (await byViewer.PATCH('/api/v1/projects/{projectId}', { params: path, body: { name: 'x' } })).error
+        ?.code,
+    ).toBe('role_forbidden');
+    const byKey = await t
+      .client({ apiKey: readOnly.key })
+      .POST('/api/v1/projects/{projectId}/archive', { params: path });
+    expect(byKey.error).toMatchObject({ code: 'scope_missing', missing_scopes: ['projects:write'] });
+    const empty = await t
+      .client({ token: owner.token })
+      .PATCH('/api/v1/projects/{projectId}', { params: path, body: { name: '' } });
+    expect(empty.response.status).toBe(400);
+    const now = unwrap(
+      await t.client({ token: owner.token }).GET('/api/v1/projects/{projectId}', { params: path }),
+    );
+    expect(now).toMatchObject({ name: 'Kept', archived_at: null });
   });
 });

@@ -58,6 +58,7 @@ describe('networks view', () => {
         console_public_base_url: 'https://console.edge-a.example.test',
         relay_public_url: 'https://relay.example.test',
         spawn_ready: true,
+        drain: { state: 'active', requested_at: null, requested_by: null, drained_at: null },
         readiness: {
           heartbeat_fresh: true,
           relay_ready: true,

@@ -20,6 +20,7 @@ import { missingSettings, relayReadinessChecks } from './use-cases/health/check-
 import { AgentSpawner } from './use-cases/spawn/spawn-agent';
 import { HubSpawnEvents } from './data/hub-spawn-events';
 import { SpawnLog } from './data/spawn-log';
+import { drainMarker } from './data/drain-marker';
 import { isAllowedHost } from './domain/host-guard';
 
 export interface RelayServiceOptions {
@@ -79,6 +80,7 @@ export function createRelayService(options: RelayServiceOptions): RelayService {
         ...missingSettings(config),
         ...(config.runtimeInstanceId ? [] : ['SVC_RUNTIME_INSTANCE_ID']),
       ],
+      draining: drainMarker(config.spawn.drainFile),
     },
     log: new SpawnLog(config.spawn.logFile),
     events,

@@ -25,6 +25,8 @@ export const relayEnvSchema = z
     SVC_RELAY_COMMANDS: optional(z.string()),
     SVC_RELAY_CHILD_ENV: optional(z.string()),
     SVC_RELAY_SPAWN_LOG: optional(z.string().regex(/^\//, 'must be an absolute path')),
+    /** The marker file whose presence means the host drains (written by `svc runtime up`). */
+    SVC_RELAY_DRAIN_FILE: optional(z.string().regex(/^\//, 'must be an absolute path')),
     SVC_RELAY_START_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
     SVC_RELAY_STOP_GRACE_MS: z.coerce.number().int().min(10).max(120_000).default(5_000),
     SVC_RELAY_SPAWN_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(20_000),
@@ -67,6 +69,7 @@ export const relayEnvSchema = z
         commands,
         childEnvKeep,
         logFile: env.SVC_RELAY_SPAWN_LOG,
+        drainFile: env.SVC_RELAY_DRAIN_FILE,
         startTimeoutMs: env.SVC_RELAY_START_TIMEOUT_MS,
         stopGraceMs: env.SVC_RELAY_STOP_GRACE_MS,
         waitMs: env.SVC_RELAY_SPAWN_WAIT_MS,

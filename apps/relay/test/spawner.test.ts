@@ -5,6 +5,7 @@ import { AppError, createLogger } from '@svc/service-kit';
 import { eventually } from '@svc/testing';
 import { HubSpawnEvents } from '../src/data/hub-spawn-events';
 import { SpawnLog } from '../src/data/spawn-log';
+import { drainMarker } from '../src/data/drain-marker';
 import { isAllowedHost } from '../src/domain/host-guard';
 import { childEnvironment, outcomeOfStart, spawnArgv } from '../src/domain/spawn-command';
 import { AgentSpawner } from '../src/use-cases/spawn/spawn-agent';
@@ -47,6 +48,7 @@ function spawner(settings: Partial<SpawnSettings> = {}): AgentSpawner {
       stopGraceMs: 100,
       waitMs: 5_000,
       missingSettings: () => [],
+      draining: () => false,
       ...settings,
     },
     log: new SpawnLog(path.join(dir, 'spawns.jsonl')),
@@ -152,6 +154,18 @@ describe('relay spawner', () => {
     expect(notReady).toMatchObject({ status: 503, code: 'host_not_spawn_ready' });
     missing = [];
     expect(await s.spawn(request('spw_notready01', 'gamma'))).toMatchObject({ status: 200 });
+  });
+
+  test('when the host drains, then a new spawn is runtime_host_draining, a known spawn id still answers, and the spawn id stays free', async () => {
+    const marker = path.join(dir, 'draining');
+    const s = spawner({ draining: drainMarker(marker) });
+    expect(await s.spawn(request('spw_before0001', 'delta'))).toMatchObject({ status: 200 });
+    fs.writeFileSync(marker, '');
+    const refused = await problemOf(s.spawn(request('spw_drain00001', 'epsilon')));
+    expect(refused).toMatchObject({ status: 409, code: 'runtime_host_draining' });
+    expect(await s.spawn(request('spw_before0001', 'delta'))).toMatchObject({ status: 200 });
+    fs.rmSync(marker);
+    expect(await s.spawn(request('spw_drain00001', 'epsilon'))).toMatchObject({ status: 200 });
   });
 });
 

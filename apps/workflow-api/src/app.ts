@@ -13,6 +13,7 @@ import { createKeyIntrospector } from './auth/key-introspector';
 import { createMemberDirectory } from './auth/member-directory';
 import { createProjectDirectory } from './auth/project-directory';
 import { stageGuard } from './auth/stage-guard';
+import { createAnnouncements } from './data/announcements.subscriber';
 import { createAssignmentWaiter } from './data/assignment.waiter';
 import { createInvocationChangeWaiter } from './data/invocation-change.waiter';
 import type { InvocationChangeWaiter } from './data/invocation-change.waiter';
@@ -177,20 +178,13 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
       else members.forget(notice.workspace_id, notice.participant_id);
     },
   });
-  const waiter = createAssignmentWaiter({
-    subscriber: options.redis.duplicate({ lazyConnect: true, connectionName: 'workflow-api-assignments' }),
-    prefix,
+  // Held requests (an agent's long-poll for stages, a held read of an invocation) share one subscription.
+  const announcements = createAnnouncements({
+    subscriber: options.redis.duplicate({ lazyConnect: true, connectionName: 'workflow-api-announcements' }),
     logger,
   });
-  // Requests holding a read of an invocation (`?wait=`) share one subscription, keyed by invocation.
-  const invocationWaits = createInvocationChangeWaiter({
-    subscriber: options.redis.duplicate({
-      lazyConnect: true,
-      connectionName: 'workflow-api-invocation-changes',
-    }),
-    prefix,
-    logger,
-  });
+  const waiter = createAssignmentWaiter({ announcements, prefix });
+  const invocationWaits = createInvocationChangeWaiter({ announcements, prefix });
   const validators = createArtifactValidatorCache();
   if (options.metrics) {
     registerInvocationGauge(options.metrics.registry, { count: () => countInvocationsByState(deps), logger });
@@ -231,13 +225,7 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
     deps,
     invocationWaits,
     async close() {
-      await Promise.all([
-        waiter.close(),
-        invocationWaits.close(),
-        queue.close(),
-        deliveries.close(),
-        notices.close(),
-      ]);
+      await Promise.all([announcements.close(), queue.close(), deliveries.close(), notices.close()]);
       deps.deliveryAgents.close();
     },
   };

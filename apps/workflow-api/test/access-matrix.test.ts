@@ -23,9 +23,19 @@ import type { WorkflowTestStack } from './support/stack';
  * caller's own path (404), and the anonymous operations answering whatever credential is sent. The Workflow API
  * reads API keys and the hub's participant and agent tokens only: a service or relay token, a console ticket and
  * a runtime credential are answered 401 `credential_invalid`. The worker's document is run by
- * `access-matrix-worker.test.ts`.
+ * `access-matrix-worker.test.ts`. Members of the callers' workspace in each role an operation leaves out
+ * (`x-svc-participant-roles`) are refused with 403 `role_forbidden`.
  */
-const matrix = generateAccessMatrix(workflowDocument, { unreadCredentials: ['service', 'relay_token'] });
+const matrix = generateAccessMatrix(workflowDocument, {
+  unreadCredentials: ['service', 'relay_token'],
+  // A participant in a role the operation leaves out (decisions 58 and 90); the approval and the assistance
+  // settings answer their own, more specific codes.
+  roleCases: true,
+  roleCodes: {
+    decideInvocationApproval: 'approval_role_required',
+    updateAssistanceSettings: 'assistance_role_required',
+  },
+});
 const coverage = createMatrixCoverage(workflowDocument, matrix);
 
 /**
@@ -49,6 +59,7 @@ const DEVIATIONS: Record<string, KnownDeviation> = Object.fromEntries(
 
 let s: WorkflowTestStack;
 const keys = new Map<string, Promise<string>>();
+const members = new Map<string, Promise<string>>();
 let agentToken: string;
 let relayToken: string;
 let runtimeCredential: string;
@@ -60,6 +71,10 @@ const near: Record<string, string> = {};
 
 const credentials: CredentialFactories = {
   participant: () => s.adminToken,
+  participant_role: (role) => {
+    if (!members.has(role)) members.set(role, signedInMember(role));
+    return members.get(role)!;
+  },
   api_key: (scopes) => {
     const id = [...scopes].sort().join(' ');
     if (!keys.has(id)) keys.set(id, s.key([...scopes]));
@@ -99,6 +114,7 @@ const target: MatrixTarget = {
     updateWorkflowContract: { name: 'mine now' },
     updateDeliverySubscription: { is_active: false },
     decideInvocationApproval: { decision: 'approve' },
+    updateAssistanceSettings: { enabled: false },
     publishInvocationArtifact: { payload: {} },
   },
   coverage,
@@ -112,6 +128,21 @@ async function hub<T>(method: string, path: string, body: unknown, auth: Record<
   });
   if (!res.ok) throw new Error(`seeding ${method} ${path}: HTTP ${res.status} ${await res.text()}`);
   return ((await res.json()) as { data: T }).data;
+}
+
+/** A new account added to the callers' workspace with `role`, signed in: its participant token. */
+async function signedInMember(role: string): Promise<string> {
+  const email = `${role}-${randomBytes(3).toString('hex')}@example.test`;
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  await hub(
+    'POST',
+    `/api/v1/workspaces/${s.workspace.slug}/members`,
+    { email, role, password },
+    {
+      authorization: `Bearer ${s.adminToken}`,
+    },
+  );
+  return (await hub<{ token: string }>('POST', '/api/v1/auth/login', { email, password }, {})).token;
 }
 
 beforeAll(async () => {

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createLogger, createRedis } from '@svc/service-kit';
+import { createAnnouncements } from '../src/data/announcements.subscriber';
 import { createInvocationChangeWaiter } from '../src/data/invocation-change.waiter';
 import { getInvocation } from '../src/use-cases/invocations/get-invocation';
 import { newProject } from './support/invocations-fixtures';
@@ -152,15 +153,15 @@ describe('GET /workflow/invocations/{id}?wait=', () => {
 describe('a held read without Redis', () => {
   test('when the subscription cannot connect, then a change is still seen within about a second by re-reading Postgres', async () => {
     // A subscriber on a port nothing listens on: announcements never arrive.
-    const deaf = createInvocationChangeWaiter({
+    const announcements = createAnnouncements({
       subscriber: createRedis('redis://127.0.0.1:5499', {
         lazyConnect: true,
         maxRetriesPerRequest: 0,
         retryStrategy: () => 1_000,
       }),
-      prefix: s.queuePrefix,
       logger: createLogger({ name: 'wait-test', level: 'silent' }),
     });
+    const deaf = createInvocationChangeWaiter({ announcements, prefix: s.queuePrefix });
     try {
       const id = await invoke();
       const started = Date.now();
@@ -178,7 +179,7 @@ describe('a held read without Redis', () => {
       expect(at - started).toBeLessThan(20_000);
       expect(deaf.size()).toBe(0);
     } finally {
-      await deaf.close();
+      await announcements.close();
     }
   });
 });

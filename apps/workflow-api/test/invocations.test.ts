@@ -113,6 +113,8 @@ describe('POST /workflow/invocations', () => {
       intent_normalized: 'please send the weekly report',
       failure: null,
       cancellation: null,
+      retry_of: null,
+      retried_as: [],
       state: 'received',
       attention: 'none',
       route: {

@@ -6,8 +6,8 @@ import type { WorkflowTestStack } from './support/stack';
  * A signed-in participant (the control web app) calls the Workflow API with the hub's participant JWT: any
  * member reads the project's contracts, artifact schemas and invocations; owner, admin and member write contracts
  * and invocations, owner and admin artifact schemas (registration and deprecation count as destructive);
- * a viewer's write is 403 `role_forbidden`; another workspace is 403 (`{workspaceId}`) or 404 (its project),
- * and the operations that hand out a secret stay with API keys.
+ * a viewer's write is 403 `role_forbidden`; another workspace is 403 (`{workspaceId}`) or 404 (its project).
+ * Delivery subscriptions with the participant token are `participant-deliveries.test.ts` (decision 90).
  */
 let s: WorkflowTestStack;
 let viewerToken: string;
@@ -151,7 +151,7 @@ describe('participants on the Workflow API', () => {
     ).toMatchObject({ status: 403, code: 'role_forbidden' });
   });
 
-  test('another workspace is 403 by id and 404 by project; subscriptions and their secrets stay with keys', async () => {
+  test('another workspace is 403 by id and 404 by project', async () => {
     expect(
       await wf('GET', `/api/v1/workspaces/${s.otherProject.workspaceId}/artifact-schemas`, s.adminToken),
     ).toMatchObject({ status: 403, code: 'workspace_forbidden' });
@@ -159,7 +159,18 @@ describe('participants on the Workflow API', () => {
       await wf('GET', `/api/v1/projects/${s.otherProject.id}/workflow/contracts`, s.adminToken),
     ).toMatchObject({ status: 404, code: 'project_not_found' });
     expect(
-      await wf('GET', `/api/v1/projects/${s.project.id}/workflow/delivery-subscriptions`, s.adminToken),
+      await wf('GET', `/api/v1/projects/${s.otherProject.id}/workflow/delivery-subscriptions`, s.adminToken),
+    ).toMatchObject({ status: 404, code: 'project_not_found' });
+  });
+
+  test('publishing an artifact stays with agents and keys', async () => {
+    expect(
+      await wf(
+        'POST',
+        `/api/v1/projects/${s.project.id}/workflow/invocations/inv_missing/artifact`,
+        s.adminToken,
+        { payload: {} },
+      ),
     ).toMatchObject({ status: 403, code: 'actor_not_allowed' });
   });
 });

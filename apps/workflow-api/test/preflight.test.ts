@@ -250,6 +250,69 @@ describe('POST /workflow/preflight', () => {
     });
   });
 
+  test('when every spawn-ready host is at its own agent limit, then a typed back-pressure blocker with retry_after_seconds', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id, { definition: templateDefinition(['limit-cap']) });
+    await seedSchema(s, project.id);
+    const hostId = await registerHost(true);
+    // Only this host may take spawns: the workspace's other hosts report a relay that is not ready.
+    const hostKey = await s.key(['runtime-hosts:write']);
+    const hosts = unwrap(
+      await s.hub.GET('/api/v1/workspaces/{workspace}/runtime-hosts', {
+        params: { path: { workspace: s.workspace.slug } },
+      }),
+    );
+    for (const other of hosts.filter((h) => h.id !== hostId)) {
+      const res = await fetch(`${s.hubUrl}/api/v1/runtime-hosts/${other.id}/heartbeat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': hostKey },
+        body: JSON.stringify({ relay_ready: false, console_router_ready: true, runtime_version: '1.0.0' }),
+      });
+      expect(res.status).toBe(200);
+    }
+    const policy = (enabled: boolean) =>
+      s.hub.PUT('/api/v1/workspaces/{workspace}/spawn-policy', {
+        params: { path: { workspace: s.workspace.slug } },
+        body: {
+          enabled,
+          allowed_models: ['local/echo'],
+          allowed_capabilities: ['limit-cap'],
+          max_running_agents_per_host: 3,
+        },
+      });
+    unwrap(await policy(true));
+    try {
+      // A spawn would be allowed: the stage waits for an owner the hub can spawn, no spawn-policy blocker.
+      const open = await ready(project.id);
+      expect(open.blockers.filter((b) => b.category === 'spawn_policy')).toEqual([]);
+      // The host allows one agent and runs one (of another project): every ready host is at its limit.
+      unwrap(
+        await s.hub.PUT('/api/v1/runtime-hosts/{hostId}/limits', {
+          params: { path: { hostId } },
+          body: { max_agents: 1 },
+        }),
+      );
+      const busy = await registerAgent(hostId, ['other-cap'], {
+        workdir: '/srv/agents/limit',
+        model: 'local/echo',
+      });
+      await startAndHeartbeat(s, agentIdOf(busy));
+      const full = await ready(project.id);
+      expect(full).toMatchObject({ can_launch: false, launch_outcome: 'accepted_waiting_for_owner' });
+      expect(full.blockers).toContainEqual(
+        expect.objectContaining({
+          category: 'spawn_policy',
+          code: 'spawn_host_at_limit',
+          effect: 'waits_for_owner',
+          retry_after_seconds: 30,
+          runtime_instance_ids: [hostId],
+        }),
+      );
+    } finally {
+      unwrap(await policy(false));
+    }
+  });
+
   test('when the hub cannot be reached, then an infrastructure_health blocker instead of an error', async () => {
     const project = await newProject(s);
     await seedContract(s, project.id);

@@ -429,6 +429,13 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Choose another code.',
   },
   {
+    code: 'project_archived',
+    status: [409],
+    title: 'The project is archived',
+    meaning: 'An archived project keeps its history but takes no new invocations.',
+    fix: 'Unarchive the project (`POST /api/v1/projects/{projectId}/unarchive`) or invoke in an active project.',
+  },
+  {
     code: 'team_not_found',
     status: [400, 404],
     title: 'No such team',
@@ -536,6 +543,14 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     title: 'No such runtime host',
     meaning: 'The runtime host id does not exist in this workspace.',
     fix: 'Use the host inventory id (`rti_…`) of a registered host.',
+  },
+  {
+    code: 'runtime_host_draining',
+    status: [409],
+    title: 'The runtime host is draining',
+    meaning:
+      'The host was asked to drain: it takes no new spawns, stages or handoffs while its agents finish the stages they hold.',
+    fix: 'Place the work on another host; the host takes work again after `svc runtime resume` or a fresh `svc runtime up`.',
   },
   {
     code: 'runtime_host_name_taken',
@@ -664,11 +679,19 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
   },
   {
     code: 'spawn_host_at_limit',
-    status: [409],
+    status: [429],
     title: 'Every spawn-ready host is at its limit',
     meaning:
-      "Each spawn-ready host already runs the policy's `max_running_agents_per_host` agents (spawns in progress count).",
-    fix: 'Stop agents that are no longer needed, add a host, or raise the limit in the spawn policy.',
+      "Each spawn-ready host already runs the policy's `max_running_agents_per_host` agents or its own `max_agents` (spawns in progress count). The answer carries `Retry-After`.",
+    fix: 'Ask again after `Retry-After` seconds; or stop agents that are no longer needed, add a host, or raise the limit (the spawn policy, or the host with `PUT /api/v1/runtime-hosts/{hostId}/limits`).',
+  },
+  {
+    code: 'spawn_host_busy',
+    status: [429],
+    title: 'Every spawn-ready host has its limit of spawns in progress',
+    meaning:
+      'Each spawn-ready host that has room for an agent already has its `max_concurrent_spawns` spawns in progress. The answer carries `Retry-After`.',
+    fix: 'Ask again after `Retry-After` seconds (a spawn usually ends within it), or raise the host limit with `PUT /api/v1/runtime-hosts/{hostId}/limits`.',
   },
   {
     code: 'spawn_in_progress',
@@ -978,6 +1001,22 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: 'Pick another console route.',
   },
   {
+    code: 'console_capacity_reached',
+    status: [503],
+    title: 'Console router at capacity',
+    meaning:
+      'The console router holds CONSOLE_ROUTER_WS_MAX_CONNECTIONS WebSockets; it refuses more before the upgrade.',
+    fix: 'Retry after the Retry-After delay, or raise CONSOLE_ROUTER_WS_MAX_CONNECTIONS (and the fd limit) on the host.',
+  },
+  {
+    code: 'websocket_limit_reached',
+    status: [429],
+    title: 'Too many WebSockets',
+    meaning:
+      'The caller (CONSOLE_ROUTER_WS_MAX_PER_CALLER) or the agent route (CONSOLE_ROUTER_WS_MAX_PER_ROUTE) has as many WebSockets open as allowed.',
+    fix: 'Close a console and retry, or raise the limit on the host.',
+  },
+  {
     code: 'serve_port_taken',
     status: [409],
     title: 'Serve port already used',
@@ -1230,6 +1269,14 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     title: 'The invocation has ended',
     meaning: 'The invocation is completed, failed or cancelled; nothing more can be done to it.',
     fix: 'Create a new invocation for new work.',
+  },
+  {
+    code: 'invocation_not_retryable',
+    status: [409],
+    title: 'Only a failed or cancelled invocation can be retried',
+    meaning:
+      'A retry starts a new invocation from the request of one that ended without a result; this one is still under way or completed.',
+    fix: 'Wait until it fails or cancel it first; a completed invocation is invoked again with a new Idempotency-Key.',
   },
   {
     code: 'invocation_not_launched',

@@ -30,7 +30,27 @@ const writeTo = (name: 'stdout' | 'stderr', line: string) => {
 };
 const write = (line: string) => writeTo('stdout', line);
 
+/** `--replicas N` (or `SVC_DEV_REPLICAS`): replicas of the hub, the Workflow API and the worker, behind HAProxy. */
+function replicasArgument(): number {
+  const usage = 'usage: pnpm start [--replicas N]  (N from 1 to 8)';
+  let raw = env.SVC_DEV_REPLICAS ?? '1';
+  const args = process.argv.slice(2).filter((a) => a !== '--');
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i]!;
+    if (arg.startsWith('--replicas=')) raw = arg.slice('--replicas='.length);
+    else if (arg === '--replicas' && i + 1 < args.length) raw = args[(i += 1)]!;
+    else throw new PreflightError(usage);
+  }
+  const count = Number(raw);
+  if (!/^\d+$/.test(raw) || count < 1 || count > 8)
+    throw new PreflightError(
+      `--replicas must be a whole number from 1 to 8 (got ${JSON.stringify(raw)}); ${usage}`,
+    );
+  return count;
+}
+
 async function main(): Promise<void> {
+  const replicas = replicasArgument();
   const stack = await startStack({
     repoRoot,
     stateDir: env.SVC_DEV_STATE_DIR ?? path.join(repoRoot, '.svc'),
@@ -52,14 +72,16 @@ async function main(): Promise<void> {
     adminEmail: env.SVC_DEV_ADMIN_EMAIL ?? 'admin@dev.svc.local',
     queuePrefix: env.SVC_DEV_QUEUE_PREFIX ?? 'svcdev',
     agentServePort: port('SVC_DEV_AGENT_SERVE_PORT', 4341),
+    replicas,
     rawLogs: env.SVC_DEV_RAW_LOGS === '1',
     write,
   });
   const f = stack.file;
   write('');
   write('[dev-stack]        ready — every service answers /readyz');
-  write(`[dev-stack]        hub-api          ${f.hub_url}`);
-  write(`[dev-stack]        workflow-api     ${f.workflow_url}`);
+  const behind = replicas > 1 ? ` (haproxy in front of ${replicas} replicas)` : '';
+  write(`[dev-stack]        hub-api          ${f.hub_url}${behind}`);
+  write(`[dev-stack]        workflow-api     ${f.workflow_url}${behind}`);
   write(`[dev-stack]        relay            ${f.relay_url}`);
   write(`[dev-stack]        console-router   ${f.console_router_url}`);
   write(`[dev-stack]        console agent    ${f.agent.console_url} (${f.agent.name})`);

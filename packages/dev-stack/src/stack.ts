@@ -3,7 +3,8 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { withDatabase } from '@svc/db-kit';
 import { ChildRegistry, stopLeftoverChildren } from '@svc/service-kit/child-registry';
-import { sleep, waitUntilReady } from '@svc/testing';
+import { freePort, sleep, startLoadBalancer, waitUntilReady } from '@svc/testing';
+import type { RunningLoadBalancer } from '@svc/testing';
 import { checkDatabaseSecrets, markDatabaseSecrets, secretsMark } from './database-secrets';
 import { acquireStackLock, loadOrCreateSecrets, readJson, writePrivateJson } from './state';
 import type { DevStackFile } from './state';
@@ -42,6 +43,12 @@ export interface StackOptions {
   queuePrefix: string;
   /** The development console agent's serve port (its console listens on 127.0.0.1 there). */
   agentServePort: number;
+  /**
+   * Processes of the hub, the Workflow API and the worker (default 1). With more, each runs that many replicas
+   * on the same databases and Redis, and HAProxy (`infra/load-balancer/haproxy.cfg`) answers on the hub's and
+   * the Workflow API's ports in front of them; the replicas listen on free ports (printed at start).
+   */
+  replicas?: number;
   rawLogs: boolean;
   write: (line: string) => void;
 }
@@ -105,11 +112,24 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
   };
   const hubDb = withDatabase(options.databaseServerUrl, options.hubDatabase);
   const workflowDb = withDatabase(options.databaseServerUrl, options.workflowDatabase);
-  const group = new ProcessGroup({
-    rawLogs: options.rawLogs,
-    write: options.write,
-    registry: new ChildRegistry(childrenFile),
-  });
+  const registry = new ChildRegistry(childrenFile);
+  const group = new ProcessGroup({ rawLogs: options.rawLogs, write: options.write, registry });
+  const replicas = Math.max(1, options.replicas ?? 1);
+  /**
+   * Where each replica of a service listens: the service's own port when it runs alone; with replicas, free
+   * ports chosen now (HAProxy takes the service's port), kept when a replica is started again.
+   */
+  const replicaPorts = async (port: number) =>
+    replicas === 1 ? [port] : Promise.all(Array.from({ length: replicas }, () => freePort()));
+  const ports = {
+    hub: await replicaPorts(options.ports.hub),
+    workflow: await replicaPorts(options.ports.workflow),
+    worker: await replicaPorts(options.ports.worker),
+  };
+  /** A service's process name: `hub-api`, or `hub-api-1`, `hub-api-2` … with replicas. */
+  const replicaName = (name: string, i: number) => (replicas === 1 ? name : `${name}-${i + 1}`);
+  let loadBalancer: RunningLoadBalancer | undefined;
+  let stopping = false;
   let reportFailure: (message: string) => void = () => undefined;
   const failed = new Promise<string>((resolve) => (reportFailure = resolve));
   const onExit = (name: string, code: number | string) =>
@@ -117,6 +137,22 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
   /** Waits for `ready`, failing as soon as any child exits. */
   const unlessOneExits = <T>(ready: Promise<T>): Promise<T> =>
     Promise.race([ready, failed.then((m): Promise<T> => Promise.reject(new Error(m)))]);
+  /**
+   * Starts a service's process. Alone, its unexpected exit breaks the stack; as one of several replicas, it is
+   * started again a second later (the load balancer sends requests to the others meanwhile), as a deployment
+   * would replace a pod.
+   */
+  const startReplica = (name: string, script: string, env: Record<string, string>): ManagedProcess => {
+    if (replicas === 1) return group.start(name, script, env, onExit);
+    const restart = (_: string, code: number | string) => {
+      if (stopping) return;
+      options.write(`[dev-stack]        ${name} exited (${code}); starting it again`);
+      setTimeout(() => {
+        if (!stopping) group.start(name, script, env, restart);
+      }, 1_000).unref();
+    };
+    return group.start(name, script, env, restart);
+  };
   let svc: SvcCli | undefined;
   let runtime: ManagedProcess | undefined;
   let agentStarted = false;
@@ -128,6 +164,7 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
    * `svc runtime up` gets SIGTERM and stops the relay and router.
    */
   const stopAll = async () => {
+    stopping = true;
     if (svc && agentStarted) {
       await svc.run(['stop', DEV_AGENT_NAME]).catch(async (error: unknown) => {
         options.write(`[dev-stack]        svc stop ${DEV_AGENT_NAME}: ${(error as Error).message}`);
@@ -152,6 +189,10 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
     }
     if (runtime) await group.stop(runtime, 30_000);
     await group.stopAll();
+    if (loadBalancer) {
+      await loadBalancer.stop();
+      if (loadBalancer.pid !== undefined) await registry.remove(loadBalancer.pid);
+    }
     releaseLock();
   };
 
@@ -177,26 +218,47 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
     ) as { workspace: { id: string; slug: string } };
     workspaceSlug = bootstrapped.workspace.slug;
 
-    const hub = group.start(
-      'hub-api',
-      app('hub-api', 'main.js'),
-      {
-        DATABASE_URL: hubDb,
-        HUB_PORT: String(options.ports.hub),
-        HUB_PUBLIC_URL: urls.hub,
-        HUB_WORKFLOW_PUBLIC_URL: urls.workflow,
-        HUB_ENCRYPTION_KEYS: secrets.encryption_keys,
-        HUB_SERVICE_TOKEN: secrets.service_token,
-        // Development only: the hub authorizes the local provider itself, so `local/echo` agents start
-        // without a workspace provider credential.
-        HUB_MANAGED_PROVIDERS: 'local',
-        // Revocations and membership changes reach the Workflow API at once (decision 47).
-        HUB_REDIS_URL: options.redisUrl,
-        HUB_REDIS_PREFIX: options.queuePrefix,
-      },
-      onExit,
+    const hubEnv = (i: number) => ({
+      DATABASE_URL: hubDb,
+      HUB_PORT: String(ports.hub[i]),
+      // Every replica issues and checks tokens as the one public hub (the load balancer's address).
+      HUB_PUBLIC_URL: urls.hub,
+      HUB_WORKFLOW_PUBLIC_URL: urls.workflow,
+      HUB_ENCRYPTION_KEYS: secrets.encryption_keys,
+      HUB_SERVICE_TOKEN: secrets.service_token,
+      // Development only: the hub authorizes the local provider itself, so `local/echo` agents start
+      // without a workspace provider credential.
+      HUB_MANAGED_PROVIDERS: 'local',
+      // Revocations and membership changes reach the Workflow API (and the other hubs) at once (decision 47).
+      HUB_REDIS_URL: options.redisUrl,
+      HUB_REDIS_PREFIX: options.queuePrefix,
+    });
+    const hubs = Array.from({ length: replicas }, (_, i) =>
+      startReplica(replicaName('hub-api', i), app('hub-api', 'main.js'), hubEnv(i)),
     );
-    await unlessOneExits(waitUntilReady(hub.process, urls.hub));
+    await unlessOneExits(
+      Promise.all(hubs.map((hub, i) => waitUntilReady(hub.process, local(ports.hub[i]!)))),
+    );
+    if (replicas > 1) {
+      const servers = (replicaPorts: number[]) => replicaPorts.map((port) => `127.0.0.1:${port}`);
+      options.write(
+        `[dev-stack]        haproxy in front of ${replicas} hubs (ports ${ports.hub.join(', ')}) and ${replicas} Workflow APIs (ports ${ports.workflow.join(', ')})`,
+      );
+      loadBalancer = await startLoadBalancer([
+        { name: 'hub', bind: `127.0.0.1:${options.ports.hub}`, servers: servers(ports.hub) },
+        {
+          name: 'workflow',
+          bind: `127.0.0.1:${options.ports.workflow}`,
+          servers: servers(ports.workflow),
+        },
+      ]);
+      if (loadBalancer.pid !== undefined) await registry.add('haproxy', loadBalancer.pid);
+      const balancer = loadBalancer;
+      void balancer.exited.then((code) => {
+        if (!stopping) onExit('haproxy', code);
+      });
+      await unlessOneExits(waitUntilReady(balancer, urls.hub));
+    }
 
     const seeded = await seedWorkspace({
       hubUrl: urls.hub,
@@ -231,14 +293,27 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
       WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
       WORKFLOW_DELIVERY_RETRY_SCHEDULE: '1,5,30,120,600',
     };
-    const workflow = group.start('workflow-api', app('workflow-api', 'main.js'), workflowEnv, onExit);
-    const worker = group.start('workflow-worker', app('workflow-api', 'worker-main.js'), workflowEnv, onExit);
+    const workflows = Array.from({ length: replicas }, (_, i) => {
+      const env = {
+        ...workflowEnv,
+        WORKFLOW_PORT: String(ports.workflow[i]),
+        WORKFLOW_WORKER_PORT: String(ports.worker[i]),
+      };
+      return {
+        api: startReplica(replicaName('workflow-api', i), app('workflow-api', 'main.js'), env),
+        worker: startReplica(replicaName('workflow-worker', i), app('workflow-api', 'worker-main.js'), env),
+        urls: [local(ports.workflow[i]!), local(ports.worker[i]!)],
+      };
+    });
     await unlessOneExits(
-      Promise.all([
-        waitUntilReady(workflow.process, urls.workflow),
-        waitUntilReady(worker.process, urls.worker),
-      ]),
+      Promise.all(
+        workflows.flatMap(({ api, worker, urls: [apiUrl, workerUrl] }) => [
+          waitUntilReady(api.process, apiUrl!),
+          waitUntilReady(worker.process, workerUrl!),
+        ]),
+      ),
     );
+    if (loadBalancer) await unlessOneExits(waitUntilReady(loadBalancer, urls.workflow));
 
     // This machine as the workspace's runtime host, brought up with the svc CLI exactly as an operator does.
     const workdirRoot = path.join(path.resolve(options.stateDir), 'agents');

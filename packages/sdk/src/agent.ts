@@ -50,6 +50,13 @@ export class WorkflowAgent {
 
   constructor(options: AgentClientOptions) {
     const transport = createTransport(options);
+    if (!options.token) {
+      throw new ArgumentError(
+        'argument_invalid',
+        'token',
+        "token is required: the agent's AGENT_TOKEN, handed to it when it is started at the hub",
+      );
+    }
     this.raw = createClient<paths>({ baseUrl: transport.baseUrl, fetch: transport.fetch });
     if (options.hubUrl) {
       const hubTransport = createTransport({ ...options, baseUrl: options.hubUrl });

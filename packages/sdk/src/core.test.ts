@@ -16,6 +16,7 @@ import {
   ValidationError,
   VERSION,
   Workflow,
+  WorkflowAgent,
 } from './index';
 
 interface Seen {
@@ -196,6 +197,36 @@ describe('transport', () => {
     const nowhere = new Workflow({ baseUrl: 'http://svc-sdk.invalid', projectId: 'p', maxRetries: 0 });
     const error = await nowhere.invocations.get('inv_1').catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'dns_failed', host: 'svc-sdk.invalid' });
+  });
+
+  it('says why a port fetch itself refuses failed (not only "fetch failed")', async () => {
+    const blocked = new Workflow({ baseUrl: 'http://127.0.0.1:9', projectId: 'p', maxRetries: 0 });
+    const error = await blocked.invocations.get('inv_1').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'connection_failed', host: '127.0.0.1:9' });
+    expect((error as Error).message).toBe('connection failed to 127.0.0.1:9 (fetch failed: bad port)');
+  });
+
+  it('refuses what a plain JavaScript caller can get wrong with ArgumentError naming the argument', async () => {
+    const argumentOf = async (f: () => unknown) => {
+      const error = await Promise.resolve()
+        .then(f)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ArgumentError);
+      return (error as ArgumentError).argument;
+    };
+    const workflow = new Workflow({ baseUrl: 'http://127.0.0.1:9', projectId: 'p' });
+    expect(await argumentOf(() => new Workflow(undefined as never))).toBe('options');
+    expect(await argumentOf(() => new Workflow({} as never))).toBe('baseUrl');
+    expect(await argumentOf(() => workflow.run('x', undefined as never))).toBe('timeoutMs');
+    expect(await argumentOf(() => workflow.run('   ', { timeoutMs: 1000 }))).toBe('intent');
+    expect(await argumentOf(() => workflow.start(undefined as never))).toBe('intent');
+    expect(await argumentOf(() => new WorkflowAgent({ baseUrl: 'http://127.0.0.1:9' } as never))).toBe(
+      'token',
+    );
+    // An empty id would reach another operation (`…/invocations/` is the list): refused, nothing sent.
+    expect(await argumentOf(() => workflow.invocations.get(''))).toBe('invocationId');
+    expect(await argumentOf(() => workflow.contracts.get(undefined as never))).toBe('contractId');
+    expect(await argumentOf(() => workflow.subscriptions.delete(''))).toBe('subscriptionId');
   });
 
   it('refuses a call without a project id with ArgumentError project_id_required, sending nothing', async () => {

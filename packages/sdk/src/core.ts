@@ -52,7 +52,8 @@ export function backoffDelay(retry: number): number {
   return Math.round(ceiling * (1 - Math.random() * 0.25));
 }
 
-const INVOCATION_CREATE = /\/api\/v1\/projects\/[^/]+\/workflow\/invocations\/?$/;
+/** Invoke and retry: keyed writes (a key is generated when the caller gives none, and reused by retries). */
+const INVOCATION_CREATE = /\/api\/v1\/projects\/[^/]+\/workflow\/invocations(\/[^/]+\/retry)?\/?$/;
 /**
  * Writes the server makes idempotent by themselves: a launch of a launched invocation only re-checks it, a
  * cancel of a cancelled one answers it unchanged, and the same artifact published twice is a replay.
@@ -89,11 +90,26 @@ export interface Transport {
 
 /** The fetch that openapi-fetch is given: every request of a client goes through it. */
 export function createTransport(options: ClientOptions): Transport {
+  if (typeof options !== 'object' || options === null) {
+    throw new ArgumentError(
+      'argument_invalid',
+      'options',
+      'the client needs its options: at least { baseUrl } and a credential (apiKey or token)',
+    );
+  }
   if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
-    throw new ArgumentError('argument_invalid', 'baseUrl', 'baseUrl must be an http(s) URL');
+    throw new ArgumentError(
+      'argument_invalid',
+      'baseUrl',
+      options.baseUrl === undefined || options.baseUrl === ''
+        ? 'baseUrl is required: the http(s) URL of the service, e.g. https://workflow.example.com'
+        : `baseUrl must be an http(s) URL, got ${JSON.stringify(String(options.baseUrl).slice(0, 80))}`,
+    );
   }
   if ((options.apiKey || options.token) && isBrowser() && !options.dangerouslyAllowBrowser) {
-    throw new Error(
+    throw new ArgumentError(
+      'argument_invalid',
+      'dangerouslyAllowBrowser',
       'API keys and tokens must not be used in a browser: call the API from your server instead ' +
         '(or set dangerouslyAllowBrowser if you accept the risk)',
     );

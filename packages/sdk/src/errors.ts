@@ -216,8 +216,16 @@ export function connectionErrorOf(error: unknown, url: string): APIConnectionErr
     host = undefined;
   }
   let code: ConnectionErrorCode = 'connection_failed';
-  let reason = error instanceof Error ? error.message : String(error);
+  // Errors of another realm (a test runner's, a worker's) are not `instanceof Error`: read their message.
+  const messageOf = (e: unknown) => {
+    const message = (e as { message?: unknown } | null)?.message;
+    return typeof message === 'string' ? message : undefined;
+  };
+  let reason = messageOf(error) ?? String(error);
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    // Without a system code, the inner messages say most ("fetch failed" hides e.g. "bad port").
+    const inner = depth > 0 ? messageOf(e) : undefined;
+    if (inner) reason = `${reason}: ${inner}`;
     const sys = (e as { code?: unknown }).code;
     if (typeof sys === 'string' && SYSTEM_CODES[sys]) {
       code = SYSTEM_CODES[sys];

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { deliveryHeaders, generateSigningSecret } from '@svc/contracts';
-import { Webhook, WebhookVerificationError } from './index';
+import { ArgumentError, Webhook, WebhookVerificationError } from './index';
 import type { DeliveryEventBody, WebhookHeaders, WebhookOptions, WebhookVerificationCode } from './index';
 
 const EVENT: DeliveryEventBody = {
@@ -148,6 +148,10 @@ describe('Webhook', () => {
       code: 'signature_invalid',
     });
     expect(() => new Webhook('whsec_short')).toThrow(/malformed/);
+    expect(() => new Webhook('whsec_short')).toThrow(
+      expect.objectContaining({ code: 'argument_invalid', argument: 'secret' }),
+    );
+    expect(() => new Webhook(undefined as unknown as string)).toThrow(ArgumentError);
     try {
       new Webhook('not-a-secret-value');
     } catch (error) {
@@ -372,7 +376,7 @@ describe('Webhook deduplication (in memory, this process only)', () => {
   });
 
   it('when given nonsensical limits, then it refuses', () => {
-    expect(() => new Webhook(secret, { dedupeTtlMs: 0 })).toThrow(TypeError);
-    expect(() => new Webhook(secret, { dedupeMaxEntries: 0 })).toThrow(TypeError);
+    expect(() => new Webhook(secret, { dedupeTtlMs: 0 })).toThrow(ArgumentError);
+    expect(() => new Webhook(secret, { dedupeMaxEntries: 0 })).toThrow(ArgumentError);
   });
 });

@@ -9,7 +9,7 @@
  * Web Crypto only (no Node.js modules): runs in Node.js 20+, Deno, Bun and edge runtimes. Signing secrets
  * belong on your server: never ship them to a browser.
  */
-import { SvcError } from './errors.js';
+import { ArgumentError, SvcError } from './errors.js';
 import {
   assertSignable,
   DELIVERY_ID_PATTERN,
@@ -108,7 +108,11 @@ function toBytes(body: string | Uint8Array | ArrayBuffer): Uint8Array<ArrayBuffe
   if (typeof body === 'string') return utf8(body);
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   if (body instanceof Uint8Array) return new Uint8Array(body);
-  throw new TypeError('the delivery body must be a string, Uint8Array (Buffer) or ArrayBuffer');
+  throw new ArgumentError(
+    'argument_invalid',
+    'body',
+    'the delivery body must be the raw bytes as received: a string, Uint8Array (Buffer) or ArrayBuffer',
+  );
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array<ArrayBuffer> {
@@ -138,16 +142,35 @@ export class Webhook {
   private readonly maxEntries: number;
 
   constructor(secret: string | readonly string[], options: WebhookOptions = {}) {
-    this.keys = signingKeys(secret, fromBase64);
+    try {
+      this.keys = signingKeys(secret, fromBase64);
+    } catch (error) {
+      // No secret, or not a whsec_ one: refused here, with the reason, before any delivery is judged.
+      throw new ArgumentError(
+        'argument_invalid',
+        'secret',
+        error instanceof Error ? error.message : 'a signing secret (whsec_…) is required',
+      );
+    }
     this.toleranceSeconds = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-    if (!(this.toleranceSeconds >= 0)) throw new TypeError('toleranceSeconds must be a non-negative number');
+    if (!(this.toleranceSeconds >= 0))
+      throw new ArgumentError(
+        'argument_invalid',
+        'toleranceSeconds',
+        'toleranceSeconds must be a non-negative number',
+      );
     this.now = options.now ?? Date.now;
     this.seen = options.dedupe === false ? undefined : new Map();
     this.ttlMs = options.dedupeTtlMs ?? 24 * 60 * 60 * 1000;
     this.maxEntries = options.dedupeMaxEntries ?? 100_000;
-    if (!(this.ttlMs > 0)) throw new TypeError('dedupeTtlMs must be a positive number');
+    if (!(this.ttlMs > 0))
+      throw new ArgumentError('argument_invalid', 'dedupeTtlMs', 'dedupeTtlMs must be a positive number');
     if (!Number.isSafeInteger(this.maxEntries) || this.maxEntries < 1)
-      throw new TypeError('dedupeMaxEntries must be a positive whole number');
+      throw new ArgumentError(
+        'argument_invalid',
+        'dedupeMaxEntries',
+        'dedupeMaxEntries must be a positive whole number',
+      );
   }
 
   /** The `v1,…` signature header value of a delivery (one per secret), e.g. to test a receiver. */

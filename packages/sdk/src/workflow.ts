@@ -144,6 +144,7 @@ export class Workflow {
    * `launch_blocked` with typed `blockers`.
    */
   async start(intent: string, options: StartOptions = {}): Promise<InvocationHandle> {
+    checkIntent(intent);
     const projectId = this.project(options);
     const call = { ...options, projectId };
     const created = await this.invocations.create({ ...options.invocation, intent }, call);
@@ -179,7 +180,8 @@ export class Workflow {
    * {@link NoRouteError} when no contract matches, and {@link WaitTimeoutError} at `timeoutMs`.
    */
   async run<T = unknown>(intent: string, options: RunOptions): Promise<RunResult<T>> {
-    const timeoutMs = checkTimeout(options.timeoutMs);
+    checkIntent(intent);
+    const timeoutMs = checkTimeout(options?.timeoutMs);
     const projectId = this.project(options);
     const startedAt = Date.now();
     let last: Invocation | undefined;
@@ -265,8 +267,9 @@ export class Contracts extends Resource {
     query: Omit<QueryOf<'listWorkflowContracts'>, 'cursor'> & { cursor?: string } = {},
     options?: RequestOptions,
   ): PagePromise<Contract> {
-    const projectId = this.project(options);
+    // A missing id rejects the list's promise (reaching `.catch`) instead of throwing at the call.
     return new PagePromise(async (cursor) => {
+      const projectId = this.project(options);
       const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/contracts', {
         params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
         ...signalOf(options),
@@ -288,7 +291,7 @@ export class Contracts extends Resource {
   async get(contractId: string, options?: RequestOptions): Promise<Contract> {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/contracts/{contractId}', {
-        params: { path: { projectId: this.project(options), contractId } },
+        params: { path: { projectId: this.project(options), contractId: idOf(contractId, 'contractId') } },
         ...signalOf(options),
       }),
     );
@@ -297,7 +300,7 @@ export class Contracts extends Resource {
   async update(contractId: string, body: ContractUpdateParams, options?: RequestOptions): Promise<Contract> {
     return unwrap(
       await this.raw.PATCH('/api/v1/projects/{projectId}/workflow/contracts/{contractId}', {
-        params: { path: { projectId: this.project(options), contractId } },
+        params: { path: { projectId: this.project(options), contractId: idOf(contractId, 'contractId') } },
         body,
         ...signalOf(options),
       }),
@@ -355,7 +358,9 @@ export class Invocations extends Resource {
   async get(invocationId: string, options?: RequestOptions): Promise<Invocation> {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}', {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         ...signalOf(options),
       }),
     );
@@ -366,8 +371,9 @@ export class Invocations extends Resource {
     query: Omit<QueryOf<'listInvocations'>, 'cursor'> & { cursor?: string } = {},
     options?: RequestOptions,
   ): PagePromise<InvocationSummary> {
-    const projectId = this.project(options);
+    // A missing id rejects the list's promise (reaching `.catch`) instead of throwing at the call.
     return new PagePromise(async (cursor) => {
+      const projectId = this.project(options);
       const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations', {
         params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
         ...signalOf(options),
@@ -389,7 +395,9 @@ export class Invocations extends Resource {
     const result = await this.raw.POST(
       '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch',
       {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         ...signalOf(options),
       },
     );
@@ -405,11 +413,41 @@ export class Invocations extends Resource {
   ): Promise<Invocation> {
     return unwrap(
       await this.raw.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/cancel', {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         body,
         ...signalOf(options),
       }),
     );
+  }
+
+  /**
+   * Retries a failed or cancelled invocation: a new invocation of the same request (`retry_of` names the
+   * original, whose `retried_as` lists it). Keyed like `create` (the key is yours or generated, and reused by
+   * automatic retries); any other state throws `ConflictError` `invocation_not_retryable`.
+   */
+  async retry(invocationId: string, options?: CreateInvocationOptions): Promise<CreatedInvocation> {
+    const header: { 'Idempotency-Key'?: string; 'X-Correlation-ID'?: string } = {
+      ...(options?.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {}),
+      ...(options?.correlationId !== undefined ? { 'X-Correlation-ID': options.correlationId } : {}),
+    };
+    const result = await this.raw.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/retry',
+      {
+        params: {
+          path: { projectId: this.project(options), invocationId },
+          header: header as { 'Idempotency-Key': string },
+        },
+        ...signalOf(options),
+      },
+    );
+    const invocation = unwrap(result);
+    return {
+      invocation,
+      replayed:
+        result.response.status === 200 && result.response.headers.get('idempotent-replayed') === 'true',
+    };
   }
 
   /** Approves or rejects a run held for approval (needs a participant token of an owner or admin). */
@@ -420,7 +458,9 @@ export class Invocations extends Resource {
   ): Promise<Invocation> {
     return unwrap(
       await this.raw.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/approval', {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         body,
         ...signalOf(options),
       }),
@@ -431,7 +471,9 @@ export class Invocations extends Resource {
   async artifact<T = unknown>(invocationId: string, options?: RequestOptions): Promise<ArtifactEnvelope<T>> {
     const envelope = unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         ...signalOf(options),
       }),
     );
@@ -448,7 +490,9 @@ export class Invocations extends Resource {
     const result = await this.raw.POST(
       '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
       {
-        params: { path: { projectId: this.project(options), invocationId } },
+        params: {
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
+        },
         body,
         ...signalOf(options),
       },
@@ -472,7 +516,7 @@ export class Invocations extends Resource {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}', {
         params: {
-          path: { projectId: this.project(options), invocationId },
+          path: { projectId: this.project(options), invocationId: idOf(invocationId, 'invocationId') },
           query: {
             wait,
             ...(options.seen ? { state: options.seen.state, attention: options.seen.attention } : {}),
@@ -586,8 +630,38 @@ const MAX_WAIT_SECONDS = 60;
 /** How much longer than the server's hold a held read's attempt may take. */
 const WAIT_GRACE_MS = 15_000;
 
+/**
+ * An id of a path, refused before sending when it is empty or not a string: `…/invocations/` with no id is
+ * another operation (the list), whose answer would pass for the one asked for.
+ */
+function idOf(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ArgumentError(
+      'argument_invalid',
+      name,
+      `${name} is required: the id of the resource (e.g. inv_…)`,
+    );
+  }
+  return value;
+}
+
+/** An intent is a sentence: refused before sending when it is not a string with a word in it. */
+function checkIntent(intent: unknown): void {
+  if (typeof intent !== 'string' || intent.trim() === '') {
+    throw new ArgumentError('argument_invalid', 'intent', 'intent must be a sentence saying what to do');
+  }
+}
+
 /** A wait's timeout: positive milliseconds, or `Infinity` for no bound but the caller's signal. */
-function checkTimeout(timeoutMs: number): number {
+
+function checkTimeout(timeoutMs: number | undefined): number {
+  if (timeoutMs === undefined) {
+    throw new ArgumentError(
+      'argument_invalid',
+      'timeoutMs',
+      'timeoutMs is required: the most the whole wait may take, in milliseconds (Infinity for no bound)',
+    );
+  }
   if (!(timeoutMs > 0)) {
     throw new ArgumentError(
       'argument_invalid',
@@ -609,8 +683,9 @@ export class ArtifactSchemas extends Resource {
     query: Omit<QueryOf<'listArtifactSchemas'>, 'cursor'> & { cursor?: string } = {},
     options?: RequestOptions & { workspaceId?: string },
   ): PagePromise<DataOf<'listArtifactSchemas'>[number]> {
-    const workspaceId = this.workspace(options);
+    // A missing id rejects the list's promise (reaching `.catch`) instead of throwing at the call.
     return new PagePromise(async (cursor) => {
+      const workspaceId = this.workspace(options);
       const result = await this.raw.GET('/api/v1/workspaces/{workspaceId}/artifact-schemas', {
         params: { path: { workspaceId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
         ...signalOf(options),
@@ -698,7 +773,9 @@ export class Subscriptions extends Resource {
   async get(subscriptionId: string, options?: RequestOptions): Promise<DataOf<'getDeliverySubscription'>> {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
-        params: { path: { projectId: this.project(options), subscriptionId } },
+        params: {
+          path: { projectId: this.project(options), subscriptionId: idOf(subscriptionId, 'subscriptionId') },
+        },
         ...signalOf(options),
       }),
     );
@@ -711,7 +788,9 @@ export class Subscriptions extends Resource {
   ): Promise<DataOf<'updateDeliverySubscription'>> {
     return unwrap(
       await this.raw.PATCH('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
-        params: { path: { projectId: this.project(options), subscriptionId } },
+        params: {
+          path: { projectId: this.project(options), subscriptionId: idOf(subscriptionId, 'subscriptionId') },
+        },
         body,
         ...signalOf(options),
       }),
@@ -721,7 +800,9 @@ export class Subscriptions extends Resource {
   async delete(subscriptionId: string, options?: RequestOptions): Promise<void> {
     expectOk(
       await this.raw.DELETE('/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}', {
-        params: { path: { projectId: this.project(options), subscriptionId } },
+        params: {
+          path: { projectId: this.project(options), subscriptionId: idOf(subscriptionId, 'subscriptionId') },
+        },
         ...signalOf(options),
       }),
     );
@@ -735,7 +816,36 @@ export class Subscriptions extends Resource {
     return unwrap(
       await this.raw.POST(
         '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/rotate-secret',
-        { params: { path: { projectId: this.project(options), subscriptionId } }, ...signalOf(options) },
+        {
+          params: {
+            path: {
+              projectId: this.project(options),
+              subscriptionId: idOf(subscriptionId, 'subscriptionId'),
+            },
+          },
+          ...signalOf(options),
+        },
+      ),
+    );
+  }
+
+  /**
+   * Sends a signed `delivery_subscription.test` to the subscription's URL now and answers the attempt
+   * (`succeeded`, `status_code`, `latency_ms`, `error` …); nothing is stored or retried.
+   */
+  async test(subscriptionId: string, options?: RequestOptions): Promise<DataOf<'testDeliverySubscription'>> {
+    return unwrap(
+      await this.raw.POST(
+        '/api/v1/projects/{projectId}/workflow/delivery-subscriptions/{subscriptionId}/test',
+        {
+          params: {
+            path: {
+              projectId: this.project(options),
+              subscriptionId: idOf(subscriptionId, 'subscriptionId'),
+            },
+          },
+          ...signalOf(options),
+        },
       ),
     );
   }
@@ -746,8 +856,9 @@ export class Deliveries extends Resource {
     query: Omit<QueryOf<'listDeliveries'>, 'cursor'> & { cursor?: string } = {},
     options?: RequestOptions,
   ): PagePromise<DataOf<'listDeliveries'>[number]> {
-    const projectId = this.project(options);
+    // A missing id rejects the list's promise (reaching `.catch`) instead of throwing at the call.
     return new PagePromise(async (cursor) => {
+      const projectId = this.project(options);
       const result = await this.raw.GET('/api/v1/projects/{projectId}/workflow/deliveries', {
         params: { path: { projectId }, query: { ...query, ...(cursor ? { cursor } : {}) } },
         ...signalOf(options),
@@ -759,7 +870,7 @@ export class Deliveries extends Resource {
   async get(deliveryId: string, options?: RequestOptions): Promise<DataOf<'getDelivery'>> {
     return unwrap(
       await this.raw.GET('/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}', {
-        params: { path: { projectId: this.project(options), deliveryId } },
+        params: { path: { projectId: this.project(options), deliveryId: idOf(deliveryId, 'deliveryId') } },
         ...signalOf(options),
       }),
     );
@@ -768,7 +879,7 @@ export class Deliveries extends Resource {
   async redeliver(deliveryId: string, options?: RequestOptions): Promise<DataOf<'redeliverDelivery'>> {
     return unwrap(
       await this.raw.POST('/api/v1/projects/{projectId}/workflow/deliveries/{deliveryId}/redeliver', {
-        params: { path: { projectId: this.project(options), deliveryId } },
+        params: { path: { projectId: this.project(options), deliveryId: idOf(deliveryId, 'deliveryId') } },
         ...signalOf(options),
       }),
     );

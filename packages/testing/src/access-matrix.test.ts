@@ -278,6 +278,62 @@ describe('access matrix generation', () => {
   });
 });
 
+describe('role cases', () => {
+  const withRoles: MatrixDocument = {
+    ...doc,
+    paths: {
+      '/workspaces/{workspace}/things/{thingId}': {
+        parameters: [
+          { $ref: '#/components/parameters/Workspace' },
+          { name: 'thingId', in: 'path', required: true },
+        ],
+        delete: {
+          operationId: 'deleteThing',
+          'x-svc-actors': ['participant', 'api_key'],
+          'x-svc-scopes': ['things:write'],
+          'x-svc-participant-roles': ['owner', 'admin'],
+          responses: documented,
+        },
+        patch: {
+          operationId: 'approveThing',
+          'x-svc-actors': ['participant'],
+          'x-svc-scopes': [],
+          'x-svc-participant-roles': ['owner'],
+          responses: documented,
+        },
+        get: {
+          operationId: 'getThing',
+          'x-svc-actors': ['participant'],
+          'x-svc-scopes': [],
+          responses: documented,
+        },
+      },
+    },
+  };
+
+  test('when role cases are asked for, then each role an operation leaves out is refused with its code', () => {
+    const matrix = generateAccessMatrix(withRoles, {
+      roleCases: true,
+      roleCodes: { approveThing: 'approval_role_required' },
+    });
+    expect(summary(matrix.cases.filter((c) => c.check === 'role_missing'))).toEqual([
+      'deleteThing role_missing member → 403 role_forbidden',
+      'deleteThing role_missing viewer → 403 role_forbidden',
+      'approveThing role_missing admin → 403 approval_role_required',
+      'approveThing role_missing member → 403 approval_role_required',
+      'approveThing role_missing viewer → 403 approval_role_required',
+    ]);
+    expect(generateAccessMatrix(withRoles).cases.filter((c) => c.check === 'role_missing')).toEqual([]);
+  });
+
+  test('when role cases exist and no factory makes a participant in a role, then it is named', () => {
+    const matrix = generateAccessMatrix(withRoles, { roleCases: true });
+    const factories = Object.fromEntries(MATRIX_CREDENTIAL_KINDS.map((kind) => [kind, () => kind]));
+    expect(missingCredentialFactories(matrix, factories)).toEqual(['participant_role']);
+    expect(missingCredentialFactories(matrix, { ...factories, participant_role: () => 'r' })).toEqual([]);
+  });
+});
+
 describe('access matrix guards', () => {
   test('when a generated list is empty, then it throws instead of passing silently', () => {
     const onlyAnonymous = generateAccessMatrix({

@@ -65,6 +65,8 @@ export interface MatrixOperation {
   actors: string[];
   scopes: string[];
   pathParams: string[];
+  /** `x-svc-participant-roles`: the workspace roles a participant needs (undefined: any member). */
+  participantRoles?: string[];
   /** Status codes the document lists for the operation. */
   responses: string[];
 }
@@ -83,7 +85,8 @@ export type AccessCheck =
   | 'own_credential'
   | 'scope_missing'
   | 'other_workspace'
-  | 'foreign_id';
+  | 'foreign_id'
+  | 'role_missing';
 
 export interface AccessCase {
   /** Stable id, used to list known deviations: `<operationId> <check>[ <kind>][ <scope or parameter>]`. */
@@ -98,6 +101,8 @@ export interface AccessCase {
   forged: boolean;
   /** `scope_missing`: the declared scope the key lacks. */
   lacking?: string;
+  /** `role_missing`: the workspace role of the participant, one the operation does not list. */
+  role?: string;
   /** Path parameters whose values are taken from the other workspace's resources. */
   foreign: string[];
   expected: Answer;
@@ -136,7 +141,18 @@ export interface MatrixOptions {
    * so no "resource of another workspace" exists for them.
    */
   nameParams?: readonly string[];
+  /**
+   * Generate `role_missing` cases: for each operation a participant may call that lists
+   * `x-svc-participant-roles`, a participant of the callers' workspace in each role it leaves out is refused
+   * with 403 `role_forbidden` (needs the `participant_role` credential factory).
+   */
+  roleCases?: boolean;
+  /** Operations whose use case checks the role itself and answers its own code instead of `role_forbidden`. */
+  roleCodes?: Record<string, string>;
 }
+
+/** Every workspace role, as the hub's contract lists them. */
+export const WORKSPACE_ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 
 /**
  * Every operation of a document with its access annotations, read by the router's own `listOperations` (so the
@@ -150,6 +166,7 @@ export function readOperations(doc: MatrixDocument): MatrixOperation[] {
     actors: [...op.actors],
     scopes: op.scopes,
     pathParams: op.pathParams,
+    ...(op.participantRoles ? { participantRoles: [...op.participantRoles] } : {}),
     responses: Object.keys((op.raw.responses as Record<string, unknown> | undefined) ?? {}),
   }));
 }
@@ -271,6 +288,19 @@ function protectedCases(op: MatrixOperation, options: MatrixOptions): CaseInput[
   }
   const [scoping, ...inner] = op.pathParams;
   if (scoping === undefined) return cases;
+  if (options.roleCases && op.actors.includes('participant') && op.participantRoles) {
+    const code = options.roleCodes?.[op.operationId] ?? 'role_forbidden';
+    for (const role of WORKSPACE_ROLES.filter((r) => !op.participantRoles!.includes(r))) {
+      cases.push({
+        id: `${op.operationId} role_missing ${role}`,
+        name: `when a participant who is ${role} of the workspace is sent (the contract lists ${op.participantRoles.join(', ')}), then 403 ${code}`,
+        check: 'role_missing',
+        actor: 'participant',
+        role,
+        expected: { status: 403, code },
+      });
+    }
+  }
   const byWorkspace = WORKSPACE_PARAMS.includes(scoping);
   const resources = inner.filter((p) => !WORKSPACE_PARAMS.includes(p) && !options.nameParams?.includes(p));
   for (const actor of WORKSPACE_ACTORS) {
@@ -375,6 +405,8 @@ export function casesByOperation(matrix: AccessMatrix): [string, AccessCase[]][]
  */
 export interface CredentialFactories {
   participant?: () => Promise<string> | string;
+  /** A participant of the callers' workspace in `role` (for `role_missing` cases). */
+  participant_role?: (role: string) => Promise<string> | string;
   api_key?: (scopes: readonly string[]) => Promise<string> | string;
   agent?: () => Promise<string> | string;
   service?: () => Promise<string> | string;
@@ -383,13 +415,18 @@ export interface CredentialFactories {
   runtime_credential?: () => Promise<string> | string;
 }
 
-/** Credential kinds the matrix presents a genuine credential of, for which `factories` has no factory. */
-export function missingCredentialFactories(
-  matrix: AccessMatrix,
-  factories: CredentialFactories,
-): MatrixCredentialKind[] {
+/**
+ * Credential kinds the matrix presents a genuine credential of, for which `factories` has no factory
+ * (`participant_role` when it has role cases and no factory of participants by role).
+ */
+export function missingCredentialFactories(matrix: AccessMatrix, factories: CredentialFactories): string[] {
   const needed = new Set(matrix.cases.flatMap((c) => (c.actor && !c.forged ? [c.actor] : [])));
-  return MATRIX_CREDENTIAL_KINDS.filter((kind) => needed.has(kind) && factories[kind] === undefined);
+  const missing: string[] = MATRIX_CREDENTIAL_KINDS.filter(
+    (kind) => needed.has(kind) && factories[kind] === undefined,
+  );
+  if (matrix.cases.some((c) => c.role !== undefined) && factories.participant_role === undefined)
+    missing.push('participant_role');
+  return missing;
 }
 
 /** Throws when the matrix needs a credential kind the test cannot make. */
@@ -439,9 +476,10 @@ export interface MatrixTarget {
    */
   foreignParams: () => Record<string, string>;
   /**
-   * Valid request bodies by operationId, sent with `foreign_id` cases: the caller has access to the path, so
-   * the body is validated before the resource is looked up, and an empty body would be refused first (every other
-   * case sends `{}`: access is decided before the body is read).
+   * Valid request bodies by operationId, sent with `foreign_id` and `role_missing` cases: the caller has access
+   * to the path, so the body is validated before the resource is looked up (or, where the use case checks the
+   * role itself, before the role), and an empty body would be refused first (every other case sends `{}`: access
+   * is decided before the body is read).
    */
   bodies?: Record<string, unknown>;
   /** Sends a request; defaults to the global `fetch` (a Unix-socket service passes its own). */
@@ -456,6 +494,11 @@ export const SAMPLE_ID = 'x_0000';
 async function credentialFor(c: AccessCase, target: MatrixTarget): Promise<Record<string, string>> {
   if (!c.actor) return {};
   if (c.forged) return CREDENTIAL_HEADERS[c.actor](forgedCredential(c.actor));
+  if (c.role !== undefined) {
+    const byRole = target.credentials.participant_role;
+    if (!byRole) throw new Error(`${c.id}: no credential factory for a participant in a role`);
+    return CREDENTIAL_HEADERS.participant(await byRole(c.role));
+  }
   const factory = target.credentials[c.actor];
   if (!factory) throw new Error(`${c.id}: no credential factory for ${c.actor}`);
   const scopes = c.lacking !== undefined ? target.allScopes.filter((s) => s !== c.lacking) : target.allScopes;
@@ -503,7 +546,11 @@ export async function checkAccessCase(
     method: c.operation.method.toUpperCase(),
     headers,
     body: ['post', 'put', 'patch'].includes(c.operation.method)
-      ? JSON.stringify((c.check === 'foreign_id' && target.bodies?.[c.operation.operationId]) || {})
+      ? JSON.stringify(
+          ((c.check === 'foreign_id' || c.check === 'role_missing') &&
+            target.bodies?.[c.operation.operationId]) ||
+            {},
+        )
       : undefined,
   });
   const body = (await res.json().catch(() => ({}))) as { code?: unknown; data?: unknown };

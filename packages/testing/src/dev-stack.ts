@@ -48,15 +48,21 @@ export async function devStackSettings(prefix: string, stateDir: string): Promis
 /** Starts the launcher from its build and waits for its ready line; fails with its output when it exits. */
 export async function startDevStack(env: Record<string, string>, timeoutMs = 120_000): Promise<NodeProcess> {
   const stack = startBuiltEntryPoint(devStackDir, 'dist/main.js', env);
-  await eventually(
-    () => stack.stdout().includes(READY_LINE) || !stack.running(),
-    timeoutMs,
-    'the dev stack ready',
-    {
-      intervalMs: 200,
-      describe: () => stack.stdout().slice(-3000),
-    },
-  );
+  try {
+    await eventually(
+      () => stack.stdout().includes(READY_LINE) || !stack.running(),
+      timeoutMs,
+      'the dev stack ready',
+      {
+        intervalMs: 200,
+        describe: () => stack.stdout().slice(-3000),
+      },
+    );
+  } catch (error) {
+    // A stack that did not get ready in time is stopped: it would hold its state directory and ports.
+    if (stack.running()) await stack.stop('SIGTERM', 60_000);
+    throw error;
+  }
   if (!stack.stdout().includes(READY_LINE))
     throw new Error(`dev stack exited: ${stack.stderr()}\n${stack.stdout().slice(-3000)}`);
   return stack;

@@ -16,3 +16,6 @@ export * from './fake-cloudflare-tunnel-api';
 export * from './metrics';
 export * from './fuzz';
 export * from './load-balancer';
+export * from './fleet-network';
+export * from './fleet';
+export * from './fleet-soak';

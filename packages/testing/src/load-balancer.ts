@@ -48,6 +48,11 @@ export function renderHaproxyConfig(template: string, services: BalancedService[
 }
 
 export interface RunningLoadBalancer {
+  name: 'haproxy';
+  /** HAProxy's process id (a supervisor records it, to stop what a killed parent left behind). */
+  pid: number | undefined;
+  /** Resolves with HAProxy's exit code or signal. */
+  exited: Promise<number | string>;
   /** `http://<bind>` of each service, by name. */
   urls: Record<string, string>;
   /** What HAProxy wrote (warnings, servers going down and up). */
@@ -124,6 +129,9 @@ export async function startLoadBalancer(
     throw error;
   }
   return {
+    name: 'haproxy',
+    pid: child.pid,
+    exited,
     urls: Object.fromEntries(services.map((s) => [s.name, `http://${s.bind}`])),
     output: () => output,
     stop,

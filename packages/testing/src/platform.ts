@@ -58,6 +58,8 @@ export interface HubOptions {
   /** More variables, e.g. `HUB_MANAGED_PROVIDERS`. */
   env?: Record<string, string>;
   process?: StartOptions;
+  /** The address it listens on and names itself by (default 127.0.0.1). */
+  host?: string;
   /** Listen here (a replica restarted on its port); default a free port. */
   port?: number;
 }
@@ -70,9 +72,10 @@ export interface RunningHub {
 /** The built hub (`dist/main.js`) on a free 127.0.0.1 port, ready. */
 export async function startHub(options: HubOptions): Promise<RunningHub> {
   const port = options.port ?? (await freePort());
-  const url = `http://127.0.0.1:${port}`;
+  const host = options.host ?? '127.0.0.1';
+  const url = `http://${host}:${port}`;
   const env = {
-    HUB_HOST: '127.0.0.1',
+    HUB_HOST: host,
     HUB_PORT: String(port),
     HUB_PUBLIC_URL: url,
     DATABASE_URL: options.databaseUrl,
@@ -191,6 +194,8 @@ export interface WorkflowEnvInput {
   logLevel?: string;
   /** More variables (engine timings, pool size, delivery settings); they win over the defaults above. */
   env?: Record<string, string>;
+  /** The address both listen on and the API names itself by (default 127.0.0.1). */
+  host?: string;
 }
 
 /** The environment the Workflow API and its worker share, with a free port for each. */
@@ -204,12 +209,13 @@ export interface WorkflowEnv {
 
 export async function workflowEnv(input: WorkflowEnvInput): Promise<WorkflowEnv> {
   const [port, workerPort] = [await freePort(), await freePort()];
-  const url = `http://127.0.0.1:${port}`;
+  const host = input.host ?? '127.0.0.1';
+  const url = `http://${host}:${port}`;
   return {
     url,
-    workerUrl: `http://127.0.0.1:${workerPort}`,
+    workerUrl: `http://${host}:${workerPort}`,
     env: {
-      WORKFLOW_HOST: '127.0.0.1',
+      WORKFLOW_HOST: host,
       WORKFLOW_PORT: String(port),
       WORKFLOW_WORKER_PORT: String(workerPort),
       WORKFLOW_PUBLIC_URL: url,

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -53,24 +52,60 @@ export async function eventually<T>(
 /** A sleep that does not keep the process alive (the time limit of a race). */
 const idle = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-/** Ports this process was given already: the kernel may offer a closed one again at once. */
+/** Ports this process was given already: never given twice, even once closed again. */
 const portsGiven = new Set<number>();
+
+/**
+ * The ports this process picks from: below the kernel's ephemeral range (where outgoing connections take their
+ * local ports, so a port handed out here is not taken by a connection to Postgres before its service binds it),
+ * one slice per Jest worker so parallel test files do not pick the same one.
+ */
+function portSlice(): { low: number; high: number } {
+  let ephemeralLow = 32_768;
+  try {
+    ephemeralLow = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+  } catch {
+    // Not Linux: the common default.
+  }
+  const low = 10_000;
+  const high = Math.max(low + 1_000, ephemeralLow - 1);
+  const slices = 8;
+  const worker = Number(process.env.JEST_WORKER_ID ?? '0');
+  if (!Number.isInteger(worker) || worker < 1) return { low, high };
+  const size = Math.floor((high - low + 1) / slices);
+  const sliceLow = low + ((worker - 1) % slices) * size;
+  return { low: sliceLow, high: sliceLow + size - 1 };
+}
+
+let nextPort: number | undefined;
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
 
 /**
  * A port that was free a moment ago on 127.0.0.1, never one this process was given before: two services of one
  * stack (a relay and a console router, say) asked for ports one after the other must not get the same one.
  */
 export async function freePort(): Promise<number> {
-  for (let attempt = 0; ; attempt += 1) {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    if (!portsGiven.has(port) || attempt >= 50) {
+  const { low, high } = portSlice();
+  nextPort ??= low + Math.floor(Math.random() * (high - low + 1));
+  for (let tried = 0; tried <= high - low; tried += 1) {
+    const port: number = nextPort;
+    nextPort = port >= high ? low : port + 1;
+    if (portsGiven.has(port)) continue;
+    if (await canListen(port)) {
       portsGiven.add(port);
       return port;
     }
   }
+  throw new Error(`no free port on 127.0.0.1 between ${low} and ${high}`);
 }
 
 export interface StartOptions {
@@ -90,6 +125,11 @@ export interface StartOptions {
   detached?: boolean;
   /** Written to the process's stdin, which is then closed (e.g. a password for `--password-stdin`). */
   input?: string;
+  /**
+   * A command that runs node in its place (it must exec node, so the pid stays node's), e.g.
+   * `['ip', 'netns', 'exec', 'ns1']` to run the process in a network namespace.
+   */
+  wrap?: string[];
 }
 
 export interface NodeProcess {
@@ -130,7 +170,9 @@ export function startBuiltEntryPoint(
   const file = path.resolve(appDir, script);
   if (!existsSync(file))
     throw new Error(`${file} is missing: run \`pnpm build\` first (the README's test command does)`);
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), file, ...(options.args ?? [])], {
+  const nodeArgv = [process.execPath, ...(options.nodeArgs ?? []), file, ...(options.args ?? [])];
+  const argv = [...(options.wrap ?? []), ...nodeArgv];
+  const child = spawn(argv[0]!, argv.slice(1), {
     cwd: appDir,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: [

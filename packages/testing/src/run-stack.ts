@@ -23,7 +23,13 @@ import { freePort } from './process';
 import type { WorkflowEnv } from './platform';
 import type { NodeProcess } from './process';
 import { obliterateQueues, uniqueQueuePrefix } from './queues';
-import { REPORT_SCHEMA, registerLiveRuntimeHost, registerStartedAgent, startReferenceAgent } from './runtime';
+import {
+  REPORT_SCHEMA,
+  registerLiveRuntimeHost,
+  registerStartedAgent,
+  startReferenceAgent,
+  startRuntimeHostProcess,
+} from './runtime';
 import { testRedisUrl } from './servers';
 
 /** The Workflow API's queues (its `RECONCILE_QUEUE` and `DELIVERY_QUEUE`), emptied when a stack closes. */
@@ -45,6 +51,17 @@ export interface RunningAgent {
   process: NodeProcess | null;
   /** Starts the reference agent process (optionally with a handler module). */
   start(handler?: string): Promise<void>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** A runtime host of the stack whose heartbeat runs in a process of its own, with the agents started on it. */
+export interface RunStackHost {
+  id: string;
+  name: string;
+  agents: RunningAgent[];
+  /** Whether its heartbeat process runs. */
+  running(): boolean;
+  /** Kills the host's heartbeat and every agent process on it at once (SIGKILL by default): a machine that dies. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -92,8 +109,16 @@ export interface RunStack<Database extends Closable | undefined = undefined> {
     index: number,
     options?: { signal?: NodeJS.Signals; restart?: boolean },
   ): Promise<void>;
-  /** Registers (and starts at the hub) an agent of the project with these capabilities. */
-  addAgent(capabilities: string[], options?: { start?: boolean; handler?: string }): Promise<RunningAgent>;
+  /**
+   * Registers (and starts at the hub) an agent of the project with these capabilities, on the stack's first
+   * host or on `host` (one from {@link RunStack.addHost}).
+   */
+  addAgent(
+    capabilities: string[],
+    options?: { start?: boolean; handler?: string; host?: RunStackHost },
+  ): Promise<RunningAgent>;
+  /** Registers another runtime host, heartbeating every 10 s from a process of its own (see `kill`). */
+  addHost(name: string): Promise<RunStackHost>;
   /** Registers an artifact schema and a contract whose template pins it. */
   seedRoute(options?: {
     intent?: string;
@@ -217,12 +242,31 @@ export async function startRunStack<Database extends Closable | undefined = unde
 
   const agents: RunningAgent[] = [];
   let agentCount = 0;
-  async function addAgent(capabilities: string[], opts: { start?: boolean; handler?: string } = {}) {
+  const extraHosts: RunStackHost[] = [];
+  async function addHost(name: string): Promise<RunStackHost> {
+    const started = await startRuntimeHostProcess(owner, name);
+    const added: RunStackHost = {
+      id: started.id,
+      name,
+      agents: [],
+      running: () => started.process.running(),
+      async kill(signal: NodeJS.Signals = 'SIGKILL') {
+        await Promise.all([started.process.stop(signal, 10_000), ...added.agents.map((a) => a.kill(signal))]);
+      },
+    };
+    extraHosts.push(added);
+    return added;
+  }
+
+  async function addAgent(
+    capabilities: string[],
+    opts: { start?: boolean; handler?: string; host?: RunStackHost } = {},
+  ) {
     agentCount += 1;
     const name = `agent-${agentCount}-${randomBytes(3).toString('hex')}`;
     const started = await registerStartedAgent(owner, {
       name,
-      hostId: host.id,
+      hostId: opts.host?.id ?? host.id,
       projectCode: project.code,
       capabilities,
     });
@@ -247,6 +291,7 @@ export async function startRunStack<Database extends Closable | undefined = unde
       },
     };
     agents.push(agent);
+    opts.host?.agents.push(agent);
     if (opts.start !== false) await agent.start(opts.handler);
     return agent;
   }
@@ -338,9 +383,11 @@ export async function startRunStack<Database extends Closable | undefined = unde
       }
     },
     addAgent,
+    addHost,
     seedRoute,
     async close() {
       host.stop();
+      await Promise.all(extraHosts.map((h) => h.kill('SIGTERM')));
       if (process.env.SVC_TEST_PRINT_LOGS) {
         for (const [name, list] of [
           ['workflow-api', apis],

@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { unwrap } from '@svc/contracts';
 import { APP_DIRS } from './platform';
 import type { HubOwner } from './platform';
@@ -32,11 +36,7 @@ export interface LiveRuntimeHost {
   stop(): void;
 }
 
-/**
- * Registers a runtime host in the owner's workspace and keeps it heartbeating (relay and console router
- * ready) every 20 s with a `runtime-hosts:write` key, as a live host does.
- */
-export async function registerLiveRuntimeHost(owner: HubOwner, name: string): Promise<LiveRuntimeHost> {
+async function registerHost(owner: HubOwner, name: string): Promise<{ id: string; hostKey: string }> {
   const registered = unwrap(
     await owner.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
       params: { path: { workspace: owner.workspace.slug } },
@@ -51,19 +51,80 @@ export async function registerLiveRuntimeHost(owner: HubOwner, name: string): Pr
   );
   const id = registered.host.id;
   const hostKey = await owner.createApiKey(['runtime-hosts:write'], `${name} heartbeat`);
+  return { id, hostKey };
+}
+
+/** A runtime host's heartbeat as `svc runtime up` sends it: relay and console router ready. */
+const HEARTBEAT_BODY = { relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' };
+
+/**
+ * Registers a runtime host in the owner's workspace and keeps it heartbeating (relay and console router
+ * ready) every 10 s, as `svc runtime up` does, with a `runtime-hosts:write` key, from this process.
+ */
+export async function registerLiveRuntimeHost(owner: HubOwner, name: string): Promise<LiveRuntimeHost> {
+  const { id, hostKey } = await registerHost(owner, name);
   const beat = async () => {
     const res = await fetch(`${owner.hubUrl}/api/v1/runtime-hosts/${id}/heartbeat`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': hostKey },
-      body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
+      body: JSON.stringify(HEARTBEAT_BODY),
     });
     await res.arrayBuffer();
     if (res.status !== 200) throw new Error(`host heartbeat: HTTP ${res.status}`);
   };
   await beat();
-  const timer = setInterval(() => void beat().catch(() => undefined), 20_000);
+  const timer = setInterval(() => void beat().catch(() => undefined), 10_000);
   timer.unref();
   return { id, stop: () => clearInterval(timer) };
+}
+
+export interface RuntimeHostProcess {
+  id: string;
+  name: string;
+  /** The process that heartbeats for the host: kill it (SIGKILL) and the host goes silent, as a dead machine. */
+  process: NodeProcess;
+}
+
+/**
+ * Registers a runtime host and runs its heartbeat in a process of its own (every `intervalMs`, 10 s as `svc
+ * runtime up` by default), so a test can kill the host like a machine that dies; resolves once the hub has its
+ * first heartbeat.
+ */
+export async function startRuntimeHostProcess(
+  owner: HubOwner,
+  name: string,
+  options: { intervalMs?: number } = {},
+): Promise<RuntimeHostProcess> {
+  const { id, hostKey } = await registerHost(owner, name);
+  const script = path.join(os.tmpdir(), `svc-host-heartbeat-${randomUUID()}.cjs`);
+  writeFileSync(
+    script,
+    `const url = process.env.HOST_HEARTBEAT_URL, key = process.env.HOST_KEY, body = process.env.HOST_BODY;
+     const beat = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body })
+       .then((res) => res.arrayBuffer()).catch(() => undefined);
+     void beat();
+     setInterval(beat, Number(process.env.HOST_INTERVAL_MS));`,
+  );
+  const proc = startBuiltEntryPoint(
+    os.tmpdir(),
+    path.basename(script),
+    {
+      HOST_HEARTBEAT_URL: `${owner.hubUrl}/api/v1/runtime-hosts/${id}/heartbeat`,
+      HOST_KEY: hostKey,
+      HOST_BODY: JSON.stringify(HEARTBEAT_BODY),
+      HOST_INTERVAL_MS: String(options.intervalMs ?? 10_000),
+    },
+    { name: `runtime host ${name}` },
+  );
+  await eventually(
+    async () => {
+      const res = await owner.hub.GET('/api/v1/runtime-hosts/{hostId}', { params: { path: { hostId: id } } });
+      return res.data?.data.last_heartbeat_at ?? null;
+    },
+    20_000,
+    `the first heartbeat of runtime host ${name}`,
+  );
+  return { id, name, process: proc };
 }
 
 /** Registers an agent of the project on the host (model `local/echo`) and starts it at the hub. */

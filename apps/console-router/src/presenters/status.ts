@@ -27,6 +27,18 @@ export function presentStatus(status: RouterStatus): ConsoleRouterStatusBody {
       http: status.upstreamConnections.http,
       websockets: status.upstreamConnections.websockets,
     },
+    websockets: {
+      open: status.websockets.open,
+      callers: status.websockets.callers,
+      busiest_caller: status.websockets.busiestCaller,
+      limits: {
+        max_connections: status.websockets.limits.maxConnections,
+        max_per_route: status.websockets.limits.maxPerRoute,
+        max_per_caller: status.websockets.limits.maxPerCaller,
+        max_message_bytes: status.websockets.limits.maxMessageBytes,
+      },
+      refused: { ...status.websockets.refused },
+    },
     routes: status.routes.map((r) => ({
       agent_id: r.route.agentId,
       route: r.route.route,

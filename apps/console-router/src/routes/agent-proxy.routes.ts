@@ -7,11 +7,14 @@ import type { ProxyStats } from '../domain/proxy-metrics';
 import type { RequestIds } from '../domain/request-ids';
 import { isAllowedOrigin } from '../domain/request-origin';
 import type { OriginRules } from '../domain/request-origin';
+import { limitReason } from '../domain/websocket-limits';
+import type { WebSocketLimit, WebSocketLimits } from '../domain/websocket-limits';
 import { parseAgentPath } from '../domain/route-table';
 import type { AgentPath } from '../domain/route-table';
 import type { ClientRequest, ClientResponse } from '../transport/client-exchange';
 import { problemAnswer, rawHttpAnswer } from '../transport/problem-answer';
 import type { UpstreamProxy, UpstreamTarget } from '../transport/upstream-proxy';
+import { closeFrame, isWebSocketKey, switchingProtocols } from '../transport/websocket-frames';
 import {
   admitConsoleRequest,
   admitRemembered,
@@ -21,6 +24,8 @@ import type { AdmitDeps, Admission } from '../use-cases/proxy/admit-console-requ
 
 export interface AgentProxyDeps extends AdmitDeps {
   proxy: UpstreamProxy;
+  /** WebSockets open in total, per route and per caller, against `CONSOLE_ROUTER_WS_MAX_*`. */
+  wsLimits: WebSocketLimits;
   origins: OriginRules;
   /** Whether a `Host` is loopback or the public host (see `hostCheck`). */
   isAllowedHost: (host: string | undefined) => boolean;
@@ -52,6 +57,23 @@ const notConfigured = () =>
     status: 503,
     code: 'router_not_configured',
     detail: 'The console router has no console secret (CONSOLE_ROUTER_UPSTREAM_SECRET) to reach agents with.',
+  });
+
+/** The router holds `CONSOLE_ROUTER_WS_MAX_CONNECTIONS` WebSockets: one more is refused before the upgrade. */
+const capacityReached = (detail: string) =>
+  new AppError({
+    status: 503,
+    code: 'console_capacity_reached',
+    detail: `The console router holds as many WebSockets as it may (${detail}); retry shortly.`,
+    headers: { 'Retry-After': '5' },
+  });
+
+/** A per-caller or per-route limit met by a request that is not a complete WebSocket handshake. */
+const limitReached = (detail: string) =>
+  new AppError({
+    status: 429,
+    code: 'websocket_limit_reached',
+    detail: `Too many WebSockets open (${detail}); close one and retry.`,
   });
 
 /**
@@ -184,9 +206,34 @@ export function agentProxyRoutes(deps: AgentProxyDeps) {
       refuse(error);
       return;
     }
+    /**
+     * A limit met after admission: the router's total is answered 503 before the upgrade; a caller's or a
+     * route's limit completes the handshake and closes at once with 1008 and the limit's name, which a
+     * browser's WebSocket can read (it cannot read an HTTP status), or 429 without a valid handshake.
+     */
+    const refuseLimit = (limit: WebSocketLimit, agentId: string) => {
+      const reason = limitReason(limit, deps.wsLimits.settings);
+      const key = req.headers['sec-websocket-key'];
+      if (limit === 'connections' || !isWebSocketKey(key) || req.headers['sec-websocket-version'] !== '13') {
+        refuse(limit === 'connections' ? capacityReached(reason) : limitReached(reason));
+        return;
+      }
+      logger.info({ request_id: requestId, agent_id: agentId, limit }, 'console WebSocket refused: limit');
+      if (socket.writable)
+        socket.end(Buffer.concat([Buffer.from(switchingProtocols(key)), closeFrame(1008, reason)]));
+      setTimeout(() => socket.destroy(), 1_000).unref();
+    };
     admitConsoleRequest(deps, { method: req.method ?? 'GET', path, headers: req.headers })
       .then((admission) => {
         if (socket.destroyed) return;
+        const caller = `${admission.caller.kind}:${admission.caller.id}`;
+        const place = deps.wsLimits.admit(admission.route.agentId, caller);
+        if (typeof place === 'string') {
+          refuseLimit(place, admission.route.agentId);
+          return;
+        }
+        // The place is given back when the client's socket closes, whatever happened to the upgrade.
+        socket.once('close', place.release);
         const target = upstreamTarget(admission, requestId);
         // Asked again whenever the route table changes: a caller who lost access loses the open socket too.
         target.stillAllowed = () => {

@@ -29,6 +29,7 @@ export function statusRoutes(deps: {
   routes: StatusDeps['routes'] & RefreshDeps['routes'];
   activity: StatusDeps['activity'];
   connections: StatusDeps['connections'];
+  wsLimits: StatusDeps['wsLimits'];
   host: string;
   configuredPort: number;
   runtimeVersion: string;

@@ -12,6 +12,7 @@ import type { ClientRequest, ClientResponse } from './client-exchange';
 import type { HttpParserClass } from './http-parser';
 import { rawHttpAnswer } from './problem-answer';
 import type { ProblemAnswer } from './problem-answer';
+import { FrameScanner, closeFrame } from './websocket-frames';
 
 /** Where one admitted request goes and what it carries (`x-svc-console-caller`, the agent's proxy key, the id). */
 export interface UpstreamTarget extends ForwardTarget {
@@ -24,6 +25,10 @@ export interface UpstreamProxyOptions {
   activity: RouteActivity;
   /** A WebSocket with no bytes either way for this long is closed. */
   wsIdleMs: number;
+  /** The largest message a caller may send to an agent (fragments summed); a larger one closes with 1009. */
+  wsMaxMessageBytes: number;
+  /** Told when a WebSocket was closed for a message over `wsMaxMessageBytes`; returns the close reason. */
+  onMessageTooLarge: () => string;
   /** What to answer when the agent cannot be reached before anything was sent to the client. */
   onUnreachable: (error: NodeJS.ErrnoException, target: UpstreamTarget) => ProblemAnswer;
   /** Counts of forwarded requests, agents' answers and failures (plain increments). */
@@ -41,15 +46,73 @@ const STRIPPED_HEADERS = [
   'x-svc-console-proxy-key',
 ] as const;
 
-interface Tunnel {
-  agentId: string;
-  stillAllowed: (() => boolean) | undefined;
-  client: Socket;
-  upstream: Socket;
+/**
+ * One open WebSocket: both sockets, the frame scanners of both directions (headers only) and what the sweeper
+ * and the access re-check need. Its listeners are its own methods, bound once.
+ */
+class Tunnel {
   /** Bytes read on both sides when the sweeper last looked. */
   bytes: number;
   /** When the sweeper last saw the byte count move (or the tunnel opened). */
-  lastActivity: number;
+  lastActivity = Date.now();
+  /** Closing on a limit: the client socket is ended with a close frame, not cut. */
+  closing = false;
+  readonly fromClient: FrameScanner;
+  readonly fromAgent = new FrameScanner();
+  /** Set by the proxy: what to do when the tunnel ends, and when a caller's message is too large. */
+  onClosed: (tunnel: Tunnel) => void = () => undefined;
+  onTooLarge: (tunnel: Tunnel) => void = () => undefined;
+
+  constructor(
+    readonly agentId: string,
+    readonly stillAllowed: (() => boolean) | undefined,
+    readonly client: Socket,
+    readonly upstream: Socket,
+    maxMessageBytes: number,
+    readonly release: () => void,
+  ) {
+    this.bytes = client.bytesRead + upstream.bytesRead;
+    this.fromClient = new FrameScanner(maxMessageBytes);
+    this.clientData = this.clientData.bind(this);
+    this.agentData = this.agentData.bind(this);
+    this.ended = this.ended.bind(this);
+  }
+
+  /** Runs before the pipe writes the chunk to the agent (registered first), so a refused message never leaves. */
+  clientData(chunk: Buffer): void {
+    if (!this.closing && !this.fromClient.feed(chunk)) this.onTooLarge(this);
+  }
+
+  agentData(chunk: Buffer): void {
+    this.fromAgent.feed(chunk);
+  }
+
+  ended(): void {
+    this.onClosed(this);
+  }
+
+  /**
+   * Closes the WebSocket with `code` and `reason` to the client: the agent's side is cut first (so nothing more
+   * reaches it), then the client gets the close frame when its direction is on a frame boundary (cut otherwise)
+   * and is destroyed a second later if it does not close first.
+   */
+  closeWith(code: number, reason: string): void {
+    this.closing = true;
+    this.upstream.destroy();
+    const client = this.client;
+    if (this.fromAgent.atBoundary && client.writable) {
+      client.end(closeFrame(code, reason));
+      // The agent's side is gone (and with it the pipe): keep reading so the client's own close and end
+      // arrive and the socket closes as soon as the client answers.
+      client.resume();
+    } else client.destroy();
+    setTimeout(() => client.destroy(), 1_000).unref();
+  }
+
+  destroy(): void {
+    this.client.destroy();
+    this.upstream.destroy();
+  }
 }
 
 /** What the proxy needs to know about a request it forwards, kept on the request itself (no side table). */
@@ -69,8 +132,12 @@ type ForwardedRequest = IncomingMessage & { [FORWARDED]?: UpstreamTarget };
  * - An upgrade the agent answers with anything but 101 is relayed and then both sides are closed.
  * - Idle policy: a WebSocket with no bytes either way for `wsIdleMs` is closed. The agent console pings its
  *   clients every 30 s, so a live terminal never idles out; a client that vanished is closed by the agent's
- *   missed pong or, failing that, here. The sweeper reads the sockets' byte counters, so WebSocket traffic
- *   costs nothing per chunk.
+ *   missed pong or, failing that, here. The sweeper reads the sockets' byte counters.
+ * - Message size (decision 91): each direction's frame headers are followed (`FrameScanner`, payloads skipped);
+ *   a caller's message over `wsMaxMessageBytes` cuts the agent's side before it is forwarded and closes the
+ *   client with 1009 and a reason naming the limit.
+ * - Memory per WebSocket (decision 91): one `Tunnel` whose listeners are its bound methods; the proxy's
+ *   handlers are shared, and no timer is kept per socket.
  * - Activity: a 2xx answer or bytes on an open WebSocket mark the route active (throttled per route).
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions) {
@@ -84,6 +151,22 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     toProxy: true,
   });
   const tunnels = new Set<Tunnel>();
+  // Shared by every tunnel: no closure per WebSocket.
+  const upstreamError = (error: Error) => logger.debug({ err: error }, 'upstream socket error');
+  // Either side closing ends the tunnel once; a tunnel closed on purpose (idle, access, a limit) is gone
+  // from the set already, and a limit's close frame to the client is not cut here.
+  const closed = (tunnel: Tunnel) => {
+    if (!tunnels.delete(tunnel)) return;
+    tunnel.release();
+    tunnel.destroy();
+  };
+  const tooLarge = (tunnel: Tunnel) => {
+    const reason = options.onMessageTooLarge();
+    logger.info({ agent_id: tunnel.agentId }, 'console WebSocket closed: message too large');
+    tunnels.delete(tunnel);
+    tunnel.release();
+    tunnel.closeWith(1009, reason);
+  };
   /** Call options per serve port: `{ target }` parsed once. */
   const wsOptions = new Map<number, { target: URL; agent: false }>();
   const targetOf = (port: number) => new URL(`http://127.0.0.1:${port}`);
@@ -100,31 +183,28 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     if (!target) return;
     proxyReq.on('upgrade', (_res, upstream: Socket) => {
       const client = socket as Socket;
-      const tunnel: Tunnel = {
-        agentId: target.agentId,
-        stillAllowed: target.stillAllowed,
+      const tunnel = new Tunnel(
+        target.agentId,
+        target.stillAllowed,
         client,
         upstream,
-        bytes: client.bytesRead + upstream.bytesRead,
-        lastActivity: Date.now(),
-      };
-      const release = activity.opened(target.agentId);
+        options.wsMaxMessageBytes,
+        activity.opened(target.agentId),
+      );
+      tunnel.onClosed = closed;
+      tunnel.onTooLarge = tooLarge;
       tunnels.add(tunnel);
       activity.touch(target.agentId);
-      upstream.on('error', (error) =>
-        logger.debug({ err: error, agent_id: target.agentId }, 'upstream socket error'),
-      );
-      const closed = () => {
-        tunnels.delete(tunnel);
-        release();
-        client.destroy();
-        upstream.destroy();
-      };
-      client.once('close', closed);
-      upstream.once('close', closed);
+      upstream.on('error', upstreamError);
+      // Registered before http-proxy-3 pipes the sockets (its own `upgrade` listener comes after this one): the
+      // scanners see each chunk before it is written on.
+      client.on('data', tunnel.clientData);
+      upstream.on('data', tunnel.agentData);
+      client.once('close', tunnel.ended);
+      upstream.once('close', tunnel.ended);
       // A client that reset while the agent was answering the upgrade has closed already, and its `close` will
       // not come again: end the tunnel now, or the agent's side (a terminal) would stay open.
-      if (client.destroyed || upstream.destroyed) closed();
+      if (client.destroyed || upstream.destroyed) closed(tunnel);
     });
     // Anything but 101: http-proxy-3 relays the answer and then ends the client socket; the upstream
     // connection is closed here, and the client socket is destroyed shortly after even if its peer never reads
@@ -163,8 +243,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
       if (now - tunnel.lastActivity < options.wsIdleMs) continue;
       logger.info({ agent_id: tunnel.agentId, idle_ms: now - tunnel.lastActivity }, 'idle WebSocket closed');
       tunnels.delete(tunnel);
-      tunnel.client.destroy();
-      tunnel.upstream.destroy();
+      tunnel.release();
+      tunnel.destroy();
     }
   }, sweepMs);
   sweeper.unref();
@@ -243,8 +323,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
         if (!tunnel.stillAllowed || tunnel.stillAllowed()) continue;
         logger.info({ agent_id: tunnel.agentId }, 'console WebSocket closed: access withdrawn');
         tunnels.delete(tunnel);
-        tunnel.client.destroy();
-        tunnel.upstream.destroy();
+        tunnel.release();
+        tunnel.destroy();
         closed += 1;
       }
       return closed;
@@ -269,8 +349,8 @@ export function createUpstreamProxy(options: UpstreamProxyOptions) {
     close(): void {
       clearInterval(sweeper);
       for (const tunnel of tunnels) {
-        tunnel.client.destroy();
-        tunnel.upstream.destroy();
+        tunnel.release();
+        tunnel.destroy();
       }
       tunnels.clear();
       forwarder.close();

@@ -24,6 +24,8 @@ const CHECKS: Record<string, (deps: HubDeps, ctx: Parameters<OperationGuard>[0])
     findAgentFor(deps, ctx.actor, String((ctx.params as Params).agentId), ctx.operation.participantRoles),
   assignProjectTeam: (deps, ctx) =>
     findProjectFor(deps, ctx.actor, String((ctx.params as Params).projectId), ctx.operation.participantRoles),
+  updateProject: (deps, ctx) =>
+    findProjectFor(deps, ctx.actor, String((ctx.params as Params).projectId), ctx.operation.participantRoles),
 };
 
 async function handoffOfAgent(deps: HubDeps, ctx: Parameters<OperationGuard>[0]): Promise<unknown> {

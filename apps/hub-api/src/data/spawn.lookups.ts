@@ -82,13 +82,20 @@ export async function spawnHostCandidates(
     _count: { _all: true },
   });
   const load = new Map<string, number>();
+  const spawning = new Map<string, number>();
   for (const r of running) if (r.runtimeInstanceId) load.set(r.runtimeInstanceId, r._count._all);
-  for (const s of open) load.set(s.runtimeInstanceId, (load.get(s.runtimeInstanceId) ?? 0) + s._count._all);
+  for (const s of open) {
+    load.set(s.runtimeInstanceId, (load.get(s.runtimeInstanceId) ?? 0) + s._count._all);
+    spawning.set(s.runtimeInstanceId, s._count._all);
+  }
   return hosts.map((host) => ({
     id: host.id,
     name: host.name,
     spawnReady: hostReadiness(host, now).spawn_ready,
     load: load.get(host.id) ?? 0,
+    spawning: spawning.get(host.id) ?? 0,
+    maxAgents: host.maxAgents,
+    maxConcurrentSpawns: host.maxConcurrentSpawns,
   }));
 }
 

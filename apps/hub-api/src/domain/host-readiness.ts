@@ -2,6 +2,11 @@ import type { Agent, RuntimeHost } from '../generated/prisma/client';
 
 /** A host heartbeats every ~10 s; one older than this is not fresh. */
 export const HOST_HEARTBEAT_FRESH_SECONDS = 45;
+/**
+ * A host silent this long (three missed heartbeats) is lost: no spawn goes to it, and the presence sweep marks
+ * its running agents `lost`, so the workflow engine gives their stages to other owners.
+ */
+export const HOST_LOST_SECONDS = 30;
 /** An agent heartbeats every ~10 s; one older than this no longer counts as running. */
 export const AGENT_HEARTBEAT_FRESH_SECONDS = 90;
 /** Agent statuses that count as running on the Networks view. */
@@ -12,10 +17,12 @@ export type ComponentState = 'ready' | 'not_ready' | 'unknown';
 export type HostCauseCode =
   | 'never_heartbeated'
   | 'heartbeat_stale'
+  | 'heartbeat_late'
   | 'runtime_key_superseded'
   | 'runtime_key_revoked'
   | 'relay_not_ready'
-  | 'console_router_not_ready';
+  | 'console_router_not_ready'
+  | 'draining';
 
 export interface HostCause {
   code: HostCauseCode;
@@ -38,7 +45,7 @@ export interface HostReadiness {
   console_router_ready: boolean;
   relay_state: ComponentState;
   console_router_state: ComponentState;
-  /** Fresh heartbeat and a ready relay: the host may receive spawns. */
+  /** Fresh heartbeat, a ready relay and no drain: the host may receive spawns. */
   spawn_ready: boolean;
   reasons: string[];
   causes: HostCause[];
@@ -59,6 +66,7 @@ export type ReadinessFacts = Pick<
   | 'previousRuntimeKeyValidUntil'
   | 'heartbeatApiKeyId'
   | 'heartbeatKeyRevokedAt'
+  | 'drainRequestedAt'
 >;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -114,6 +122,9 @@ export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
   const fresh =
     host.lastHeartbeatAt !== null &&
     now.getTime() - host.lastHeartbeatAt.getTime() <= HOST_HEARTBEAT_FRESH_SECONDS * 1000;
+  const lost =
+    host.lastHeartbeatAt === null ||
+    now.getTime() - host.lastHeartbeatAt.getTime() > HOST_LOST_SECONDS * 1000;
   const key = hostKeyStatus(host, now);
   const causes: HostCause[] = [];
   if (!host.lastHeartbeatAt) {
@@ -122,6 +133,12 @@ export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
     causes.push({
       code: 'heartbeat_stale',
       message: `no heartbeat since ${host.lastHeartbeatAt.toISOString()} (more than ${HOST_HEARTBEAT_FRESH_SECONDS} s)`,
+      at: host.lastHeartbeatAt.toISOString(),
+    });
+  } else if (lost) {
+    causes.push({
+      code: 'heartbeat_late',
+      message: `no heartbeat since ${host.lastHeartbeatAt.toISOString()} (more than ${HOST_LOST_SECONDS} s): no spawn goes to the host and its agents are marked lost`,
       at: host.lastHeartbeatAt.toISOString(),
     });
   }
@@ -141,13 +158,21 @@ export function hostReadiness(host: ReadinessFacts, now: Date): HostReadiness {
       message: `the console router is not ready${host.consoleRouterDetail ? `: ${host.consoleRouterDetail}` : ''}`,
     });
   }
+  if (host.drainRequestedAt) {
+    causes.push({
+      code: 'draining',
+      message: `draining since ${host.drainRequestedAt.toISOString()}: the host takes no new spawns or stages`,
+      at: host.drainRequestedAt.toISOString(),
+    });
+  }
   return {
     heartbeat_fresh: fresh,
     relay_ready: relayState === 'ready',
     console_router_ready: routerState === 'ready',
     relay_state: relayState,
     console_router_state: routerState,
-    spawn_ready: fresh && host.relayReady,
+    // A host late past the lost threshold takes no spawn, though its last heartbeat still counts as fresh.
+    spawn_ready: fresh && !lost && host.relayReady && !host.drainRequestedAt,
     reasons: causes.map((cause) => cause.message),
     causes,
     runtime_key: key,
@@ -178,4 +203,28 @@ export function isRunning(agent: Pick<Agent, 'status' | 'lastHeartbeatAt'>, now:
     agent.lastHeartbeatAt !== null &&
     now.getTime() - agent.lastHeartbeatAt.getTime() <= AGENT_HEARTBEAT_FRESH_SECONDS * 1000
   );
+}
+
+export type DrainState = 'active' | 'draining' | 'drained';
+
+export interface HostDrain {
+  state: DrainState;
+  requested_at: string | null;
+  requested_by: string | null;
+  drained_at: string | null;
+}
+
+/** A host's drain as the API shows it: `drained` once its last agent stopped, `draining` until then. */
+export function hostDrain(
+  host: Pick<RuntimeHost, 'drainRequestedAt' | 'drainRequestedBy' | 'drainedAt'>,
+): HostDrain {
+  if (!host.drainRequestedAt) {
+    return { state: 'active', requested_at: null, requested_by: null, drained_at: null };
+  }
+  return {
+    state: host.drainedAt ? 'drained' : 'draining',
+    requested_at: host.drainRequestedAt.toISOString(),
+    requested_by: host.drainRequestedBy,
+    drained_at: iso(host.drainedAt),
+  };
 }

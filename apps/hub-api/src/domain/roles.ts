@@ -7,6 +7,12 @@ import type { ParticipantRole } from '@svc/service-kit';
 export const COLLABORATOR_ROLES = ['owner', 'admin', 'member'] as const satisfies readonly ParticipantRole[];
 /** Roles that manage teams and project assignments. */
 export const TEAM_MANAGER_ROLES = ['owner', 'admin', 'member'] as const satisfies readonly ParticipantRole[];
+/** Roles that create, rename, archive and unarchive projects. */
+export const PROJECT_EDITOR_ROLES = [
+  'owner',
+  'admin',
+  'member',
+] as const satisfies readonly ParticipantRole[];
 /** Roles that register, start, stop, evict and delete agents. */
 export const AGENT_OPERATOR_ROLES = ['owner', 'admin'] as const satisfies readonly ParticipantRole[];
 /** Roles that rotate a runtime host's relay token. */

@@ -39,7 +39,17 @@ export const SPAWN_BLOCKER_CODES = [
   'spawn_command_not_allowed',
   'spawn_no_ready_host',
   'spawn_host_at_limit',
+  'spawn_host_busy',
 ] as const;
+/** Blockers that pass with time (a spawn in progress ends, an agent stops): answered 429 with `Retry-After`. */
+export const SPAWN_LIMIT_BLOCKER_CODES: readonly SpawnBlockerCode[] = [
+  'spawn_host_at_limit',
+  'spawn_host_busy',
+];
+/** When a spawn refused for a host's spawns in progress is worth asking for again. */
+export const SPAWN_BUSY_RETRY_AFTER_SECONDS = 10;
+/** When a spawn refused for hosts full of agents is worth asking for again. */
+export const SPAWN_AT_LIMIT_RETRY_AFTER_SECONDS = 30;
 export type SpawnBlockerCode = (typeof SPAWN_BLOCKER_CODES)[number];
 
 /** A reason a spawn is refused, in the spec's blocker category "spawn policy", with what an operator does. */
@@ -48,6 +58,8 @@ export interface SpawnBlocker {
   message: string;
   recommended_action: string;
   runtime_instance_ids: string[];
+  /** For the limit blockers: seconds after which a spawn is worth asking for again. */
+  retry_after_seconds?: number;
 }
 
 const POLICY_ENDPOINT =
@@ -139,6 +151,11 @@ export interface SpawnHostCandidate {
   spawnReady: boolean;
   /** Running agents on the host plus spawns in progress there. */
   load: number;
+  /** Spawns in progress on the host (requested or in progress). */
+  spawning: number;
+  /** The host's own limits (null: none of its own). */
+  maxAgents: number | null;
+  maxConcurrentSpawns: number | null;
 }
 
 export interface HostChoice {
@@ -147,8 +164,11 @@ export interface HostChoice {
 }
 
 /**
- * The host a spawn goes to: a spawn-ready one (fresh heartbeat, relay ready) whose load is under the limit,
- * the least loaded first, then by name and id. Otherwise the blocker says why none fits.
+ * The host a spawn goes to: a spawn-ready one (a heartbeat at most 30 s old, relay ready) with room for an agent
+ * (its load under the policy's `limit` and its own `maxAgents`) and for a spawn (its spawns in progress under its
+ * own `maxConcurrentSpawns`), the least loaded first, then by name and id. Otherwise the blocker says why none
+ * fits: no ready host, or back-pressure (`spawn_host_at_limit`: every ready host is full of agents;
+ * `spawn_host_busy`: those with room have their limit of spawns in progress), which carries `retry_after_seconds`.
  */
 export function chooseSpawnHost(hosts: readonly SpawnHostCandidate[], limit: number): HostChoice {
   const ready = hosts.filter((h) => h.spawnReady);
@@ -170,22 +190,34 @@ export function chooseSpawnHost(hosts: readonly SpawnHostCandidate[], limit: num
       },
     };
   }
-  const room = ready
-    .filter((h) => h.load < limit)
+  const agentRoom = ready.filter((h) => h.load < Math.min(limit, h.maxAgents ?? Infinity));
+  const room = agentRoom
+    .filter((h) => h.maxConcurrentSpawns === null || h.spawning < h.maxConcurrentSpawns)
     .sort((a, b) => a.load - b.load || a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   const [best] = room;
-  if (!best) {
+  if (best) return { hostId: best.id, blocker: null };
+  if (agentRoom.length > 0) {
     return {
       hostId: null,
       blocker: {
-        code: 'spawn_host_at_limit',
-        message: `Every spawn-ready host already runs ${limit} agent(s) (max_running_agents_per_host).`,
-        recommended_action: `Stop agents that are no longer needed, add a runtime host, or raise max_running_agents_per_host with ${POLICY_ENDPOINT}.`,
-        runtime_instance_ids: ready.map((h) => h.id),
+        code: 'spawn_host_busy',
+        message: `Every spawn-ready host with room for an agent already has its limit of spawns in progress (max_concurrent_spawns): ${agentRoom.map((h) => `${h.name} ${h.spawning}/${h.maxConcurrentSpawns}`).join(', ')}.`,
+        recommended_action: `Ask again after ${SPAWN_BUSY_RETRY_AFTER_SECONDS} s (a spawn in progress ends by then, usually), or raise the host's max_concurrent_spawns with PUT /api/v1/runtime-hosts/{hostId}/limits.`,
+        runtime_instance_ids: agentRoom.map((h) => h.id),
+        retry_after_seconds: SPAWN_BUSY_RETRY_AFTER_SECONDS,
       },
     };
   }
-  return { hostId: best.id, blocker: null };
+  return {
+    hostId: null,
+    blocker: {
+      code: 'spawn_host_at_limit',
+      message: `Every spawn-ready host already runs its limit of agents (max_running_agents_per_host ${limit}, or the host's own max_agents): ${ready.map((h) => `${h.name} ${h.load}/${Math.min(limit, h.maxAgents ?? Infinity)}`).join(', ')}.`,
+      recommended_action: `Ask again after ${SPAWN_AT_LIMIT_RETRY_AFTER_SECONDS} s; or stop agents that are no longer needed, add a runtime host, or raise the limit (max_running_agents_per_host with ${POLICY_ENDPOINT}, or the host's max_agents with PUT /api/v1/runtime-hosts/{hostId}/limits).`,
+      runtime_instance_ids: ready.map((h) => h.id),
+      retry_after_seconds: SPAWN_AT_LIMIT_RETRY_AFTER_SECONDS,
+    },
+  };
 }
 
 /** Agent names the hub registers (a subset of the relay's pattern). */

@@ -6,5 +6,12 @@ type Schemas = HubApi.components['schemas'];
 const iso = (d: Date) => d.toISOString();
 
 export function presentProject(p: Project): Schemas['Project'] {
-  return { id: p.id, workspace_id: p.workspaceId, code: p.code, name: p.name, created_at: iso(p.createdAt) };
+  return {
+    id: p.id,
+    workspace_id: p.workspaceId,
+    code: p.code,
+    name: p.name,
+    created_at: iso(p.createdAt),
+    archived_at: p.archivedAt ? iso(p.archivedAt) : null,
+  };
 }

@@ -10,7 +10,13 @@ type Schemas = HubInternalApi.components['schemas'];
 const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function presentInternalProject(p: InternalProject): Schemas['RosterProject'] {
-  return { id: p.id, code: p.code, name: p.name, workspace: { id: p.workspace.id, slug: p.workspace.slug } };
+  return {
+    id: p.id,
+    code: p.code,
+    name: p.name,
+    archived_at: p.archivedAt ? p.archivedAt.toISOString() : null,
+    workspace: { id: p.workspace.id, slug: p.workspace.slug },
+  };
 }
 
 export function presentRosterAgent(a: RosterEntry): Schemas['RosterAgent'] {

@@ -1,7 +1,7 @@
 import type { HubApi } from '@svc/contracts';
 import type { RuntimeHost, Workspace } from '../generated/prisma/client';
 import type { NetworkHostView } from '../use-cases/runtime/get-networks-view';
-import { hostReadiness } from '../domain/host-readiness';
+import { hostDrain, hostReadiness } from '../domain/host-readiness';
 import type { PulledRuntimeConfig } from '../use-cases/runtime/pull-runtime-config';
 import { publicUrlsOf } from '../domain/tunnel-urls';
 import { presentTunnelSummary } from './runtime-environments';
@@ -33,6 +33,9 @@ export function presentRuntimeHost(host: RuntimeHost, bundles: string[], now: Da
     readiness: hostReadiness(host, now),
     bundles,
     created_at: host.createdAt.toISOString(),
+    limits: { max_concurrent_spawns: host.maxConcurrentSpawns, max_agents: host.maxAgents },
+    lost_at: isoOrNull(host.lostAt),
+    drain: hostDrain(host),
   };
 }
 
@@ -63,6 +66,7 @@ export function presentNetworkHost(view: NetworkHostView, now: Date): Schemas['N
       tunnel: presentTunnelSummary(view.environment.environment, view.environment.connectorReady),
     }),
     spawn_ready: readiness.spawn_ready,
+    drain: hostDrain(host),
     readiness,
     running_agents: view.runningAgents,
     last_heartbeat_at: isoOrNull(host.lastHeartbeatAt),

@@ -6,6 +6,8 @@ import {
   presentRuntimeConfig,
   presentRuntimeHost,
 } from '../presenters/runtime';
+import { drainRuntimeHost } from '../use-cases/runtime/drain-runtime-host';
+import { resumeRuntimeHost } from '../use-cases/runtime/resume-runtime-host';
 import { getNetworksView } from '../use-cases/runtime/get-networks-view';
 import { getRuntimeHost } from '../use-cases/runtime/get-runtime-host';
 import { listRuntimeHosts } from '../use-cases/runtime/list-runtime-hosts';
@@ -14,6 +16,7 @@ import { recordRuntimeHostHeartbeat } from '../use-cases/runtime/record-runtime-
 import { registerRuntimeHost } from '../use-cases/runtime/register-runtime-host';
 import { rotateRelayToken } from '../use-cases/runtime/rotate-relay-token';
 import { rotateRuntimeKey } from '../use-cases/runtime/rotate-runtime-key';
+import { setRuntimeHostLimits } from '../use-cases/runtime/set-runtime-host-limits';
 import type { HubHandlers } from './types';
 import { actorOf, participantOf } from './types';
 
@@ -31,11 +34,14 @@ export function runtimeHandlers(
   | 'listRuntimeHosts'
   | 'registerRuntimeHost'
   | 'getRuntimeHost'
+  | 'setRuntimeHostLimits'
   | 'recordRuntimeHostHeartbeat'
   | 'rotateRelayToken'
   | 'getNetworks'
   | 'getRuntimeConfig'
   | 'rotateRuntimeKey'
+  | 'drainRuntimeHost'
+  | 'resumeRuntimeHost'
 > {
   return {
     async listRuntimeHosts(ctx) {
@@ -60,6 +66,10 @@ export function runtimeHandlers(
           routePrefix: body.console_router.route_prefix,
         },
         relay: body.relay && { bindHost: body.relay.bind_host, listenPort: body.relay.listen_port },
+        limits: body.limits && {
+          maxConcurrentSpawns: body.limits.max_concurrent_spawns,
+          maxAgents: body.limits.max_agents,
+        },
         requestId: ctx.requestId,
       });
       return {
@@ -70,6 +80,14 @@ export function runtimeHandlers(
     },
     async getRuntimeHost(ctx) {
       const { host, bundles } = await getRuntimeHost(deps, ctx.actor, ctx.params.hostId);
+      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
+    },
+    async setRuntimeHostLimits(ctx) {
+      const { host, bundles } = await setRuntimeHostLimits(deps, actorOf(ctx.actor), ctx.params.hostId, {
+        maxConcurrentSpawns: ctx.body.max_concurrent_spawns,
+        maxAgents: ctx.body.max_agents,
+        requestId: ctx.requestId,
+      });
       return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
     },
     async recordRuntimeHostHeartbeat(ctx) {
@@ -105,6 +123,24 @@ export function runtimeHandlers(
         body: { data: { relay_token: rotated.relayToken, rotated_at: rotated.rotatedAt.toISOString() } },
         headers: NO_STORE,
       };
+    },
+    async drainRuntimeHost(ctx) {
+      const { host, bundles } = await drainRuntimeHost(
+        deps,
+        actorOf(ctx.actor),
+        ctx.params.hostId,
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
+    },
+    async resumeRuntimeHost(ctx) {
+      const { host, bundles } = await resumeRuntimeHost(
+        deps,
+        actorOf(ctx.actor),
+        ctx.params.hostId,
+        ctx.requestId,
+      );
+      return { status: 200, body: { data: presentRuntimeHost(host, bundles, deps.now()) } };
     },
     async getNetworks(ctx) {
       const workspace = workspaceOf(ctx);

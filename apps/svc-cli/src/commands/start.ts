@@ -80,6 +80,7 @@ export default class Start extends AgentHostCommand<typeof Start> {
         SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH: process.env.SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH,
         SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE: process.env.SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE,
         SVC_WORKFLOW_URL: process.env.SVC_WORKFLOW_URL,
+        SVC_AGENT_HANDLER: process.env.SVC_AGENT_HANDLER,
       },
       progress: this.spin,
     });

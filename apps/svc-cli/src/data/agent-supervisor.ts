@@ -61,6 +61,14 @@ export class AgentSupervisor {
     return this.view(this.entry(name));
   }
 
+  /**
+   * The environment an agent was handed (its token and service URLs), for the runtime's own calls on the
+   * agent's behalf (a drain asks which stages it holds). Never shown or logged.
+   */
+  environmentOf(name: string): Record<string, string> {
+    return { ...this.entry(name).spec.env };
+  }
+
   /** Live process handles, for tests and status (never the environment). */
   pidOf(name: string): number | null {
     return this.agents.get(name)?.process.pid ?? null;

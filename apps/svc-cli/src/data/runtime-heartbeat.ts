@@ -60,13 +60,22 @@ export type HeartbeatTunnel = HubApi.components['schemas']['RuntimeHost']['tunne
 /** What the hub says of the key the heartbeat came with (current, superseded by a rotation, …). */
 export type HeartbeatKeyStatus = HubApi.components['schemas']['RuntimeHostKeyStatus'];
 
+/** The host's drain as the hub says it (undefined from an older hub). */
+export type HeartbeatDrain = HubApi.components['schemas']['RuntimeHost']['drain'];
+
 /**
  * A heartbeat's outcome: the error line (and the HTTP status when the hub answered) when the hub refused or
  * was unreachable, else the environment's tunnel and the state of the key the heartbeat came with.
  */
 export type HeartbeatResult =
-  | { error: string; status: number | null; tunnel?: undefined; runtimeKey?: undefined }
-  | { error: null; status: 200; tunnel: HeartbeatTunnel; runtimeKey: HeartbeatKeyStatus | undefined };
+  | { error: string; status: number | null; tunnel?: undefined; runtimeKey?: undefined; drain?: undefined }
+  | {
+      error: null;
+      status: 200;
+      tunnel: HeartbeatTunnel;
+      runtimeKey: HeartbeatKeyStatus | undefined;
+      drain: HeartbeatDrain;
+    };
 
 /** Sends one host heartbeat with the runtime key. */
 export async function sendHeartbeat(
@@ -82,7 +91,13 @@ export async function sendHeartbeat(
         signal: AbortSignal.timeout(10_000),
       }),
     );
-    return { error: null, status: 200, tunnel: host.tunnel, runtimeKey: host.readiness.runtime_key };
+    return {
+      error: null,
+      status: 200,
+      tunnel: host.tunnel,
+      runtimeKey: host.readiness.runtime_key,
+      drain: host.drain,
+    };
   } catch (error) {
     if (error instanceof ApiError)
       return {

@@ -225,6 +225,8 @@ export function runtimeStateFiles(stateDir: string) {
     relay_log: path.join(stateDir, 'relay.log'),
     console_router_log: path.join(stateDir, 'console-router.log'),
     relay_spawn_log: path.join(stateDir, 'relay-spawns.jsonl'),
+    /** Present while the hub says the host drains; the relay refuses new spawns then. */
+    drain_marker: path.join(stateDir, 'draining'),
   };
 }
 
@@ -270,6 +272,7 @@ export function serviceSpecs(input: {
     SVC_WORKSPACE_API_KEY: identity.apiKey,
   };
   if (identity.relayToken) relayEnv.SVC_RELAY_TOKEN = identity.relayToken;
+  relayEnv.SVC_RELAY_DRAIN_FILE = files.drain_marker;
   Object.assign(
     relayEnv,
     relaySpawnEnvironment({

@@ -1,5 +1,6 @@
 import type { RuntimePlan } from '../domain/runtime-plan';
 import type { RuntimeControlStatus } from '../data/control-server';
+import type { HostDrainReport } from '../use-cases/runtime/change-host-drain';
 
 /** Human lines of a runtime plan (`runtime up --dry-run`). Variable names only, never values. */
 export function planLines(plan: RuntimePlan): string[] {
@@ -49,3 +50,21 @@ export function controlStatusLines(status: RuntimeControlStatus): string[] {
 }
 
 export { age as ageText };
+
+/** Human lines of a drain or resume (`runtime drain`, `runtime resume`). */
+export function drainLines(report: HostDrainReport): string[] {
+  const { drain } = report;
+  const lines = [`host ${report.runtime_instance_id}: ${drain.state}`];
+  if (drain.requested_at) {
+    lines.push(
+      `  drain asked   ${drain.requested_at}${drain.requested_by ? ` by ${drain.requested_by}` : ''}`,
+    );
+  }
+  if (drain.drained_at) lines.push(`  drained       ${drain.drained_at}`);
+  if (report.running_agents !== null) lines.push(`  agents        ${report.running_agents} running`);
+  if (report.waited_seconds !== null) lines.push(`  waited        ${report.waited_seconds} s`);
+  if (drain.state === 'draining') {
+    lines.push('  its agents stop once they hold no open stage; wait with: svc runtime drain --wait');
+  }
+  return lines;
+}

@@ -6,10 +6,15 @@ export interface ProjectRef {
   code: string;
   name: string;
   workspace: { id: string; slug: string };
+  /** When the project was archived (null or absent while active): no new invocations then. */
+  archivedAt?: string | null;
 }
 
-/** How long a project's identity is reused; a project never moves between workspaces, so this is safe. */
-const PROJECT_CACHE_MS = 60_000;
+/**
+ * How long a project's record is reused. A project never moves between workspaces; its archived mark can
+ * change, so an archive or unarchive takes effect on every replica within this time.
+ */
+export const PROJECT_CACHE_MS = 10_000;
 
 export interface ProjectDirectory {
   /** The project, or null when the hub does not know it. */
@@ -57,6 +62,7 @@ export function createProjectDirectory(options: {
       code: data.code,
       name: data.name,
       workspace: data.workspace,
+      archivedAt: data.archived_at ?? null,
     };
     cache.set(projectId, { project, expiresAt: now() + PROJECT_CACHE_MS });
     return project;

@@ -1,4 +1,4 @@
-import type { Logger, Redis } from '@svc/service-kit';
+import type { Announcements } from './announcements.subscriber';
 import { invocationChangeChannel } from './reconcile.queue';
 
 /** One held request's interest in an invocation: woken by each announced change, until closed. */
@@ -21,59 +21,24 @@ export interface InvocationChangeWaiter {
 }
 
 /**
- * The long-poll side of invocation changes: one Redis subscription per process, a map of held requests keyed by
- * invocation id. Redis is never the source of truth: a woken request confirms the change in Postgres, and a
- * request held while the subscription is down (or whose announcement was lost) re-reads on its own schedule.
+ * The long-poll side of invocation changes, keyed by invocation id on the process's announcement subscription.
+ * A woken request confirms the change in Postgres; a request held while the subscription is down (or whose
+ * announcement was lost) re-reads on its own schedule.
  */
 export function createInvocationChangeWaiter(options: {
-  /** A connection of its own (it enters subscriber mode); connected on the first watch. */
-  subscriber: Redis;
+  announcements: Announcements;
   prefix: string;
-  logger: Logger;
-}): InvocationChangeWaiter & { close(): Promise<void> } {
-  const watching = new Map<string, Set<() => void>>();
+}): InvocationChangeWaiter {
+  const { announcements } = options;
   const channel = invocationChangeChannel(options.prefix);
-  let subscribed = false;
-  let confirmed = false;
-  const subscribe = () => {
-    if (subscribed) return;
-    subscribed = true;
-    options.subscriber.subscribe(channel).then(
-      () => (confirmed = true),
-      (error: unknown) => {
-        subscribed = false;
-        options.logger.warn(
-          { err: error },
-          'invocation change subscription failed; waits re-read the database',
-        );
-      },
-    );
-  };
-  // A reconnect re-subscribes (ioredis does so itself); until then the held requests re-read on their own.
-  options.subscriber.on('ready', () => {
-    if (subscribed) confirmed = true;
-  });
-  options.subscriber.on('end', () => (confirmed = false));
-  options.subscriber.on('close', () => (confirmed = false));
-  options.subscriber.on('message', (ch: string, invocationId: string) => {
-    if (ch !== channel) return;
-    for (const wake of watching.get(invocationId) ?? []) wake();
-  });
-  options.subscriber.on('error', (error) =>
-    options.logger.warn({ err: error }, 'invocation change subscriber error'),
-  );
   return {
     watch(invocationId) {
-      subscribe();
       let changed = false;
       let waiter: (() => void) | undefined;
-      const onChange = () => {
+      const stop = announcements.listen(channel, invocationId, () => {
         changed = true;
         waiter?.();
-      };
-      let set = watching.get(invocationId);
-      if (!set) watching.set(invocationId, (set = new Set()));
-      set.add(onChange);
+      });
       return {
         next(ms, signal) {
           return new Promise<boolean>((resolve) => {
@@ -85,28 +50,20 @@ export function createInvocationChangeWaiter(options: {
               changed = false;
               resolve(woke);
             };
-            if (changed || signal?.aborted) return finish();
-            waiter = finish;
             const timer = setTimeout(finish, Math.max(0, ms));
             timer.unref?.();
+            if (changed || signal?.aborted) return finish();
+            waiter = finish;
             signal?.addEventListener('abort', finish, { once: true });
           });
         },
         close() {
           waiter?.();
-          const current = watching.get(invocationId);
-          current?.delete(onChange);
-          if (current && current.size === 0) watching.delete(invocationId);
+          stop();
         },
       };
     },
-    listening: () => confirmed && options.subscriber.status === 'ready',
-    size: () => [...watching.values()].reduce((n, set) => n + set.size, 0),
-    async close() {
-      for (const wakers of watching.values()) for (const wake of wakers) wake();
-      watching.clear();
-      if (options.subscriber.status !== 'ready') options.subscriber.disconnect();
-      else await options.subscriber.quit().catch(() => options.subscriber.disconnect());
-    },
+    listening: () => announcements.listening(channel),
+    size: () => announcements.size(channel),
   };
 }

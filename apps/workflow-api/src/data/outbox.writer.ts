@@ -3,7 +3,14 @@ import type { Db, Tx } from '../db';
 import type { EngineQueue, ReconcileJob } from './reconcile.queue';
 
 export type OutboxReason =
-  'launch' | 'approval' | 'stage_completed' | 'stage_released' | 'artifact_published' | 'sweep';
+  | 'launch'
+  | 'approval'
+  | 'stage_completed'
+  | 'stage_released'
+  | 'artifact_published'
+  | 'sweep'
+  /** The sweeper's check of a run whose stage owner went silent (engine/check-silent-owners.ts). */
+  | 'owner_check';
 
 /**
  * Writes one outbox row inside the caller's transaction; returns the job to enqueue after the commit. A job that

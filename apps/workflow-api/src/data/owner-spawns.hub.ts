@@ -46,7 +46,9 @@ export async function requestOwnerSpawn(
       signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
     });
     if (res.data) return { kind: 'spawn', spawn: res.data.data };
-    if (res.response.status === 409) {
+    // 409: the policy or the hosts refuse it; 429: every host is at a limit (back-pressure). Either way the
+    // run waits, showing the blocker spawn readiness names, and the engine asks again on a later pass.
+    if (res.response.status === 409 || res.response.status === 429) {
       return { kind: 'refused', code: (res.error as { code?: string } | undefined)?.code ?? 'spawn_refused' };
     }
     deps.logger.warn({ status: res.response.status, spawn_key: input.spawnKey }, 'owner spawn refused');

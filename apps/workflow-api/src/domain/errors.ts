@@ -35,3 +35,11 @@ export const subscriptionNotFound = (id: string) =>
 
 export const deliveryNotFound = (id: string) =>
   new AppError({ status: 404, code: 'delivery_not_found', detail: `No delivery '${id}' in this project.` });
+
+/** An archived project takes no new invocations (invoke, retry); what it holds stays readable. */
+export const projectArchived = (projectId: string) =>
+  new AppError({
+    status: 409,
+    code: 'project_archived',
+    detail: `Project '${projectId}' is archived: it takes no new invocations. Unarchive it to invoke again.`,
+  });

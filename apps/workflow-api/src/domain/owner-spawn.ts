@@ -134,6 +134,7 @@ export function spawnPolicyBlockers(
       message: b.message,
       recommended_action: b.recommended_action,
       ...(b.runtime_instance_ids.length > 0 ? { runtime_instance_ids: b.runtime_instance_ids } : {}),
+      ...(b.retry_after_seconds !== undefined ? { retry_after_seconds: b.retry_after_seconds } : {}),
     }),
   );
 }

@@ -102,8 +102,11 @@ export function registerInvocationGauge(
 
 /** What the sweeper did, counted where it runs (every worker replica runs one). */
 export interface SweeperMetrics {
-  /** Work handed to the queue again: outbox rows, fresh reconciles, deliveries, handoff closures retried. */
-  requeued(kind: 'outbox' | 'recheck' | 'delivery' | 'handoff', count: number): void;
+  /**
+   * Work handed to the queue again: outbox rows, fresh reconciles, deliveries, handoff closures retried, and
+   * reconciles of runs whose stage owner went silent (the engine asks the hub whether it still runs).
+   */
+  requeued(kind: 'outbox' | 'recheck' | 'delivery' | 'handoff' | 'owner_check', count: number): void;
   /** Overdue pending deliveries the sweeper asked the queue about: still held (left alone) or missing. */
   deliveriesChecked(held: number, missing: number): void;
 }
@@ -115,7 +118,7 @@ export interface SweeperMetrics {
 export function createSweeperMetrics(registry: Registry): SweeperMetrics {
   const requeued = new Counter({
     name: 'svc_workflow_sweeper_requeued_total',
-    help: 'Work the sweeper handed to the queue again, by kind: outbox, recheck, delivery, handoff.',
+    help: 'Work the sweeper handed to the queue again, by kind: outbox, recheck, delivery, handoff, owner_check.',
     labelNames: ['kind'] as const,
     registers: [registry],
   });
@@ -125,7 +128,8 @@ export function createSweeperMetrics(registry: Registry): SweeperMetrics {
     labelNames: ['queue'] as const,
     registers: [registry],
   });
-  for (const kind of ['outbox', 'recheck', 'delivery', 'handoff'] as const) requeued.inc({ kind }, 0);
+  for (const kind of ['outbox', 'recheck', 'delivery', 'handoff', 'owner_check'] as const)
+    requeued.inc({ kind }, 0);
   checked.inc({ queue: 'held' }, 0);
   checked.inc({ queue: 'missing' }, 0);
   return {

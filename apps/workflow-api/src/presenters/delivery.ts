@@ -1,5 +1,6 @@
 import type { WorkflowApi } from '@svc/contracts';
 import type { DeliveryEventType } from '../domain/delivery-event';
+import { redactResponseSnippet } from '../domain/response-snippet';
 import type { Delivery, DeliveryAttempt, DeliverySubscription } from '../generated/prisma/client';
 
 type Schemas = WorkflowApi.components['schemas'];
@@ -53,7 +54,8 @@ function presentAttempt(row: DeliveryAttempt): DeliveryAttemptWire {
     status_code: row.statusCode,
     latency_ms: row.latencyMs,
     error: row.error,
-    response_snippet: row.responseSnippet,
+    // Attempts recorded before answers were redacted on arrival are redacted on the way out.
+    response_snippet: redactResponseSnippet(row.responseSnippet),
     retries_stopped: row.retriesStopped,
     trigger: row.trigger as DeliveryAttemptWire['trigger'],
   };

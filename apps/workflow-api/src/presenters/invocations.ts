@@ -21,7 +21,7 @@ const EMPTY_ROUTE: InvocationRoute = {
   winner_reason: null,
 };
 
-const NO_RUN: RunDetails = { run: null, stages: [], artifact: null };
+const NO_RUN: RunDetails = { run: null, stages: [], artifact: null, retriedAs: [] };
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -67,6 +67,7 @@ function presentCommon(invocation: Invocation) {
     correlation_id: invocation.correlationId,
     failure: (invocation.failure as FailureBody | null) ?? null,
     cancellation: (invocation.cancellation as CancellationBody | null) ?? null,
+    retry_of: invocation.retryOf,
     created_at: invocation.createdAt.toISOString(),
     updated_at: invocation.updatedAt.toISOString(),
   };
@@ -90,6 +91,7 @@ export function presentInvocation(invocation: Invocation, details: RunDetails = 
   return {
     ...presentCommon(invocation),
     intent_normalized: normalizedIntentOf(invocation),
+    retried_as: details.retriedAs,
     run_id: details.run?.id ?? null,
     stages,
     current_stage: current,

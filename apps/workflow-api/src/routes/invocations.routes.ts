@@ -15,6 +15,7 @@ import type { InvocationChangeWaiter } from '../use-cases/invocations/get-invoca
 import { launchInvocation } from '../use-cases/invocations/launch-invocation';
 import { listInvocations } from '../use-cases/invocations/list-invocations';
 import { publishArtifact } from '../use-cases/invocations/publish-artifact';
+import { retryInvocation } from '../use-cases/invocations/retry-invocation';
 import { actorOf } from './types';
 import type { WorkflowHandlers } from './types';
 
@@ -36,6 +37,7 @@ export function invocationHandlers(
   | 'listInvocations'
   | 'launchInvocation'
   | 'cancelInvocation'
+  | 'retryInvocation'
   | 'decideInvocationApproval'
   | 'getInvocationArtifact'
   | 'publishInvocationArtifact'
@@ -51,6 +53,7 @@ export function invocationHandlers(
         templateVersion: q.template_version,
         createdSince: q.created_since,
         createdUntil: q.created_until,
+        search: q.q,
         limit: q.limit,
         cursor: q.cursor,
       });
@@ -117,6 +120,23 @@ export function invocationHandlers(
         ctx.requestId,
       );
       return { status: 200, body: { data: presentInvocation(invocation, details) } };
+    },
+    async retryInvocation(ctx) {
+      const { invocation, details, replayed } = await retryInvocation(
+        deps,
+        actorOf(ctx.actor),
+        projectOf(ctx),
+        ctx.params.invocationId,
+        {
+          idempotencyKey: ctx.req.get('idempotency-key'),
+          correlationId: ctx.req.get('x-correlation-id'),
+          requestId: ctx.requestId,
+        },
+      );
+      const body = { data: presentInvocation(invocation, details) };
+      return replayed
+        ? { status: 200, body, headers: { 'Idempotent-Replayed': 'true' } }
+        : { status: 201, body };
     },
     async decideInvocationApproval(ctx) {
       const { invocation, details } = await decideApproval(

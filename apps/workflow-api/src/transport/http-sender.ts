@@ -9,6 +9,7 @@ import type { DeliveryResult } from '../domain/delivery-result';
 import { STOP_RETRIES_HEADER } from '../domain/delivery-result';
 import { DeliveryUrlError, checkDeliveryUrl } from '../domain/url-guard';
 import type { CheckedDeliveryUrl, DeliveryResolver, ResolvedAddress } from '../domain/url-guard';
+import { redactResponseSnippet } from '../domain/response-snippet';
 
 /**
  * Sends one delivery: re-checks the URL, connects only to the checked addresses, POSTs once, never follows a
@@ -290,7 +291,7 @@ function exchange(
       // Postgres text cannot hold NUL: the attempt record keeps U+FFFD in its place.
       resolve({
         status,
-        responseSnippet: snippet.replace(/\0/g, '\uFFFD'),
+        responseSnippet: redactResponseSnippet(snippet.replace(/\0/g, '\uFFFD')),
         retryAfterMs,
         stopRetries,
         error,

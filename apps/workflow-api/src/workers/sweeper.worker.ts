@@ -20,7 +20,8 @@ export function startSweeper(deps: WorkflowDeps): { stop(): Promise<void> } {
         metrics?.requeued('recheck', result.rechecked);
         metrics?.requeued('delivery', result.deliveries);
         metrics?.requeued('handoff', result.handoffs);
-        if (result.requeued + result.rechecked + result.deliveries + result.handoffs > 0)
+        metrics?.requeued('owner_check', result.ownerChecks);
+        if (result.requeued + result.rechecked + result.deliveries + result.handoffs + result.ownerChecks > 0)
           deps.logger.info(result, 'sweeper re-enqueued work');
       })
       .catch((error: unknown) => deps.logger.warn({ err: error }, 'sweep failed; retrying next interval'))

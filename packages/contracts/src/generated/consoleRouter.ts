@@ -163,7 +163,7 @@ export interface paths {
         };
         /**
          * The agent's terminal WebSocket (proxied to `GET /terminal`); participants only.
-         * @description A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes without reading frames: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed. An open WebSocket is closed when a newer route table takes its caller's access away (a member removed, the agent stopped, moved or evicted, a peer out of the team), at the latest one poll (`CONSOLE_ROUTER_POLL_MS`) after the change at the hub.
+         * @description A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes and reads only frame headers: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed. An open WebSocket is closed when a newer route table takes its caller's access away (a member removed, the agent stopped, moved or evicted, a peer out of the team), at the latest one poll (`CONSOLE_ROUTER_POLL_MS`) after the change at the hub. Limits (decision 91): with `CONSOLE_ROUTER_WS_MAX_CONNECTIONS` WebSockets open, one more is refused 503 `console_capacity_reached`; a caller at `CONSOLE_ROUTER_WS_MAX_PER_CALLER` or a route at `CONSOLE_ROUTER_WS_MAX_PER_ROUTE` gets the handshake and at once a close 1008 whose reason names the limit (429 `websocket_limit_reached` when the request is not a complete WebSocket handshake); a caller's message over `CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES` (fragments summed) is not forwarded and closes the WebSocket with 1009 naming the limit. The router reads frame headers for this, never payloads.
          */
         get: operations["proxyAgentTerminal"];
         put?: never;
@@ -234,6 +234,24 @@ export interface components {
             upstream_connections: {
                 http: number;
                 websockets: number;
+            };
+            /** @description WebSockets against the router's limits (decision 91): `open`, those admitted now (an upgrade under way included; each route's count is its `open_sockets`); `callers`, how many callers hold one; `busiest_caller`, the most one caller holds; `limits`, the `CONSOLE_ROUTER_WS_MAX_*` settings; and `refused`, upgrades refused and WebSockets closed by each limit since start. */
+            websockets?: {
+                open: number;
+                callers: number;
+                busiest_caller: number;
+                limits: {
+                    max_connections: number;
+                    max_per_route: number;
+                    max_per_caller: number;
+                    max_message_bytes: number;
+                };
+                refused: {
+                    connections: number;
+                    per_route: number;
+                    per_caller: number;
+                    message_size: number;
+                };
             };
             routes: {
                 agent_id: string;
@@ -527,6 +545,7 @@ export interface operations {
             401: components["responses"]["RouteProblem"];
             403: components["responses"]["RouteProblem"];
             404: components["responses"]["RouteProblem"];
+            429: components["responses"]["RouteProblem"];
             503: components["responses"]["RouteProblem"];
         };
     };

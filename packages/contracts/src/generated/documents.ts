@@ -85,7 +85,7 @@ export const hubDocument: OpenApiDocument = {
     },
     {
       "name": "spawn",
-      "description": "The hub spawn path. A workspace's spawn policy (off by default, with per-project overrides) says which models, capabilities and command keys a spawn may use and how many agents may run on one host. A spawn asks the hub to start an agent: the hub checks the project's effective policy, picks a spawn-ready host (fresh heartbeat, relay ready, under the policy's limit; least loaded first) and calls that host's relay at `POST {relay base}/spawn` with the relay token it holds sealed, retrying on the same `spawn_id` until the relay answers with the outcome. A refused spawn names its spawn-policy blocker (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`) with the action an operator takes. The relay token never appears in an answer, a log or an audit event."
+      "description": "The hub spawn path. A workspace's spawn policy (off by default, with per-project overrides) says which models, capabilities and command keys a spawn may use and how many agents may run on one host. A spawn asks the hub to start an agent: the hub checks the project's effective policy, picks a spawn-ready host (a heartbeat at most 30 s old, relay ready, under the policy's and its own limits; least loaded first) and calls that host's relay at `POST {relay base}/spawn` with the relay token it holds sealed, retrying on the same `spawn_id` until the relay answers with the outcome. A refused spawn names its spawn-policy blocker (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`; 429 `spawn_host_at_limit`, `spawn_host_busy` with `Retry-After`) with the action an operator takes. The relay token never appears in an answer, a log or an audit event."
     },
     {
       "name": "teams",
@@ -954,12 +954,24 @@ export const hubDocument: OpenApiDocument = {
           "projects"
         ],
         "summary": "Projects of the workspace.",
+        "description": "Archived projects (`archived_at` set) are left out unless `include_archived` is true.",
         "x-svc-actors": [
           "participant",
           "api_key"
         ],
         "x-svc-scopes": [
           "projects:read"
+        ],
+        "parameters": [
+          {
+            "name": "include_archived",
+            "in": "query",
+            "description": "Also list archived projects.",
+            "schema": {
+              "type": "boolean",
+              "default": false
+            }
+          }
         ],
         "responses": {
           "200": {
@@ -1086,6 +1098,202 @@ export const hubDocument: OpenApiDocument = {
         ],
         "x-svc-scopes": [
           "projects:read"
+        ],
+        "responses": {
+          "200": {
+            "description": "The project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Project"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateProject",
+        "tags": [
+          "projects"
+        ],
+        "summary": "Rename a project.",
+        "description": "Changes the project's name (its code and id stay). Names need not be unique: the code, unique in the workspace, tells projects of the same name apart. An archived project can be renamed. Audited as `project.renamed` with the old and new names. Errors: 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateProjectRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The renamed project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Project"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/archive": {
+      "parameters": [
+        {
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "archiveProject",
+        "tags": [
+          "projects"
+        ],
+        "summary": "Archive a project (its history is kept; new invocations are refused).",
+        "description": "Sets `archived_at`. An archived project is left out of `listProjects` by default, and the Workflow API refuses new invocations in it (invoke and retry) with 409 `project_archived`; its contracts, invocations and artifacts stay readable, and runs already started go on. Archiving an archived project changes nothing. Audited as `project.archived`. Errors: 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "responses": {
+          "200": {
+            "description": "The project.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Project"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/unarchive": {
+      "parameters": [
+        {
+          "name": "projectId",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Id"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "unarchiveProject",
+        "tags": [
+          "projects"
+        ],
+        "summary": "Bring an archived project back.",
+        "description": "Clears `archived_at`; the project takes new invocations again. Unarchiving a project that is not archived changes nothing. Audited as `project.unarchived`. Errors: 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "projects:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
         ],
         "responses": {
           "200": {
@@ -1411,7 +1619,7 @@ export const hubDocument: OpenApiDocument = {
           "handoffs"
         ],
         "summary": "Create a handoff (status `open`), optionally assigned to an agent of the workspace.",
-        "description": "`project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`).",
+        "description": "`project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`) and whose runtime host is not draining (409 `runtime_host_draining`).",
         "security": [
           {
             "participantBearer": []
@@ -3376,6 +3584,88 @@ export const hubDocument: OpenApiDocument = {
         }
       }
     },
+    "/api/v1/runtime-hosts/{hostId}/limits": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "put": {
+        "operationId": "setRuntimeHostLimits",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "Set the host's own limits on concurrent spawns and on agents (back-pressure for spawns).",
+        "description": "A field left out keeps its value; null removes that limit. Audited as `runtime_host.limits_set`. Spawns over a limit are answered 429 with `Retry-After` and preflight shows the blocker (`spawn_host_busy`, `spawn_host_at_limit`). Errors: 404 `runtime_host_not_found` (no such runtime host).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SetRuntimeHostLimitsRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The host with its limits.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/api/v1/runtime-hosts/{hostId}/heartbeat": {
       "parameters": [
         {
@@ -3501,6 +3791,138 @@ export const hubDocument: OpenApiDocument = {
                   "properties": {
                     "data": {
                       "$ref": "#/components/schemas/RelayTokenRotation"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/drain": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "drainRuntimeHost",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "Drain a host; it takes no new spawns or stages, its agents finish the stages they hold, then stop.",
+        "description": "For an owner or admin of the host's workspace, or a key with `runtime-hosts:write` (the host's own runtime key: `svc runtime drain`). From now on the host is not spawn ready (cause `draining`), the hub refuses handoffs to its agents (409 `runtime_host_draining`), so the workflow engine gives new stages to agents on other hosts, and its relay refuses spawns. Its runtime stops each agent once the agent holds no open stage and marks it stopped; the host is `drained` when none of its agents runs any more. Repeating the call changes nothing (the first request's time and author are kept). A fresh `svc runtime up`, or `POST …/resume`, ends the drain. Audited as `runtime_host.drain_requested` (and `runtime_host.drained` when it finishes). Errors: 404 `runtime_host_not_found` (no such runtime host).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The host, with its drain state.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/runtime-hosts/{hostId}/resume": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RuntimeHostIdPath"
+        }
+      ],
+      "post": {
+        "operationId": "resumeRuntimeHost",
+        "tags": [
+          "runtime-hosts"
+        ],
+        "summary": "End a host's drain; it takes spawns and stages again.",
+        "description": "For an owner or admin of the host's workspace, or a key with `runtime-hosts:write`. A fresh `svc runtime up` calls it before its first heartbeat, so a host started after a drain or a crash starts clean. Agents the drain stopped stay stopped (start them again, or let spawns place new ones). A host that is not draining is answered as it is. Audited as `runtime_host.resumed` when a drain ended. Errors: 404 `runtime_host_not_found` (no such runtime host).",
+        "security": [
+          {
+            "participantBearer": []
+          },
+          {
+            "apiKey": []
+          }
+        ],
+        "x-svc-actors": [
+          "participant",
+          "api_key"
+        ],
+        "x-svc-scopes": [
+          "runtime-hosts:write"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "responses": {
+          "200": {
+            "description": "The host, with its drain state.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/RuntimeHost"
                     }
                   }
                 }
@@ -4303,7 +4725,7 @@ export const hubDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Ask the hub to spawn an agent for a project on a spawn-ready host through its relay.",
-        "description": "The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).\n\n`spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only. Errors: 404 `project_not_found` (no such project).",
+        "description": "The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). Back-pressure: when every spawn-ready host is at one of its limits (its agents: the policy's `max_running_agents_per_host` or the host's `max_agents`, 429 `spawn_host_at_limit`; its spawns in progress: the host's `max_concurrent_spawns`, 429 `spawn_host_busy`) the answer is 429 with `Retry-After` (seconds) and the same `blocker`. Spawns go to the least loaded spawn-ready host (running agents plus spawns in progress), then by name. A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).\n\n`spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "participant",
           "api_key"
@@ -4400,6 +4822,25 @@ export const hubDocument: OpenApiDocument = {
           },
           "415": {
             "$ref": "#/components/responses/Problem"
+          },
+          "429": {
+            "description": "Every spawn-ready host is at a limit (`spawn_host_at_limit`, `spawn_host_busy`); ask again after `Retry-After` seconds.",
+            "headers": {
+              "Retry-After": {
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "description": "Seconds to wait before asking again."
+              }
+            },
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
           }
         }
       },
@@ -6696,6 +7137,31 @@ export const hubDocument: OpenApiDocument = {
           },
           "created_at": {
             "$ref": "#/components/schemas/Timestamp"
+          },
+          "archived_at": {
+            "description": "When the project was archived (null while it is active).",
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "$ref": "#/components/schemas/Timestamp"
+              }
+            ]
+          }
+        }
+      },
+      "UpdateProjectRequest": {
+        "type": "object",
+        "required": [
+          "name"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
           }
         }
       },
@@ -8059,6 +8525,57 @@ export const hubDocument: OpenApiDocument = {
           }
         }
       },
+      "RuntimeHostLimits": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "max_concurrent_spawns",
+          "max_agents"
+        ],
+        "description": "The host's own limits on spawns (null: none of its own). `max_concurrent_spawns`: spawns in progress (requested, not yet started or failed) on the host at once. `max_agents`: running agents plus spawns in progress on the host; the spawn policy's `max_running_agents_per_host` applies too, the lower one counts. A spawn that finds every spawn-ready host at one of its limits is answered 429 with `Retry-After` (`spawn_host_busy` or `spawn_host_at_limit`).",
+        "properties": {
+          "max_concurrent_spawns": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 1000
+          },
+          "max_agents": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 10000
+          }
+        }
+      },
+      "SetRuntimeHostLimitsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "max_concurrent_spawns": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "Omitted keeps the current value; null removes the limit."
+          },
+          "max_agents": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 1,
+            "maximum": 10000,
+            "description": "Omitted keeps the current value; null removes the limit."
+          }
+        }
+      },
       "RegisterRuntimeHostRequest": {
         "type": "object",
         "required": [
@@ -8068,6 +8585,9 @@ export const hubDocument: OpenApiDocument = {
         ],
         "additionalProperties": false,
         "properties": {
+          "limits": {
+            "$ref": "#/components/schemas/SetRuntimeHostLimitsRequest"
+          },
           "name": {
             "type": "string",
             "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$",
@@ -8208,7 +8728,7 @@ export const hubDocument: OpenApiDocument = {
           },
           "spawn_ready": {
             "type": "boolean",
-            "description": "Fresh heartbeat and a ready relay (the host may receive spawns)."
+            "description": "A heartbeat at most 30 s old, a ready relay and no drain (the host may receive spawns); a host later than that is lost (cause `heartbeat_late`, then `heartbeat_stale` after 45 s)."
           },
           "reasons": {
             "type": "array",
@@ -8241,10 +8761,12 @@ export const hubDocument: OpenApiDocument = {
             "enum": [
               "never_heartbeated",
               "heartbeat_stale",
+              "heartbeat_late",
               "runtime_key_superseded",
               "runtime_key_revoked",
               "relay_not_ready",
-              "console_router_not_ready"
+              "console_router_not_ready",
+              "draining"
             ]
           },
           "message": {
@@ -8310,6 +8832,48 @@ export const hubDocument: OpenApiDocument = {
             ],
             "format": "date-time",
             "description": "Until when a superseded key stays valid; when a revoked key stopped working."
+          }
+        }
+      },
+      "RuntimeHostDrain": {
+        "type": "object",
+        "required": [
+          "state",
+          "requested_at",
+          "requested_by",
+          "drained_at"
+        ],
+        "description": "`active`: the host takes spawns and stages. `draining`: a drain was requested; the host takes no new spawns or stages and its agents stop once they hold no open stage. `drained`: none of its agents runs any more; the runtime may be stopped or upgraded. A fresh `svc runtime up` (or `POST …/resume`) makes it `active` again.",
+        "properties": {
+          "state": {
+            "type": "string",
+            "enum": [
+              "active",
+              "draining",
+              "drained"
+            ]
+          },
+          "requested_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "requested_by": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Who asked for the drain (a participant's email or a key's name)."
+          },
+          "drained_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the last of its agents stopped."
           }
         }
       },
@@ -8424,6 +8988,20 @@ export const hubDocument: OpenApiDocument = {
           "created_at": {
             "$ref": "#/components/schemas/Timestamp"
           },
+          "limits": {
+            "$ref": "#/components/schemas/RuntimeHostLimits"
+          },
+          "lost_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the hub found the host silent for more than 30 s and marked its running agents `lost`; null once it heartbeats again."
+          },
+          "drain": {
+            "$ref": "#/components/schemas/RuntimeHostDrain"
+          },
           "tunnel": {
             "description": "In a heartbeat's answer only: the tunnel of the host's runtime environment, null when the host is in none. The runtime's tunnel connector follows it.",
             "oneOf": [
@@ -8508,7 +9086,10 @@ export const hubDocument: OpenApiDocument = {
           },
           "spawn_ready": {
             "type": "boolean",
-            "description": "Fresh heartbeat and a ready relay; required before every spawn."
+            "description": "A heartbeat at most 30 s old, a ready relay and no drain; required before every spawn."
+          },
+          "drain": {
+            "$ref": "#/components/schemas/RuntimeHostDrain"
           },
           "readiness": {
             "$ref": "#/components/schemas/RuntimeHostReadiness"
@@ -9558,9 +10139,10 @@ export const hubDocument: OpenApiDocument = {
           "idle",
           "busy",
           "offline",
-          "evicted"
+          "evicted",
+          "lost"
         ],
-        "description": "`online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final."
+        "description": "`online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final; `lost` was running when its host stopped heartbeating for more than 30 s (or its own heartbeat for more than 90 s): not a clean stop, and its workflow stages go to other owners. A heartbeat of a lost agent makes it running again."
       },
       "AgentRunningStatus": {
         "type": "string",
@@ -10634,7 +11216,7 @@ export const hubInternalDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Whether a spawn with these capabilities would be allowed for the project now, with typed blockers.",
-        "description": "Reads the project's effective spawn policy and the workspace's hosts, and answers what a spawn would use (`model`: the policy's first model; `runtime_instance_id`: the host it would go to, the least loaded spawn-ready host under the limit; `command_key`: the policy's first command key) or why it would be refused, one blocker per code: `spawn_policy_off`, `spawn_model_not_allowed` (the policy allows no model of the current catalog), `spawn_capability_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`. Read-only.",
+        "description": "Reads the project's effective spawn policy and the workspace's hosts, and answers what a spawn would use (`model`: the policy's first model; `runtime_instance_id`: the host it would go to, the least loaded spawn-ready host under the limit; `command_key`: the policy's first command key) or why it would be refused, one blocker per code: `spawn_policy_off`, `spawn_model_not_allowed` (the policy allows no model of the current catalog), `spawn_capability_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit` (every spawn-ready host runs its limit of agents), `spawn_host_busy` (every spawn-ready host has its limit of spawns in progress); these two carry `retry_after_seconds`. Read-only.",
         "x-svc-actors": [
           "service"
         ],
@@ -10697,7 +11279,7 @@ export const hubInternalDocument: OpenApiDocument = {
           "spawn"
         ],
         "summary": "Spawn an agent for a stage of an invocation (authorization source `workflow_service`).",
-        "description": "The same spawn as the public `POST /api/v1/workspaces/{workspace}/agent-spawns`, asked by the Workflow API on behalf of an invocation: the model and command key are the policy's first, the agent joins the project with the capabilities asked. `spawn_key` is the idempotency key: the same key answers the same spawn (200), whatever the rest of the body. 201 for a new spawn, whose relay call runs in the background (read it with `GET /internal/v1/agent-spawns/{spawnId}`). 409 with the blocker's code when the policy or the hosts do not allow it (the codes of spawn readiness).",
+        "description": "The same spawn as the public `POST /api/v1/workspaces/{workspace}/agent-spawns`, asked by the Workflow API on behalf of an invocation: the model and command key are the policy's first, the agent joins the project with the capabilities asked. `spawn_key` is the idempotency key: the same key answers the same spawn (200), whatever the rest of the body. 201 for a new spawn, whose relay call runs in the background (read it with `GET /internal/v1/agent-spawns/{spawnId}`). 409 with the blocker's code when the policy or the hosts do not allow it (the codes of spawn readiness); 429 with `Retry-After` when every spawn-ready host is at a limit (`spawn_host_at_limit`, `spawn_host_busy`).",
         "x-svc-actors": [
           "service"
         ],
@@ -10763,6 +11345,25 @@ export const hubInternalDocument: OpenApiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Problem"
+          },
+          "429": {
+            "description": "Every spawn-ready host is at a limit; ask again after `Retry-After` seconds.",
+            "headers": {
+              "Retry-After": {
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "description": "Seconds to wait before asking again."
+              }
+            },
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
+                }
+              }
+            }
           }
         }
       }
@@ -11249,6 +11850,14 @@ export const hubInternalDocument: OpenApiDocument = {
           "name": {
             "type": "string"
           },
+          "archived_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the project was archived (null while active); the Workflow API refuses new invocations then."
+          },
           "workspace": {
             "type": "object",
             "required": [
@@ -11291,7 +11900,8 @@ export const hubInternalDocument: OpenApiDocument = {
               "online",
               "idle",
               "busy",
-              "offline"
+              "offline",
+              "lost"
             ]
           },
           "capabilities": {
@@ -11499,7 +12109,8 @@ export const hubInternalDocument: OpenApiDocument = {
               "spawn_capability_not_allowed",
               "spawn_command_not_allowed",
               "spawn_no_ready_host",
-              "spawn_host_at_limit"
+              "spawn_host_at_limit",
+              "spawn_host_busy"
             ]
           },
           "message": {
@@ -11507,6 +12118,11 @@ export const hubInternalDocument: OpenApiDocument = {
           },
           "recommended_action": {
             "type": "string"
+          },
+          "retry_after_seconds": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "For `spawn_host_busy` and `spawn_host_at_limit`: when a spawn is worth asking for again (a spawn in progress ends or an agent stops by then, usually)."
           },
           "runtime_instance_ids": {
             "type": "array",
@@ -13010,14 +13626,24 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "The project's delivery subscriptions (secrets never included).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13064,14 +13690,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Subscribe an HTTPS endpoint to invocation events; the signing secret is in this answer only.",
         "description": "The URL must be `https:` (plain `http:` only to a loopback address, and only when the deployment enables its development setting), carry no credentials, and resolve only to public addresses: loopback, private, link-local, metadata and other reserved ranges are refused with 400 `url_resolves_to_forbidden_address` (the same check runs again before every send, against the address actually connected to, and redirects are never followed). Audited as `delivery_subscription.created`. Errors: 400 `url_invalid` (invalid delivery URL); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13133,14 +13767,24 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "One subscription (no secret).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13169,14 +13813,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Change the URL, events or description, or disable / enable the subscription.",
         "description": "`is_active: false` disables (pending deliveries are skipped); `true` enables again and clears the disabled reason and the exhaustion count. A new URL is checked like at creation. Audited. Errors: 400 `url_invalid` (invalid delivery URL); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13221,14 +13873,22 @@ export const workflowDocument: OpenApiDocument = {
         ],
         "summary": "Delete the subscription; its pending deliveries are skipped, its delivery history is kept.",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13267,14 +13927,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "A new signing secret (shown once); the old one keeps signing alongside it for the grace period.",
         "description": "During the grace period (default 24 h, 0 ends the old secret at once, at most 7 days) every delivery carries two signatures, one per secret, so receivers can switch without losing a delivery. Audited as `delivery_subscription.secret_rotated`. Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13345,14 +14013,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Send a signed `delivery_subscription.test` event to the subscription now and answer the attempt.",
         "description": "One attempt, made while the request waits (up to the delivery timeout): signed with the subscription's secrets like every delivery, to the re-checked address, also while the subscription is disabled. It is not a delivery: no retry, no rate limit or order, nothing recorded but the audit event `delivery_subscription.tested`; the receiver's answer does not disable the subscription. Errors: 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "responses": {
@@ -13555,14 +14231,22 @@ export const workflowDocument: OpenApiDocument = {
         "summary": "Send again the deliveries created since a time (by default the failed ones, until now).",
         "description": "Each replayed delivery keeps its id and gets a new attempt now, with a fresh timestamp and signature. `until` defaults to now; `statuses` (default `[failed]`) may add `succeeded` and `skipped` to send everything again. Pending deliveries are never replayed (they are still on their way), nor deliveries of disabled or deleted subscriptions. At most 10 000 per call, oldest first; audited. Errors: 400 `time_range_invalid` (the time range is reversed); 404 `delivery_subscription_not_found` (no such delivery subscription); 404 `project_not_found` (no such project).",
         "x-svc-actors": [
-          "api_key"
+          "api_key",
+          "participant"
         ],
         "x-svc-scopes": [
           "workflow-delivery:manage"
         ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
         "security": [
           {
             "apiKey": []
+          },
+          {
+            "participantBearer": []
           }
         ],
         "requestBody": {
@@ -13909,6 +14593,16 @@ export const workflowDocument: OpenApiDocument = {
             }
           },
           {
+            "name": "q",
+            "in": "query",
+            "description": "Search: an invocation id (exact), or words the intent contains (case-insensitive). Combines with the other filters and the cursor.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          },
+          {
             "name": "limit",
             "in": "query",
             "schema": {
@@ -14197,7 +14891,7 @@ export const workflowDocument: OpenApiDocument = {
           "preflight"
         ],
         "summary": "Preflight — read-only launch readiness with typed blockers; creates nothing.",
-        "description": "Resolves the intent like resolve (an intent of only whitespace is 400 `intent_blank`), then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).",
+        "description": "Resolves the intent like resolve (an intent of only whitespace is 400 `intent_blank`), then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy` — the last two are back-pressure and carry `retry_after_seconds`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).",
         "x-svc-actors": [
           "api_key",
           "participant"
@@ -14633,6 +15327,97 @@ export const workflowDocument: OpenApiDocument = {
             "$ref": "#/components/responses/Problem"
           },
           "415": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/retry": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/InvocationsProjectId"
+        },
+        {
+          "$ref": "#/components/parameters/RunsInvocationId"
+        }
+      ],
+      "post": {
+        "operationId": "retryInvocation",
+        "tags": [
+          "runs"
+        ],
+        "summary": "Retry a failed or cancelled invocation as a new invocation of the same request.",
+        "description": "Only a `failed` or `cancelled` invocation can be retried; any other state is 409 `invocation_not_retryable` (with its `state`). The retry is a new invocation (state `received`, not launched) of the original's stored request: the intent as first sent, its capabilities, metadata and pins; its route is decided again, as invoke does, so a contract changed since is followed. The new invocation names the original in `retry_of`, and the original lists it in `retried_as`. `Idempotency-Key` is required as on invoke: the same key for the same original answers 200 with the first retry and `Idempotent-Replayed: true`; a key already used in the project for another request is 409 `idempotency_conflict`. An archived project refuses it with 409 `project_archived`. Audited as `invocation.retried` (on the original) and `invocation.created`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "api_key",
+          "participant"
+        ],
+        "x-svc-scopes": [
+          "workflows:run"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          },
+          {
+            "participantBearer": []
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/InvocationsIdempotencyKey"
+          },
+          {
+            "$ref": "#/components/parameters/InvocationsCorrelationId"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Replay: the retry this key already made (`Idempotent-Replayed: true`).",
+            "headers": {
+              "Idempotent-Replayed": {
+                "schema": {
+                  "type": "string",
+                  "const": "true"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The new invocation, state `received`, with `retry_of` set.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/InvocationsInvocationResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "409": {
             "$ref": "#/components/responses/Problem"
           }
         }
@@ -17131,7 +17916,7 @@ export const workflowDocument: OpenApiDocument = {
           },
           "response_snippet": {
             "type": "string",
-            "description": "The first 2 KiB of the answer."
+            "description": "The first 2 KiB of the answer's body (never its headers), with anything shaped like a credential (a `whsec_…` signing secret, an API key, a bearer token or a JWT, a `password`, `secret` or `token` value) masked (`[REDACTED]`)."
           },
           "retries_stopped": {
             "type": "boolean",
@@ -17446,7 +18231,7 @@ export const workflowDocument: OpenApiDocument = {
           },
           "response_snippet": {
             "type": "string",
-            "description": "The first 2 KiB of the answer."
+            "description": "The first 2 KiB of the answer's body, credentials redacted as in `DeliveryAttempt`."
           },
           "retries_stopped": {
             "type": "boolean",
@@ -17785,6 +18570,20 @@ export const workflowDocument: OpenApiDocument = {
           "cancellation": {
             "$ref": "#/components/schemas/InvocationsCancellation"
           },
+          "retry_of": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The failed or cancelled invocation this one retries (`retryInvocation`); null otherwise."
+          },
+          "retried_as": {
+            "type": "array",
+            "description": "The invocations that retry this one, oldest first (empty when it was never retried).",
+            "items": {
+              "type": "string"
+            }
+          },
           "state": {
             "$ref": "#/components/schemas/InvocationsState"
           },
@@ -18104,6 +18903,13 @@ export const workflowDocument: OpenApiDocument = {
           "cancellation": {
             "$ref": "#/components/schemas/InvocationsCancellation"
           },
+          "retry_of": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The invocation this one retries; null otherwise."
+          },
           "created_at": {
             "type": "string",
             "format": "date-time"
@@ -18168,6 +18974,11 @@ export const workflowDocument: OpenApiDocument = {
               "type": "string"
             }
           },
+          "retry_after_seconds": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "For the back-pressure blockers (`spawn_host_at_limit`, `spawn_host_busy`: every spawn-ready host is at its limit of agents or of spawns in progress): when a spawn is worth asking for again."
+          },
           "spawn_id": {
             "type": "string",
             "description": "The hub's spawn of an owner for the stage (`stage_owner_spawning`, `stage_owner_spawn_failed`)."
@@ -18231,7 +19042,7 @@ export const workflowDocument: OpenApiDocument = {
           "refuses_launch",
           "waits_for_owner"
         ],
-        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent. A run limit reached (`project_run_limit_reached`, `workspace_run_limit_reached`, category `infrastructure_health`) also lets the launch through: the invocation waits in `launching`, queued, and its run starts when a run of the project (or workspace) ends."
+        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent. A run limit reached (`project_run_limit_reached`, `workspace_run_limit_reached`, category `infrastructure_health`) also lets the launch through: the invocation waits in `launching`, queued, and its run starts when a run of the project (or workspace) ends."
       },
       "InvocationsLaunchOutcome": {
         "type": "string",
@@ -18988,7 +19799,7 @@ export const workflowDocument: OpenApiDocument = {
     },
     {
       "name": "delivery",
-      "description": "Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of \"{delivery id}.{timestamp}.{exact body}\">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). A receiver that will never accept a delivery answers non-2xx with `X-Svc-Stop-Retries: true`: the delivery fails at once (`failure_reason` `stopped_by_receiver`, `retries_stopped` on the attempt) and counts towards no disabling. A subscription may set `rate_limit_per_second` (deliveries wait for their turn, evenly spaced, across every worker; none is dropped) and `ordered` (a delivery is not attempted while an earlier one of the subscription is pending or waiting for a retry). Operational events — `delivery.attempts_exhausted` and `delivery_subscription.disabled` — are audited and delivered, signed the same way, to the project's subscriptions that ask for them; `POST …/test` sends a signed `delivery_subscription.test` at once. Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server, never in a browser, and so do the API keys that manage subscriptions."
+      "description": "Signed delivery of invocation events to a server-only HTTPS endpoint, as an alternative to polling. Every event becomes a delivery row first (it survives a lost queue) and is sent with the Standard Webhooks scheme: `X-Svc-Delivery-ID`, `X-Svc-Timestamp` (unix seconds) and `X-Svc-Signature` (`v1,<base64 HMAC-SHA256 of \"{delivery id}.{timestamp}.{exact body}\">`, several space-separated during a secret rotation), repeated as `webhook-id`, `webhook-timestamp` and `webhook-signature` so any Standard Webhooks library verifies them (the SDK ships `verifyDelivery()`). The delivery id is stable across retries: receivers deduplicate on it. A non-2xx answer or no answer within 15 s is retried (by default immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each with up to 10 % jitter; `Retry-After` is honoured); 410 Gone disables the subscription; a subscription whose deliveries exhaust their retries 5 times in a row is disabled (audited). A receiver that will never accept a delivery answers non-2xx with `X-Svc-Stop-Retries: true`: the delivery fails at once (`failure_reason` `stopped_by_receiver`, `retries_stopped` on the attempt) and counts towards no disabling. A subscription may set `rate_limit_per_second` (deliveries wait for their turn, evenly spaced, across every worker; none is dropped) and `ordered` (a delivery is not attempted while an earlier one of the subscription is pending or waiting for a retry). Operational events — `delivery.attempts_exhausted` and `delivery_subscription.disabled` — are audited and delivered, signed the same way, to the project's subscriptions that ask for them; `POST …/test` sends a signed `delivery_subscription.test` at once. Signing secrets are shown once (creation, rotation) and never again; they belong on the receiving server. API keys with `workflow-delivery:manage` manage subscriptions, and so do the workspace's owners and admins signed in to the control web app (every member reads them); a secret answered to a participant is shown once in the page and kept nowhere else."
     },
     {
       "name": "invocations",
@@ -19293,7 +20104,7 @@ export const relayDocument: OpenApiDocument = {
       "post": {
         "operationId": "relaySpawn",
         "summary": "Start an agent on this host with the local `svc start` (the hub spawn path).",
-        "description": "Requires the header `x-svc-relay-token` (the host's relay token, compared in constant time): 401 `relay_token_missing` without it, 403 `relay_token_invalid` when it is wrong. A relay without a configured token does not serve this route (503 `relay_spawn_disabled`; `/readyz` says why). The body is structured, never an argv string: the relay builds the argv of `svc start` itself, with the program taken from the host's allow-list of commands (`command_key`), and runs it without a shell, in its own process group, with an environment built from an allow-list (the relay token and the workspace API key never reach it) and a start timeout, after which the process group is stopped (SIGINT, then SIGTERM, then SIGKILL) and the spawn fails with `spawn_timeout`.\n\nIdempotent on `spawn_id`: the same id with the same body answers the same outcome (202 while it is in flight, then the final answer, success or problem, every time); the same id with another body is 409 `spawn_id_conflict`. A spawn of an agent name while another spawn of that name is in flight is 409 `spawn_in_progress`. Every request is appended (redacted) to the relay's local JSON-lines spawn log and reported to the hub's audit (`relay.spawn.requested`, `relay.spawn.started`, `relay.spawn.failed`). Requests whose `Host` is neither a loopback address nor the relay's public hostname are refused with 403 `host_not_allowed` (on every route).",
+        "description": "Requires the header `x-svc-relay-token` (the host's relay token, compared in constant time): 401 `relay_token_missing` without it, 403 `relay_token_invalid` when it is wrong. A relay without a configured token does not serve this route (503 `relay_spawn_disabled`; `/readyz` says why). The body is structured, never an argv string: the relay builds the argv of `svc start` itself, with the program taken from the host's allow-list of commands (`command_key`), and runs it without a shell, in its own process group, with an environment built from an allow-list (the relay token and the workspace API key never reach it) and a start timeout, after which the process group is stopped (SIGINT, then SIGTERM, then SIGKILL) and the spawn fails with `spawn_timeout`.\n\nIdempotent on `spawn_id`: the same id with the same body answers the same outcome (202 while it is in flight, then the final answer, success or problem, every time); the same id with another body is 409 `spawn_id_conflict`. A spawn of an agent name while another spawn of that name is in flight is 409 `spawn_in_progress`. While the host drains (its runtime says so), a new spawn id is 409 `runtime_host_draining` and is not consumed; a known spawn id still answers its outcome. Every request is appended (redacted) to the relay's local JSON-lines spawn log and reported to the hub's audit (`relay.spawn.requested`, `relay.spawn.started`, `relay.spawn.failed`). Requests whose `Host` is neither a loopback address nor the relay's public hostname are refused with 403 `host_not_allowed` (on every route).",
         "x-svc-actors": [
           "anonymous"
         ],
@@ -20180,7 +20991,7 @@ export const consoleRouterDocument: OpenApiDocument = {
       "get": {
         "operationId": "proxyAgentTerminal",
         "summary": "The agent's terminal WebSocket (proxied to `GET /terminal`); participants only.",
-        "description": "A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes without reading frames: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed. An open WebSocket is closed when a newer route table takes its caller's access away (a member removed, the agent stopped, moved or evicted, a peer out of the team), at the latest one poll (`CONSOLE_ROUTER_POLL_MS`) after the change at the hub.",
+        "description": "A WebSocket upgrade, usually with `?ticket=` from a browser; the `Origin` header is required (a loopback origin or the public base URL's). The router copies bytes and reads only frame headers: the agent console pings its clients every 30 s, and the router closes a WebSocket with no bytes either way for `CONSOLE_ROUTER_WS_IDLE_MS` (default 10 min). An upstream that answers the upgrade with anything but 101 gets both sides closed. An open WebSocket is closed when a newer route table takes its caller's access away (a member removed, the agent stopped, moved or evicted, a peer out of the team), at the latest one poll (`CONSOLE_ROUTER_POLL_MS`) after the change at the hub. Limits (decision 91): with `CONSOLE_ROUTER_WS_MAX_CONNECTIONS` WebSockets open, one more is refused 503 `console_capacity_reached`; a caller at `CONSOLE_ROUTER_WS_MAX_PER_CALLER` or a route at `CONSOLE_ROUTER_WS_MAX_PER_ROUTE` gets the handshake and at once a close 1008 whose reason names the limit (429 `websocket_limit_reached` when the request is not a complete WebSocket handshake); a caller's message over `CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES` (fragments summed) is not forwarded and closes the WebSocket with 1009 naming the limit. The router reads frame headers for this, never payloads.",
         "security": [
           {
             "consoleBearer": []
@@ -20204,6 +21015,9 @@ export const consoleRouterDocument: OpenApiDocument = {
             "$ref": "#/components/responses/RouteProblem"
           },
           "404": {
+            "$ref": "#/components/responses/RouteProblem"
+          },
+          "429": {
             "$ref": "#/components/responses/RouteProblem"
           },
           "503": {
@@ -20514,6 +21328,85 @@ export const consoleRouterDocument: OpenApiDocument = {
               "websockets": {
                 "type": "integer",
                 "minimum": 0
+              }
+            }
+          },
+          "websockets": {
+            "type": "object",
+            "description": "WebSockets against the router's limits (decision 91): `open`, those admitted now (an upgrade under way included; each route's count is its `open_sockets`); `callers`, how many callers hold one; `busiest_caller`, the most one caller holds; `limits`, the `CONSOLE_ROUTER_WS_MAX_*` settings; and `refused`, upgrades refused and WebSockets closed by each limit since start.",
+            "required": [
+              "open",
+              "callers",
+              "busiest_caller",
+              "limits",
+              "refused"
+            ],
+            "properties": {
+              "open": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "callers": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "busiest_caller": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "limits": {
+                "type": "object",
+                "required": [
+                  "max_connections",
+                  "max_per_route",
+                  "max_per_caller",
+                  "max_message_bytes"
+                ],
+                "properties": {
+                  "max_connections": {
+                    "type": "integer",
+                    "minimum": 1
+                  },
+                  "max_per_route": {
+                    "type": "integer",
+                    "minimum": 1
+                  },
+                  "max_per_caller": {
+                    "type": "integer",
+                    "minimum": 1
+                  },
+                  "max_message_bytes": {
+                    "type": "integer",
+                    "minimum": 1
+                  }
+                }
+              },
+              "refused": {
+                "type": "object",
+                "required": [
+                  "connections",
+                  "per_route",
+                  "per_caller",
+                  "message_size"
+                ],
+                "properties": {
+                  "connections": {
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "per_route": {
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "per_caller": {
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "message_size": {
+                    "type": "integer",
+                    "minimum": 0
+                  }
+                }
               }
             }
           },

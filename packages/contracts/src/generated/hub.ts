@@ -246,7 +246,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Projects of the workspace. */
+        /**
+         * Projects of the workspace.
+         * @description Archived projects (`archived_at` set) are left out unless `include_archived` is true.
+         */
         get: operations["listProjects"];
         put?: never;
         /** Create a project; its code is unique in the workspace. */
@@ -273,6 +276,54 @@ export interface paths {
         get: operations["getProject"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename a project.
+         * @description Changes the project's name (its code and id stay). Names need not be unique: the code, unique in the workspace, tells projects of the same name apart. An archived project can be renamed. Audited as `project.renamed` with the old and new names. Errors: 404 `project_not_found` (no such project).
+         */
+        patch: operations["updateProject"];
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a project (its history is kept; new invocations are refused).
+         * @description Sets `archived_at`. An archived project is left out of `listProjects` by default, and the Workflow API refuses new invocations in it (invoke and retry) with 409 `project_archived`; its contracts, invocations and artifacts stay readable, and runs already started go on. Archiving an archived project changes nothing. Audited as `project.archived`. Errors: 404 `project_not_found` (no such project).
+         */
+        post: operations["archiveProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring an archived project back.
+         * @description Clears `archived_at`; the project takes new invocations again. Unarchiving a project that is not archived changes nothing. Audited as `project.unarchived`. Errors: 404 `project_not_found` (no such project).
+         */
+        post: operations["unarchiveProject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -340,7 +391,7 @@ export interface paths {
         put?: never;
         /**
          * Create a handoff (status `open`), optionally assigned to an agent of the workspace.
-         * @description `project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`).
+         * @description `project_id` must be a project of the workspace (400 `project_not_found`); `assignee_agent_id` an agent of the workspace (400 `assignee_not_found`) that is not evicted (409 `agent_evicted`) and whose runtime host is not draining (409 `runtime_host_draining`).
          */
         post: operations["createHandoff"];
         delete?: never;
@@ -888,6 +939,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runtime-hosts/{hostId}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the host's own limits on concurrent spawns and on agents (back-pressure for spawns).
+         * @description A field left out keeps its value; null removes that limit. Audited as `runtime_host.limits_set`. Spawns over a limit are answered 429 with `Retry-After` and preflight shows the blocker (`spawn_host_busy`, `spawn_host_at_limit`). Errors: 404 `runtime_host_not_found` (no such runtime host).
+         */
+        put: operations["setRuntimeHostLimits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runtime-hosts/{hostId}/heartbeat": {
         parameters: {
             query?: never;
@@ -928,6 +1002,52 @@ export interface paths {
          * @description Owners and admins of the host's workspace only (other members get 403 `role_forbidden`; a host of a workspace the caller is not a member of is 404). Update `SVC_RELAY_TOKEN` on the host afterwards, for example with `svc config pull-runtime`. Errors: 404 `runtime_host_not_found` (no such runtime host).
          */
         post: operations["rotateRelayToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drain a host; it takes no new spawns or stages, its agents finish the stages they hold, then stop.
+         * @description For an owner or admin of the host's workspace, or a key with `runtime-hosts:write` (the host's own runtime key: `svc runtime drain`). From now on the host is not spawn ready (cause `draining`), the hub refuses handoffs to its agents (409 `runtime_host_draining`), so the workflow engine gives new stages to agents on other hosts, and its relay refuses spawns. Its runtime stops each agent once the agent holds no open stage and marks it stopped; the host is `drained` when none of its agents runs any more. Repeating the call changes nothing (the first request's time and author are kept). A fresh `svc runtime up`, or `POST …/resume`, ends the drain. Audited as `runtime_host.drain_requested` (and `runtime_host.drained` when it finishes). Errors: 404 `runtime_host_not_found` (no such runtime host).
+         */
+        post: operations["drainRuntimeHost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtime-hosts/{hostId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a host's drain; it takes spawns and stages again.
+         * @description For an owner or admin of the host's workspace, or a key with `runtime-hosts:write`. A fresh `svc runtime up` calls it before its first heartbeat, so a host started after a drain or a crash starts clean. Agents the drain stopped stay stopped (start them again, or let spawns place new ones). A host that is not draining is answered as it is. Audited as `runtime_host.resumed` when a drain ended. Errors: 404 `runtime_host_not_found` (no such runtime host).
+         */
+        post: operations["resumeRuntimeHost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1144,7 +1264,7 @@ export interface paths {
         put?: never;
         /**
          * Ask the hub to spawn an agent for a project on a spawn-ready host through its relay.
-         * @description The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).
+         * @description The project's effective spawn policy must allow the spawn: 409 with the blocker's code otherwise (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`; `blocker` carries the category `spawn_policy`, the recommended action and the hosts concerned). Back-pressure: when every spawn-ready host is at one of its limits (its agents: the policy's `max_running_agents_per_host` or the host's `max_agents`, 429 `spawn_host_at_limit`; its spawns in progress: the host's `max_concurrent_spawns`, 429 `spawn_host_busy`) the answer is 429 with `Retry-After` (seconds) and the same `blocker`. Spawns go to the least loaded spawn-ready host (running agents plus spawns in progress), then by name. A model outside the catalog is 400 `provider_model_unsupported`. Without `name` the hub names the agent `<project code>-<first capability>-<6 characters>`. The spawn is recorded (`requested`, audited as `agent.spawn.requested` with the authorization source) before the relay is called; the hub then drives the relay call in the background, with a per-call timeout and retries on the same `spawn_id` while the relay answers 202, an untyped 5xx or nothing, until its outcome or the spawn's deadline (`agent.spawn.started` / `agent.spawn.failed`). This request waits a short while for the outcome: 201 when the spawn has ended (`started` or `failed`), 202 while it is still in progress (read it with GET).
          *
          *     `spawn_id` is the caller's idempotency key: the same key with the same body answers the same spawn (200 when it had already ended, else 202), the same key with another body is 409 `idempotency_conflict`. A spawn goes to a host of the caller's workspace only. Errors: 404 `project_not_found` (no such project).
          */
@@ -1719,6 +1839,11 @@ export interface components {
             code: string;
             name: string;
             created_at: components["schemas"]["Timestamp"];
+            /** @description When the project was archived (null while it is active). */
+            archived_at?: null | components["schemas"]["Timestamp"];
+        };
+        UpdateProjectRequest: {
+            name: string;
         };
         CreateProjectRequest: {
             code: string;
@@ -2068,7 +2193,19 @@ export interface components {
             bind_host?: components["schemas"]["RuntimeBindHost"];
             listen_port?: components["schemas"]["RuntimeListenPort"];
         };
+        /** @description The host's own limits on spawns (null: none of its own). `max_concurrent_spawns`: spawns in progress (requested, not yet started or failed) on the host at once. `max_agents`: running agents plus spawns in progress on the host; the spawn policy's `max_running_agents_per_host` applies too, the lower one counts. A spawn that finds every spawn-ready host at one of its limits is answered 429 with `Retry-After` (`spawn_host_busy` or `spawn_host_at_limit`). */
+        RuntimeHostLimits: {
+            max_concurrent_spawns: number | null;
+            max_agents: number | null;
+        };
+        SetRuntimeHostLimitsRequest: {
+            /** @description Omitted keeps the current value; null removes the limit. */
+            max_concurrent_spawns?: number | null;
+            /** @description Omitted keeps the current value; null removes the limit. */
+            max_agents?: number | null;
+        };
         RegisterRuntimeHostRequest: {
+            limits?: components["schemas"]["SetRuntimeHostLimitsRequest"];
             /** @description Unique in the workspace. */
             name: string;
             hostname?: string;
@@ -2112,7 +2249,7 @@ export interface components {
             console_router_ready: boolean;
             relay_state: components["schemas"]["RuntimeComponentState"];
             console_router_state: components["schemas"]["RuntimeComponentState"];
-            /** @description Fresh heartbeat and a ready relay (the host may receive spawns). */
+            /** @description A heartbeat at most 30 s old, a ready relay and no drain (the host may receive spawns); a host later than that is lost (cause `heartbeat_late`, then `heartbeat_stale` after 45 s). */
             spawn_ready: boolean;
             /** @description Why the host is not fully ready (empty when it is); the messages of `causes`. */
             reasons: string[];
@@ -2122,7 +2259,7 @@ export interface components {
         };
         RuntimeHostCause: {
             /** @enum {string} */
-            code: "never_heartbeated" | "heartbeat_stale" | "runtime_key_superseded" | "runtime_key_revoked" | "relay_not_ready" | "console_router_not_ready";
+            code: "never_heartbeated" | "heartbeat_stale" | "heartbeat_late" | "runtime_key_superseded" | "runtime_key_revoked" | "relay_not_ready" | "console_router_not_ready" | "draining";
             message: string;
             /**
              * Format: date-time
@@ -2148,6 +2285,20 @@ export interface components {
              * @description Until when a superseded key stays valid; when a revoked key stopped working.
              */
             valid_until: string | null;
+        };
+        /** @description `active`: the host takes spawns and stages. `draining`: a drain was requested; the host takes no new spawns or stages and its agents stop once they hold no open stage. `drained`: none of its agents runs any more; the runtime may be stopped or upgraded. A fresh `svc runtime up` (or `POST …/resume`) makes it `active` again. */
+        RuntimeHostDrain: {
+            /** @enum {string} */
+            state: "active" | "draining" | "drained";
+            /** Format: date-time */
+            requested_at: string | null;
+            /** @description Who asked for the drain (a participant's email or a key's name). */
+            requested_by: string | null;
+            /**
+             * Format: date-time
+             * @description When the last of its agents stopped.
+             */
+            drained_at: string | null;
         };
         RuntimeHost: {
             /** @description Inventory id (`rti_…`); the value agents carry as `runtime_instance_id`. */
@@ -2175,6 +2326,13 @@ export interface components {
             /** @description Runtime bundle ids (`wrt_…`) the host has reported, most recently seen first. */
             bundles: string[];
             created_at: components["schemas"]["Timestamp"];
+            limits?: components["schemas"]["RuntimeHostLimits"];
+            /**
+             * Format: date-time
+             * @description When the hub found the host silent for more than 30 s and marked its running agents `lost`; null once it heartbeats again.
+             */
+            lost_at?: string | null;
+            drain?: components["schemas"]["RuntimeHostDrain"];
             /** @description In a heartbeat's answer only: the tunnel of the host's runtime environment, null when the host is in none. The runtime's tunnel connector follows it. */
             tunnel?: components["schemas"]["RuntimeTunnelSummary"] | null;
         };
@@ -2197,8 +2355,9 @@ export interface components {
             /** @description The exact value to pass as `--serve-public-base-url`. */
             console_public_base_url: string;
             relay_public_url: string | null;
-            /** @description Fresh heartbeat and a ready relay; required before every spawn. */
+            /** @description A heartbeat at most 30 s old, a ready relay and no drain; required before every spawn. */
             spawn_ready: boolean;
+            drain?: components["schemas"]["RuntimeHostDrain"];
             readiness: components["schemas"]["RuntimeHostReadiness"];
             /** @description Agents on this host that are online, idle or busy with a heartbeat at most 90 s old. */
             running_agents: number;
@@ -2472,10 +2631,10 @@ export interface components {
             active: boolean;
         };
         /**
-         * @description `online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final.
+         * @description `online`, `idle` and `busy` are running states (counted on the Networks view while heartbeats are fresh); `offline` is stopped with the id kept; `evicted` is final; `lost` was running when its host stopped heartbeating for more than 30 s (or its own heartbeat for more than 90 s): not a clean stop, and its workflow stages go to other owners. A heartbeat of a lost agent makes it running again.
          * @enum {string}
          */
-        AgentStatus: "online" | "idle" | "busy" | "offline" | "evicted";
+        AgentStatus: "online" | "idle" | "busy" | "offline" | "evicted" | "lost";
         /** @enum {string} */
         AgentRunningStatus: "online" | "idle" | "busy";
         /**
@@ -3110,7 +3269,10 @@ export interface operations {
     };
     listProjects: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also list archived projects. */
+                include_archived?: boolean;
+            };
             header?: never;
             path: {
                 /** @description Workspace id or slug. */
@@ -3172,6 +3334,96 @@ export interface operations {
         };
     };
     getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Project"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Project"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
+        };
+    };
+    archiveProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Project"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    unarchiveProject: {
         parameters: {
             query?: never;
             header?: never;
@@ -4190,6 +4442,41 @@ export interface operations {
             404: components["responses"]["Problem"];
         };
     };
+    setRuntimeHostLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetRuntimeHostLimitsRequest"];
+            };
+        };
+        responses: {
+            /** @description The host with its limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
+        };
+    };
     recordRuntimeHostHeartbeat: {
         parameters: {
             query?: never;
@@ -4247,6 +4534,64 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["RelayTokenRotation"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    drainRuntimeHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The host, with its drain state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    resumeRuntimeHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inventory id of the host (`rti_…`). */
+                hostId: components["parameters"]["RuntimeHostIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The host, with its drain state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RuntimeHost"];
                     };
                 };
             };
@@ -4730,6 +5075,17 @@ export interface operations {
             409: components["responses"]["Problem"];
             413: components["responses"]["Problem"];
             415: components["responses"]["Problem"];
+            /** @description Every spawn-ready host is at a limit (`spawn_host_at_limit`, `spawn_host_busy`); ask again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getAgentSpawn: {

@@ -181,7 +181,7 @@ export interface paths {
         };
         /**
          * Whether a spawn with these capabilities would be allowed for the project now, with typed blockers.
-         * @description Reads the project's effective spawn policy and the workspace's hosts, and answers what a spawn would use (`model`: the policy's first model; `runtime_instance_id`: the host it would go to, the least loaded spawn-ready host under the limit; `command_key`: the policy's first command key) or why it would be refused, one blocker per code: `spawn_policy_off`, `spawn_model_not_allowed` (the policy allows no model of the current catalog), `spawn_capability_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`. Read-only.
+         * @description Reads the project's effective spawn policy and the workspace's hosts, and answers what a spawn would use (`model`: the policy's first model; `runtime_instance_id`: the host it would go to, the least loaded spawn-ready host under the limit; `command_key`: the policy's first command key) or why it would be refused, one blocker per code: `spawn_policy_off`, `spawn_model_not_allowed` (the policy allows no model of the current catalog), `spawn_capability_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit` (every spawn-ready host runs its limit of agents), `spawn_host_busy` (every spawn-ready host has its limit of spawns in progress); these two carry `retry_after_seconds`. Read-only.
          */
         get: operations["getProjectSpawnReadiness"];
         put?: never;
@@ -206,7 +206,7 @@ export interface paths {
         put?: never;
         /**
          * Spawn an agent for a stage of an invocation (authorization source `workflow_service`).
-         * @description The same spawn as the public `POST /api/v1/workspaces/{workspace}/agent-spawns`, asked by the Workflow API on behalf of an invocation: the model and command key are the policy's first, the agent joins the project with the capabilities asked. `spawn_key` is the idempotency key: the same key answers the same spawn (200), whatever the rest of the body. 201 for a new spawn, whose relay call runs in the background (read it with `GET /internal/v1/agent-spawns/{spawnId}`). 409 with the blocker's code when the policy or the hosts do not allow it (the codes of spawn readiness).
+         * @description The same spawn as the public `POST /api/v1/workspaces/{workspace}/agent-spawns`, asked by the Workflow API on behalf of an invocation: the model and command key are the policy's first, the agent joins the project with the capabilities asked. `spawn_key` is the idempotency key: the same key answers the same spawn (200), whatever the rest of the body. 201 for a new spawn, whose relay call runs in the background (read it with `GET /internal/v1/agent-spawns/{spawnId}`). 409 with the blocker's code when the policy or the hosts do not allow it (the codes of spawn readiness); 429 with `Retry-After` when every spawn-ready host is at a limit (`spawn_host_at_limit`, `spawn_host_busy`).
          */
         post: operations["createInternalAgentSpawn"];
         delete?: never;
@@ -346,6 +346,11 @@ export interface components {
             id: string;
             code: string;
             name: string;
+            /**
+             * Format: date-time
+             * @description When the project was archived (null while active); the Workflow API refuses new invocations then.
+             */
+            archived_at?: string | null;
             workspace: {
                 id: string;
                 slug: string;
@@ -355,7 +360,7 @@ export interface components {
             agent_id: string;
             name: string;
             /** @enum {string} */
-            status: "online" | "idle" | "busy" | "offline";
+            status: "online" | "idle" | "busy" | "offline" | "lost";
             capabilities: string[];
             /** @description The runtime host (`rti_…`) the agent runs on, when known. */
             runtime_instance_id: string | null;
@@ -410,9 +415,11 @@ export interface components {
         };
         SpawnBlocker: {
             /** @enum {string} */
-            code: "spawn_policy_off" | "spawn_model_not_allowed" | "spawn_capability_not_allowed" | "spawn_command_not_allowed" | "spawn_no_ready_host" | "spawn_host_at_limit";
+            code: "spawn_policy_off" | "spawn_model_not_allowed" | "spawn_capability_not_allowed" | "spawn_command_not_allowed" | "spawn_no_ready_host" | "spawn_host_at_limit" | "spawn_host_busy";
             message: string;
             recommended_action: string;
+            /** @description For `spawn_host_busy` and `spawn_host_at_limit`: when a spawn is worth asking for again (a spawn in progress ends or an agent stops by then, usually). */
+            retry_after_seconds?: number;
             /** @description The hosts the blocker concerns (empty when it is about the policy). */
             runtime_instance_ids: string[];
         };
@@ -852,6 +859,17 @@ export interface operations {
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
             409: components["responses"]["Problem"];
+            /** @description Every spawn-ready host is at a limit; ask again after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getInternalAgentSpawn: {

@@ -567,7 +567,7 @@ export interface paths {
         put?: never;
         /**
          * Preflight — read-only launch readiness with typed blockers; creates nothing.
-         * @description Resolves the intent like resolve (an intent of only whitespace is 400 `intent_blank`), then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).
+         * @description Resolves the intent like resolve (an intent of only whitespace is 400 `intent_blank`), then checks readiness. `route_ready` is true when a contract matched, its template is complete (stages with a key, title and required capabilities, unique keys, an artifact schema name and version) and that artifact schema version is registered and not deprecated. `can_launch` is `route_ready` with no blockers. `launch_outcome` says what `launchInvocation` would do now — it runs this same readiness check: `refused` (a `refuses_launch` blocker), `accepted_waiting_for_owner` (only `waits_for_owner` blockers) or `accepted`. Every blocker carries its `effect`. Blocker categories (exactly these five): `classifier_template_configuration` (`no_contract_matched`, `template_not_found`, `template_incomplete`, `artifact_schema_not_registered`, `artifact_schema_deprecated`), `roster_ownership` (`no_stage_owner`, one per stage no running agent of the project's roster can own — an agent on the roster through a team assigned to the project or its own project, running and not offline, holding every capability the stage requires; the same rule the engine uses to assign a stage), `runtime_endpoints` (the hub's runtime readiness blockers: `no_runtime_host`, `runtime_host_stale`, `relay_not_ready`, `console_router_not_ready`), `spawn_policy` (for a stage without an owner, why the hub would not spawn one: `spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy` — the last two are back-pressure and carry `retry_after_seconds`; when the project's spawn policy allows a spawn, the stage's `no_stage_owner` says so instead, and a launched run asks the hub for the agent) and `infrastructure_health` (`hub_unreachable`: the hub's roster or runtime readiness could not be read; reported as a blocker, never as a 5xx). Roster and runtime checks run only when a contract matched. Errors: 404 `project_not_found` (no such project).
          */
         post: operations["preflightIntent"];
         delete?: never;
@@ -671,6 +671,31 @@ export interface paths {
          * @description Any non-terminal state (`received`, `blocked`, `launching`, `awaiting_approval`, `running`, `waiting_for_artifact`) becomes `cancelled` (attention `none`): open stages become `cancelled`, stages not reached `skipped`, their owners are released (the stage leaves their stage list and any action on it is 409 `stage_not_open`), the run ends, and the `invocation.cancelled` delivery event is recorded in the same transaction. The stages' hub handoffs are cancelled at the hub right after (retried by the sweeper until the hub confirms). Cancelling a `cancelled` invocation again answers 200 with it unchanged; a `completed` or `failed` one is 409 `invocation_terminal`. `reason` (at most 500 characters, redacted) is kept in `cancellation`. Audited as `invocation.cancelled`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).
          */
         post: operations["cancelInvocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed or cancelled invocation as a new invocation of the same request.
+         * @description Only a `failed` or `cancelled` invocation can be retried; any other state is 409 `invocation_not_retryable` (with its `state`). The retry is a new invocation (state `received`, not launched) of the original's stored request: the intent as first sent, its capabilities, metadata and pins; its route is decided again, as invoke does, so a contract changed since is followed. The new invocation names the original in `retry_of`, and the original lists it in `retried_as`. `Idempotency-Key` is required as on invoke: the same key for the same original answers 200 with the first retry and `Idempotent-Replayed: true`; a key already used in the project for another request is 409 `idempotency_conflict`. An archived project refuses it with 409 `project_archived`. Audited as `invocation.retried` (on the original) and `invocation.created`. Errors: 404 `invocation_not_found` (no such invocation); 404 `project_not_found` (no such project).
+         */
+        post: operations["retryInvocation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1333,7 +1358,7 @@ export interface components {
             latency_ms: number;
             /** @description e.g. `timeout`, `connection_refused`, `tls_error`. */
             error: string | null;
-            /** @description The first 2 KiB of the answer. */
+            /** @description The first 2 KiB of the answer's body (never its headers), with anything shaped like a credential (a `whsec_…` signing secret, an API key, a bearer token or a JWT, a `password`, `secret` or `token` value) masked (`[REDACTED]`). */
             response_snippet: string;
             /** @description The receiver answered non-2xx with `X-Svc-Stop-Retries: true`, so no retry followed. */
             retries_stopped: boolean;
@@ -1417,7 +1442,7 @@ export interface components {
             latency_ms: number;
             /** @description e.g. `timeout`, `connection_refused`, `tls_error`. */
             error: string | null;
-            /** @description The first 2 KiB of the answer. */
+            /** @description The first 2 KiB of the answer's body, credentials redacted as in `DeliveryAttempt`. */
             response_snippet: string;
             /** @description The answer carried `X-Svc-Stop-Retries: true`. */
             retries_stopped: boolean;
@@ -1505,6 +1530,10 @@ export interface components {
             intent_normalized: string;
             failure: components["schemas"]["InvocationsFailure"];
             cancellation: components["schemas"]["InvocationsCancellation"];
+            /** @description The failed or cancelled invocation this one retries (`retryInvocation`); null otherwise. */
+            retry_of?: string | null;
+            /** @description The invocations that retry this one, oldest first (empty when it was never retried). */
+            retried_as?: string[];
             state: components["schemas"]["InvocationsState"];
             attention: components["schemas"]["InvocationsAttention"];
             route: components["schemas"]["InvocationsRoute"];
@@ -1590,6 +1619,8 @@ export interface components {
             correlation_id: string | null;
             failure: components["schemas"]["InvocationsFailure"];
             cancellation: components["schemas"]["InvocationsCancellation"];
+            /** @description The invocation this one retries; null otherwise. */
+            retry_of?: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1609,6 +1640,8 @@ export interface components {
             stage_key?: string;
             /** @description The runtime hosts concerned (runtime blockers). */
             runtime_instance_ids?: string[];
+            /** @description For the back-pressure blockers (`spawn_host_at_limit`, `spawn_host_busy`: every spawn-ready host is at its limit of agents or of spawns in progress): when a spawn is worth asking for again. */
+            retry_after_seconds?: number;
             /** @description The hub's spawn of an owner for the stage (`stage_owner_spawning`, `stage_owner_spawn_failed`). */
             spawn_id?: string;
         };
@@ -1627,7 +1660,7 @@ export interface components {
             error_code: string | null;
         };
         /**
-         * @description What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent. A run limit reached (`project_run_limit_reached`, `workspace_run_limit_reached`, category `infrastructure_health`) also lets the launch through: the invocation waits in `launching`, queued, and its run starts when a run of the project (or workspace) ends.
+         * @description What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent. A run limit reached (`project_run_limit_reached`, `workspace_run_limit_reached`, category `infrastructure_health`) also lets the launch through: the invocation waits in `launching`, queued, and its run starts when a run of the project (or workspace) ends.
          * @enum {string}
          */
         InvocationsBlockerEffect: "refuses_launch" | "waits_for_owner";
@@ -2777,6 +2810,8 @@ export interface operations {
                 created_since?: string;
                 /** @description Created before. */
                 created_until?: string;
+                /** @description Search: an invocation id (exact), or words the intent contains (case-insensitive). Combines with the other filters and the cursor. */
+                q?: string;
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: string;
@@ -3116,6 +3151,51 @@ export interface operations {
             409: components["responses"]["Problem"];
             413: components["responses"]["Problem"];
             415: components["responses"]["Problem"];
+        };
+    };
+    retryInvocation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A stable key per logical request, 1–255 printable ASCII characters (a UUID is a good choice). Retained for 30 days. */
+                "Idempotency-Key": components["parameters"]["InvocationsIdempotencyKey"];
+                /** @description The caller's correlation id, stored with the invocation and returned (1–255 printable ASCII). */
+                "X-Correlation-ID"?: components["parameters"]["InvocationsCorrelationId"];
+            };
+            path: {
+                /** @description Project id (`prj_…`). */
+                projectId: components["parameters"]["InvocationsProjectId"];
+                /** @description Invocation id (`inv_…`). */
+                invocationId: components["parameters"]["RunsInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Replay: the retry this key already made (`Idempotent-Replayed: true`). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            /** @description The new invocation, state `received`, with `retry_of` set. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvocationsInvocationResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
         };
     };
     getInvocationArtifact: {

@@ -1,6 +1,7 @@
 import type { RouteTableState } from '../../data/route-table.source';
 import type { AgentRoute } from '../../domain/route-table';
 import type { RouteActivity } from '../../domain/route-activity';
+import type { WebSocketLimit, WebSocketLimits, WebSocketLimitSettings } from '../../domain/websocket-limits';
 
 export interface StatusFacts {
   host: string;
@@ -23,10 +24,20 @@ export interface UpstreamConnections {
   websockets: number;
 }
 
+/** WebSockets against the limits: admitted now, callers holding them, the settings and refusals since start. */
+export interface WebSocketUse {
+  open: number;
+  callers: number;
+  busiestCaller: number;
+  limits: WebSocketLimitSettings;
+  refused: Record<WebSocketLimit, number>;
+}
+
 export interface RouterStatus extends StatusFacts {
   pid: number;
   table: RouteTableState;
   upstreamConnections: UpstreamConnections;
+  websockets: WebSocketUse;
   routes: RouteStatus[];
 }
 
@@ -36,6 +47,7 @@ export interface StatusDeps {
   activity: RouteActivity;
   /** The connections held to agents now. */
   connections: () => UpstreamConnections;
+  wsLimits: WebSocketLimits;
 }
 
 export function describeStatus(deps: StatusDeps, facts: StatusFacts): RouterStatus {
@@ -45,6 +57,13 @@ export function describeStatus(deps: StatusDeps, facts: StatusFacts): RouterStat
     pid: process.pid,
     table,
     upstreamConnections: deps.connections(),
+    websockets: {
+      open: deps.wsLimits.open,
+      callers: deps.wsLimits.callers,
+      busiestCaller: deps.wsLimits.busiestCaller(),
+      limits: deps.wsLimits.settings,
+      refused: { ...deps.wsLimits.refused },
+    },
     routes: (table.table?.routes ?? []).map((route) => ({
       route,
       openSockets: deps.activity.openSockets(route.agentId),

@@ -50,6 +50,7 @@ export function Shell({ me }: { me: HubMe }) {
           Control
         </Link>
         <WorkspaceSwitcher me={me} current={current} />
+        <SearchBox base={base} />
         <UserMenu name={me.participant.display_name || me.participant.email} role={current.role} />
       </header>
       <div className="app-body">
@@ -76,6 +77,41 @@ export function Shell({ me }: { me: HubMe }) {
         </main>
       </div>
     </WorkspaceContext.Provider>
+  );
+}
+
+/** Search by id or name across the workspace; the results are a page of their own (`…/search?q=`). */
+function SearchBox({ base }: { base: string }) {
+  const navigate = useNavigate();
+  const location = useLocation();
+  const current = location.pathname.endsWith('/search')
+    ? (new URLSearchParams(location.search).get('q') ?? '')
+    : '';
+  const [value, setValue] = useState(current);
+  useEffect(() => setValue(current), [current]);
+  return (
+    <form
+      role="search"
+      className="search-box"
+      onSubmit={(event) => {
+        event.preventDefault();
+        const q = value.trim();
+        if (q) void navigate(`${base}/search?q=${encodeURIComponent(q)}`);
+      }}
+    >
+      <label htmlFor="global-search" className="visually-hidden">
+        Search by id or name
+      </label>
+      <input
+        id="global-search"
+        type="search"
+        placeholder="Search by id or name"
+        value={value}
+        maxLength={200}
+        onChange={(e) => setValue(e.currentTarget.value)}
+      />
+      <button type="submit">Search</button>
+    </form>
   );
 }
 

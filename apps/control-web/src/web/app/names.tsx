@@ -30,7 +30,14 @@ export function NamesProvider({ children }: { children: ReactNode }) {
       const [members, agents, projects, teams, keys] = await Promise.all([
         quietly(hub.raw.GET('/api/v1/workspaces/{workspace}/members', path).then(unwrap)),
         quietly(hub.raw.GET('/api/v1/workspaces/{workspace}/agents', path).then(unwrap)),
-        quietly(hub.raw.GET('/api/v1/workspaces/{workspace}/projects', path).then(unwrap)),
+        quietly(
+          hub.raw
+            .GET('/api/v1/workspaces/{workspace}/projects', {
+              params: { path: { workspace: workspace.id }, query: { include_archived: true } },
+              signal,
+            })
+            .then(unwrap),
+        ),
         quietly(hub.raw.GET('/api/v1/workspaces/{workspace}/teams', path).then(unwrap)),
         canListKeys
           ? quietly(

@@ -12,7 +12,21 @@ const FIXES: Record<string, string> = {
   csrf_check_failed: 'Reload the page and try again.',
   unauthorized: 'Your session has ended. Sign in again.',
   token_expired: 'Your session has ended. Sign in again.',
+  subscription_disabled: 'Enable the subscription on the project’s Deliveries page, then resend.',
+  url_invalid: 'Enter the full address of your server, starting with https://.',
+  url_scheme_not_allowed: 'Use an https:// address.',
+  url_credentials_not_allowed: 'Remove the user name and password from the address.',
+  url_host_not_allowed: 'Use the public address of your server.',
+  url_resolves_to_forbidden_address:
+    'Use the public address of your server: addresses inside private networks are refused.',
+  url_unresolvable: 'Check the host name of the address: it could not be found.',
+  time_range_invalid: 'Choose a start time in the past.',
 };
+
+/** A mistake in a form found before anything is sent; its message says what to change. */
+export class InputError extends Error {
+  override name = 'InputError';
+}
 
 /** `body/template/key` → "template key". */
 function fieldWords(location: string): string {
@@ -47,6 +61,7 @@ function describe(error: unknown): { title: string; detail?: string; code?: stri
   }
   if (error instanceof APIConnectionError)
     return { title: 'The server cannot be reached', detail: error.message };
+  if (error instanceof InputError) return { title: error.message };
   return { title: 'Something went wrong', detail: error instanceof Error ? error.message : String(error) };
 }
 

@@ -8,8 +8,9 @@ export type RunningStatus = Extract<AgentStatus, 'online' | 'idle' | 'busy'>;
 
 /**
  * An agent's heartbeat: refreshes `lastHeartbeatAt` and moves between the running statuses (`online`,
- * `idle`, `busy`). A stopped (`offline`) agent that heartbeats is running again: it becomes the reported
- * status, or `online`. An evicted agent's heartbeat is refused.
+ * `idle`, `busy`). A stopped (`offline`) or `lost` agent that heartbeats is running again: it becomes the
+ * reported status, or `online` (a lost agent shows life again: the engine may give it stages again). An
+ * evicted agent's heartbeat is refused.
  */
 export async function recordAgentHeartbeat(
   deps: HubDeps,
@@ -21,12 +22,13 @@ export async function recordAgentHeartbeat(
     const agent = await lockAgent(tx, target.id);
     if (!agent) throw agentNotFound(target.id);
     if (agent.status === 'evicted') throw agentEvicted(agent.id, 'heartbeat');
-    const status: AgentStatus = input.status ?? (agent.status === 'offline' ? 'online' : agent.status);
+    const stopped = agent.status === 'offline' || agent.status === 'lost';
+    const status: AgentStatus = input.status ?? (stopped ? 'online' : agent.status);
     const updated = await tx.agent.update({
       where: { id: agent.id },
-      data: { status, lastHeartbeatAt: deps.now() },
+      data: { status, lastHeartbeatAt: deps.now(), ...(agent.status === 'lost' ? { lostAt: null } : {}) },
     });
-    if (agent.status === 'offline') {
+    if (stopped) {
       await deps.audit.record(
         {
           workspaceId: agent.workspaceId,
@@ -34,7 +36,7 @@ export async function recordAgentHeartbeat(
           action: 'agent.resumed',
           targetType: 'agent',
           targetId: agent.id,
-          data: { status },
+          data: { status, previous_status: agent.status },
           requestId: input.requestId,
         },
         tx,

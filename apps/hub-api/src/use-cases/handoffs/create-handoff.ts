@@ -48,7 +48,7 @@ async function assertProjectInWorkspace(tx: Tx, workspaceId: string, projectId: 
 async function assertAssignable(tx: Tx, workspaceId: string, agentId: string): Promise<void> {
   const agent = await tx.agent.findUnique({
     where: { id: agentId },
-    select: { workspaceId: true, status: true },
+    select: { workspaceId: true, status: true, runtimeInstanceId: true },
   });
   if (!agent || agent.workspaceId !== workspaceId) {
     throw new AppError({
@@ -58,6 +58,20 @@ async function assertAssignable(tx: Tx, workspaceId: string, agentId: string): P
     });
   }
   if (agent.status === 'evicted') throw agentEvicted(agentId, 'be assigned a handoff');
+  if (agent.runtimeInstanceId) {
+    // A share lock on the host row: a drain (which updates the row) commits before this check or after this
+    // handoff, so a runtime that saw the drain never misses a handoff created before it.
+    const [host] = await tx.$queryRaw<Array<{ drain_requested_at: Date | null }>>`
+      SELECT drain_requested_at FROM runtime_hosts WHERE id = ${agent.runtimeInstanceId} FOR SHARE`;
+    if (host?.drain_requested_at) {
+      throw new AppError({
+        status: 409,
+        code: 'runtime_host_draining',
+        detail: `Agent '${agentId}' runs on runtime host '${agent.runtimeInstanceId}', which is draining: it takes no new work.`,
+        extra: { runtime_instance_id: agent.runtimeInstanceId },
+      });
+    }
+  }
 }
 
 /**

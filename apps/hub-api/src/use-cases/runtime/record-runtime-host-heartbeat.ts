@@ -7,6 +7,37 @@ import { environmentsOfHosts, recordConnectorReadiness } from '../../data/runtim
 import type { HostEnvironment } from '../../data/runtime-environments.lookups';
 import type { ConsoleRouteActivityReport } from '../../domain/console-activity';
 import type { RuntimeHostWithBundles } from './get-runtime-host';
+import { runningAgentFilter } from '../../domain/host-readiness';
+import type { Prisma, RuntimeHost } from '../../generated/prisma/client';
+
+/**
+ * A draining host whose agents all stopped is drained: recorded once, with its audit event. The runtime reports
+ * with every heartbeat, so the state follows within a beat of the last agent's stop.
+ */
+async function finishDrain(
+  deps: HubDeps,
+  actor: Actor,
+  tx: Prisma.TransactionClient,
+  host: RuntimeHost,
+  now: Date,
+): Promise<RuntimeHost> {
+  if (!host.drainRequestedAt || host.drainedAt) return host;
+  const running = await tx.agent.count({ where: { runtimeInstanceId: host.id, ...runningAgentFilter(now) } });
+  if (running > 0) return host;
+  const drained = await tx.runtimeHost.update({ where: { id: host.id }, data: { drainedAt: now } });
+  await deps.audit.record(
+    {
+      workspaceId: host.workspaceId,
+      actor,
+      action: 'runtime_host.drained',
+      targetType: 'runtime_host',
+      targetId: host.id,
+      data: { runtime_instance_id: host.id, drain_requested_at: host.drainRequestedAt.toISOString() },
+    },
+    tx,
+  );
+  return drained;
+}
 
 export interface RuntimeHostHeartbeat {
   relayReady: boolean;
@@ -53,8 +84,24 @@ export async function recordRuntimeHostHeartbeat(
         // The key this heartbeat came with works, so it is not revoked (whatever a revocation noted before).
         heartbeatApiKeyId: actor.kind === 'api_key' ? actor.keyId : null,
         heartbeatKeyRevokedAt: null,
+        // A host the presence sweep marked lost is back (its agents come back with their own heartbeats).
+        lostAt: null,
       },
     });
+    if (host.lostAt) {
+      await deps.audit.record(
+        {
+          workspaceId: host.workspaceId,
+          actor,
+          action: 'runtime_host.returned',
+          targetType: 'runtime_host',
+          targetId: host.id,
+          data: { lost_at: host.lostAt.toISOString() },
+        },
+        tx,
+      );
+    }
+    const drained = await finishDrain(deps, actor, tx, updated, now);
     if (heartbeat.bundleId !== undefined) {
       const bundle = await tx.runtimeBundle.findUnique({ where: { id: heartbeat.bundleId } });
       if (bundle && bundle.workspaceId !== host.workspaceId) {
@@ -95,7 +142,7 @@ export async function recordRuntimeHostHeartbeat(
             AND (a.console_last_activity_at IS NULL OR a.console_last_activity_at < r.at)`;
       }
     }
-    return updated;
+    return drained;
   });
   const [bundles, environments] = await Promise.all([
     bundlesByHost(deps.db, [saved.id]),

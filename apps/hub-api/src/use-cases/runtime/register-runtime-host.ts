@@ -17,6 +17,8 @@ export interface RegisterRuntimeHostInput {
   relayPublicUrl?: string;
   consoleRouter?: { bindHost?: string; listenPort?: number; routePrefix?: string };
   relay?: { bindHost?: string; listenPort?: number };
+  /** The host's own spawn limits (null or absent: none). */
+  limits?: { maxConcurrentSpawns?: number | null; maxAgents?: number | null };
   requestId?: string;
 }
 
@@ -80,6 +82,8 @@ export async function registerRuntimeHost(
           relayTokenHash: hashOpaqueToken(relayToken),
           relayTokenCiphertext: deps.box.seal(relayToken, id),
           relayTokenRotatedAt: deps.now(),
+          maxConcurrentSpawns: input.limits?.maxConcurrentSpawns ?? null,
+          maxAgents: input.limits?.maxAgents ?? null,
         },
       });
       await deps.audit.record(
@@ -95,6 +99,8 @@ export async function registerRuntimeHost(
             workdir_root: created.workdirRoot,
             console_public_base_url: created.consolePublicBaseUrl,
             relay_public_url: created.relayPublicUrl,
+            max_concurrent_spawns: created.maxConcurrentSpawns,
+            max_agents: created.maxAgents,
           },
           requestId: input.requestId,
         },

@@ -20,6 +20,7 @@ import type { AgentSpawnView } from '../../data/spawn.lookups';
 import {
   chooseSpawnHost,
   judgeSpawnAgainstPolicy,
+  SPAWN_LIMIT_BLOCKER_CODES,
   spawnAgentName,
   uniqueInOrder,
 } from '../../domain/spawn-policy';
@@ -63,11 +64,16 @@ export interface RequestedSpawn {
   created: boolean;
 }
 
-/** The spawn-policy blocker as a problem: 409 with the blocker's code, category and recommended action. */
+/**
+ * The spawn-policy blocker as a problem: 409 with the blocker's code, category and recommended action; 429 with
+ * `Retry-After` when the only blocker is back-pressure (every ready host at one of its limits).
+ */
 export function spawnBlocked(blockers: SpawnBlocker[]): AppError {
   const [first] = blockers as [SpawnBlocker, ...SpawnBlocker[]];
+  const backPressure = blockers.every((b) => SPAWN_LIMIT_BLOCKER_CODES.includes(b.code));
   return new AppError({
-    status: 409,
+    status: backPressure ? 429 : 409,
+    ...(backPressure ? { headers: { 'Retry-After': String(first.retry_after_seconds ?? 10) } } : {}),
     code: first.code,
     detail: `${first.message} ${first.recommended_action}`,
     extra: {

@@ -6,8 +6,18 @@ import type { AgentStageAssignment } from '../../domain/stage-handler';
 import type { StageOutcome } from './run-stage';
 import { StageTracker } from './track-stages';
 
-const stage = (id: string, state: AgentStageAssignment['state'] = 'assigned') =>
-  ({ stage_id: id, invocation_id: 'inv_1', state, heartbeat_interval_seconds: 1 }) as AgentStageAssignment;
+const stage = (
+  id: string,
+  state: AgentStageAssignment['state'] = 'assigned',
+  assignedAt = '2026-11-28T10:00:00.000Z',
+) =>
+  ({
+    stage_id: id,
+    invocation_id: 'inv_1',
+    state,
+    heartbeat_interval_seconds: 1,
+    assigned_at: assignedAt,
+  }) as AgentStageAssignment;
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -65,6 +75,14 @@ describe('StageTracker', () => {
     short.tracker.reconcile([stage('s1')], Date.now());
     await short.finish('s1', { kind: 'dropped', code: 'stage_reassigned' });
     expect(short.tracker.reconcile([stage('s1')], Date.now())).toBe(1);
+  });
+
+  it('when a dropped stage is assigned to this agent again (a new assignment), then it is worked at once', async () => {
+    const { tracker, finish } = setup();
+    tracker.reconcile([stage('s1')], Date.now());
+    await finish('s1', { kind: 'dropped', code: 'stage_reassigned' });
+    expect(tracker.reconcile([stage('s1')], Date.now())).toBe(0);
+    expect(tracker.reconcile([stage('s1', 'assigned', '2026-11-28T10:01:00.000Z')], Date.now())).toBe(1);
   });
 
   it('when a held stage is listed as still blocked, then it waits; listed as resumed, then it is worked again', async () => {

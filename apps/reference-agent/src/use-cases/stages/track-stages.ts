@@ -60,7 +60,11 @@ export interface StageTrackerDeps {
  */
 export class StageTracker {
   private readonly tracked = new Map<string, TrackedStage>();
-  private readonly cooldowns = new Map<string, number>();
+  /**
+   * Stages that answered "not yours", by id, with the assignment that was dropped: the same stage assigned to
+   * this agent again (a new `assigned_at`, after the engine gave it back) is worked at once.
+   */
+  private readonly cooldowns = new Map<string, { until: number; assignedAt: string | null }>();
   private heldTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: StageTrackerDeps) {}
@@ -94,12 +98,14 @@ export class StageTracker {
         );
       }
     }
-    for (const [id, until] of this.cooldowns) if (until <= now) this.cooldowns.delete(id);
+    for (const [id, { until }] of this.cooldowns) if (until <= now) this.cooldowns.delete(id);
 
     let started = 0;
     for (const stage of stages) {
       if (this.isFull()) break;
-      if (this.cooldowns.has(stage.stage_id)) continue;
+      const dropped = this.cooldowns.get(stage.stage_id);
+      if (dropped && dropped.assignedAt === stage.assigned_at) continue;
+      if (dropped) this.cooldowns.delete(stage.stage_id);
       const entry = this.tracked.get(stage.stage_id);
       if (entry?.status === 'working') continue;
       if (entry?.status === 'held') {
@@ -193,7 +199,10 @@ export class StageTracker {
         }
         if (this.tracked.get(stage.stage_id) === entry) this.tracked.delete(stage.stage_id);
         if (outcome.kind === 'dropped')
-          this.cooldowns.set(stage.stage_id, Date.now() + this.deps.dropCooldownMs);
+          this.cooldowns.set(stage.stage_id, {
+            until: Date.now() + this.deps.dropCooldownMs,
+            assignedAt: stage.assigned_at,
+          });
       })
       .catch((error: unknown) => {
         // runStage never throws; this guards the loop against a programming error all the same.

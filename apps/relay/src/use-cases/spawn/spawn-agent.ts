@@ -23,6 +23,8 @@ export interface SpawnSettings {
   waitMs: number;
   /** Settings the host still lacks for spawns (variable names), checked before each spawn. */
   missingSettings: () => string[];
+  /** Whether the host is draining (its runtime says so through a marker file): new spawns are refused. */
+  draining: () => boolean;
 }
 
 export interface SpawnDeps {
@@ -116,6 +118,22 @@ export class AgentSpawner {
         agent_name: name,
       });
       return this.answer(spawnId, known);
+    }
+    if (this.deps.settings.draining()) {
+      // A host answer: the spawn id is not consumed, the hub places the spawn on another host.
+      this.deps.log.append({
+        spawn_id: spawnId,
+        event: 'refused',
+        request_sha256: requestHash,
+        status: 409,
+        code: 'runtime_host_draining',
+      });
+      throw new AppError({
+        status: 409,
+        code: 'runtime_host_draining',
+        detail: 'This runtime host is draining: it takes no new spawns. Spawn on another host.',
+        extra: { spawn_id: spawnId },
+      });
     }
     const other = this.namesInFlight.get(name);
     if (other !== undefined) {

@@ -28,6 +28,7 @@ import {
 } from '../../domain/direct-start-rules';
 import { countsOnNetworks, RUNNING_STATUSES } from '../../domain/agent-status';
 import { splitCommand } from '../../domain/split-command';
+import { agentHostSettings, type AgentHostEnv } from '../../domain/agent-host-settings';
 import { requirePulledRuntime } from './host-context';
 import type { HostContext } from './host-context';
 import { verifyStartedAgent } from './verify-started-agent';
@@ -50,12 +51,11 @@ export interface StartAgentFlags {
 }
 
 /** The variables of the host environment `svc start` reads (passed in, so the rules stay testable). */
-export interface StartAgentEnv {
+export interface StartAgentEnv extends AgentHostEnv {
   SVC_RUNTIME_INSTANCE_ID?: string | undefined;
   SVC_AGENT_WORKDIR_ROOT?: string | undefined;
   SVC_ALLOW_SERVER_LOCAL_PROVIDER_AUTH?: string | undefined;
   SVC_SERVER_LOCAL_PROVIDER_AUTH_FILE?: string | undefined;
-  SVC_WORKFLOW_URL?: string | undefined;
 }
 
 export interface StartAgentInput extends HostContext {
@@ -304,7 +304,7 @@ export async function startAgent(input: StartAgentInput): Promise<StartAgentResu
     AGENT_RUNTIME_CREDENTIAL: credential.token,
     AGENT_RUNTIME_CREDENTIAL_EXPIRES_AT: credential.expires_at,
     SVC_RUNTIME_INSTANCE_ID: hostId,
-    ...(env.SVC_WORKFLOW_URL ? { WORKFLOW_URL: env.SVC_WORKFLOW_URL } : {}),
+    ...agentHostSettings(env),
     ...(servePort !== null ? { AGENT_SERVE_PORT: String(servePort) } : {}),
     ...(materialized ? { AGENT_PROVIDER_AUTH_FILE: materialized.agent_auth_path } : {}),
   };

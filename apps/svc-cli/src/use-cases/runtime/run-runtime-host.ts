@@ -4,6 +4,7 @@
  */
 import { deriveConsoleProxyKey } from '@svc/auth';
 import { createHubClient } from '@svc/contracts';
+import type { HubClient } from '@svc/contracts';
 import { AgentSupervisor } from '../../data/agent-supervisor';
 import { listAgentStates } from '../../data/agent-state';
 import { startControlServer } from '../../data/control-server';
@@ -15,6 +16,7 @@ import { readinessReport, readServiceReadiness, sendHeartbeat } from '../../data
 import type { ProfileStore } from '../../data/profile-store';
 import { runtimeKeyNotice } from '../../domain/runtime-key-notice';
 import { followRuntimeKey } from './follow-runtime-key';
+import { createHostDrainFollower } from './follow-host-drain';
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
 import { ensureOwnerOnlyDir } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
@@ -86,6 +88,19 @@ async function refuseWhenRunning(socketPath: string, profile: string): Promise<v
   } catch (error) {
     if (error instanceof CliError) throw error;
     // nothing answers on the socket: a stale socket, removed when the control API starts
+  }
+}
+
+/** Ends a drain of this host at the hub (a fresh start takes work again); says so when there was one. */
+async function resumeHost(hub: HubClient, hostId: string, log: (line: string) => void): Promise<void> {
+  try {
+    const res = await hub.POST('/api/v1/runtime-hosts/{hostId}/resume', {
+      params: { path: { hostId } },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!res.data) log(`drain: the hub did not end the host's drain (HTTP ${res.response.status})`);
+  } catch {
+    log("drain: the hub could not be reached to end the host's drain; the next start tries again");
   }
 }
 
@@ -221,6 +236,17 @@ async function runLocked(
     };
   };
 
+  const drain = createHostDrainFollower({
+    supervisor,
+    hub,
+    markerFile: files.drain_marker,
+    clientName: input.clientName,
+    log,
+  });
+  // A fresh start is a clean start: a drain (finished or not) or a crash before it leaves nothing behind.
+  await drain.clear();
+  await resumeHost(hub, identity.runtimeInstanceId, log);
+
   const control = await startControlServer({ socketPath: files.control_socket, supervisor, status });
   cleanups.push(() => control.close());
   cleanups.push(async () => {
@@ -319,6 +345,8 @@ async function runLocked(
       noteKey(runtimeKeyNotice(result.runtimeKey));
       // A tunnel deleted or replaced since the connector started: it stops (a new one starts at the next check).
       await connector.follow(result.tunnel);
+      // An agent the drain stopped: report at once, so the hub sees the host drained without waiting a beat.
+      if (await drain.follow(result.drain)) await beat();
     }
   };
 

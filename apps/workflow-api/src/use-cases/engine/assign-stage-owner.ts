@@ -62,10 +62,11 @@ function alreadyPatched(
 }
 
 /**
- * Finds an owner for the current stage: a running roster agent (not one of `exclude`) the hub accepts a handoff
- * for; else, when the project's spawn policy allows, an agent the hub spawns for it; else the invocation says
- * why it waits (its blockers and attention). `stalledNow` is the owner just released for not heartbeating, so
- * the attention says the stage stalled; an `artifact_rejected` attention is kept (`keepRejected`).
+ * Finds an owner for the current stage: a running roster agent the hub accepts a handoff for (not one the stage
+ * was taken from, `exclude`, unless it has heartbeated at the hub since: then after every other candidate);
+ * else, when the project's spawn policy allows, an agent the hub spawns for it; else the invocation says why it
+ * waits (its blockers and attention). `stalledNow` is the owner just released for not heartbeating (or lost with
+ * its host: `lostNow`), so the attention says so; an `artifact_rejected` attention is kept (`keepRejected`).
  *
  * The hub was asked before the transaction (the pass's plan). When the plan does not fit the stage as found
  * under the lock (another writer changed it meanwhile), nothing is written and the pass says it needs the hub
@@ -74,7 +75,7 @@ function alreadyPatched(
 export async function assignStageOwner(
   ctx: ReconcileContext,
   current: RunStage,
-  options: { exclude: string[]; stalledNow: string | null; keepRejected: boolean },
+  options: { exclude: string[]; stalledNow: string | null; lostNow?: boolean; keepRejected: boolean },
 ): Promise<void> {
   const { exclude, stalledNow, keepRejected } = options;
   const plan = ctx.plan?.owner ?? null;
@@ -84,7 +85,9 @@ export async function assignStageOwner(
   }
   const outcome = await assignFromPlan(ctx, current, plan);
   const stalledReason = stalledNow
-    ? `Stage '${current.key}': owner ${stalledNow} stopped heartbeating`
+    ? options.lostNow
+      ? `Stage '${current.key}': owner ${stalledNow} was lost (the hub no longer counts it as running; its host stopped heartbeating or it stopped)`
+      : `Stage '${current.key}': owner ${stalledNow} stopped heartbeating`
     : null;
   if (outcome === 'assigned') {
     const patch = {

@@ -11,7 +11,7 @@ import { closeInvocationHandoffs } from './close-stage-handoffs';
 import { currentStage } from './current-stage';
 import { endRun } from './end-run';
 import { failPastDeadline } from './fail-past-deadline';
-import { planReconcile } from './plan-reconcile';
+import { planReconcile, plannedLostOwner } from './plan-reconcile';
 import type { ReconcilePlan } from './plan-reconcile';
 import { updateInvocation } from './reconcile-context';
 import type { ReconcileContext } from './reconcile-context';
@@ -31,7 +31,9 @@ export interface ReconcileOutcome {
 /**
  * Moves the run forward from its current stage (the first neither completed nor skipped): none left ends the
  * run; an owner still heartbeating keeps it (a blocker it reported shows in the invocation's attention); an
- * owner silent past `stallAfterMs` is released; a stage without an owner gets one.
+ * owner silent past `stallAfterMs` is released, and so is one silent past half of it that the hub no longer
+ * counts as running (lost with its host, stopped: the plan asked the hub, {@link plannedLostOwner}); a stage
+ * without an owner gets one.
  */
 async function advanceRun(ctx: ReconcileContext): Promise<void> {
   const stages = await ctx.tx.runStage.findMany({
@@ -39,7 +41,8 @@ async function advanceRun(ctx: ReconcileContext): Promise<void> {
     orderBy: { position: 'asc' },
   });
   const keepRejected = ctx.invocation.attention === 'artifact_rejected';
-  const need = currentStage(stages, ctx.now, ctx.deps.engine.stallAfterMs);
+  const lost = plannedLostOwner(ctx.plan, stages);
+  const need = currentStage(stages, ctx.now, ctx.deps.engine.stallAfterMs, lost?.agentId ?? null);
   if (need.kind === 'done') {
     await endRun(ctx, keepRejected);
     return;
@@ -57,12 +60,14 @@ async function advanceRun(ctx: ReconcileContext): Promise<void> {
       owner: need.stalledOwner,
       stalledIds: need.stalledIds,
       silentSince: need.silentSince!,
+      ...(need.cause === 'lost' ? { cause: 'lost' as const, ownerStatus: lost?.status ?? 'absent' } : {}),
     });
     if (!released) return; // a heartbeat arrived meanwhile
   }
   await assignStageOwner(ctx, current, {
     exclude: need.exclude,
     stalledNow: need.stalledOwner,
+    lostNow: need.cause === 'lost',
     keepRejected,
   });
 }

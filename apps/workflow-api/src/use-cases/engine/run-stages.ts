@@ -37,6 +37,7 @@ export function unstartedRunStages(
     ownerAgentId: null,
     handoffId: null,
     stalledAgentIds: [],
+    stalledAt: {},
     attempts: 0,
     failures: 0,
     failureReason: null,

@@ -3,6 +3,7 @@ import type { ReconcileJob } from '../../data/reconcile.queue';
 import type { WorkflowDeps } from '../../deps';
 import { newDeliverySweepState, sweepDeliveries } from '../delivery/sweep-deliveries';
 import type { DeliverySweepState } from '../delivery/sweep-deliveries';
+import { checkSilentOwners } from './check-silent-owners';
 import { closeStageHandoffs } from './close-stage-handoffs';
 import { wakeQueuedLaunches } from './wake-queued-launches';
 
@@ -34,6 +35,8 @@ export interface SweepResult {
   deliveries: number;
   /** Stage handoffs cancelled at the hub on a retry (the first attempt after the commit did not get through). */
   handoffs: number;
+  /** Runs whose stage owner went silent, reconciled to ask the hub whether the owner still runs. */
+  ownerChecks: number;
 }
 
 /**
@@ -74,10 +77,12 @@ export async function sweepOnce(deps: WorkflowDeps, state: SweepState): Promise<
   }
   // Launches queued by a run limit whose project now has a free slot (never rechecked otherwise).
   const woken = await wakeQueuedLaunches(deps);
+  const ownerChecks = await checkSilentOwners(deps);
   const jobs = [
     ...lost.map((row) => ({ outboxId: row.id, invocationId: row.invocationId })),
     ...fresh,
     ...woken,
+    ...ownerChecks,
   ];
   if (jobs.length > 0 && (await deps.queue.enqueue(jobs))) {
     await deps.db.outboxEntry.updateMany({
@@ -100,5 +105,6 @@ export async function sweepOnce(deps: WorkflowDeps, state: SweepState): Promise<
     rechecked: fresh.length + woken.length,
     deliveries: deliveries.requeued,
     handoffs: handoffs.closed,
+    ownerChecks: ownerChecks.length,
   };
 }

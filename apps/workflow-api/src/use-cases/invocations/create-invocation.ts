@@ -7,6 +7,7 @@ import type { ProjectRef } from '../../auth/project-directory';
 import { assistedContractRoute } from '../../data/assist-route.lookups';
 import { auditEventInsert } from '../../data/audit.repository';
 import type { WorkflowDeps } from '../../deps';
+import { projectArchived } from '../../domain/errors';
 import { assertIntentNotBlank } from '../../domain/invocation-request';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import type { Invocation } from '../../generated/prisma/client';
@@ -123,7 +124,7 @@ async function decideInvocationRoute(
 }
 
 /** Where the values of the `invocation.created` audit event begin in {@link INSERT_INVOCATION}. */
-const AUDIT_FIRST_PARAMETER = 17;
+const AUDIT_FIRST_PARAMETER = 18;
 
 /**
  * Invoke's one statement: the invocation, the template's first use and the `invocation.created` audit event
@@ -137,9 +138,9 @@ const INSERT_INVOCATION = {
     WITH ins AS (
       INSERT INTO invocations (id, workspace_id, project_id, idempotency_key, fingerprint, correlation_id,
         request, intent, contract_id, template_key, template_version, route, state, attention, created_by_kind,
-        created_by_id, created_at, updated_at, key_expires_at)
+        created_by_id, created_at, updated_at, key_expires_at, retry_of)
       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12::jsonb, 'received', 'none', $13, $14,
-        $15::timestamptz, $15::timestamptz, $16::timestamptz)
+        $15::timestamptz, $15::timestamptz, $16::timestamptz, $17)
       ON CONFLICT (project_id, idempotency_key) DO NOTHING
       RETURNING id
     ),
@@ -161,6 +162,8 @@ export interface CreateInvocationInput {
   correlationId: string | null;
   body: InvocationRequestBody;
   requestId?: string;
+  /** The failed or cancelled invocation this one retries (`retryInvocation`). */
+  retryOf?: string;
 }
 
 export interface CreateInvocationResult {
@@ -186,11 +189,16 @@ export async function createInvocation(
   // The router refuses such text before any handler; this keeps the rule for callers of the use case itself.
   assertStorableText(input.body, 'body');
   assertIntentNotBlank(input.body.intent);
+  if (project.archivedAt) throw projectArchived(project.id);
   // The intent is kept exactly as sent (`intent`); matching, the stored request and the fingerprint use the
   // normalized form, so a retry differing only in case or spacing replays.
   const request = normalizeInvocationRequest(input.body);
   // The SDK computes the same fingerprint from the same body (`invocationFingerprint` of @svc/contracts).
-  const fingerprint = invocationFingerprint(input.body);
+  // A retry's key stands for "retry this invocation": the same key for another original is another request.
+  const fingerprint =
+    input.retryOf === undefined
+      ? invocationFingerprint(input.body)
+      : `${invocationFingerprint(input.body)}:retry:${input.retryOf}`;
   const route = await decideInvocationRoute(deps, project.id, request, {
     actor,
     project,
@@ -231,6 +239,7 @@ export async function createInvocation(
         who.id,
         nowIso,
         keyExpiresAt.toISOString(),
+        input.retryOf ?? null,
         ...deps.audit.statementValues(
           {
             workspaceId: project.workspace.id,
@@ -239,7 +248,11 @@ export async function createInvocation(
             action: 'invocation.created',
             targetType: 'invocation',
             targetId: id,
-            data: { correlation_id: input.correlationId, route },
+            data: {
+              correlation_id: input.correlationId,
+              route,
+              ...(input.retryOf ? { retry_of: input.retryOf } : {}),
+            },
             requestId: input.requestId,
           },
           now,
@@ -282,6 +295,7 @@ export async function createInvocation(
           cancellation: null,
           deadlineAt: null,
           queuedAt: null,
+          retryOf: input.retryOf ?? null,
         },
       };
     }

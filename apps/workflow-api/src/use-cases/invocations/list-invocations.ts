@@ -13,6 +13,8 @@ export interface ListInvocationsFilter {
   templateVersion?: string;
   createdSince?: string;
   createdUntil?: string;
+  /** An invocation id (exact) or words the intent contains (case-insensitive). */
+  search?: string;
   limit?: number;
   cursor?: string;
 }
@@ -38,6 +40,10 @@ export async function listInvocations(
   if (filter.templateVersion) and.push({ templateVersion: filter.templateVersion });
   if (filter.createdSince) and.push({ createdAt: { gte: new Date(filter.createdSince) } });
   if (filter.createdUntil) and.push({ createdAt: { lt: new Date(filter.createdUntil) } });
+  const search = filter.search?.trim();
+  if (search) {
+    and.push({ OR: [{ id: search }, { intent: { contains: search, mode: 'insensitive' } }] });
+  }
   if (filter.cursor) {
     const after = decodeDeliveryCursor(filter.cursor);
     and.push({

@@ -11,6 +11,7 @@ import { loadStageAssignment } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { failureOf, withinStageRetries } from '../../domain/invocation-ending';
+import { withStall } from '../../domain/stage-owners';
 import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
 
 /**
@@ -49,6 +50,7 @@ export async function failStage(
           failureReason: clean,
           blockerReason: null,
           stalledAgentIds: stalled.includes(actor.agentId) ? stalled : [...stalled, actor.agentId],
+          stalledAt: withStall(locked.stage.stalledAt, actor.agentId, now),
         },
       });
       jobs.push(await writeOutbox(tx, invocation.id, 'stage_released'));

@@ -1,5 +1,6 @@
 import type { HubApi } from '@svc/sdk';
 import { ago, dateTime } from '../../components/time';
+import { HostDrainActions } from './HostDrainActions';
 
 type NetworkHost = HubApi.components['schemas']['NetworkHost'];
 
@@ -47,8 +48,19 @@ function UrlValue({ url }: { url: string | null }) {
 }
 
 /** One runtime host of the Networks view: readiness and its reasons, heartbeat age, agents, URLs, tunnel. */
-export function HostCard({ host, now }: { host: NetworkHost; now: number }) {
+const DRAIN_WORDS = { active: 'Active', draining: 'Draining', drained: 'Drained' } as const;
+
+export function HostCard({
+  host,
+  now,
+  onChanged,
+}: {
+  host: NetworkHost;
+  now: number;
+  onChanged: () => void;
+}) {
   const { readiness, tunnel } = host;
+  const drain = host.drain && host.drain.state !== 'active' ? host.drain : null;
   return (
     <article className="host" aria-labelledby={`host-${host.runtime_instance_id}`}>
       <header className="host-head">
@@ -59,6 +71,12 @@ export function HostCard({ host, now }: { host: NetworkHost; now: number }) {
         >
           {host.spawn_ready ? 'Spawn ready' : 'Not spawn ready'}
         </span>
+        {drain && (
+          <span className="badge badge-drain" data-testid="drain-state" data-state={drain.state}>
+            {DRAIN_WORDS[drain.state]}
+          </span>
+        )}
+        <HostDrainActions host={host} onChanged={onChanged} />
       </header>
       <p className="muted">
         <code>{host.runtime_instance_id}</code>
@@ -105,6 +123,17 @@ export function HostCard({ host, now }: { host: NetworkHost; now: number }) {
               <span className="not-ready small"> (their host is stale)</span>
             ) : null}
           </dd>
+          {drain && (
+            <>
+              <dt>Drain</dt>
+              <dd data-testid="drain-facts">
+                {drain.state === 'drained' ? 'drained' : 'draining'}: asked{' '}
+                {drain.requested_at ? ago(drain.requested_at, now) : ''}
+                {drain.requested_by ? ` by ${drain.requested_by}` : ''}
+                {drain.drained_at ? `, finished ${ago(drain.drained_at, now)}` : ''}
+              </dd>
+            </>
+          )}
           <dt>Runtime key</dt>
           <dd data-testid="runtime-key">{keyWords(readiness.runtime_key)}</dd>
           <dt>Console URL</dt>

@@ -63,7 +63,7 @@ export function NetworksPage() {
       {view.loading && !view.data && <Loading what="Reading the runtime hosts" />}
       <div className="hosts">
         {hosts?.map((host) => (
-          <HostCard key={host.runtime_instance_id} host={host} now={now} />
+          <HostCard key={host.runtime_instance_id} host={host} now={now} onChanged={view.reload} />
         ))}
       </div>
 

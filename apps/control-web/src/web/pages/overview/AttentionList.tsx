@@ -92,14 +92,22 @@ export function AttentionList({ projects }: { projects: Project[] }) {
             {rows.data.map(({ project, invocation }) => (
               <tr key={invocation.invocation_id}>
                 <td>
-                  {invocation.intent.length > 80 ? `${invocation.intent.slice(0, 80)}…` : invocation.intent}
-                  <br />
-                  <code className="muted">{invocation.invocation_id}</code>
+                  <Link
+                    to={`/w/${workspace.slug}/projects/${project.id}/invocations/${invocation.invocation_id}`}
+                    title={invocation.invocation_id}
+                  >
+                    {invocation.intent.trim()
+                      ? invocation.intent.length > 80
+                        ? `${invocation.intent.slice(0, 80)}…`
+                        : invocation.intent
+                      : '(no intent text) Open'}
+                  </Link>
                 </td>
                 <td>
-                  <Link to={`/w/${workspace.slug}/projects`}>
-                    <code>{project.code}</code>
-                  </Link>
+                  <Link to={`/w/${workspace.slug}/projects/${project.id}/invocations`} title={project.id}>
+                    {project.name}
+                  </Link>{' '}
+                  <code className="muted small">{project.code}</code>
                 </td>
                 <td>{invocation.state.replace(/_/g, ' ')}</td>
                 <td>

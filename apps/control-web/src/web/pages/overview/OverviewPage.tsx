@@ -6,13 +6,16 @@ import { useSession } from '../../app/session';
 import { useWorkspace } from '../../app/workspace';
 import { Loading } from '../../components/Loading';
 import { ProblemMessage } from '../../components/ProblemMessage';
+import { CopyButton } from '../../components/CopyButton';
 import { dateTime } from '../../components/time';
 import { AttentionList } from './AttentionList';
+import { DeliveryProblems } from './DeliveryProblems';
 import { SummaryCards } from './SummaryCards';
 import './overview.css';
 
 /**
  * The workspace's home: hosts ready to spawn and agents online (live), the invocations needing attention,
+ * the deliveries' operational events (a subscription disabled, a delivery out of retries),
  * the projects, where to go next, and who you are here.
  */
 export function OverviewPage() {
@@ -36,6 +39,9 @@ export function OverviewPage() {
       {projects.data && projects.data.length === 0 && <p>No projects, so no invocations yet.</p>}
       {projects.data && projects.data.length > 0 && <AttentionList projects={projects.data} />}
 
+      <h2>Deliveries</h2>
+      {projects.data && projects.data.length > 0 && <DeliveryProblems projects={projects.data} />}
+
       <h2>Projects</h2>
       {projects.loading && !projects.data && <Loading what="Loading projects" />}
       <ProblemMessage error={projects.error} context="Projects could not be loaded" />
@@ -45,8 +51,8 @@ export function OverviewPage() {
           <caption className="visually-hidden">Projects of {workspace.name}</caption>
           <thead>
             <tr>
+              <th scope="col">Project</th>
               <th scope="col">Code</th>
-              <th scope="col">Name</th>
               <th scope="col">Created</th>
             </tr>
           </thead>
@@ -54,9 +60,13 @@ export function OverviewPage() {
             {projects.data.map((project) => (
               <tr key={project.id}>
                 <td>
+                  <Link to={`${base}/projects/${project.id}/invocations`} title={project.id}>
+                    {project.name}
+                  </Link>
+                </td>
+                <td>
                   <code>{project.code}</code>
                 </td>
-                <td>{project.name}</td>
                 <td>{dateTime(project.created_at)}</td>
               </tr>
             ))}
@@ -77,9 +87,12 @@ export function OverviewPage() {
 
       <h2>Workspace</h2>
       <dl className="facts">
-        <dt>Id</dt>
+        <dt>Name</dt>
         <dd>
-          <code>{workspace.id}</code>
+          <span className="named" title={workspace.id}>
+            {workspace.name}
+          </span>{' '}
+          <CopyButton text={workspace.id} label="Copy workspace id" />
         </dd>
         <dt>Your role</dt>
         <dd>{role}</dd>

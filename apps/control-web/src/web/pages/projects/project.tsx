@@ -1,6 +1,8 @@
 import { NavLink, useParams } from 'react-router';
 import type { ReactNode } from 'react';
-import { useWorkspaceProjects } from '../../app/projects';
+import { unwrap } from '../../app/api';
+import { useApi } from '../../app/hooks';
+import { useClients } from '../../app/session';
 import { roleAllows, EDITORS } from '../../app/roles';
 import { useWorkspace } from '../../app/workspace';
 import './projects.css';
@@ -23,16 +25,21 @@ export function useProjectBase(): string {
   return `/w/${workspace.slug}/projects/${useProjectId()}`;
 }
 
-/** The project's hub record (name, code), for headings. */
+/** The project's hub record (name, code, archived), for headings; an archived project is read too. */
 function useProject() {
   const projectId = useProjectId();
-  const projects = useWorkspaceProjects();
-  return projects.data?.find((p) => p.id === projectId);
+  const { hub } = useClients();
+  const project = useApi(
+    (signal) =>
+      hub.raw.GET('/api/v1/projects/{projectId}', { params: { path: { projectId } }, signal }).then(unwrap),
+    [projectId],
+  );
+  return project.data;
 }
 
 /**
  * The frame of every project page: the project as a breadcrumb, the page's `<h1>`, and the tabs of its
- * workflow (contracts, try an intent, artifact schemas, invocations, run limits).
+ * workflow (contracts, try an intent, artifact schemas, invocations, deliveries, run limits).
  */
 export function ProjectFrame({ title, children }: { title: string; children: ReactNode }) {
   const { workspace } = useWorkspace();
@@ -44,6 +51,7 @@ export function ProjectFrame({ title, children }: { title: string; children: Rea
     { to: `${base}/intent`, label: 'Try an intent' },
     { to: `${base}/schemas`, label: 'Artifact schemas' },
     { to: `${base}/invocations`, label: 'Invocations' },
+    { to: `${base}/deliveries`, label: 'Deliveries' },
     { to: `${base}/run-limits`, label: 'Run limits' },
   ];
   return (
@@ -52,13 +60,20 @@ export function ProjectFrame({ title, children }: { title: string; children: Rea
         <NavLink to={`/w/${workspace.slug}/projects`}>Projects</NavLink> ›{' '}
         {project ? (
           <>
-            {project.name} <code>{project.code}</code>
+            <span title={project.id}>{project.name}</span> <code>{project.code}</code>
+            {project.archived_at && <span className="badge">archived</span>}
           </>
         ) : (
           <code>{projectId}</code>
         )}
       </p>
       <h1 id="page-title">{title}</h1>
+      {project?.archived_at && (
+        <p className="notice" role="note">
+          This project is archived: its history stays readable, and it takes no new invocations until it is
+          unarchived on the Projects page.
+        </p>
+      )}
       <nav aria-label="Project workflow" className="project-tabs">
         <ul>
           {tabs.map((tab) => (

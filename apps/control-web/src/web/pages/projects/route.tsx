@@ -19,6 +19,10 @@ const ContractEditPage = lazy(() =>
 const ArtifactSchemasPage = lazy(() =>
   import('./schemas/ArtifactSchemasPage').then((m) => ({ default: m.ArtifactSchemasPage })),
 );
+// Deliveries are an operator's page, opened far less often than the rest: it loads with its page too.
+const DeliveriesPage = lazy(() =>
+  import('./deliveries/DeliveriesPage').then((m) => ({ default: m.DeliveriesPage })),
+);
 const loaded = (page: ReactNode) => <Suspense fallback={<Loading />}>{page}</Suspense>;
 
 // Every member reads a project's workflow; the Workflow API lets owner, admin and member change it
@@ -68,6 +72,12 @@ export const routes: PageRoute[] = [
     title: 'Invocations',
     roles: ALL_ROLES,
     element: <InvocationsPage />,
+  },
+  {
+    path: 'projects/:projectId/deliveries',
+    title: 'Deliveries',
+    roles: ALL_ROLES,
+    element: loaded(<DeliveriesPage />),
   },
   {
     path: 'projects/:projectId/run-limits',

@@ -109,7 +109,7 @@ function DeliveryRow({
   );
 }
 
-function DeliveryDetail({
+export function DeliveryDetail({
   deliveryId,
   attempts,
   onReplayed,
@@ -165,9 +165,10 @@ function DeliveryDetail({
               <th scope="col">#</th>
               <th scope="col">Trigger</th>
               <th scope="col">Started</th>
-              <th scope="col">Answer</th>
+              <th scope="col">Status</th>
               <th scope="col">Latency</th>
               <th scope="col">Error</th>
+              <th scope="col">Receiver's answer</th>
             </tr>
           </thead>
           <tbody>
@@ -179,6 +180,9 @@ function DeliveryDetail({
                 <td>{a.status_code ?? '—'}</td>
                 <td>{a.latency_ms} ms</td>
                 <td>{a.error ?? '—'}</td>
+                <td>
+                  {a.response_snippet ? <pre className="answer-snippet">{a.response_snippet}</pre> : '—'}
+                </td>
               </tr>
             ))}
           </tbody>

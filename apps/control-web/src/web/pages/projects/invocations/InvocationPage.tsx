@@ -1,14 +1,15 @@
 import { useMemo, useState } from 'react';
-import { useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { unwrap } from '../../../app/api';
 import { usePolling } from '../../../app/hooks';
 import { useWorkspaceAgents } from '../../../app/agents';
+import { NameOf } from '../../../app/names';
 import { useClients } from '../../../app/session';
 import { ConfirmDialog } from '../../../components/ConfirmDialog';
 import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
 import { ago, dateTime } from '../../../components/time';
-import { ProjectFrame, useCanEdit, useProjectId } from '../project';
+import { ProjectFrame, useCanEdit, useProjectBase, useProjectId } from '../project';
 import { ApprovalPanel } from './ApprovalPanel';
 import { ArtifactView } from './ArtifactView';
 import { Blockers } from './Blockers';
@@ -16,6 +17,8 @@ import { Deliveries } from './Deliveries';
 import { StageTimeline } from './StageTimeline';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+/** A retry starts from an invocation that ended without a result. */
+const RETRYABLE = new Set(['failed', 'cancelled']);
 /** How often a moving run is read again. */
 const LIVE_MS = 1500;
 
@@ -33,6 +36,9 @@ export function InvocationPage() {
   const [launching, setLaunching] = useState(false);
   const [launchError, setLaunchError] = useState<unknown>(undefined);
   const [reason, setReason] = useState('');
+  const [retrying, setRetrying] = useState(false);
+  const navigate = useNavigate();
+  const base = useProjectBase();
   const invocation = usePolling(
     async (signal) => {
       const data = unwrap(
@@ -99,6 +105,11 @@ export function InvocationPage() {
                 Cancel invocation
               </button>
             )}
+            {canEdit && RETRYABLE.has(inv.state) && (
+              <button type="button" className="button-primary" onClick={() => setRetrying(true)}>
+                Retry
+              </button>
+            )}
           </div>
           <ProblemMessage error={launchError} context="The invocation was not launched" />
           <dl className="facts">
@@ -122,6 +133,34 @@ export function InvocationPage() {
             </dd>
             <dt>Created</dt>
             <dd>{dateTime(inv.created_at)}</dd>
+            {inv.retry_of && (
+              <>
+                <dt>Retry of</dt>
+                <dd>
+                  <Link to={`${base}/invocations/${inv.retry_of}`} data-testid="retry-of">
+                    the earlier invocation
+                  </Link>{' '}
+                  <code className="muted small">{inv.retry_of}</code>
+                </dd>
+              </>
+            )}
+            {(inv.retried_as ?? []).length > 0 && (
+              <>
+                <dt>Retried as</dt>
+                <dd>
+                  <ul className="plain-list" data-testid="retried-as">
+                    {(inv.retried_as ?? []).map((id, i) => (
+                      <li key={id}>
+                        <Link to={`${base}/invocations/${id}`}>
+                          {i === (inv.retried_as ?? []).length - 1 ? 'the latest retry' : `retry ${i + 1}`}
+                        </Link>{' '}
+                        <code className="muted small">{id}</code>
+                      </li>
+                    ))}
+                  </ul>
+                </dd>
+              </>
+            )}
             {inv.attention_reason && (
               <>
                 <dt>Attention</dt>
@@ -140,7 +179,12 @@ export function InvocationPage() {
               <>
                 <dt>Cancelled</dt>
                 <dd>
-                  by {inv.cancellation.cancelled_by.kind} {dateTime(inv.cancellation.cancelled_at)}
+                  by{' '}
+                  <NameOf
+                    id={inv.cancellation.cancelled_by.id}
+                    fallback={inv.cancellation.cancelled_by.kind === 'api_key' ? 'an API key' : 'a person'}
+                  />{' '}
+                  {dateTime(inv.cancellation.cancelled_at)}
                   {inv.cancellation.reason ? ` — ${inv.cancellation.reason}` : ''}
                 </dd>
               </>
@@ -194,6 +238,31 @@ export function InvocationPage() {
           <Deliveries invocationId={inv.invocation_id} live={!terminal} />
         </>
       )}
+      <ConfirmDialog
+        open={retrying}
+        title="Retry invocation"
+        confirmLabel="Retry"
+        onConfirm={async () => {
+          const retried = unwrap(
+            await workflow.raw.POST(
+              '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/retry',
+              {
+                params: {
+                  path: { projectId, invocationId: invocationId! },
+                  header: { 'Idempotency-Key': crypto.randomUUID() },
+                },
+              },
+            ),
+          );
+          void navigate(`${base}/invocations/${retried.invocation_id}`);
+        }}
+        onClose={() => setRetrying(false)}
+      >
+        <p>
+          Start a new invocation with the same request? It is created as received, linked to this one, and its
+          route is chosen again from the project's contracts. This invocation stays as it is.
+        </p>
+      </ConfirmDialog>
       <ConfirmDialog
         open={cancelling}
         title="Cancel invocation"

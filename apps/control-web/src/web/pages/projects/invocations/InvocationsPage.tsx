@@ -45,6 +45,7 @@ export function InvocationsPage() {
   const state = params.get('state') as State | null;
   const attention = params.get('attention') as Attention | null;
   const since = params.get('since');
+  const q = params.get('q');
   const [pages, setPages] = useState(1);
   const filter = (key: string, value: string) =>
     setParams(
@@ -70,6 +71,7 @@ export function InvocationsPage() {
               ...(state ? { state: [state] } : {}),
               ...(attention ? { attention: [attention] } : {}),
               ...(since ? { created_since: new Date(`${since}T00:00:00`).toISOString() } : {}),
+              ...(q ? { q } : {}),
               limit: PAGE,
               ...(cursor ? { cursor } : {}),
             },
@@ -85,12 +87,22 @@ export function InvocationsPage() {
       return { items, more };
     },
     5000,
-    [projectId, state, attention, since, pages],
+    [projectId, state, attention, since, q, pages],
   );
 
   return (
     <ProjectFrame title="Invocations">
       <form className="filters" aria-label="Filter invocations" onSubmit={(e) => e.preventDefault()}>
+        <div className="field">
+          <label htmlFor="filter-q">Id or words of the intent</label>
+          <input
+            id="filter-q"
+            type="search"
+            defaultValue={q ?? ''}
+            maxLength={200}
+            onChange={(e) => filter('q', e.currentTarget.value.trim())}
+          />
+        </div>
         <div className="field">
           <label htmlFor="filter-state">State</label>
           <select
@@ -135,7 +147,7 @@ export function InvocationsPage() {
       <ProblemMessage error={list.error} context="Invocations could not be loaded" />
       {list.data && list.data.items.length === 0 && (
         <p>
-          No invocations{state || attention || since ? ' match these filters' : ' yet'}.{' '}
+          No invocations{state || attention || since || q ? ' match these filters' : ' yet'}.{' '}
           <Link to={`${base}/intent`}>Try an intent</Link> to start one.
         </p>
       )}
@@ -160,6 +172,7 @@ export function InvocationsPage() {
                   </Link>
                   <div className="muted small">
                     <code>{inv.invocation_id}</code>
+                    {inv.retry_of && <span className="badge">retry</span>}
                   </div>
                 </td>
                 <td>
