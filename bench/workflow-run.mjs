@@ -67,6 +67,7 @@ const options = benchCli('workflow-run', ({ flag, int, seconds, text }) => ({
   'burst-timeout': seconds('60'),
   'burst-pollers': int('10', 1, 1000),
   'cpu-prof': text(),
+  fairness: flag(),
   json: flag(),
 }));
 const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCount, poll: pollMs } = options;
@@ -179,59 +180,15 @@ async function startStack() {
 
   // Workspace, project and keys through the hub's public API.
   const owner = await createBenchWorkspace(hub.url, databases.hubDb.url);
-  const project = await owner.createProject('BENCH', 'Bench');
-  const benchKey = await owner.createApiKey(
-    [
-      'workflows:run',
-      'workflows:read',
-      'workflow-contracts:read',
-      'workflow-contracts:write',
-      'artifact-schemas:write',
-    ],
-    'bench',
-  );
-
   // A runtime host, heartbeating like a live one.
   const host = await harness.registerLiveRuntimeHost(owner, 'bench-host');
   teardown.push(() => host.stop());
-
-  // The agents: registered and started at the hub, each worked by a reference agent process.
   const agents = [];
-  for (let i = 1; i <= agentCount; i += 1) {
-    const agent = await harness.registerStartedAgent(owner, {
-      name: `bench-agent-${i}`,
-      hostId: host.id,
-      projectCode: project.code,
-      capabilities: [REPORT_CAPABILITY],
-    });
-    const agentOptions = teardown.logged(`reference agent ${i}`, { nodeArgs });
-    const proc = await harness.startReferenceAgent(owner, agent, {
-      workflowUrl: wf.url,
-      env: { LOG_LEVEL: 'warn', ...production },
-      process: agentOptions,
-    });
-    teardown.track(proc, agentOptions);
-    agents.push(proc);
-  }
-
-  // One route: an artifact schema and a contract whose template has one stage.
-  const wfKey = { 'x-api-key': benchKey };
-  await createReportRoute((step, url, body) => call(step, 'POST', url, { headers: wfKey, body, ok: [201] }), {
-    wfUrl: wf.url,
-    workspaceId: owner.workspace.id,
-    projectId: project.id,
-    name: 'bench-report',
-  });
-  const projectBase = `${wf.url}/api/v1/projects/${project.id}/workflow`;
-  const preflight = await call('preflight', 'POST', `${projectBase}/preflight`, {
-    headers: wfKey,
-    body: { intent: INTENT },
-  });
-  if (preflight.can_launch !== true) {
-    throw new Error(
-      `preflight says the route cannot launch: ${JSON.stringify(preflight.blockers?.map((b) => b.code) ?? preflight)}`,
-    );
-  }
+  const main = await setUpProject({ owner, host, wf, nodeArgs, production, agents, code: 'BENCH' });
+  // With --fairness, a second project B with one agent of its own, measured one run at a time.
+  const other = options.fairness
+    ? await setUpProject({ owner, host, wf, nodeArgs, production, agents, code: 'BENCHB', agentCount: 1 })
+    : null;
   const meter = await openCostMeter({
     processes: {
       hub: () => [hub.process.child.pid],
@@ -249,7 +206,67 @@ async function startStack() {
   });
   teardown.push(() => meter.close());
   const profiled = [hub.process, api, worker, ...agents];
-  return { client: { invocations: `${projectBase}/invocations`, headers: wfKey }, meter, profiled };
+  return { client: main, other, meter, profiled };
+}
+
+/** A project with its key, its agents (registered, started) and the one-stage route; answers its client. */
+async function setUpProject({
+  owner,
+  host,
+  wf,
+  nodeArgs,
+  production,
+  agents,
+  code,
+  agentCount: count = agentCount,
+}) {
+  const project = await owner.createProject(code, `Bench ${code}`);
+  const benchKey = await owner.createApiKey(
+    [
+      'workflows:run',
+      'workflows:read',
+      'workflow-contracts:read',
+      'workflow-contracts:write',
+      'artifact-schemas:write',
+    ],
+    `bench-${code.toLowerCase()}`,
+  );
+  // The agents: registered and started at the hub, each worked by a reference agent process.
+  for (let i = 1; i <= count; i += 1) {
+    const agent = await harness.registerStartedAgent(owner, {
+      name: `bench-agent-${code.toLowerCase()}-${i}`,
+      hostId: host.id,
+      projectCode: project.code,
+      capabilities: [REPORT_CAPABILITY],
+    });
+    const agentOptions = teardown.logged(`reference agent ${code} ${i}`, { nodeArgs });
+    const proc = await harness.startReferenceAgent(owner, agent, {
+      workflowUrl: wf.url,
+      env: { LOG_LEVEL: 'warn', ...production },
+      process: agentOptions,
+    });
+    teardown.track(proc, agentOptions);
+    agents.push(proc);
+  }
+  // One route: an artifact schema and a contract whose template has one stage.
+  const wfKey = { 'x-api-key': benchKey };
+  await createReportRoute((step, url, body) => call(step, 'POST', url, { headers: wfKey, body, ok: [201] }), {
+    wfUrl: wf.url,
+    workspaceId: owner.workspace.id,
+    projectId: project.id,
+    name: `bench-report-${code.toLowerCase()}`,
+  });
+  const projectBase = `${wf.url}/api/v1/projects/${project.id}/workflow`;
+  const preflight = await call('preflight', 'POST', `${projectBase}/preflight`, {
+    headers: wfKey,
+    body: { intent: INTENT },
+  });
+  if (preflight.can_launch !== true) {
+    throw new Error(
+      `preflight says the route cannot launch: ${JSON.stringify(preflight.blockers?.map((b) => b.code) ?? preflight)}`,
+    );
+  }
+  return { invocations: `${projectBase}/invocations`, headers: wfKey };
 }
 
 /** The Workflow API calls of a run over one key, and phase 1's unit built from them. */
@@ -342,6 +359,10 @@ async function main() {
   let reported = false;
   try {
     const stack = await startStack();
+    if (options.fairness) {
+      await fairness(stack);
+      return;
+    }
     const client = runClient(stack.client);
     const { meter } = stack;
     const loadBefore = os.loadavg()[0];
@@ -397,6 +418,87 @@ async function main() {
   } finally {
     await teardown.tearDown();
   }
+}
+
+/** The p-th percentile (nearest rank) of `values`, in ms; null when empty. */
+function percentile(values, p) {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** `count` runs of `client` one at a time (or until `until()` says stop); latencies and failures. */
+async function oneAtATime(client, count, until = () => false) {
+  const failures = failureLog({ examples: 5 });
+  const ms = [];
+  for (let i = 0; i < count && !until() && !interrupted.aborted; i += 1) {
+    try {
+      ms.push((await client.oneRun()).ms);
+    } catch (error) {
+      failures.add(error.label ?? String(error?.message ?? error), error.detail);
+    }
+  }
+  return { ms, failures };
+}
+
+/**
+ * --fairness: project B's one-at-a-time runs alone, then while project A bursts `--burst` runs (B keeps
+ * running one at a time until A's burst is done or B ran `--runs`). Prints B's p99 alone and during the burst
+ * and their ratio (target ≤ 2).
+ */
+async function fairness(stack) {
+  const a = runClient(stack.client);
+  const b = runClient(stack.other);
+  const loadBefore = os.loadavg()[0];
+  const warm = await oneAtATime(b, warmupCount);
+  const alone = await oneAtATime(b, runCount);
+  let burstDone = false;
+  const burstPromise = runBurst(a).finally(() => {
+    burstDone = true;
+  });
+  const during = await oneAtATime(b, runCount, () => burstDone);
+  const burst = await burstPromise;
+  const loadAfter = os.loadavg()[0];
+  const p99Alone = percentile(alone.ms, 99);
+  const p99During = percentile(during.ms, 99);
+  const result = {
+    fairness: {
+      b_runs_alone: alone.ms.length,
+      b_p50_alone_ms: percentile(alone.ms, 50),
+      b_p99_alone_ms: p99Alone,
+      b_runs_during_burst: during.ms.length,
+      b_p50_during_burst_ms: percentile(during.ms, 50),
+      b_p99_during_burst_ms: p99During,
+      ratio_p99: p99Alone && p99During !== null ? p99During / p99Alone : null,
+      a_burst: burstCount,
+      a_completed: burst.completed,
+      a_runs_per_s: burst.wallMs > 0 ? (burst.completed * 1000) / burst.wallMs : null,
+      load_before: loadBefore,
+      load_after: loadAfter,
+      failures: warm.failures.total + alone.failures.total + during.failures.total + burst.failures.total,
+    },
+  };
+  printResult(result, options.json, (r) => {
+    const f = r.fairness;
+    const ms = (v) => (v === null ? 'n/a' : `${v.toFixed(0)} ms`);
+    console.log(`fairness: project A bursts ${f.a_burst} runs while project B runs one at a time`);
+    console.log(
+      `  B alone:        ${f.b_runs_alone} runs, p50 ${ms(f.b_p50_alone_ms)}, p99 ${ms(f.b_p99_alone_ms)}`,
+    );
+    console.log(
+      `  B during burst: ${f.b_runs_during_burst} runs, p50 ${ms(f.b_p50_during_burst_ms)}, p99 ${ms(f.b_p99_during_burst_ms)}`,
+    );
+    console.log(
+      `  ratio p99 during/alone: ${f.ratio_p99 === null ? 'n/a' : f.ratio_p99.toFixed(2)} (target ≤ 2)`,
+    );
+    console.log(
+      `  A: ${f.a_completed}/${f.a_burst} completed, ${f.a_runs_per_s?.toFixed(1) ?? 'n/a'} runs/s; ` +
+        `load average ${f.load_before.toFixed(2)} → ${f.load_after.toFixed(2)}; failures ${f.failures}`,
+    );
+  });
+  const logs = [warm.failures, alone.failures, during.failures, burst.failures];
+  for (const log of logs) for (const example of log.examples) console.error(`  ${example}`);
+  if (result.fairness.failures > 0) process.exitCode = 1;
 }
 
 /**

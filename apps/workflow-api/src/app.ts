@@ -37,6 +37,7 @@ import { registerInvocationGauge } from './domain/workflow-metrics';
 import type { DeliveryMetrics, SweeperMetrics } from './domain/workflow-metrics';
 import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
 import { assistHandlers } from './routes/assist.routes';
+import { runLimitHandlers } from './routes/run-limits.routes';
 import { contractHandlers } from './routes/contracts.routes';
 import { deliveryHandlers } from './routes/delivery.routes';
 import { invocationHandlers } from './routes/invocations.routes';
@@ -208,6 +209,7 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
           ...stageHandlers(deps, { waiter }),
           ...deliveryHandlers(deps),
           ...assistHandlers(deps, members),
+          ...runLimitHandlers(deps),
         },
         resolver,
         guards: [accessGuard(deps.projects, members), stageGuard(deps)],

@@ -153,6 +153,11 @@ export async function startRunStack<Database extends Closable | undefined = unde
      * hubs announce credential changes to each other through Redis, as deployed.
      */
     replicas?: number;
+    /**
+     * Puts something between the Workflow API (and its worker) and the hub: given the hub's URL, answers the URL
+     * they are to call instead (a test's slow proxy). Tokens keep the hub's own URL as their issuer.
+     */
+    workflowHubUrl?: (hubUrl: string) => Promise<string>;
   } = {},
 ): Promise<RunStack<Database>> {
   const redisUrl = options.redisUrl ?? testRedisUrl();
@@ -184,14 +189,16 @@ export async function startRunStack<Database extends Closable | undefined = unde
   for (let i = 0; i < count; i += 1) hubs.push(await startHub(hubOptions()));
   const hubUrl = front ? `http://127.0.0.1:${front.hub}` : hubs[0]!.url;
   const wfEnvs: WorkflowEnv[] = [];
+  const wfHubUrl = options.workflowHubUrl ? await options.workflowHubUrl(hubUrl) : hubUrl;
   for (let i = 0; i < count; i += 1) {
     const wfEnv = await workflowEnv({
       databaseUrl: wfDb.url,
       redisUrl,
       queuePrefix,
-      hubUrl,
+      hubUrl: wfHubUrl,
       serviceToken,
       env: {
+        ...(wfHubUrl !== hubUrl ? { HUB_ISSUER: hubUrl } : {}),
         WORKFLOW_DB_POOL_SIZE: '5',
         ...FAST_ENGINE_ENV,
         ...(front ? { WORKFLOW_PUBLIC_URL: `http://127.0.0.1:${front.workflow}` } : {}),

@@ -12,11 +12,19 @@ export type OutboxReason =
   /** The sweeper's check of a run whose stage owner went silent (engine/check-silent-owners.ts). */
   | 'owner_check';
 
-/** Writes one outbox row inside the caller's transaction; returns the job to enqueue after the commit. */
-export async function writeOutbox(tx: Tx, invocationId: string, reason: OutboxReason): Promise<ReconcileJob> {
+/**
+ * Writes one outbox row inside the caller's transaction; returns the job to enqueue after the commit. A job that
+ * starts a run names its project (`projectId`), so it takes its turn with the project's other launches.
+ */
+export async function writeOutbox(
+  tx: Tx,
+  invocationId: string,
+  reason: OutboxReason,
+  projectId?: string,
+): Promise<ReconcileJob> {
   const id = newId('obx');
   await tx.outboxEntry.create({ data: { id, invocationId, reason } });
-  return { outboxId: id, invocationId };
+  return { outboxId: id, invocationId, ...(projectId ? { projectId } : {}) };
 }
 
 /**

@@ -17,6 +17,9 @@ export function reconcileWorker(deps: WorkflowDeps, concurrency = 20): WorkerDef
     concurrency,
     async processor(job) {
       await reconcileInvocation(deps, job.data.invocationId, RECONCILE_DEADLINE_MS);
+      // A run-starting job gives up its turn once done (one that fails keeps it until its retries end or the
+      // count expires).
+      if (job.data.projectId) await deps.queue.finishedFairJob(job.data.projectId);
     },
   };
 }

@@ -14966,6 +14966,127 @@ export const workflowDocument: OpenApiDocument = {
         }
       }
     },
+    "/api/v1/projects/{projectId}/workflow/run-limits": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/ContractsProjectId"
+        }
+      ],
+      "get": {
+        "operationId": "getRunLimits",
+        "tags": [
+          "run-limits"
+        ],
+        "summary": "The project's and its workspace's run limits (null when not set), and the runs in progress now.",
+        "description": "Errors: 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "api_key",
+          "participant"
+        ],
+        "x-svc-scopes": [
+          "workflow-contracts:read"
+        ],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin",
+          "member",
+          "viewer"
+        ],
+        "security": [
+          {
+            "apiKey": []
+          },
+          {
+            "participantBearer": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The limits.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RunLimitsResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateRunLimits",
+        "tags": [
+          "run-limits"
+        ],
+        "summary": "Set or clear the project's and its workspace's run limits (workspace owner or admin only; audited).",
+        "description": "Participants only, with the workspace role owner or admin (403 `role_forbidden` otherwise). Fields sent replace the stored ones; null clears a limit. A limit is a whole number from 1 to 10000 (400 `validation_failed` otherwise). Lowering a limit below the runs in progress stops no run: new runs wait until enough have ended. Every change is the audit event `run_limits.changed`, with the limits before and after. Errors: 404 `project_not_found` (no such project).",
+        "x-svc-actors": [
+          "participant"
+        ],
+        "x-svc-scopes": [],
+        "x-svc-participant-roles": [
+          "owner",
+          "admin"
+        ],
+        "security": [
+          {
+            "participantBearer": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RunLimitsPatch"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The limits after the change.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RunLimitsResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "404": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "413": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "415": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch": {
       "parameters": [
         {
@@ -18921,7 +19042,7 @@ export const workflowDocument: OpenApiDocument = {
           "refuses_launch",
           "waits_for_owner"
         ],
-        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent."
+        "description": "What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent. A run limit reached (`project_run_limit_reached`, `workspace_run_limit_reached`, category `infrastructure_health`) also lets the launch through: the invocation waits in `launching`, queued, and its run starts when a run of the project (or workspace) ends."
       },
       "InvocationsLaunchOutcome": {
         "type": "string",
@@ -19056,6 +19177,78 @@ export const workflowDocument: OpenApiDocument = {
           },
           "explanation": {
             "description": "Resolve's explanation of the match (per candidate, each criterion and the winner's reason)."
+          }
+        }
+      },
+      "RunLimit": {
+        "type": [
+          "integer",
+          "null"
+        ],
+        "minimum": 1,
+        "maximum": 10000,
+        "description": "Most runs in progress at once; null for no limit."
+      },
+      "RunLimitsPatch": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "project_max_runs_in_progress": {
+            "$ref": "#/components/schemas/RunLimit"
+          },
+          "workspace_max_runs_in_progress": {
+            "$ref": "#/components/schemas/RunLimit"
+          }
+        }
+      },
+      "RunLimits": {
+        "type": "object",
+        "required": [
+          "project_id",
+          "workspace_id",
+          "project_max_runs_in_progress",
+          "workspace_max_runs_in_progress",
+          "project_runs_in_progress",
+          "workspace_runs_in_progress",
+          "queued"
+        ],
+        "properties": {
+          "project_id": {
+            "type": "string"
+          },
+          "workspace_id": {
+            "type": "string"
+          },
+          "project_max_runs_in_progress": {
+            "$ref": "#/components/schemas/RunLimit"
+          },
+          "workspace_max_runs_in_progress": {
+            "$ref": "#/components/schemas/RunLimit"
+          },
+          "project_runs_in_progress": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "workspace_runs_in_progress": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "queued": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "The project's launched invocations waiting for a run slot."
+          }
+        }
+      },
+      "RunLimitsResponse": {
+        "type": "object",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "$ref": "#/components/schemas/RunLimits"
           }
         }
       },
@@ -19615,6 +19808,10 @@ export const workflowDocument: OpenApiDocument = {
     {
       "name": "preflight",
       "description": "Preflight: read-only launch readiness of an intent (resolve plus template, schema, roster, runtime, spawn-policy and infrastructure checks) with typed blockers and recommended actions. Creates nothing; a model-assisted resolve (tag `assistance`) writes only its budget counter and audit event."
+    },
+    {
+      "name": "run-limits",
+      "description": "How many runs may be in progress at once, in a project and in its whole workspace (no limit unless set). A run is in progress from its start until its invocation leaves `running`. A launch over a limit is not refused and never fails: the invocation is accepted and waits in `launching`, queued, with the blocker `project_run_limit_reached` or `workspace_run_limit_reached` (category `infrastructure_health`), and its run starts, oldest first, when one of the project's (or workspace's) runs ends. Preflight shows the same blocker while a limit is reached. Every change is the audit event `run_limits.changed`."
     },
     {
       "name": "runs",

@@ -576,6 +576,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{projectId}/workflow/run-limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The project's and its workspace's run limits (null when not set), and the runs in progress now.
+         * @description Errors: 404 `project_not_found` (no such project).
+         */
+        get: operations["getRunLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set or clear the project's and its workspace's run limits (workspace owner or admin only; audited).
+         * @description Participants only, with the workspace role owner or admin (403 `role_forbidden` otherwise). Fields sent replace the stored ones; null clears a limit. A limit is a whole number from 1 to 10000 (400 `validation_failed` otherwise). Lowering a limit below the runs in progress stops no run: new runs wait until enough have ended. Every change is the audit event `run_limits.changed`, with the limits before and after. Errors: 404 `project_not_found` (no such project).
+         */
+        patch: operations["updateRunLimits"];
+        trace?: never;
+    };
     "/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/launch": {
         parameters: {
             query?: never;
@@ -1634,7 +1660,7 @@ export interface components {
             error_code: string | null;
         };
         /**
-         * @description What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent.
+         * @description What the blocker does to a launch. `refuses_launch`: every `classifier_template_configuration` blocker; launch answers 409 `launch_blocked`. `waits_for_owner`: every `roster_ownership`, `runtime_endpoints`, `spawn_policy` and `infrastructure_health` blocker; launch is accepted (202, outcome `accepted_waiting_for_owner`) and the run waits, showing the blocker, until a running agent can own the current stage (the engine retries by itself). `spawn_policy` blockers accompany a stage no roster agent can own and say why the hub will not spawn one (`spawn_policy_off`, `spawn_model_not_allowed`, `spawn_capability_not_allowed`, `spawn_command_not_allowed`, `spawn_no_ready_host`, `spawn_host_at_limit`, `spawn_host_busy`); when the policy allows a spawn, the stage's `no_stage_owner` blocker says so and a launched run asks the hub for the agent. A run limit reached (`project_run_limit_reached`, `workspace_run_limit_reached`, category `infrastructure_health`) also lets the launch through: the invocation waits in `launching`, queued, and its run starts when a run of the project (or workspace) ends.
          * @enum {string}
          */
         InvocationsBlockerEffect: "refuses_launch" | "waits_for_owner";
@@ -1672,6 +1698,25 @@ export interface components {
             blockers: components["schemas"]["InvocationsBlocker"][];
             /** @description Resolve's explanation of the match (per candidate, each criterion and the winner's reason). */
             explanation: unknown;
+        };
+        /** @description Most runs in progress at once; null for no limit. */
+        RunLimit: number | null;
+        RunLimitsPatch: {
+            project_max_runs_in_progress?: components["schemas"]["RunLimit"];
+            workspace_max_runs_in_progress?: components["schemas"]["RunLimit"];
+        };
+        RunLimits: {
+            project_id: string;
+            workspace_id: string;
+            project_max_runs_in_progress: components["schemas"]["RunLimit"];
+            workspace_max_runs_in_progress: components["schemas"]["RunLimit"];
+            project_runs_in_progress: number;
+            workspace_runs_in_progress: number;
+            /** @description The project's launched invocations waiting for a run slot. */
+            queued: number;
+        };
+        RunLimitsResponse: {
+            data: components["schemas"]["RunLimits"];
         };
         RunsApprovalRequest: {
             /** @enum {string} */
@@ -2925,6 +2970,64 @@ export interface operations {
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
             409: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
+        };
+    };
+    getRunLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunLimitsResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+        };
+    };
+    updateRunLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: components["parameters"]["ContractsProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunLimitsPatch"];
+            };
+        };
+        responses: {
+            /** @description The limits after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunLimitsResponse"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
             413: components["responses"]["Problem"];
             415: components["responses"]["Problem"];
         };

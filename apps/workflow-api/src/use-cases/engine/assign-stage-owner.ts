@@ -1,142 +1,50 @@
-import { eligibleOwners, noStageOwnerBlocker, runHubUnreachable } from '../../domain/blockers';
-import { OPEN_STAGE_STATES } from '../../domain/invocation-states';
-import { stallTimesOf, stalledOwners } from '../../domain/stage-owners';
+import { noStageOwnerBlocker, runHubUnreachable } from '../../domain/blockers';
 import type { RunStage } from '../../generated/prisma/client';
+import { planFits } from './plan-reconcile';
+import type { OwnerPlan, RosterAnswer } from './plan-reconcile';
 import { auditEngineEvent, updateInvocation } from './reconcile-context';
 import type { ReconcileContext } from './reconcile-context';
-import { settleStageOwnerSpawn, spawnStageOwner } from './spawn-stage-owner';
 
-const HUB_TIMEOUT_MS = 5_000;
-
-interface Candidate {
-  agentId: string;
-  rank: number;
-}
-
-export type StageRoster = NonNullable<Awaited<ReturnType<typeof readStageRoster>>>;
-
-/** The project's roster agents holding the stage's capabilities (the hub's order); null when the hub cannot be asked. */
-export async function readStageRoster(ctx: ReconcileContext, stage: RunStage) {
-  const needed = (stage.requiredCapabilities as string[]) ?? [];
-  try {
-    const res = await ctx.deps.hub.GET('/internal/v1/projects/{projectId}/roster', {
-      params: { path: { projectId: ctx.invocation.projectId }, query: { capability: needed } },
-      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
-    });
-    return res.data?.data ?? null;
-  } catch (error) {
-    ctx.deps.logger.warn({ err: error, invocation_id: ctx.invocation.id }, 'roster read failed');
-    return null;
-  }
-}
-
-/**
- * Running roster agents holding the stage's capabilities, least loaded first (then the hub's idle-first order).
- * Agents the stage was taken from are left out until they heartbeat at the hub after that; then they come after
- * every other candidate (with one capable agent, the run goes on once it is back).
- */
-async function candidates(
+/** Gives the stage to the agent whose handoff the hub accepted before the transaction; says whether it took it. */
+async function assignFromPlan(
   ctx: ReconcileContext,
   stage: RunStage,
-  roster: StageRoster | null,
-): Promise<Candidate[] | null> {
-  const needed = (stage.requiredCapabilities as string[]) ?? [];
-  const list = roster ?? (await readStageRoster(ctx, stage));
-  if (!list) return null;
-  const stalled = stalledOwners(
-    (stage.stalledAgentIds as string[]) ?? [],
-    stallTimesOf(stage.stalledAt),
-    list,
-  );
-  const running = eligibleOwners(list, needed, stalled.excluded);
-  if (running.length === 0) return [];
-  const load = await ctx.tx.runStage.groupBy({
-    by: ['ownerAgentId'],
-    where: { ownerAgentId: { in: running.map((a) => a.agent_id) }, state: { in: [...OPEN_STAGE_STATES] } },
-    _count: { _all: true },
+  plan: OwnerPlan,
+): Promise<RosterAnswer['kind']> {
+  const answer = plan.roster;
+  if (answer.kind !== 'assigned') return answer.kind;
+  const taken = await ctx.tx.runStage.updateMany({
+    where: { id: stage.id, ownerAgentId: stage.ownerAgentId, state: stage.state },
+    data: {
+      ownerAgentId: answer.agentId,
+      handoffId: answer.handoffId,
+      state: 'assigned',
+      attempts: { increment: 1 },
+      blockerReason: null,
+      progress: null,
+      assignedAt: ctx.now,
+      firstAssignedAt: stage.firstAssignedAt ?? ctx.now,
+      claimedAt: null,
+      lastHeartbeatAt: ctx.now,
+      // The spawn's last state, when one was in progress (read with the hub's other answers).
+      ...(plan.settled ? { ownerSpawn: plan.settled as never } : {}),
+    },
   });
-  const open = new Map(load.map((row) => [row.ownerAgentId, row._count._all]));
-  const returned = new Set(stalled.returned);
-  return running
-    .map((agent, index) => ({
-      agentId: agent.agent_id,
-      rank: (returned.has(agent.agent_id) ? 1e9 : 0) + (open.get(agent.agent_id) ?? 0) * 1000 + index,
-    }))
-    .sort((a, b) => a.rank - b.rank);
-}
-
-/** Gives the stage to the first candidate the hub accepts a handoff for; says whether one took it. */
-async function assignFromRoster(
-  ctx: ReconcileContext,
-  stage: RunStage,
-  roster: StageRoster | null,
-): Promise<'assigned' | 'none' | 'hub'> {
-  const list = await candidates(ctx, stage, roster);
-  if (list === null) return 'hub';
-  for (const candidate of list) {
-    let res;
-    try {
-      res = await ctx.deps.hub.POST('/internal/v1/handoffs', {
-        body: {
-          workspace_id: ctx.invocation.workspaceId,
-          project_id: ctx.invocation.projectId,
-          assignee_agent_id: candidate.agentId,
-          title: [...`Workflow stage: ${stage.title}`].slice(0, 200).join(''),
-          description: `Stage ${stage.position} ('${stage.key}') of invocation ${ctx.invocation.id}.`,
-          reference: {
-            kind: 'workflow_stage',
-            id: stage.id,
-            data: {
-              invocation_id: ctx.invocation.id,
-              run_id: stage.runId,
-              stage_key: stage.key,
-              position: stage.position,
-            },
-          },
-        },
-        signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
-      });
-    } catch (error) {
-      ctx.deps.logger.warn({ err: error, stage_id: stage.id }, 'stage handoff creation failed');
-      return 'hub';
-    }
-    const handoff = res.data?.data;
-    if (!handoff) {
-      // 409 agent_evicted / 400 assignee_not_found: this agent cannot take work; try the next one.
-      if (res.response.status < 500) continue;
-      return 'hub';
-    }
-    const taken = await ctx.tx.runStage.updateMany({
-      where: { id: stage.id, ownerAgentId: stage.ownerAgentId, state: stage.state },
-      data: {
-        ownerAgentId: candidate.agentId,
-        handoffId: handoff.id,
-        state: 'assigned',
-        attempts: { increment: 1 },
-        blockerReason: null,
-        progress: null,
-        assignedAt: ctx.now,
-        firstAssignedAt: stage.firstAssignedAt ?? ctx.now,
-        claimedAt: null,
-        lastHeartbeatAt: ctx.now,
-      },
-    });
-    if (taken.count === 0) return 'assigned';
-    ctx.assignedAgents.push(candidate.agentId);
-    await auditEngineEvent(
-      ctx,
-      'stage.assigned',
-      {
-        stage_key: stage.key,
-        agent_id: candidate.agentId,
-        handoff_id: handoff.id,
-        attempt: stage.attempts + 1,
-      },
-      stage.id,
-    );
-    return 'assigned';
-  }
-  return 'none';
+  if (taken.count === 0) return 'assigned';
+  ctx.usedPlannedHandoff = true;
+  ctx.assignedAgents.push(answer.agentId);
+  await auditEngineEvent(
+    ctx,
+    'stage.assigned',
+    {
+      stage_key: stage.key,
+      agent_id: answer.agentId,
+      handoff_id: answer.handoffId,
+      attempt: stage.attempts + 1,
+    },
+    stage.id,
+  );
+  return 'assigned';
 }
 
 /** Whether the invocation already holds what `patch` would write (no blockers, the same attention). */
@@ -155,30 +63,33 @@ function alreadyPatched(
 
 /**
  * Finds an owner for the current stage: a running roster agent the hub accepts a handoff for (not one the stage
- * was taken from, unless it has shown life since); else, when the project's spawn policy allows, an agent the hub
- * spawns for it; else the invocation says why it waits (its blockers and attention). `stalledNow` is the owner
- * just released for not heartbeating (or lost with its host: `lostNow`), so the attention says so; an
- * `artifact_rejected` attention is kept (`keepRejected`). `roster` is the stage's roster when the caller read it.
+ * was taken from, `exclude`, unless it has heartbeated at the hub since: then after every other candidate);
+ * else, when the project's spawn policy allows, an agent the hub spawns for it; else the invocation says why it
+ * waits (its blockers and attention). `stalledNow` is the owner just released for not heartbeating (or lost with
+ * its host: `lostNow`), so the attention says so; an `artifact_rejected` attention is kept (`keepRejected`).
+ *
+ * The hub was asked before the transaction (the pass's plan). When the plan does not fit the stage as found
+ * under the lock (another writer changed it meanwhile), nothing is written and the pass says it needs the hub
+ * again (`ctx.needsHub`): the reconcile asks again and runs another pass.
  */
 export async function assignStageOwner(
   ctx: ReconcileContext,
   current: RunStage,
-  options: {
-    stalledNow: string | null;
-    lostNow?: boolean;
-    keepRejected: boolean;
-    roster?: StageRoster | null;
-  },
+  options: { exclude: string[]; stalledNow: string | null; lostNow?: boolean; keepRejected: boolean },
 ): Promise<void> {
-  const { stalledNow, keepRejected } = options;
-  const outcome = await assignFromRoster(ctx, current, options.roster ?? null);
+  const { exclude, stalledNow, keepRejected } = options;
+  const plan = ctx.plan?.owner ?? null;
+  if (!planFits(plan, current, exclude)) {
+    ctx.needsHub = true;
+    return;
+  }
+  const outcome = await assignFromPlan(ctx, current, plan);
   const stalledReason = stalledNow
     ? options.lostNow
       ? `Stage '${current.key}': owner ${stalledNow} was lost (the hub no longer counts it as running; its host stopped heartbeating or it stopped)`
       : `Stage '${current.key}': owner ${stalledNow} stopped heartbeating`
     : null;
   if (outcome === 'assigned') {
-    await settleStageOwnerSpawn({ deps: ctx.deps, tx: ctx.tx, stage: current });
     const patch = {
       blockers: [],
       ...(stalledReason
@@ -193,13 +104,14 @@ export async function assignStageOwner(
   }
   if (outcome === 'none') {
     // No roster agent can own it: the hub may spawn one when the project's spawn policy allows.
-    const spawn = await spawnStageOwner({
-      deps: ctx.deps,
-      tx: ctx.tx,
-      invocation: ctx.invocation,
-      stage: current,
-      now: ctx.now,
-    });
+    const planned = plan.spawn!;
+    const spawn = planned.outcome;
+    if (planned.keep) {
+      await ctx.tx.runStage.update({
+        where: { id: current.id },
+        data: { ownerSpawn: planned.keep as never },
+      });
+    }
     if (spawn.kind === 'spawning') {
       if (spawn.requested) {
         await auditEngineEvent(

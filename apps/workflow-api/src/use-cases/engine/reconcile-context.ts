@@ -3,6 +3,7 @@ import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
 import type { Invocation } from '../../generated/prisma/client';
+import type { ReconcilePlan } from './plan-reconcile';
 
 /**
  * What the steps of one reconcile pass share: the invocation, locked for the pass's transaction and kept up to
@@ -19,12 +20,18 @@ export interface ReconcileContext {
   deliveryJobs: DeliveryJob[];
   /** Whether hub handoffs were recorded to be closed (cancelled at the hub after the commit). */
   closesHandoffs: boolean;
+  /** The hub's answers, asked before the transaction (null: the pass expected to need none). */
+  plan: ReconcilePlan | null;
+  /** Set when the pass reached a step the plan does not fit: the reconcile asks the hub again. */
+  needsHub: boolean;
+  /** Set when the plan's handoff was given to its stage. */
+  usedPlannedHandoff: boolean;
 }
 
 export type InvocationPatch = Partial<
   Pick<
     Invocation,
-    'state' | 'attention' | 'attentionReason' | 'launchedAt' | 'approvalRequired' | 'completedAt'
+    'state' | 'attention' | 'attentionReason' | 'launchedAt' | 'approvalRequired' | 'completedAt' | 'queuedAt'
   >
 > & { blockers?: Blocker[] };
 

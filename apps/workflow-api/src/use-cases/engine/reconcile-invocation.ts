@@ -1,16 +1,18 @@
 import { withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries } from '../../data/delivery.events';
 import type { DeliveryJob } from '../../data/delivery.queue';
+import { recordHandoffClosures } from '../../data/handoff-closures';
 import { lockInvocation } from '../../data/invocations.locks';
 import type { WorkflowDeps } from '../../deps';
-import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
-import { ownerCheckAfterMs, ownerGone } from '../../domain/stage-owners';
-import { assignStageOwner, readStageRoster } from './assign-stage-owner';
-import type { StageRoster } from './assign-stage-owner';
+import { TERMINAL_STATES } from '../../domain/invocation-states';
+import { assignStageOwner } from './assign-stage-owner';
 import { awaitApproval } from './await-approval';
 import { closeInvocationHandoffs } from './close-stage-handoffs';
+import { currentStage } from './current-stage';
 import { endRun } from './end-run';
 import { failPastDeadline } from './fail-past-deadline';
+import { planReconcile, plannedLostOwner } from './plan-reconcile';
+import type { ReconcilePlan } from './plan-reconcile';
 import { updateInvocation } from './reconcile-context';
 import type { ReconcileContext } from './reconcile-context';
 import { releaseStalledOwner } from './release-stalled-owner';
@@ -30,69 +32,54 @@ export interface ReconcileOutcome {
  * Moves the run forward from its current stage (the first neither completed nor skipped): none left ends the
  * run; an owner still heartbeating keeps it (a blocker it reported shows in the invocation's attention); an
  * owner silent past `stallAfterMs` is released, and so is one silent past half of it that the hub no longer
- * counts as running (lost with its host, stopped); a stage without an owner gets one.
+ * counts as running (lost with its host, stopped: the plan asked the hub, {@link plannedLostOwner}); a stage
+ * without an owner gets one.
  */
 async function advanceRun(ctx: ReconcileContext): Promise<void> {
   const stages = await ctx.tx.runStage.findMany({
     where: { invocationId: ctx.invocation.id },
     orderBy: { position: 'asc' },
   });
-  const current = stages.find((s) => s.state !== 'completed' && s.state !== 'skipped');
   const keepRejected = ctx.invocation.attention === 'artifact_rejected';
-  if (!current) {
+  const lost = plannedLostOwner(ctx.plan, stages);
+  const need = currentStage(stages, ctx.now, ctx.deps.engine.stallAfterMs, lost?.agentId ?? null);
+  if (need.kind === 'done') {
     await endRun(ctx, keepRejected);
     return;
   }
-  const owned = current.ownerAgentId !== null && OPEN_STAGE_STATES.includes(current.state as never);
-  const silentSince = current.lastHeartbeatAt ?? current.assignedAt;
-  const stale =
-    owned && silentSince !== null && ctx.now.getTime() - silentSince.getTime() > ctx.deps.engine.stallAfterMs;
-  // Silent for half the stall window: the hub says whether the owner still runs (a dead host's agents are
-  // marked lost within seconds of its heartbeats stopping), so a lost owner's stage moves on before the stall.
-  let roster: StageRoster | null = null;
-  let lost: { status: string } | null = null;
-  if (
-    owned &&
-    !stale &&
-    silentSince &&
-    ctx.now.getTime() - silentSince.getTime() > ownerCheckAfterMs(ctx.deps.engine)
-  ) {
-    roster = await readStageRoster(ctx, current);
-    const gone = roster ? ownerGone(roster, current.ownerAgentId!) : null;
-    if (gone) lost = { status: gone === 'absent' ? 'absent' : gone.status };
-  }
-  if (owned && !stale && !lost) {
+  const { current } = need;
+  if (need.kind === 'owned') {
     const reason = `Stage '${current.key}': ${current.blockerReason ?? 'blocked by its owner'}`;
     if (current.state === 'blocked' && !keepRejected && ctx.invocation.attentionReason !== reason) {
       await updateInvocation(ctx, { attention: 'blocked', attentionReason: reason });
     }
     return;
   }
-  const stalledIds = (current.stalledAgentIds as string[]) ?? [];
-  let stalledNow: string | null = null;
-  if ((stale || lost) && current.ownerAgentId) {
-    stalledNow = current.ownerAgentId;
+  if (need.stalledOwner) {
     const released = await releaseStalledOwner(ctx, current, {
-      owner: stalledNow,
-      stalledIds,
-      silentSince: silentSince!,
-      ...(lost && !stale ? { cause: 'lost' as const, ownerStatus: lost.status } : {}),
+      owner: need.stalledOwner,
+      stalledIds: need.stalledIds,
+      silentSince: need.silentSince!,
+      ...(need.cause === 'lost' ? { cause: 'lost' as const, ownerStatus: lost?.status ?? 'absent' } : {}),
     });
     if (!released) return; // a heartbeat arrived meanwhile
   }
   await assignStageOwner(ctx, current, {
-    stalledNow,
-    lostNow: lost !== null && !stale,
+    exclude: need.exclude,
+    stalledNow: need.stalledOwner,
+    lostNow: need.cause === 'lost',
     keepRejected,
-    roster,
   });
 }
 
 /**
  * Brings one invocation's run up to date with what is stored: idempotent, so running it twice (a re-enqueued
- * job, two workers) changes nothing the second time. Holds the invocation row lock for its whole transaction,
- * so reconciles of one invocation never interleave; the outbox rows it saw at the start are marked processed in
- * the same transaction. After the commit, newly assigned agents are told and the deliveries it recorded are
+ * job, two workers) changes nothing the second time. The hub is asked first, outside any transaction
+ * ({@link planReconcile}); then one transaction holds the invocation row lock, so reconciles of one invocation
+ * never interleave, checks the hub's answers still fit what it finds, and acts; the outbox rows it saw at the
+ * start are marked processed in the same transaction. When the answers no longer fit (another writer moved the
+ * stage meanwhile), the pass commits what it did without marking the outbox and the hub is asked again, at most
+ * {@link PASSES} times before the job fails and is retried. After the commit, newly assigned agents are told and the deliveries it recorded are
  * enqueued. A reconcile that does not finish within `deadlineMs` fails (the job is retried with backoff)
  * instead of holding its job.
  *
@@ -106,7 +93,7 @@ export async function reconcileInvocation(
   deadlineMs: number,
 ): Promise<ReconcileOutcome> {
   const outcome = await withDeadline(
-    reconcileInTransaction(deps, invocationId),
+    reconcilePasses(deps, invocationId),
     deadlineMs,
     `reconcile of ${invocationId}`,
   );
@@ -117,11 +104,64 @@ export async function reconcileInvocation(
   return outcome;
 }
 
-async function reconcileInTransaction(deps: WorkflowDeps, invocationId: string): Promise<ReconcileOutcome> {
+/**
+ * The hub accepted a handoff for the plan, but the invocation ended before the transaction could give it to its
+ * stage (a cancel meanwhile), or its run was queued for a slot instead of started: it is recorded to be cancelled at the hub like the stage's other handoffs. A plan
+ * set aside while the run goes on keeps its handoff open: the hub answers the same one when the stage is offered
+ * to that agent again.
+ */
+async function closeUnusedHandoff(ctx: ReconcileContext): Promise<void> {
+  const roster = ctx.plan?.owner?.roster;
+  if (!roster || roster.kind !== 'assigned' || ctx.usedPlannedHandoff) return;
+  const state = ctx.invocation.state;
+  // Queued for a run slot: the run (and the stage the plan named) was not created.
+  const queued = ctx.invocation.queuedAt !== null && state === 'launching';
+  if (state !== 'cancelled' && state !== 'failed' && !queued) return;
+  const stage = {
+    id: ctx.plan!.owner!.stageId,
+    invocationId: ctx.invocation.id,
+    handoffId: roster.handoffId,
+  };
+  const reason =
+    state === 'cancelled'
+      ? 'invocation_cancelled'
+      : state === 'failed'
+        ? 'invocation_failed'
+        : 'stage_released';
+  if ((await recordHandoffClosures(ctx.tx, [stage], reason)) > 0) ctx.closesHandoffs = true;
+}
+
+/** Passes one reconcile may take when the hub's answers keep going stale under it. */
+const PASSES = 3;
+
+async function reconcilePasses(deps: WorkflowDeps, invocationId: string): Promise<ReconcileOutcome> {
+  const done: ReconcileOutcome = { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null };
+  for (let pass = 0; pass < PASSES; pass += 1) {
+    const plan = await planReconcile(deps, invocationId);
+    const outcome = await reconcileInTransaction(deps, invocationId, plan);
+    done.assignedAgents.push(...outcome.assignedAgents);
+    done.deliveryJobs.push(...outcome.deliveryJobs);
+    done.closesHandoffs ||= outcome.closesHandoffs;
+    done.state = outcome.state;
+    if (!outcome.needsHub) return done;
+  }
+  // What the passes committed is told before the job is retried.
+  await deps.queue.announceAssignments(done.assignedAgents);
+  await dispatchDeliveries(deps.db, deps.deliveries, done.deliveryJobs);
+  throw new Error(`reconcile of ${invocationId}: the run kept changing under it; retried`);
+}
+
+async function reconcileInTransaction(
+  deps: WorkflowDeps,
+  invocationId: string,
+  plan: ReconcilePlan | null,
+): Promise<ReconcileOutcome & { needsHub: boolean }> {
   return deps.db.$transaction(
     async (tx) => {
       const invocation = await lockInvocation(tx, invocationId);
-      if (!invocation) return { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null };
+      if (!invocation) {
+        return { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null, needsHub: false };
+      }
       const pending = await tx.outboxEntry.findMany({
         where: { invocationId, processedAt: null },
         select: { id: true },
@@ -134,6 +174,9 @@ async function reconcileInTransaction(deps: WorkflowDeps, invocationId: string):
         assignedAgents: [],
         deliveryJobs: [],
         closesHandoffs: false,
+        plan,
+        needsHub: false,
+        usedPlannedHandoff: false,
       };
       if (!TERMINAL_STATES.includes(invocation.state as never)) {
         if (await failPastDeadline(ctx)) {
@@ -148,7 +191,9 @@ async function reconcileInTransaction(deps: WorkflowDeps, invocationId: string):
           await advanceRun(ctx);
         }
       }
-      if (pending.length > 0) {
+      await closeUnusedHandoff(ctx);
+      // A pass that still needs the hub leaves its outbox rows to the pass (or job) that finishes.
+      if (pending.length > 0 && !ctx.needsHub) {
         await tx.outboxEntry.updateMany({
           where: { id: { in: pending.map((p) => p.id) } },
           data: { processedAt: ctx.now },
@@ -159,6 +204,7 @@ async function reconcileInTransaction(deps: WorkflowDeps, invocationId: string):
         deliveryJobs: ctx.deliveryJobs,
         closesHandoffs: ctx.closesHandoffs,
         state: ctx.invocation.state,
+        needsHub: ctx.needsHub,
       };
     },
     { timeout: 30_000, maxWait: 10_000 },

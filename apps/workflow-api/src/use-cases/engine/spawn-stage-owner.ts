@@ -1,5 +1,4 @@
 import { readOwnerSpawn, readSpawnReadiness, requestOwnerSpawn } from '../../data/owner-spawns.hub';
-import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
 import {
@@ -26,22 +25,39 @@ export type StageOwnerSpawn =
   /** The hub could not be asked. */
   | { kind: 'unknown' };
 
+/** A spawn outcome and the record the stage is to keep (null: what it stores stays). */
+export interface PlannedOwnerSpawn {
+  outcome: StageOwnerSpawn;
+  keep: StoredOwnerSpawn | null;
+}
+
 /**
  * When no roster agent can own the current stage: the owner the hub spawns for it (spec: two launch paths,
  * hub spawn). The spawn is asked for once per owner needed (a key per stall and attempt, so a repeat of the
  * reconcile finds the same spawn), followed on later passes, and asked for again under a new key when it
  * failed, at most {@link SPAWN_ATTEMPTS} times. A spawn whose agent started but did not take the stage within
- * `SPAWN_ONLINE_WITHIN_MS` counts as failed (`spawned_agent_not_online`) and is asked for again at once. What
- * the stage keeps is written in the reconcile's transaction.
+ * `SPAWN_ONLINE_WITHIN_MS` counts as failed (`spawned_agent_not_online`) and is asked for again at once. Only
+ * the hub is asked here, before the reconcile's transaction; what the stage keeps (`keep`) is written in it.
  */
 export async function spawnStageOwner(input: {
   deps: WorkflowDeps;
-  tx: Tx;
   invocation: Invocation;
   stage: RunStage;
   now: Date;
-}): Promise<StageOwnerSpawn> {
-  const { deps, tx, invocation, stage, now } = input;
+}): Promise<PlannedOwnerSpawn> {
+  let kept: StoredOwnerSpawn | null = null;
+  const outcome = await spawnOutcome(input, (spawn) => {
+    kept = spawn;
+    return spawn;
+  });
+  return { outcome, keep: kept };
+}
+
+async function spawnOutcome(
+  input: { deps: WorkflowDeps; invocation: Invocation; stage: RunStage; now: Date },
+  keep: (spawn: StoredOwnerSpawn) => StoredOwnerSpawn,
+): Promise<StageOwnerSpawn> {
+  const { deps, invocation, stage, now } = input;
   const needed = (stage.requiredCapabilities as string[]) ?? [];
   const stalledOwners = ((stage.stalledAgentIds as string[]) ?? []).length;
   let stored = (stage.ownerSpawn as StoredOwnerSpawn | null) ?? null;
@@ -55,7 +71,7 @@ export async function spawnStageOwner(input: {
     const current = fresh ? storedOwnerSpawn(fresh, stored.spawn_key, stored.attempt) : stored;
     // Still no owner: a spawned agent that never came online is an attempt that failed.
     const judged = judgeOwnerSpawn(current, now);
-    if (fresh || judged !== current) stored = await keep(tx, stage, judged);
+    if (fresh || judged !== current) stored = keep(judged);
     if (stored.state !== 'failed') {
       return { kind: 'spawning', blocker: ownerSpawningBlocker(stage.key, needed, stored), requested: null };
     }
@@ -88,7 +104,7 @@ export async function spawnStageOwner(input: {
       blockers: spawnPolicyBlockers(stage.key, again && !again.allowed ? again : { blockers: [] }),
     };
   }
-  const requested = await keep(tx, stage, storedOwnerSpawn(result.spawn, key, attempt));
+  const requested = keep(storedOwnerSpawn(result.spawn, key, attempt));
   if (requested.state === 'failed') {
     return { kind: 'failed', blocker: ownerSpawnFailedBlocker(stage.key, needed, requested) };
   }
@@ -96,22 +112,16 @@ export async function spawnStageOwner(input: {
 }
 
 /**
- * The stage got an owner: the spawn it kept is read a last time, so what the invocation shows ends in its
- * outcome (`started`, with the agent) rather than the state it had while the run waited.
+ * The stage is being given an owner: the spawn it kept is read a last time, so what the invocation shows ends in
+ * its outcome (`started`, with the agent) rather than the state it had while the run waited. Null when there is
+ * nothing to update (asked before the reconcile's transaction; the transaction keeps it).
  */
-export async function settleStageOwnerSpawn(input: {
-  deps: WorkflowDeps;
-  tx: Tx;
-  stage: RunStage;
-}): Promise<void> {
-  const stored = (input.stage.ownerSpawn as StoredOwnerSpawn | null) ?? null;
-  if (!stored || stored.state === 'started' || stored.state === 'failed') return;
-  const fresh = await readOwnerSpawn(input.deps, stored.spawn_id);
-  if (fresh) await keep(input.tx, input.stage, storedOwnerSpawn(fresh, stored.spawn_key, stored.attempt));
-}
-
-async function keep(tx: Tx, stage: RunStage, spawn: StoredOwnerSpawn): Promise<StoredOwnerSpawn> {
-  await tx.runStage.update({ where: { id: stage.id }, data: { ownerSpawn: spawn as never } });
-  stage.ownerSpawn = spawn as never;
-  return spawn;
+export async function settleStageOwnerSpawn(
+  deps: WorkflowDeps,
+  stage: RunStage,
+): Promise<StoredOwnerSpawn | null> {
+  const stored = (stage.ownerSpawn as StoredOwnerSpawn | null) ?? null;
+  if (!stored || stored.state === 'started' || stored.state === 'failed') return null;
+  const fresh = await readOwnerSpawn(deps, stored.spawn_id);
+  return fresh ? storedOwnerSpawn(fresh, stored.spawn_key, stored.attempt) : null;
 }

@@ -5,6 +5,7 @@ import { newDeliverySweepState, sweepDeliveries } from '../delivery/sweep-delive
 import type { DeliverySweepState } from '../delivery/sweep-deliveries';
 import { checkSilentOwners } from './check-silent-owners';
 import { closeStageHandoffs } from './close-stage-handoffs';
+import { wakeQueuedLaunches } from './wake-queued-launches';
 
 const BATCH = 500;
 /** Rows never enqueued get this long for the writer's own enqueue before the sweeper steps in. */
@@ -25,8 +26,9 @@ export interface SweepResult {
   /** Outbox rows whose job was lost (Redis flushed, enqueue failed, worker died) and were enqueued again. */
   requeued: number;
   /**
-   * Launching or running invocations nobody touched for a while, reconciled again (owners, stalls), and
-   * launched ones past their run deadline (the reconcile fails them).
+   * Launching or running invocations nobody touched for a while, reconciled again (owners, stalls), launched
+   * ones past their run deadline (the reconcile fails them), and launches queued by a run limit with a slot
+   * free now.
    */
   rechecked: number;
   /** Pending deliveries whose job the queue no longer held, enqueued again. */
@@ -60,7 +62,7 @@ export async function sweepOnce(deps: WorkflowDeps, state: SweepState): Promise<
   const cut = new Date(now - deps.engine.recheckMs);
   const idle = await deps.db.$queryRaw<{ id: string }[]>`
     SELECT i.id FROM invocations i
-    WHERE ((i.state IN ('launching', 'running') AND i.updated_at < ${cut})
+    WHERE ((i.state IN ('launching', 'running') AND i.updated_at < ${cut} AND i.queued_at IS NULL)
         OR (i.deadline_at < ${new Date(now)} AND i.state IN ('launching', 'running', 'waiting_for_artifact')))
       AND NOT EXISTS (
         SELECT 1 FROM workflow_outbox o
@@ -73,10 +75,13 @@ export async function sweepOnce(deps: WorkflowDeps, state: SweepState): Promise<
       data: fresh.map((job) => ({ id: job.outboxId, invocationId: job.invocationId, reason: 'sweep' })),
     });
   }
+  // Launches queued by a run limit whose project now has a free slot (never rechecked otherwise).
+  const woken = await wakeQueuedLaunches(deps);
   const ownerChecks = await checkSilentOwners(deps);
   const jobs = [
     ...lost.map((row) => ({ outboxId: row.id, invocationId: row.invocationId })),
     ...fresh,
+    ...woken,
     ...ownerChecks,
   ];
   if (jobs.length > 0 && (await deps.queue.enqueue(jobs))) {
@@ -97,7 +102,7 @@ export async function sweepOnce(deps: WorkflowDeps, state: SweepState): Promise<
   });
   return {
     requeued: lost.length,
-    rechecked: fresh.length,
+    rechecked: fresh.length + woken.length,
     deliveries: deliveries.requeued,
     handoffs: handoffs.closed,
     ownerChecks: ownerChecks.length,

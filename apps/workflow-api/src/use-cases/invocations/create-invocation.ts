@@ -294,6 +294,7 @@ export async function createInvocation(
           failure: null,
           cancellation: null,
           deadlineAt: null,
+          queuedAt: null,
           retryOf: input.retryOf ?? null,
         },
       };

@@ -82,7 +82,7 @@ export async function decideApproval(
             }),
       },
     });
-    if (approved) jobs.push(await writeOutbox(tx, invocationId, 'approval'));
+    if (approved) jobs.push(await writeOutbox(tx, invocationId, 'approval', current.projectId));
     else deliveryJobs.push(...(await recordDeliveryEvent(tx, updated, 'invocation.cancelled', null, now)));
     await deps.audit.record(
       {

@@ -31,11 +31,12 @@ const launchable = (state: string) => state === 'received' || state === 'blocked
 async function readinessOf(deps: WorkflowDeps, invocation: Invocation): Promise<LaunchReadiness> {
   const route = (invocation.route ?? {}) as Partial<InvocationRoute>;
   const template = route.matched ? await loadInvocationTemplate(deps.db, invocation) : null;
-  return assessLaunchReadiness(deps, invocation.projectId, {
-    matched: route.matched === true,
-    contractId: invocation.contractId,
-    template,
-  });
+  return assessLaunchReadiness(
+    deps,
+    invocation.projectId,
+    { matched: route.matched === true, contractId: invocation.contractId, template },
+    invocation.workspaceId,
+  );
 }
 
 /**
@@ -68,7 +69,7 @@ export async function launchInvocation(
       }
       if (!launchable(invocation.state) || !readiness) {
         const pending = await tx.outboxEntry.count({ where: { invocationId, processedAt: null } });
-        if (pending === 0) jobs.push(await writeOutbox(tx, invocationId, 'launch'));
+        if (pending === 0) jobs.push(await writeOutbox(tx, invocationId, 'launch', project.id));
         return {
           invocation,
           accepted: true,
@@ -120,7 +121,7 @@ export async function launchInvocation(
             deadlineSeconds === undefined ? null : new Date(launchedAt.getTime() + deadlineSeconds * 1000),
         },
       });
-      jobs.push(await writeOutbox(tx, invocationId, 'launch'));
+      jobs.push(await writeOutbox(tx, invocationId, 'launch', project.id));
       await deps.audit.record(
         {
           workspaceId: invocation.workspaceId,

@@ -1,6 +1,7 @@
 import { readSpawnReadiness } from '../../data/owner-spawns.hub';
 import { templateReadiness } from '../../data/route.readiness';
 import type { WorkflowDeps } from '../../deps';
+import { runLimitReachedNow } from '../../data/run-limits.lookups';
 import { eligibleOwners, launchOutcomeOf, withEffect } from '../../domain/blockers';
 import type { Blocker, LaunchOutcome } from '../../domain/blockers';
 import { spawnPolicyBlockers } from '../../domain/owner-spawn';
@@ -110,6 +111,7 @@ export async function assessLaunchReadiness(
   deps: WorkflowDeps,
   projectId: string,
   route: { matched: boolean; contractId: string | null; template: RouteTemplate | null },
+  workspaceId?: string,
 ): Promise<LaunchReadiness> {
   const blockers: Blocker[] = [];
   let routeReady = false;
@@ -130,6 +132,8 @@ export async function assessLaunchReadiness(
       ? runtime.filter((b) => b.code !== 'hub_unreachable')
       : runtime;
     blockers.push(...roster, ...runtimeOnly);
+    const limit = await runLimitReachedNow(deps.db, projectId, workspaceId);
+    if (limit) blockers.push(limit);
   }
   return { routeReady, blockers, outcome: launchOutcomeOf(blockers) };
 }

@@ -34,11 +34,12 @@ export async function preflightIntent(
         is_fallback: followed.isFallback,
       }
     : resolved.contract;
-  const readiness = await assessLaunchReadiness(deps, projectId, {
-    matched: resolved.matched || followed !== null,
-    contractId: contract?.contract_id ?? null,
-    template,
-  });
+  const readiness = await assessLaunchReadiness(
+    deps,
+    projectId,
+    { matched: resolved.matched || followed !== null, contractId: contract?.contract_id ?? null, template },
+    caller?.project.workspace.id,
+  );
   return {
     matched: resolved.matched,
     route_ready: readiness.routeReady,

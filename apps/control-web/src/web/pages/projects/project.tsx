@@ -39,7 +39,7 @@ function useProject() {
 
 /**
  * The frame of every project page: the project as a breadcrumb, the page's `<h1>`, and the tabs of its
- * workflow (contracts, try an intent, artifact schemas, invocations, deliveries).
+ * workflow (contracts, try an intent, artifact schemas, invocations, deliveries, run limits).
  */
 export function ProjectFrame({ title, children }: { title: string; children: ReactNode }) {
   const { workspace } = useWorkspace();
@@ -52,6 +52,7 @@ export function ProjectFrame({ title, children }: { title: string; children: Rea
     { to: `${base}/schemas`, label: 'Artifact schemas' },
     { to: `${base}/invocations`, label: 'Invocations' },
     { to: `${base}/deliveries`, label: 'Deliveries' },
+    { to: `${base}/run-limits`, label: 'Run limits' },
   ];
   return (
     <section aria-labelledby="page-title" className="project-page">

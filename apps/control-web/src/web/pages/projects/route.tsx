@@ -7,6 +7,7 @@ import { ContractsPage } from './contracts/ContractsPage';
 import { InvocationPage } from './invocations/InvocationPage';
 import { InvocationsPage } from './invocations/InvocationsPage';
 import { TryIntentPage } from './intent/TryIntentPage';
+import { RunLimitsPage } from './limits/RunLimitsPage';
 import { Loading } from '../../components/Loading';
 import { ProjectsPage } from './ProjectsPage';
 
@@ -77,6 +78,12 @@ export const routes: PageRoute[] = [
     title: 'Deliveries',
     roles: ALL_ROLES,
     element: loaded(<DeliveriesPage />),
+  },
+  {
+    path: 'projects/:projectId/run-limits',
+    title: 'Run limits',
+    roles: ALL_ROLES,
+    element: <RunLimitsPage />,
   },
   {
     path: 'projects/:projectId/invocations/:invocationId',

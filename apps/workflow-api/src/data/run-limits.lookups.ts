@@ -1,0 +1,55 @@
+import type { Db, Tx } from '../db';
+import type { Blocker } from '../domain/blockers';
+import { RUN_IN_PROGRESS_STATES, reachedRunLimit } from '../domain/run-limits';
+import type { RunLimits, RunsInProgress } from '../domain/run-limits';
+
+type Reader = Pick<Tx, 'runLimit' | 'invocation'>;
+
+/** The project's and its workspace's run limits (null where none is set), in one statement. */
+export async function loadRunLimits(db: Reader, projectId: string, workspaceId: string): Promise<RunLimits> {
+  const rows = await db.runLimit.findMany({ where: { scopeId: { in: [projectId, workspaceId] } } });
+  const of = (scope: string, id: string) =>
+    rows.find((r) => r.scope === scope && r.scopeId === id)?.maxInProgress ?? null;
+  return { project: of('project', projectId), workspace: of('workspace', workspaceId) };
+}
+
+/** Runs in progress in the project and in its workspace (the workspace count only when `withWorkspace`). */
+export async function countRunsInProgress(
+  db: Reader,
+  projectId: string,
+  workspaceId: string,
+  withWorkspace = true,
+): Promise<RunsInProgress> {
+  const state = { in: [...RUN_IN_PROGRESS_STATES] };
+  const [project, workspace] = await Promise.all([
+    db.invocation.count({ where: { projectId, state } }),
+    withWorkspace ? db.invocation.count({ where: { workspaceId, state } }) : Promise.resolve(0),
+  ]);
+  return { project, workspace };
+}
+
+/** The project's launched invocations waiting for a run slot. */
+export function countQueuedInvocations(db: Pick<Db, 'invocation'>, projectId: string): Promise<number> {
+  return db.invocation.count({ where: { projectId, queuedAt: { not: null }, state: 'launching' } });
+}
+
+/**
+ * The run limit a run starting now would wait on (the project's, then the workspace's when `workspaceId` is
+ * known), or null. Read without a lock (preflight, launch, the reconcile's plan): the engine decides again
+ * under its lock when the run would start.
+ */
+export async function runLimitReachedNow(
+  db: Reader,
+  projectId: string,
+  workspaceId: string | undefined,
+): Promise<Blocker | null> {
+  const limits = await loadRunLimits(db, projectId, workspaceId ?? projectId);
+  if (limits.project === null && limits.workspace === null) return null;
+  const inProgress = await countRunsInProgress(
+    db,
+    projectId,
+    workspaceId ?? projectId,
+    limits.workspace !== null,
+  );
+  return reachedRunLimit(limits, inProgress);
+}
