@@ -96,7 +96,7 @@ describe('agents and the live console', () => {
     await page().getByRole('link', { name: 'Agents' }).click();
     await page().getByRole('button', { name: 'Spawn agent' }).click();
     await page().getByLabel('Capabilities').fill('console');
-    await page().getByLabel('Name').fill(agentName);
+    await page().getByLabel('Name', { exact: true }).fill(agentName);
     await expect(
       page()
         .getByLabel(/Serve its console/)

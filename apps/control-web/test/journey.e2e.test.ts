@@ -48,7 +48,7 @@ describe('a participant’s journey', () => {
     await page().getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await page().getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
     await page().getByRole('button', { name: 'New API key' }).click();
-    await page().getByLabel('Name').fill(keyName);
+    await page().getByLabel('Name', { exact: true }).fill(keyName);
     await page().getByRole('radio', { name: 'From a preset' }).check();
     await page()
       .getByRole('radio', { name: /Automation \/ CI/ })
@@ -82,7 +82,7 @@ describe('a participant’s journey', () => {
     await page().getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Agents' }).click();
     await page().getByRole('button', { name: 'Spawn agent' }).click();
     await page().getByLabel('Capabilities').fill('console');
-    await page().getByLabel('Name').fill(agentName);
+    await page().getByLabel('Name', { exact: true }).fill(agentName);
     await page().locator('form.spawn-form').getByRole('button', { name: 'Spawn agent' }).click();
     await page()
       .getByTestId('spawn-state')

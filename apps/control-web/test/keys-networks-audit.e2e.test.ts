@@ -58,7 +58,7 @@ describe('Settings → API keys', () => {
       await test.screenshot('api-keys-list');
 
       await page.getByRole('button', { name: 'New API key' }).click();
-      await page.getByLabel('Name').fill(keyName);
+      await page.getByLabel('Name', { exact: true }).fill(keyName);
       // Explicit scopes are grouped by the spec's families; destructive ones are flagged.
       await page.getByRole('radio', { name: 'Explicit scopes' }).check();
       await page.getByRole('checkbox', { name: 'admin:tunnels' }).check();

@@ -46,7 +46,7 @@ function readiness(projectId: string) {
 }
 
 describe('internal: project', () => {
-  test('when a service reads a project, then it gets code, name and workspace', async () => {
+  test('when a service reads a project, then it gets code, name, workspace and whether it is archived', async () => {
     const owner = await t.seedMember('owner');
     const project = await t.seedProject(owner.workspace.id, 'OPS');
     const res = await t.internal().GET('/internal/v1/projects/{projectId}', {
@@ -57,6 +57,7 @@ describe('internal: project', () => {
       code: 'OPS',
       name: 'Project OPS',
       workspace: { id: owner.workspace.id, slug: owner.workspace.slug },
+      archived_at: null,
     });
   });
 

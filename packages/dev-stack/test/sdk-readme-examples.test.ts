@@ -65,6 +65,7 @@ const PROGRAMS = [
   'five-steps.ts',
   'handles.ts',
   'run.ts',
+  'retry.ts',
   'errors.ts',
   'raw.ts',
   'unwrap.ts',
@@ -355,6 +356,7 @@ describe('the SDK README', () => {
     expect(five).toMatch(/^artifact: Weekly status$/m);
     expect(out['handles.ts']).toMatch(/^result: inv_\w+ Weekly status$/m);
     expect(out['run.ts']).toMatch(/^run: inv_\w+ Weekly status$/m);
+    expect(out['retry.ts']).toMatch(/^retry: inv_\w+ retry of inv_\w+$/m);
     expect(out['errors.ts']).toMatch(/^not found: invocation_not_found req_\S+$/m);
     expect(out['errors.ts']).toMatch(/^refused: 400 \w+ \[\s*\{[^]*intent/m);
     expect(out['errors.ts']).toMatch(/^no answer: connection_refused 127\.0\.0\.1:47$/m);
