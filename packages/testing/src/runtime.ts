@@ -59,23 +59,18 @@ const HEARTBEAT_BODY = { relay_ready: true, console_router_ready: true, runtime_
 
 /**
  * Registers a runtime host in the owner's workspace and keeps it heartbeating (relay and console router
- * ready) every 10 s, as `svc runtime up` does, with a `runtime-hosts:write` key, from this process.
+ * ready) every 10 s, as `svc runtime up` does, with a `runtime-hosts:write` key. The heartbeat runs in a small
+ * process of its own: a test that blocks its own event loop for a while (a synchronous `tsc` or `npm install`)
+ * must not make the hub take the host, and its agents, for lost.
  */
 export async function registerLiveRuntimeHost(owner: HubOwner, name: string): Promise<LiveRuntimeHost> {
-  const { id, hostKey } = await registerHost(owner, name);
-  const beat = async () => {
-    const res = await fetch(`${owner.hubUrl}/api/v1/runtime-hosts/${id}/heartbeat`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': hostKey },
-      body: JSON.stringify(HEARTBEAT_BODY),
-    });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`host heartbeat: HTTP ${res.status}`);
+  const host = await startRuntimeHostProcess(owner, name);
+  return {
+    id: host.id,
+    stop: () => {
+      if (host.process.running()) host.process.child.kill('SIGTERM');
+    },
   };
-  await beat();
-  const timer = setInterval(() => void beat().catch(() => undefined), 10_000);
-  timer.unref();
-  return { id, stop: () => clearInterval(timer) };
 }
 
 export interface RuntimeHostProcess {
