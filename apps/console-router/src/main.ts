@@ -37,10 +37,12 @@ runMain('console-router', async () => {
   router.start();
   let reloading = Promise.resolve();
   onHangup = () => {
-    reloading = reloading.then(() => router.reloadKey()).then(
-      () => undefined,
-      () => undefined,
-    );
+    reloading = reloading
+      .then(() => router.reloadKey())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   };
   // Each WebSocket holds two descriptors: warn when the limit cannot carry CONSOLE_ROUTER_WS_MAX_CONNECTIONS.
   const fdLimit = openFileLimit();

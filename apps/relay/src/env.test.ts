@@ -109,6 +109,8 @@ describe('relay configuration', () => {
     expect(loadRelayConfig({ SVC_WORKSPACE_API_KEY_FILE: '/run/svc/runtime.key' })).toMatchObject({
       workspaceApiKeyFile: '/run/svc/runtime.key',
     });
-    expect(configError({ SVC_WORKSPACE_API_KEY_FILE: 'runtime.key' })).toContain('SVC_WORKSPACE_API_KEY_FILE');
+    expect(configError({ SVC_WORKSPACE_API_KEY_FILE: 'runtime.key' })).toContain(
+      'SVC_WORKSPACE_API_KEY_FILE',
+    );
   });
 });

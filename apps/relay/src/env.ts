@@ -89,7 +89,11 @@ export const relayEnvSchema = z
   });
 
 /** Variables that never reach a spawned process, whatever the configuration says. */
-export const NEVER_TO_CHILD = new Set(['SVC_RELAY_TOKEN', 'SVC_WORKSPACE_API_KEY', 'SVC_WORKSPACE_API_KEY_FILE']);
+export const NEVER_TO_CHILD = new Set([
+  'SVC_RELAY_TOKEN',
+  'SVC_WORKSPACE_API_KEY',
+  'SVC_WORKSPACE_API_KEY_FILE',
+]);
 
 function listOf(value: string | undefined): string[] {
   return (value ?? '')

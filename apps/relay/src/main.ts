@@ -28,10 +28,12 @@ runMain('relay', async () => {
   });
   let reloading = Promise.resolve();
   onHangup = () => {
-    reloading = reloading.then(() => relay.reloadKey()).then(
-      () => undefined,
-      () => undefined,
-    );
+    reloading = reloading
+      .then(() => relay.reloadKey())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   };
   const missing = relay.missingSettings();
   if (missing.length > 0) logger.warn({ missing }, 'not ready until these variables are set');

@@ -38,7 +38,9 @@ function echoThrough(ws: WebSocket, word: string, a: number, b: number): Promise
       reject(new Error(`terminal did not print ${expected}; saw ${JSON.stringify(seen.slice(-500))}`));
     }, 15_000);
     const onMessage = (data: WebSocket.RawData) => {
-      seen += Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+      seen += Buffer.isBuffer(data)
+        ? data.toString('utf8')
+        : Buffer.from(data as ArrayBuffer).toString('utf8');
       if (seen.includes(expected)) {
         clearTimeout(timer);
         ws.off('message', onMessage);
@@ -155,8 +157,11 @@ describe('svc runtime up and runtime key rotation', () => {
       eventually(
         async () => {
           const lines = (file: string) =>
-            (fs.readFileSync(path.join(paths.state_dir, file), 'utf8').match(/switched to the runtime key/g) ?? [])
-              .length;
+            (
+              fs
+                .readFileSync(path.join(paths.state_dir, file), 'utf8')
+                .match(/switched to the runtime key/g) ?? []
+            ).length;
           return lines('relay.log') >= count && lines('console-router.log') >= count ? true : undefined;
         },
         30_000,
@@ -227,7 +232,9 @@ describe('svc runtime up and runtime key rotation', () => {
     // still open and still works.
     await servicesSwitched(1);
     const afterSwitch = (await control().GET('/status')).data!;
-    expect({ relay: afterSwitch.relay.pid, console_router: afterSwitch.console_router.pid }).toEqual(servicePids);
+    expect({ relay: afterSwitch.relay.pid, console_router: afterSwitch.console_router.pid }).toEqual(
+      servicePids,
+    );
     expect(fs.readFileSync(keyFile, 'utf8').trim()).not.toBe(firstKey);
     expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
     expect(terminal.readyState).toBe(WebSocket.OPEN);

@@ -192,7 +192,14 @@ describe('svc runtime up', () => {
     });
     expect(atHub.runtime_version).toBe('0.1.0');
 
-    const files = ['control.sock', 'runtime.pid', 'console.secret', 'runtime.key', 'relay.log', 'console-router.log'];
+    const files = [
+      'control.sock',
+      'runtime.pid',
+      'console.secret',
+      'runtime.key',
+      'relay.log',
+      'console-router.log',
+    ];
     for (const file of files) expect([file, modeOf(path.join(paths.state_dir, file))]).toEqual([file, 0o600]);
     expect(modeOf(paths.state_dir)).toBe(0o700);
   });

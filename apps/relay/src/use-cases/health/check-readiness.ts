@@ -46,7 +46,11 @@ export function relayReadinessChecks(
     if (!settings.relayToken) throw new Error('spawn disabled: missing SVC_RELAY_TOKEN');
   };
   const keySetting = Boolean(settings.workspaceApiKey || settings.workspaceApiKeyFile);
-  if (settings.hubUrl && keySetting && missingSettings({ ...settings, workspaceApiKey: 'set' }).length === 0) {
+  if (
+    settings.hubUrl &&
+    keySetting &&
+    missingSettings({ ...settings, workspaceApiKey: 'set' }).length === 0
+  ) {
     const hub = settings.hubUrl.replace(/\/+$/, '');
     const live = httpCheck({ url: `${hub}/healthz`, target: 'hub', timeoutMs: options.hubTimeoutMs });
     checks.hub = async () => {
