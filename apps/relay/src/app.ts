@@ -7,7 +7,9 @@ import {
   labelOperation,
   mountApiDocs,
   mountOperations,
+  reloadRuntimeKey,
   runReadinessChecks,
+  runtimeKeyAtStart,
 } from '@svc/service-kit';
 import type { Logger, OperationHandlers } from '@svc/service-kit';
 import type { RelayConfig } from './env';
@@ -21,7 +23,6 @@ import { AgentSpawner } from './use-cases/spawn/spawn-agent';
 import { HubSpawnEvents } from './data/hub-spawn-events';
 import { SpawnLog } from './data/spawn-log';
 import { drainMarker } from './data/drain-marker';
-import { reloadRuntimeKey, runtimeKeyAtStart } from './data/runtime-key-file';
 import { isAllowedHost } from './domain/host-guard';
 
 export interface RelayServiceOptions {

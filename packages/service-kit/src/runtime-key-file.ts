@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { Logger } from '@svc/service-kit/http';
+import type { Logger } from './logger';
 
 /** What reading the runtime key file gave: the key, or why there is none (never the file's contents). */
 export type RuntimeKeyFileRead = { ok: true; key: string } | { ok: false; reason: string };
@@ -18,8 +18,9 @@ function failure(error: unknown): RuntimeKeyFileRead {
 }
 
 /**
- * Reads the host's runtime key from `SVC_WORKSPACE_API_KEY_FILE` (written owner-only by `svc runtime up`, which
- * rewrites it and sends SIGHUP when the key is rotated): one word, surrounding whitespace ignored.
+ * Reads the host's runtime key from `SVC_WORKSPACE_API_KEY_FILE` (the relay's and the console router's; written
+ * owner-only by `svc runtime up`, which rewrites it and sends SIGHUP when the key is rotated): one word,
+ * surrounding whitespace ignored.
  */
 export async function readRuntimeKeyFile(file: string): Promise<RuntimeKeyFileRead> {
   try {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from '@svc/service-kit';
+import { createLogger } from './logger';
 import { reloadRuntimeKey, runtimeKeyAtStart } from './runtime-key-file';
 
 function capturedLogger() {
@@ -24,7 +24,7 @@ describe('the runtime key file', () => {
   let dir: string;
   let file: string;
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'router-key-'));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'runtime-key-'));
     file = path.join(dir, 'runtime.key');
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
