@@ -4,7 +4,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { createRemoteJwks, createTokenVerifier, deriveConsoleProxyKey } from '@svc/auth';
 import { consoleRouterDocument } from '@svc/contracts';
 import type { ConsoleRouterApi } from '@svc/contracts';
-import { createHttpApp, mountOperations } from '@svc/service-kit/http';
+import { createHttpApp, mountOperations, reloadRuntimeKey, runtimeKeyAtStart } from '@svc/service-kit/http';
 import type { AppMetrics, Logger } from '@svc/service-kit/http';
 import { createCredentialReader } from './auth/console-credentials';
 import { subscribeRouteWakes } from './data/route-wakes.subscriber';
@@ -72,6 +72,12 @@ export interface ConsoleRouterService {
   activity: RouteActivity;
   /** The Redis subscription that wakes the route table (when CONSOLE_ROUTER_REDIS_URL is set). */
   wakes: RouteWakes | undefined;
+  /**
+   * Re-reads SVC_WORKSPACE_API_KEY_FILE (on SIGHUP): a new key is used from the next hub call, and the route
+   * table is reloaded once with it. Open WebSockets and requests in flight are left alone. Resolves with whether
+   * the key changed.
+   */
+  reloadKey(): Promise<boolean>;
 }
 
 /** The console router, wired from explicit options; `main.ts` and the tests both build it here. */
@@ -86,7 +92,7 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
   const routes = new RouteTableSource({
     hubUrl: config.hubUrl,
     hostId: config.runtimeInstanceId,
-    apiKey: config.runtimeKey,
+    apiKey: runtimeKeyAtStart(config.runtimeKeyFile, config.runtimeKey, logger),
     pollMs: config.pollMs,
     timeoutMs: hubTimeoutMs,
     logger: logger.child({ component: 'route-table' }),
@@ -254,6 +260,13 @@ export function createConsoleRouterService(options: ConsoleRouterServiceOptions)
     },
     start: () => routes.start(),
     wakes,
+    async reloadKey() {
+      const key = await reloadRuntimeKey(config.runtimeKeyFile, routes.currentApiKey(), logger);
+      if (key === undefined) return false;
+      routes.setApiKey(key);
+      await routes.refresh().catch(() => undefined);
+      return true;
+    },
     close() {
       routes.stop();
       void wakes?.close();

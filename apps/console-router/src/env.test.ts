@@ -20,6 +20,7 @@ describe('console router configuration', () => {
       hubIssuer: 'http://127.0.0.1:8080',
       runtimeInstanceId: undefined,
       runtimeKey: undefined,
+      runtimeKeyFile: undefined,
       publicBaseUrl: undefined,
       allowedOrigins: [],
       upstreamSecret: undefined,
@@ -41,6 +42,7 @@ describe('console router configuration', () => {
         HUB_ISSUER: 'https://issuer.example.test',
         SVC_RUNTIME_INSTANCE_ID: 'rti_abc123',
         SVC_WORKSPACE_API_KEY: 'svk_runtime-key',
+        SVC_WORKSPACE_API_KEY_FILE: '/run/svc/runtime.key',
         CONSOLE_ROUTER_PUBLIC_BASE_URL: 'https://console.example.test/',
         CONSOLE_ROUTER_ALLOWED_ORIGINS: 'https://control.example.test, http://127.0.0.1:4200/',
         CONSOLE_ROUTER_UPSTREAM_SECRET: 'x'.repeat(32),
@@ -61,6 +63,7 @@ describe('console router configuration', () => {
       hubIssuer: 'https://issuer.example.test',
       runtimeInstanceId: 'rti_abc123',
       runtimeKey: 'svk_runtime-key',
+      runtimeKeyFile: '/run/svc/runtime.key',
       publicBaseUrl: 'https://console.example.test',
       allowedOrigins: ['https://control.example.test', 'http://127.0.0.1:4200'],
       upstreamSecret: 'x'.repeat(32),
@@ -80,6 +83,12 @@ describe('console router configuration', () => {
     expect(
       configError({ HUB_URL: 'http://127.0.0.1:8080', CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES: 'lots' }),
     ).toContain('CONSOLE_ROUTER_WS_MAX_MESSAGE_BYTES');
+  });
+
+  test('when SVC_WORKSPACE_API_KEY_FILE is not an absolute path, then it is named', () => {
+    expect(
+      configError({ HUB_URL: 'http://127.0.0.1:8080', SVC_WORKSPACE_API_KEY_FILE: 'runtime.key' }),
+    ).toContain('SVC_WORKSPACE_API_KEY_FILE');
   });
 
   test('when HUB_URL is missing, then one line names it', () => {

@@ -76,6 +76,11 @@ export const consoleRouterEnvSchema = z
     SVC_RUNTIME_INSTANCE_ID: optional(runtimeInstanceId),
     /** The host's runtime key: a workspace API key holding `runtime-config:read`. */
     SVC_WORKSPACE_API_KEY: optional(z.string().min(1)),
+    /**
+     * A file holding the host's runtime key (one word), read at start (it wins over SVC_WORKSPACE_API_KEY) and
+     * again on SIGHUP, so a rotated key is taken without a restart. `svc runtime up` writes it owner-only.
+     */
+    SVC_WORKSPACE_API_KEY_FILE: optional(z.string().regex(/^\//, 'must be an absolute path')),
     /** The public base URL the tunnel serves: its host is the allowed public `Host`, its origin the allowed WebSocket `Origin`. */
     CONSOLE_ROUTER_PUBLIC_BASE_URL: optional(publicBaseUrl),
     /**
@@ -125,6 +130,7 @@ export const consoleRouterEnvSchema = z
     hubIssuer: env.HUB_ISSUER ?? env.HUB_URL,
     runtimeInstanceId: env.SVC_RUNTIME_INSTANCE_ID,
     runtimeKey: env.SVC_WORKSPACE_API_KEY,
+    runtimeKeyFile: env.SVC_WORKSPACE_API_KEY_FILE,
     publicBaseUrl: env.CONSOLE_ROUTER_PUBLIC_BASE_URL?.toString().replace(/\/+$/, ''),
     allowedOrigins: env.CONSOLE_ROUTER_ALLOWED_ORIGINS ?? [],
     upstreamSecret: env.CONSOLE_ROUTER_UPSTREAM_SECRET,

@@ -11,6 +11,11 @@ import { createConsoleRouterService } from './app';
 import { loadConsoleRouterConfig } from './env';
 import { fdsNeeded, openFileLimit } from './transport/fd-limit';
 
+// SIGHUP re-reads the runtime key file (a rotated key is taken without a restart); until the router is built,
+// a SIGHUP is ignored (the file is read at start anyway) instead of ending the process.
+let onHangup: () => void = () => undefined;
+process.on('SIGHUP', () => onHangup());
+
 runMain('console-router', async () => {
   const config = loadConsoleRouterConfig();
   const logger = createLogger({ name: 'console-router', level: config.logLevel });
@@ -30,6 +35,15 @@ runMain('console-router', async () => {
   });
   router.attach(server.server);
   router.start();
+  let reloading = Promise.resolve();
+  onHangup = () => {
+    reloading = reloading
+      .then(() => router.reloadKey())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+  };
   // Each WebSocket holds two descriptors: warn when the limit cannot carry CONSOLE_ROUTER_WS_MAX_CONNECTIONS.
   const fdLimit = openFileLimit();
   const needed = fdsNeeded(config.wsLimits.maxConnections);

@@ -7,7 +7,9 @@ import {
   labelOperation,
   mountApiDocs,
   mountOperations,
+  reloadRuntimeKey,
   runReadinessChecks,
+  runtimeKeyAtStart,
 } from '@svc/service-kit';
 import type { Logger, OperationHandlers } from '@svc/service-kit';
 import type { RelayConfig } from './env';
@@ -41,6 +43,13 @@ export interface RelayService {
   spawner: AgentSpawner;
   /** Resolves once every spawn event so far was reported to the hub (or given up on). */
   eventsFlushed: () => Promise<void>;
+  /**
+   * Re-reads SVC_WORKSPACE_API_KEY_FILE (on SIGHUP): a new key is used from the next hub call (spawn reports,
+   * readiness); spawns in flight go on. Resolves with whether the key changed.
+   */
+  reloadKey: () => Promise<boolean>;
+  /** The required settings that are missing now (the key counts when the key file or the variable gave one). */
+  missingSettings: () => string[];
 }
 
 /**
@@ -52,12 +61,14 @@ export function createRelayService(options: RelayServiceOptions): RelayService {
   const hubTimeoutMs = options.hubTimeoutMs ?? 2000;
   // The hub probe aborts itself after hubTimeoutMs; the outer limit is only a backstop.
   const checkTimeoutMs = hubTimeoutMs + 1000;
-  const checks = relayReadinessChecks(config, { hubTimeoutMs });
+  // The workspace API key in use: the key file's (re-read on SIGHUP) or SVC_WORKSPACE_API_KEY.
+  let apiKey = runtimeKeyAtStart(config.workspaceApiKeyFile, config.workspaceApiKey, logger);
+  const checks = relayReadinessChecks(config, { hubTimeoutMs, apiKey: () => apiKey });
   const now = () => new Date();
 
   const events = new HubSpawnEvents({
     hubUrl: config.hubUrl,
-    apiKey: config.workspaceApiKey,
+    apiKey: () => apiKey,
     runtimeInstanceId: config.runtimeInstanceId,
     logger,
   });
@@ -77,7 +88,7 @@ export function createRelayService(options: RelayServiceOptions): RelayService {
       stopGraceMs: config.spawn.stopGraceMs,
       waitMs: config.spawn.waitMs,
       missingSettings: () => [
-        ...missingSettings(config),
+        ...missingSettings({ ...config, workspaceApiKey: apiKey }),
         ...(config.runtimeInstanceId ? [] : ['SVC_RUNTIME_INSTANCE_ID']),
       ],
       draining: drainMarker(config.spawn.drainFile),
@@ -139,5 +150,17 @@ export function createRelayService(options: RelayServiceOptions): RelayService {
       });
     },
   });
-  return { app, spawner, eventsFlushed: () => events.flushed() };
+  const reloadKey = async () => {
+    const key = await reloadRuntimeKey(config.workspaceApiKeyFile, apiKey, logger);
+    if (key === undefined) return false;
+    apiKey = key;
+    return true;
+  };
+  return {
+    app,
+    spawner,
+    eventsFlushed: () => events.flushed(),
+    reloadKey,
+    missingSettings: () => missingSettings({ ...config, workspaceApiKey: apiKey }),
+  };
 }

@@ -100,5 +100,17 @@ describe('relay configuration', () => {
     expect(configError({ SVC_RELAY_CHILD_ENV: 'PATH,SVC_RELAY_TOKEN' })).toContain(
       'may not pass SVC_RELAY_TOKEN',
     );
+    expect(configError({ SVC_RELAY_CHILD_ENV: 'SVC_WORKSPACE_API_KEY_FILE' })).toContain(
+      'may not pass SVC_WORKSPACE_API_KEY_FILE',
+    );
+  });
+
+  test('when SVC_WORKSPACE_API_KEY_FILE is set, then it is kept as an absolute path; a relative one is refused', () => {
+    expect(loadRelayConfig({ SVC_WORKSPACE_API_KEY_FILE: '/run/svc/runtime.key' })).toMatchObject({
+      workspaceApiKeyFile: '/run/svc/runtime.key',
+    });
+    expect(configError({ SVC_WORKSPACE_API_KEY_FILE: 'runtime.key' })).toContain(
+      'SVC_WORKSPACE_API_KEY_FILE',
+    );
   });
 });

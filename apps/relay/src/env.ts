@@ -17,6 +17,11 @@ export const relayEnvSchema = z
     SVC_HUB_URL: optional(envFields.httpUrl()),
     SVC_WORKSPACE: optional(z.string()),
     SVC_WORKSPACE_API_KEY: optional(z.string()),
+    /**
+     * A file holding the workspace API key (one word), read at start (it wins over SVC_WORKSPACE_API_KEY) and
+     * again on SIGHUP, so a rotated runtime key is taken without a restart. `svc runtime up` writes it owner-only.
+     */
+    SVC_WORKSPACE_API_KEY_FILE: optional(z.string().regex(/^\//, 'must be an absolute path')),
     SVC_RELAY_TOKEN: optional(envFields.secret(32)),
     SVC_RUNTIME_INSTANCE_ID: optional(z.string().regex(/^rti_[A-Za-z0-9_-]{1,100}$/, 'must be an rti_… id')),
     SVC_RELAY_PUBLIC_URL: optional(envFields.httpUrl()),
@@ -57,6 +62,7 @@ export const relayEnvSchema = z
       hubUrl: env.SVC_HUB_URL,
       workspace: env.SVC_WORKSPACE,
       workspaceApiKey: env.SVC_WORKSPACE_API_KEY,
+      workspaceApiKeyFile: env.SVC_WORKSPACE_API_KEY_FILE,
       relayToken: env.SVC_RELAY_TOKEN,
       runtimeInstanceId: env.SVC_RUNTIME_INSTANCE_ID,
       /** Host names besides loopback that requests may name in `Host` (the public relay hostname first). */
@@ -83,7 +89,11 @@ export const relayEnvSchema = z
   });
 
 /** Variables that never reach a spawned process, whatever the configuration says. */
-export const NEVER_TO_CHILD = new Set(['SVC_RELAY_TOKEN', 'SVC_WORKSPACE_API_KEY']);
+export const NEVER_TO_CHILD = new Set([
+  'SVC_RELAY_TOKEN',
+  'SVC_WORKSPACE_API_KEY',
+  'SVC_WORKSPACE_API_KEY_FILE',
+]);
 
 function listOf(value: string | undefined): string[] {
   return (value ?? '')

@@ -9,7 +9,11 @@ import {
 import { createRelayService } from './app';
 import { loadRelayConfig } from './env';
 import { relayRegistry } from './metrics';
-import { missingSettings } from './use-cases/health/check-readiness';
+
+// SIGHUP re-reads the workspace API key file (a rotated runtime key is taken without a restart, so spawns in
+// flight go on); until the relay is built, a SIGHUP is ignored (the file is read at start anyway).
+let onHangup: () => void = () => undefined;
+process.on('SIGHUP', () => onHangup());
 
 runMain('relay', async () => {
   const config = loadRelayConfig();
@@ -22,7 +26,16 @@ runMain('relay', async () => {
     port: config.metricsPort,
     logger,
   });
-  const missing = missingSettings(config);
+  let reloading = Promise.resolve();
+  onHangup = () => {
+    reloading = reloading
+      .then(() => relay.reloadKey())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+  };
+  const missing = relay.missingSettings();
   if (missing.length > 0) logger.warn({ missing }, 'not ready until these variables are set');
   installShutdown({
     logger,

@@ -119,4 +119,29 @@ describe('svc internal relay', () => {
     const after = await runSvc(['internal', 'relay', 'health', '--port', String(port), '--json'], bare.home);
     expect(JSON.parse(after.stdout).error.code).toBe('relay_not_running');
   });
+
+  it('when the terminal of a foreground relay goes away (SIGHUP), then the relay stops too', async () => {
+    const bare = tempProfile('svc-relay-hup-');
+    const port = await freePort();
+    const relay = startSvc(
+      ['internal', 'relay', 'start', '--host', '127.0.0.1', '--port', String(port)],
+      bare.home,
+      { SVC_RELAY_TOKEN: `rly_${randomBytes(24).toString('base64url')}` },
+    );
+    await eventually(
+      async () => {
+        const r = await runSvc(['internal', 'relay', 'health', '--port', String(port), '--json'], bare.home);
+        return JSON.parse(r.stdout).error?.code === 'relay_not_ready' ? true : undefined;
+      },
+      60_000,
+      'the foreground relay answers',
+      { intervalMs: 250, describe: relay.output },
+    );
+
+    // The relay itself takes SIGHUP as "re-read the key file"; svc hands it on as a stop.
+    relay.child.kill('SIGHUP');
+    expect(await relay.exited).toBe(0);
+    const after = await runSvc(['internal', 'relay', 'health', '--port', String(port), '--json'], bare.home);
+    expect(JSON.parse(after.stdout).error.code).toBe('relay_not_running');
+  });
 });

@@ -87,11 +87,19 @@ describe('svc runtime up', () => {
       ],
     });
     expect(relay.env).toEqual(
-      expect.arrayContaining(['RELAY_HOST', 'RELAY_PORT', 'SVC_RELAY_TOKEN', 'SVC_WORKSPACE_API_KEY']),
+      expect.arrayContaining(['RELAY_HOST', 'RELAY_PORT', 'SVC_RELAY_TOKEN', 'SVC_WORKSPACE_API_KEY_FILE']),
     );
     expect(router.env).toEqual(
-      expect.arrayContaining(['SVC_RUNTIME_INSTANCE_ID', 'CONSOLE_ROUTER_UPSTREAM_SECRET', 'HUB_URL']),
+      expect.arrayContaining([
+        'SVC_RUNTIME_INSTANCE_ID',
+        'CONSOLE_ROUTER_UPSTREAM_SECRET',
+        'HUB_URL',
+        'SVC_WORKSPACE_API_KEY_FILE',
+      ]),
     );
+    // The key reaches the relay and the router through an owner-only file, not their environment.
+    expect(relay.env).not.toContain('SVC_WORKSPACE_API_KEY');
+    expect(router.env).not.toContain('SVC_WORKSPACE_API_KEY');
     for (const secret of secretsOf()) expect(result.stdout + result.stderr).not.toContain(secret);
     expect(fs.existsSync(paths.state_dir)).toBe(false);
   });
@@ -184,7 +192,14 @@ describe('svc runtime up', () => {
     });
     expect(atHub.runtime_version).toBe('0.1.0');
 
-    const files = ['control.sock', 'runtime.pid', 'console.secret', 'relay.log', 'console-router.log'];
+    const files = [
+      'control.sock',
+      'runtime.pid',
+      'console.secret',
+      'runtime.key',
+      'relay.log',
+      'console-router.log',
+    ];
     for (const file of files) expect([file, modeOf(path.join(paths.state_dir, file))]).toEqual([file, 0o600]);
     expect(modeOf(paths.state_dir)).toBe(0o700);
   });

@@ -19,3 +19,4 @@ export * from './metrics-http';
 export * from './metrics-listener';
 export * from './tracing';
 export * from './hop-by-hop';
+export * from './runtime-key-file';

@@ -25,3 +25,4 @@ export * from './text-check';
 export * from './credential-notices';
 export * from './console-route-notices';
 export * from './hop-by-hop';
+export * from './runtime-key-file';

@@ -63,6 +63,22 @@ function source(
 }
 
 describe('the route table source', () => {
+  test('when the key is replaced, then the next load sends the new key and keeps the table it holds', async () => {
+    const hub = scriptedHub();
+    hub.answers.push(json(table('v1', ['a1'])), () => new Response(null, { status: 304 }));
+    const routes = source(hub, { apiKey: undefined });
+    expect(routes.missingSettings()).toEqual(['SVC_WORKSPACE_API_KEY']);
+    routes.setApiKey('svk_old');
+    await routes.refresh();
+    routes.setApiKey('svk_new');
+
+    const again = await routes.refresh();
+
+    expect(hub.calls.map((c) => c.headers['x-api-key'])).toEqual(['svk_old', 'svk_new']);
+    expect(again.version).toBe('v1');
+    expect(routes.currentApiKey()).toBe('svk_new');
+  });
+
   test('when loaded twice, then the second request names the version held and a 304 keeps the table', async () => {
     const hub = scriptedHub();
     hub.answers.push(json(table('v1', ['a1'])), () => new Response(null, { status: 304 }));

@@ -6,7 +6,7 @@ export interface RouteTableSourceOptions {
   hubUrl: string;
   /** The host's inventory id (`rti_…`); missing, nothing is loaded and readiness names it. */
   hostId: string | undefined;
-  /** The host's runtime key (`runtime-config:read`); missing, likewise. */
+  /** The host's runtime key (`runtime-config:read`) at start; missing, likewise. {@link RouteTableSource.setApiKey} replaces it. */
   apiKey: string | undefined;
   pollMs: number;
   /** How long the hub has to answer one load. */
@@ -59,10 +59,12 @@ export class RouteTableSource {
   private readonly now: () => Date;
   private readonly url: string | undefined;
   private lastMissRefresh = Number.NEGATIVE_INFINITY;
+  private apiKey: string | undefined;
 
   constructor(private readonly options: RouteTableSourceOptions) {
     this.fetchImpl = options.fetch ?? fetch;
     this.now = options.now ?? (() => new Date());
+    this.apiKey = options.apiKey;
     if (options.hostId) {
       const base = new URL(options.hubUrl);
       base.username = '';
@@ -78,8 +80,21 @@ export class RouteTableSource {
   missingSettings(): string[] {
     return [
       ...(this.options.hostId ? [] : ['SVC_RUNTIME_INSTANCE_ID']),
-      ...(this.options.apiKey ? [] : ['SVC_WORKSPACE_API_KEY']),
+      ...(this.apiKey ? [] : ['SVC_WORKSPACE_API_KEY']),
     ];
+  }
+
+  /** The runtime key in use. */
+  currentApiKey(): string | undefined {
+    return this.apiKey;
+  }
+
+  /**
+   * Uses `apiKey` from the next load on (a rotated runtime key, re-read on SIGHUP); a load already under way
+   * finishes with the key it was sent with.
+   */
+  setApiKey(apiKey: string): void {
+    this.apiKey = apiKey;
   }
 
   current(): RouteTable | undefined {
@@ -145,7 +160,7 @@ export class RouteTableSource {
       res = await this.fetchImpl(this.url, {
         headers: {
           accept: 'application/json',
-          'x-api-key': this.options.apiKey!,
+          'x-api-key': this.apiKey!,
           ...(this.table ? { 'if-none-match': `"${this.table.version}"` } : {}),
         },
         signal: AbortSignal.timeout(timeoutMs),

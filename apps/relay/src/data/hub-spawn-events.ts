@@ -12,20 +12,28 @@ export type SpawnEvent = HubApi.components['schemas']['RelaySpawnEvent'];
 export class HubSpawnEvents {
   private queue: Promise<void> = Promise.resolve();
   private readonly hub: HubClient | undefined;
+  private readonly apiKey: () => string | undefined;
 
   constructor(
     private readonly options: {
       hubUrl: string | undefined;
-      apiKey: string | undefined;
+      /** The workspace API key, read at every report (it may be replaced on SIGHUP). */
+      apiKey: string | undefined | (() => string | undefined);
       runtimeInstanceId: string | undefined;
       logger: Logger;
       timeoutMs?: number;
     },
   ) {
-    this.hub =
-      options.hubUrl && options.apiKey
-        ? createHubClient({ baseUrl: options.hubUrl, apiKey: options.apiKey, clientName: 'relay' })
-        : undefined;
+    const { apiKey } = options;
+    this.apiKey = typeof apiKey === 'function' ? apiKey : () => apiKey;
+    this.hub = options.hubUrl ? createHubClient({ baseUrl: options.hubUrl, clientName: 'relay' }) : undefined;
+    this.hub?.use({
+      onRequest: ({ request }) => {
+        const key = this.apiKey();
+        if (key) request.headers.set('x-api-key', key);
+        return request;
+      },
+    });
   }
 
   report(event: SpawnEvent): void {
@@ -39,7 +47,7 @@ export class HubSpawnEvents {
 
   private async send(event: SpawnEvent): Promise<void> {
     const { runtimeInstanceId, logger } = this.options;
-    if (!this.hub || !runtimeInstanceId) {
+    if (!this.hub || !this.apiKey() || !runtimeInstanceId) {
       logger.warn(
         { spawn_id: event.spawn_id, event: event.event },
         'spawn event not reported: the hub is not configured',

@@ -203,6 +203,20 @@ export class ManagedProcess {
     if (pid !== undefined) signalProcessGroup(pid, signal);
   }
 
+  /**
+   * Sends `signal` to the process itself, not its group (e.g. SIGHUP: re-read configuration); false when no
+   * process runs or it could not be signalled.
+   */
+  signalProcess(signal: NodeJS.Signals): boolean {
+    const pid = this.child?.pid;
+    if (pid === undefined) return false;
+    try {
+      return process.kill(pid, signal);
+    } catch {
+      return false;
+    }
+  }
+
   /** Sends the signal to the process group (test and operator use: a crash, not a stop). */
   kill(signal: NodeJS.Signals): void {
     this.signalGroup(signal);

@@ -222,6 +222,11 @@ export function runtimeStateFiles(stateDir: string) {
     pid_file: path.join(stateDir, 'runtime.pid'),
     children_file: path.join(stateDir, 'children.json'),
     upstream_secret: path.join(stateDir, 'console.secret'),
+    /**
+     * The runtime key (owner-only), read by the relay and the console router (SVC_WORKSPACE_API_KEY_FILE) at start
+     * and again on SIGHUP: a rotated key is written here (atomically) and the two re-read it without a restart.
+     */
+    runtime_key: path.join(stateDir, 'runtime.key'),
     relay_log: path.join(stateDir, 'relay.log'),
     console_router_log: path.join(stateDir, 'console-router.log'),
     relay_spawn_log: path.join(stateDir, 'relay-spawns.jsonl'),
@@ -269,7 +274,7 @@ export function serviceSpecs(input: {
     RELAY_PORT: String(relay.listenPort),
     SVC_HUB_URL: identity.hubUrl,
     SVC_WORKSPACE: identity.workspace,
-    SVC_WORKSPACE_API_KEY: identity.apiKey,
+    SVC_WORKSPACE_API_KEY_FILE: files.runtime_key,
   };
   if (identity.relayToken) relayEnv.SVC_RELAY_TOKEN = identity.relayToken;
   relayEnv.SVC_RELAY_DRAIN_FILE = files.drain_marker;
@@ -292,7 +297,7 @@ export function serviceSpecs(input: {
     CONSOLE_ROUTER_PORT: String(router.listenPort),
     HUB_URL: identity.hubUrl,
     SVC_RUNTIME_INSTANCE_ID: identity.runtimeInstanceId,
-    SVC_WORKSPACE_API_KEY: identity.apiKey,
+    SVC_WORKSPACE_API_KEY_FILE: files.runtime_key,
     CONSOLE_ROUTER_PUBLIC_BASE_URL: router.publicBaseUrl,
     CONSOLE_ROUTER_UPSTREAM_SECRET: input.upstreamSecret,
   };
@@ -373,6 +378,7 @@ export function runtimePlan(input: {
     state_files: [
       files.pid_file,
       files.upstream_secret,
+      files.runtime_key,
       files.relay_log,
       files.console_router_log,
       files.control_socket,

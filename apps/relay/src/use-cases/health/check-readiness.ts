@@ -3,7 +3,7 @@ import type { ReadinessCheck } from '@svc/service-kit';
 import type { RelayConfig } from '../../env';
 
 type Settings = Pick<RelayConfig, 'hubUrl' | 'workspace' | 'workspaceApiKey'>;
-type SpawnSettings = Pick<RelayConfig, 'relayToken'>;
+type SpawnSettings = Pick<RelayConfig, 'relayToken' | 'workspaceApiKeyFile'>;
 
 /** The settings the relay needs before it is ready, by readiness check name. */
 const REQUIRED_SETTINGS = [
@@ -24,17 +24,19 @@ export function missingSettings(settings: Settings): string[] {
 /**
  * The relay's readiness checks: each required setting is present (`failed: missing SVC_…` otherwise); the
  * spawn settings are (a relay without a token does not serve spawns); and, once the hub settings are all
- * there, the hub answers and accepts the workspace API key. Reasons name variables, never values.
+ * there, the hub answers and accepts the workspace API key. Reasons name variables, never values. The key is
+ * read at every check through `apiKey` (it may be replaced on SIGHUP); a key file counts as a key setting.
  */
 export function relayReadinessChecks(
   settings: Settings & SpawnSettings,
-  options: { hubTimeoutMs: number },
+  options: { hubTimeoutMs: number; apiKey?: () => string | undefined },
 ): Record<string, ReadinessCheck> {
+  const apiKey = options.apiKey ?? (() => settings.workspaceApiKey);
+  const current = (): Settings => ({ ...settings, workspaceApiKey: apiKey() });
   const checks: Record<string, ReadinessCheck> = {};
   for (const setting of REQUIRED_SETTINGS) {
-    const present = Boolean(setting.value(settings));
     checks[setting.check] = async () => {
-      if (!present) throw new Error(`missing ${setting.variable}`);
+      if (!setting.value(current())) throw new Error(`missing ${setting.variable}`);
     };
   }
   // Without a token the relay serves no spawns at all. A relay with a token that cannot run svc (no
@@ -43,14 +45,20 @@ export function relayReadinessChecks(
   checks.spawn = async () => {
     if (!settings.relayToken) throw new Error('spawn disabled: missing SVC_RELAY_TOKEN');
   };
-  if (settings.hubUrl && settings.workspaceApiKey && missingSettings(settings).length === 0) {
+  const keySetting = Boolean(settings.workspaceApiKey || settings.workspaceApiKeyFile);
+  if (
+    settings.hubUrl &&
+    keySetting &&
+    missingSettings({ ...settings, workspaceApiKey: 'set' }).length === 0
+  ) {
     const hub = settings.hubUrl.replace(/\/+$/, '');
     const live = httpCheck({ url: `${hub}/healthz`, target: 'hub', timeoutMs: options.hubTimeoutMs });
-    const apiKey = settings.workspaceApiKey;
     checks.hub = async () => {
+      const key = apiKey();
+      if (!key) throw new Error('missing SVC_WORKSPACE_API_KEY');
       await live();
       const res = await fetch(`${hub}/api/v1/contract`, {
-        headers: { accept: 'application/json', 'x-api-key': apiKey },
+        headers: { accept: 'application/json', 'x-api-key': key },
         signal: AbortSignal.timeout(options.hubTimeoutMs),
       });
       await res.body?.cancel();

@@ -15,7 +15,8 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
     'Starts the relay and the console router for this host, reports the host to the hub every ~10 s, serves ' +
     'the local control API on the profile’s Unix socket and supervises the agents `svc start` hands over. ' +
     'When the profile is pulled again on this host with a new runtime key (`svc config pull-runtime`), it ' +
-    'switches to that key without a restart of its own (the relay and the router restart with it); when the ' +
+    'switches to that key without a restart: the relay and the router re-read it from an owner-only key file ' +
+    'on SIGHUP, so open consoles and spawns in flight go on; when the ' +
     'hub says the key was superseded or revoked, it logs one line saying what to do. ' +
     'Stops cleanly (agents, router, relay) on SIGTERM, SIGINT or when its terminal goes away; on a server, run ' +
     'it under systemd (infra/systemd/svc-runtime.service). Needs a profile with a pulled runtime config.';

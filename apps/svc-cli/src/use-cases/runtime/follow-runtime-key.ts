@@ -1,4 +1,3 @@
-import type { ManagedProcess } from '../../data/managed-process';
 import type { ProfileStore } from '../../data/profile-store';
 import { RuntimeKeySource } from '../../data/runtime-key-source';
 
@@ -12,19 +11,21 @@ export interface FollowRuntimeKeyInput {
   current: () => string;
   /** Makes the runtime's own hub calls use the new key. */
   use: (apiKey: string) => void;
-  /** The processes that read the key from their environment, restarted with it in this order. */
-  services: Array<{ proc: ManagedProcess; env: Record<string, string> }>;
-  graceMs: number;
+  /**
+   * Hands the new key to the relay and the router without restarting them: writes it to their key file and sends
+   * them SIGHUP, so open console WebSockets and spawns in flight go on.
+   */
+  handOver: (apiKey: string) => Promise<void>;
   stopping: () => boolean;
   log: (line: string) => void;
 }
 
 /**
  * Follows the profile's runtime key: a re-pull on this host writes a new key, and the runtime's hub calls use
- * it from the next call while the relay and the router (which read the key from their environment) restart
- * with it one after the other. The previous key stays valid for the rotation's overlap, so no heartbeat fails
- * on the way. A pull for another host is not followed. Returns the function that stops following (and waits
- * for a switch under way).
+ * it from the next call while the relay and the router re-read it from their key file on SIGHUP (same
+ * processes: no console WebSocket drops, no spawn in flight is interrupted). The previous key stays valid for
+ * the rotation's overlap, so no heartbeat fails on the way. A pull for another host is not followed. Returns
+ * the function that stops following (and waits for a switch under way).
  */
 export async function followRuntimeKey(input: FollowRuntimeKeyInput): Promise<() => Promise<void>> {
   const source = new RuntimeKeySource(input.profile);
@@ -41,12 +42,14 @@ export async function followRuntimeKey(input: FollowRuntimeKeyInput): Promise<()
     input.use(pulled.apiKey);
     const prefix = /^svc_([a-z0-9]+)_/.exec(pulled.apiKey)?.[1] ?? 'unknown';
     input.log(
-      `runtime key: the profile was re-pulled; switching to key ${prefix} (relay and console router restart with it)`,
+      `runtime key: the profile was re-pulled; switching to key ${prefix} (relay and console router re-read it, no restart)`,
     );
-    for (const { proc, env } of input.services) {
-      if (input.stopping()) return;
-      proc.setEnv({ ...env, SVC_WORKSPACE_API_KEY: pulled.apiKey });
-      await proc.restartNow(input.graceMs);
+    try {
+      await input.handOver(pulled.apiKey);
+    } catch (error) {
+      input.log(
+        `runtime key: the relay and the console router could not be given the new key (${(error as NodeJS.ErrnoException).code ?? 'error'}); they keep the previous one`,
+      );
     }
   };
   let running = Promise.resolve();

@@ -18,7 +18,7 @@ import { runtimeKeyNotice } from '../../domain/runtime-key-notice';
 import { followRuntimeKey } from './follow-runtime-key';
 import { createHostDrainFollower } from './follow-host-drain';
 import type { ServiceReadiness } from '../../data/runtime-heartbeat';
-import { ensureOwnerOnlyDir } from '../../data/secret-files';
+import { ensureOwnerOnlyDir, writeSecretFile } from '../../data/secret-files';
 import { serviceEntryPoints } from '../../data/service-entry-points';
 import { ChildRegistry, stopLeftoverChildren } from '@svc/service-kit/child-registry';
 import { TunnelConnector } from '../../data/tunnel-connector';
@@ -277,6 +277,8 @@ async function runLocked(
   // not in its foreground group): a failed write stops the runtime as SIGHUP does.
   void output.gone.then(() => onSignal('SIGHUP'));
 
+  // The relay and the router read the runtime key from this owner-only file (at start, and on SIGHUP after a switch).
+  await writeSecretFile(files.runtime_key, `${apiKey}\n`);
   for (const service of services) await service.start();
   log(`relay: pid ${relay.pid}, ${relaySpec.url}`);
   log(`console router: pid ${router.pid}, ${routerSpec.url}`);
@@ -360,11 +362,12 @@ async function runLocked(
           apiKey = key;
           lastKeyNotice = null;
         },
-        services: [
-          { proc: relay, env: relaySpec.env },
-          { proc: router, env: routerSpec.env },
-        ],
-        graceMs: STOP_GRACE_MS,
+        handOver: async (key) => {
+          // Written whole (temporary file, then rename) before either reads it; a process restarted after a crash
+          // reads it at start.
+          await writeSecretFile(files.runtime_key, `${key}\n`);
+          for (const proc of [relay, router]) proc.signalProcess('SIGHUP');
+        },
         stopping: () => stopSignal !== undefined,
         log,
       })

@@ -85,7 +85,9 @@ export async function startRelay(input: {
   const { relayMain } = serviceEntryPoints();
   if (!input.daemon) {
     const child = spawn(process.execPath, [relayMain], { env, stdio: 'inherit', shell: false });
-    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    // SIGHUP here means the terminal went away: the relay stops (to the relay itself SIGHUP only means
+    // "re-read the key file").
+    const forward = (signal: NodeJS.Signals) => child.kill(signal === 'SIGHUP' ? 'SIGTERM' : signal);
     const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
     for (const s of signals) process.on(s, forward);
     const code = await new Promise<number>((resolve) =>
