@@ -100,14 +100,19 @@ export async function runFleetSoak(options: FleetSoakOptions = {}): Promise<Flee
     await fleet.rotateKey(rotated);
 
     await at(0.2);
+    // The kill is timed to hit a host at work: it waits (at most 30 s) until a run holds a stage there.
     const onKilled = new Set<string>();
-    for (const id of [...runs]) {
-      const run = await fleet.readRun(id);
-      const open = run.stageStates.some(
-        (state, i) => run.owners[i] === killed.agentId && !['completed', 'skipped'].includes(state),
-      );
-      if (open && run.state !== 'completed') onKilled.add(id);
-    }
+    const holdingUntil = Date.now() + 30_000;
+    do {
+      for (const id of runs.slice(-10)) {
+        const run = await fleet.readRun(id);
+        const open = run.stageStates.some(
+          (state, i) => run.owners[i] === killed.agentId && !['completed', 'skipped'].includes(state),
+        );
+        if (open && run.state !== 'completed') onKilled.add(id);
+      }
+      if (onKilled.size === 0) await sleep(200);
+    } while (onKilled.size === 0 && Date.now() < holdingUntil);
     log(`soak: killing ${killed.name} (${onKilled.size} open run(s) hold a stage there)`);
     const killAt = Date.now();
     await fleet.killHost(killed);
