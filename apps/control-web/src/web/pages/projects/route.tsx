@@ -7,9 +7,7 @@ import { ContractsPage } from './contracts/ContractsPage';
 import { InvocationPage } from './invocations/InvocationPage';
 import { InvocationsPage } from './invocations/InvocationsPage';
 import { TryIntentPage } from './intent/TryIntentPage';
-import { RunLimitsPage } from './limits/RunLimitsPage';
 import { Loading } from '../../components/Loading';
-import { ProjectsPage } from './ProjectsPage';
 
 // The contract and schema editors check input against the Workflow API's own document, which is large: they
 // load with their page, not with the app.
@@ -23,6 +21,12 @@ const ArtifactSchemasPage = lazy(() =>
 const DeliveriesPage = lazy(() =>
   import('./deliveries/DeliveriesPage').then((m) => ({ default: m.DeliveriesPage })),
 );
+// The projects list carries the dialogs that create, rename, archive and staff projects.
+const ProjectsPage = lazy(() => import('./ProjectsPage').then((m) => ({ default: m.ProjectsPage })));
+// Run limits are set once in a while, by owners and admins.
+const RunLimitsPage = lazy(() =>
+  import('./limits/RunLimitsPage').then((m) => ({ default: m.RunLimitsPage })),
+);
 const loaded = (page: ReactNode) => <Suspense fallback={<Loading />}>{page}</Suspense>;
 
 // Every member reads a project's workflow; the Workflow API lets owner, admin and member change it
@@ -33,7 +37,7 @@ export const routes: PageRoute[] = [
     title: 'Projects',
     roles: ALL_ROLES,
     nav: { label: 'Projects', order: 30 },
-    element: <ProjectsPage />,
+    element: loaded(<ProjectsPage />),
   },
   // A project opens on its contracts.
   {
@@ -83,7 +87,7 @@ export const routes: PageRoute[] = [
     path: 'projects/:projectId/run-limits',
     title: 'Run limits',
     roles: ALL_ROLES,
-    element: <RunLimitsPage />,
+    element: loaded(<RunLimitsPage />),
   },
   {
     path: 'projects/:projectId/invocations/:invocationId',
