@@ -33,7 +33,10 @@ export interface RuntimeKeyPair {
   previous: { id: string; prefix: string; validUntil: Date } | null;
 }
 
-/** The host's current runtime key and the one the last rotation superseded while it is still valid. */
+/**
+ * The host's current runtime key (none once it is revoked or expired) and the one the last rotation superseded
+ * while it is still valid.
+ */
 export async function runtimeKeysOf(
   deps: Pick<HubDeps, 'db' | 'now'>,
   host: RuntimeHost,
@@ -44,9 +47,11 @@ export async function runtimeKeysOf(
     where: { id: { in: ids }, workspaceId: host.workspaceId },
     select: { id: true, prefix: true, createdAt: true, revokedAt: true, expiresAt: true },
   });
-  const current = keys.find((key) => key.id === host.runtimeApiKeyId);
-  if (!current) return null;
   const now = deps.now();
+  const current = keys.find((key) => key.id === host.runtimeApiKeyId);
+  // A revoked or expired key is no current key: the next pull issues a new one.
+  if (!current || current.revokedAt || (current.expiresAt && current.expiresAt.getTime() <= now.getTime()))
+    return null;
   const previous = keys.find(
     (key) =>
       key.id === host.previousRuntimeApiKeyId &&
