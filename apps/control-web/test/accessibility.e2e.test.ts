@@ -262,10 +262,18 @@ describe('the signed-in pages', () => {
 
 describe('the invocation pages, the deprecate confirmation and a viewer', () => {
   let seeded: SeededWorkflow;
+  let earlierTab: TestPage;
+  // A tab of its own, signed in as the owner (the suite's tab may be signed in already, or not when run alone).
   beforeAll(async () => {
     seeded = await seedWorkflow(stack);
+    earlierTab = tab;
+    tab = await openPage(browser, { viewport: LAPTOP, bypassCSP: true });
     await signIn(page(), stack.baseUrl, owner());
   }, 180_000);
+  afterAll(async () => {
+    await tab.close();
+    tab = earlierTab;
+  });
 
   test('when an invocation is opened (completed, and received), then its page has no serious violation', async () => {
     const project = `projects/${stack.file.project.id}`;
