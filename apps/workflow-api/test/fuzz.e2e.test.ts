@@ -77,6 +77,9 @@ beforeAll(async () => {
     env: {
       WORKFLOW_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
       WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
+      // The fuzzed stage stays with its agent for the whole run (it sends no heartbeats): the stage operations
+      // must reach their body checks, not a reassignment.
+      WORKFLOW_STAGE_STALL_SECONDS: '600',
     },
   });
   const project = stack.project.id;
