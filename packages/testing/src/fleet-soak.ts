@@ -148,10 +148,28 @@ export async function runFleetSoak(options: FleetSoakOptions = {}): Promise<Flee
       await sleep(1000);
     }
     const completed = [...states.values()].filter((s) => s === 'completed').length;
+    // Recovery is read from the run itself (its last stage's completion), not from when this loop first saw it
+    // completed: the loop only starts once the stream of launches has ended, long after most recoveries.
     const recoverySeconds = [...onKilled]
       .filter((id) => states.get(id) === 'completed')
-      .map((id) => Math.max(0, (doneAt.get(id)! - killAt) / 1000))
+      .map((id) => Math.max(0, ((lastRead.get(id)?.completedAt ?? doneAt.get(id)!) - killAt) / 1000))
       .sort((a, b) => a - b);
+    for (const id of onKilled) {
+      const run = lastRead.get(id);
+      if (!run) continue;
+      const after =
+        run.completedAt === null
+          ? 'not completed'
+          : `completed ${((run.completedAt - killAt) / 1000).toFixed(1)} s after the kill`;
+      log(
+        `soak: run ${id} (held a stage on ${killed.name}): ${run.state}, ${after}; stages ${run.stageStates
+          .map(
+            (state, i) =>
+              `${state}@${fleet.hosts.find((h) => h.agentId === run.owners[i])?.name ?? run.owners[i] ?? '-'}`,
+          )
+          .join(', ')}`,
+      );
+    }
     const unrecovered = [...onKilled].filter((id) => states.get(id) !== 'completed').length;
     const drainSeconds = await drainedWatch;
     // Stages the drained host's agent held that ended failed (a drain's target is none).

@@ -91,6 +91,8 @@ export interface FleetRun {
   /** Each stage's owner when it completed (or now), in order. */
   owners: Array<string | null>;
   stageStates: string[];
+  /** When the run's last stage completed (epoch ms; null until the run completed). */
+  completedAt: number | null;
 }
 
 export interface Fleet {
@@ -393,13 +395,18 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
           await wf.GET('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}', {
             params: { path: { projectId: project.id, invocationId: id } },
           }),
-        ) as unknown as { state: string; stages?: Array<{ state: string; owner_agent_id: string | null }> };
+        ) as unknown as {
+          state: string;
+          stages?: Array<{ state: string; owner_agent_id: string | null; completed_at: string | null }>;
+        };
         const stages = inv.stages ?? [];
+        const completions = stages.flatMap((s) => (s.completed_at ? [Date.parse(s.completed_at)] : []));
         return {
           id,
           state: inv.state,
           owners: stages.map((s) => s.owner_agent_id),
           stageStates: stages.map((s) => s.state),
+          completedAt: inv.state === 'completed' && completions.length > 0 ? Math.max(...completions) : null,
         };
       },
       async killHost(host) {
