@@ -6,6 +6,7 @@ import {
   participantExpiryCheck,
   runtimeConfigFreshnessCheck,
   runtimeInstanceIdCheck,
+  runtimeKeyCheck,
   skewFromDateHeader,
   summarizeChecks,
   workdirRootCheck,
@@ -16,6 +17,36 @@ const ago = (ms: number) => new Date(NOW - ms).toISOString();
 const RTI = 'rti_01jabcdefghijkmnpqrstvwxyz';
 
 describe('doctor checks', () => {
+  it('when the host heartbeats on a superseded key, then runtime_key warns with who rotated it and until when it works', () => {
+    const check = runtimeKeyCheck(RTI, {
+      state: 'superseded',
+      rotated_at: '2026-11-24T11:00:00.000Z',
+      rotated_by: 'ops@example.com',
+      valid_until: '2026-11-25T11:00:00.000Z',
+    });
+    expect(check).toEqual({
+      id: 'runtime_key',
+      status: 'warn',
+      detail:
+        "the host's heartbeats use a runtime key superseded at 2026-11-24T11:00:00.000Z by ops@example.com; it stops working at 2026-11-25T11:00:00.000Z",
+      fix: 'svc config pull-runtime on this host (a running svc runtime up switches to the new key by itself)',
+    });
+  });
+
+  it.each([
+    ['current', 'pass'],
+    ['other', 'pass'],
+    ['unknown', 'pass'],
+    ['revoked', 'fail'],
+  ] as const)(
+    'when the host heartbeats on a key the hub calls %p, then runtime_key is %p',
+    (state, status) => {
+      const check = runtimeKeyCheck(RTI, { state, rotated_at: null, rotated_by: null, valid_until: null });
+      expect(check.status).toBe(status);
+      if (status === 'pass') expect(check.detail).toBe(`the hub accepts the runtime key for ${RTI}`);
+    },
+  );
+
   it.each([
     [0, 'pass'],
     [4_900, 'pass'],

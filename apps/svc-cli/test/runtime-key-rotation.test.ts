@@ -196,6 +196,16 @@ describe('svc runtime up and runtime key rotation', () => {
     );
     expect(line).toContain(`it stays valid until ${superseded.readiness.runtime_key.valid_until}`);
     expect(line).toContain('svc config pull-runtime');
+    // The host's doctor says the same: a warning naming the rotation and the end of the overlap.
+    const doctor = await runSvc(['config', 'doctor', '--json'], home, { SVC_RUNTIME_INSTANCE_ID: host.id });
+    const doctorDoc = jsonOf(doctor);
+    const keyCheck = (
+      (doctorDoc.ok ? doctorDoc.result : doctorDoc.error) as {
+        checks: Array<{ id: string; status: string; detail: string }>;
+      }
+    ).checks.find((c) => c.id === 'runtime_key');
+    expect(keyCheck).toMatchObject({ status: 'warn', detail: expect.stringContaining('superseded') });
+    expect(keyCheck!.detail).toContain(`it stops working at ${superseded.readiness.runtime_key.valid_until}`);
     // Two more heartbeats: still one line.
     const since = Date.now();
     await readyWithBeat(since);

@@ -133,6 +133,41 @@ export function workdirRootCheck(
   return pass(id, envValue);
 }
 
+/** What the hub says of the key this host's latest heartbeat used (its `readiness.runtime_key`). */
+export interface HostKeyFact {
+  state: 'current' | 'superseded' | 'revoked' | 'other' | 'unknown';
+  rotated_at: string | null;
+  rotated_by: string | null;
+  valid_until: string | null;
+}
+
+export const RUNTIME_KEY_PULL_FIX =
+  'svc config pull-runtime on this host (a running svc runtime up switches to the new key by itself)';
+
+/**
+ * `runtime_key` once the hub accepted the local key: a pass, unless the host's heartbeats use a key a rotation
+ * superseded (a warning with the date it stops working) or one the hub refuses now.
+ */
+export function runtimeKeyCheck(hostId: string, key: HostKeyFact | undefined): DoctorCheck {
+  const id = 'runtime_key';
+  const by = key?.rotated_by ? ` by ${key.rotated_by}` : '';
+  if (key?.state === 'superseded') {
+    return warn(
+      id,
+      `the host's heartbeats use a runtime key superseded at ${key.rotated_at ?? 'an unknown time'}${by}; it stops working at ${key.valid_until ?? 'an unknown time'}`,
+      RUNTIME_KEY_PULL_FIX,
+    );
+  }
+  if (key?.state === 'revoked') {
+    return fail(
+      id,
+      `the host's latest heartbeat used a runtime key revoked at ${key.valid_until ?? 'an unknown time'}${by}`,
+      RUNTIME_KEY_PULL_FIX,
+    );
+  }
+  return pass(id, `the hub accepts the runtime key for ${hostId}`);
+}
+
 export function heartbeatCheck(lastHeartbeatAt: string | null | undefined, now: number): DoctorCheck {
   const id = 'heartbeat_fresh';
   const fix = 'start the runtime on this host: svc runtime up';

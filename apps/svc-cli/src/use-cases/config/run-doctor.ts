@@ -16,6 +16,7 @@ import {
   pass,
   runtimeConfigFreshnessCheck,
   runtimeInstanceIdCheck,
+  runtimeKeyCheck,
   skewFromDateHeader,
   summarizeChecks,
   workdirRootCheck,
@@ -204,7 +205,7 @@ export async function runDoctor(input: {
     );
     host = got.data;
     if (got.status === 200)
-      checks.push(pass('runtime_key', `the hub accepts the runtime key for ${runtime.runtime_instance_id}`));
+      checks.push(runtimeKeyCheck(runtime.runtime_instance_id, got.data?.readiness.runtime_key));
     else if (got.status === 401)
       checks.push(
         fail(
