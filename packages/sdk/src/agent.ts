@@ -10,7 +10,7 @@ import type { ClientOptions } from './core.js';
 import { ArgumentError, WaitTimeoutError } from './errors.js';
 import type { paths as HubPaths } from './generated/hub.js';
 import type { paths } from './generated/workflow.js';
-import { deadlineSignal, signalOf, unwrap } from './request.js';
+import { deadlineSignal, idOf, signalOf, unwrap } from './request.js';
 import type { RequestOptions } from './request.js';
 import type {
   ArtifactEnvelope,
@@ -144,7 +144,7 @@ export class WorkflowAgent {
   async claim(stageId: string, options?: RequestOptions): Promise<Stage> {
     return unwrap(
       await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/claim', {
-        params: { path: { stageId } },
+        params: { path: { stageId: idOf(stageId, 'stageId', 'stg_…') } },
         ...signalOf(options),
       }),
     );
@@ -154,7 +154,7 @@ export class WorkflowAgent {
   async heartbeat(stageId: string, progress?: string, options?: RequestOptions): Promise<Stage> {
     return unwrap(
       await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/heartbeat', {
-        params: { path: { stageId } },
+        params: { path: { stageId: idOf(stageId, 'stageId', 'stg_…') } },
         body: progress !== undefined ? { progress } : {},
         ...signalOf(options),
       }),
@@ -193,7 +193,7 @@ export class WorkflowAgent {
   ): Promise<StageEvidence> {
     return unwrap(
       await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/evidence', {
-        params: { path: { stageId } },
+        params: { path: { stageId: idOf(stageId, 'stageId', 'stg_…') } },
         body: evidence,
         ...signalOf(options),
       }),
@@ -204,7 +204,7 @@ export class WorkflowAgent {
   async block(stageId: string, reason: string, options?: RequestOptions): Promise<Stage> {
     return unwrap(
       await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/blocker', {
-        params: { path: { stageId } },
+        params: { path: { stageId: idOf(stageId, 'stageId', 'stg_…') } },
         body: { reason },
         ...signalOf(options),
       }),
@@ -215,7 +215,7 @@ export class WorkflowAgent {
   async unblock(stageId: string, options?: RequestOptions): Promise<Stage> {
     return unwrap(
       await this.raw.DELETE('/api/v1/agents/me/workflow-stages/{stageId}/blocker', {
-        params: { path: { stageId } },
+        params: { path: { stageId: idOf(stageId, 'stageId', 'stg_…') } },
         ...signalOf(options),
       }),
     );
@@ -225,7 +225,7 @@ export class WorkflowAgent {
   async fail(stageId: string, reason: string, options?: RequestOptions): Promise<Stage> {
     return unwrap(
       await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/fail', {
-        params: { path: { stageId } },
+        params: { path: { stageId: idOf(stageId, 'stageId', 'stg_…') } },
         body: { reason },
         ...signalOf(options),
       }),
@@ -236,7 +236,7 @@ export class WorkflowAgent {
   async complete(stageId: string, summary?: string, options?: RequestOptions): Promise<Stage> {
     return unwrap(
       await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/complete', {
-        params: { path: { stageId } },
+        params: { path: { stageId: idOf(stageId, 'stageId', 'stg_…') } },
         body: summary !== undefined ? { summary } : {},
         ...signalOf(options),
       }),

@@ -227,6 +227,12 @@ describe('transport', () => {
     expect(await argumentOf(() => workflow.invocations.get(''))).toBe('invocationId');
     expect(await argumentOf(() => workflow.contracts.get(undefined as never))).toBe('contractId');
     expect(await argumentOf(() => workflow.subscriptions.delete(''))).toBe('subscriptionId');
+    // The agent's stage operations too: `…/workflow-stages//claim` would reach no operation at all.
+    const agent = new WorkflowAgent({ baseUrl: 'http://127.0.0.1:9', token: 't' });
+    expect(await argumentOf(() => agent.claim(''))).toBe('stageId');
+    expect(await argumentOf(() => agent.heartbeat('  '))).toBe('stageId');
+    expect(await argumentOf(() => agent.complete(undefined as never))).toBe('stageId');
+    expect(await argumentOf(() => agent.fail('', 'why'))).toBe('stageId');
   });
 
   it('refuses a call without a project id with ArgumentError project_id_required, sending nothing', async () => {

@@ -1,5 +1,5 @@
 /** Shared pieces of the resource methods: per-call options and turning an answer into data or an error. */
-import { APIError } from './errors.js';
+import { APIError, ArgumentError } from './errors.js';
 
 /** Options every resource method accepts. */
 export interface RequestOptions {
@@ -100,4 +100,20 @@ export function deadlineSignal(outer: AbortSignal | undefined, ms: number, reaso
       outer?.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * An id of a path, refused before sending when it is empty or not a string: `…/invocations/` with no id is
+ * another operation (the list), whose answer would pass for the one asked for; `…/workflow-stages//claim`
+ * reaches no operation at all.
+ */
+export function idOf(value: unknown, name: string, example = 'inv_…'): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ArgumentError(
+      'argument_invalid',
+      name,
+      `${name} is required: the id of the resource (e.g. ${example})`,
+    );
+  }
+  return value;
 }

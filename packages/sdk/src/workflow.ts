@@ -20,7 +20,7 @@ import {
 import type { RunAttention } from './errors.js';
 import type { paths } from './generated/workflow.js';
 import { PagePromise } from './pagination.js';
-import { deadlineSignal, expectOk, signalOf, sleep, unwrap } from './request.js';
+import { deadlineSignal, expectOk, idOf, signalOf, sleep, unwrap } from './request.js';
 import type { RequestOptions } from './request.js';
 import type {
   ApprovalDecision,
@@ -629,21 +629,6 @@ export class Invocations extends Resource {
 const MAX_WAIT_SECONDS = 60;
 /** How much longer than the server's hold a held read's attempt may take. */
 const WAIT_GRACE_MS = 15_000;
-
-/**
- * An id of a path, refused before sending when it is empty or not a string: `…/invocations/` with no id is
- * another operation (the list), whose answer would pass for the one asked for.
- */
-function idOf(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new ArgumentError(
-      'argument_invalid',
-      name,
-      `${name} is required: the id of the resource (e.g. inv_…)`,
-    );
-  }
-  return value;
-}
 
 /** An intent is a sentence: refused before sending when it is not a string with a word in it. */
 function checkIntent(intent: unknown): void {
