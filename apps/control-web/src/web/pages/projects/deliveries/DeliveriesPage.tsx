@@ -9,7 +9,7 @@ import { CardTable } from '../../../components/CardTable';
 import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
 import { ago, dateTime } from '../../../components/time';
-import { DeliveryDetail } from '../invocations/Deliveries';
+import { DeliveryRowWithAttempts } from '../invocations/Deliveries';
 import { ProjectFrame, useProjectBase, useProjectId } from '../project';
 import { ReplaySince } from './ReplaySince';
 import { Subscriptions } from './Subscriptions';
@@ -143,42 +143,27 @@ function DeliveryRows({
   onResent: () => void;
 }) {
   return (
-    <>
-      <tr data-delivery={d.delivery_id}>
-        <td>
-          <code>{d.event}</code>
-          <div className="small">
-            <Link to={invocationLink}>Invocation</Link>
-          </div>
-        </td>
-        <td>
-          <code className="endpoint" title={d.subscription_id}>
-            {endpoint ?? 'deleted subscription'}
-          </code>
-        </td>
-        <td>
-          <span className={`badge delivery-${d.status}`}>{d.status}</span>
-          {d.failure_reason && <div className="muted small">{FAILURE_WORDS[d.failure_reason]}</div>}
-        </td>
-        <td>
-          {d.attempts}
-          {d.last_status_code !== null && <span className="muted small"> (last {d.last_status_code})</span>}
-        </td>
-        <td title={dateTime(d.created_at)}>{ago(d.created_at)}</td>
-        <td>
-          <button type="button" aria-expanded={open} onClick={onToggle}>
-            {open ? 'Hide attempts' : 'Show attempts'}
-            <span className="visually-hidden"> of {d.event}</span>
-          </button>
-        </td>
-      </tr>
-      {open && (
-        <tr className="delivery-detail">
-          <td colSpan={6}>
-            <DeliveryDetail deliveryId={d.delivery_id} attempts={d.attempts} onReplayed={onResent} />
-          </td>
-        </tr>
-      )}
-    </>
+    <DeliveryRowWithAttempts delivery={d} open={open} onToggle={onToggle} onReplayed={onResent}>
+      <td>
+        <code>{d.event}</code>
+        <div className="small">
+          <Link to={invocationLink}>Invocation</Link>
+        </div>
+      </td>
+      <td>
+        <code className="endpoint" title={d.subscription_id}>
+          {endpoint ?? 'deleted subscription'}
+        </code>
+      </td>
+      <td>
+        <span className={`badge delivery-${d.status}`}>{d.status}</span>
+        {d.failure_reason && <div className="muted small">{FAILURE_WORDS[d.failure_reason]}</div>}
+      </td>
+      <td>
+        {d.attempts}
+        {d.last_status_code !== null && <span className="muted small"> (last {d.last_status_code})</span>}
+      </td>
+      <td title={dateTime(d.created_at)}>{ago(d.created_at)}</td>
+    </DeliveryRowWithAttempts>
   );
 }

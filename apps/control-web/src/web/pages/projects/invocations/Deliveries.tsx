@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import type { ReactNode } from 'react';
 import type { WorkflowApi } from '@svc/sdk';
 import { unwrap } from '../../../app/api';
 import { useApi, usePolling } from '../../../app/hooks';
@@ -80,17 +81,41 @@ function DeliveryRow({
   onReplayed: () => void;
 }) {
   return (
+    <DeliveryRowWithAttempts delivery={d} open={open} onToggle={onToggle} onReplayed={onReplayed}>
+      <td>
+        <code>{d.event}</code>
+      </td>
+      <td>
+        <span className={`badge delivery-${d.status}`}>{d.status}</span>
+      </td>
+      <td>{d.attempts}</td>
+      <td>{d.last_status_code ?? '—'}</td>
+      <td>{ago(d.created_at)}</td>
+    </DeliveryRowWithAttempts>
+  );
+}
+
+/**
+ * One delivery in a six-column table: the caller's five cells, a "Show attempts" toggle, and under it (when
+ * open) the delivery's attempts with the resend action. The invocation page and the Deliveries page share it.
+ */
+export function DeliveryRowWithAttempts({
+  delivery: d,
+  open,
+  onToggle,
+  onReplayed,
+  children,
+}: {
+  delivery: Delivery;
+  open: boolean;
+  onToggle: () => void;
+  onReplayed: () => void;
+  children: ReactNode;
+}) {
+  return (
     <>
       <tr data-delivery={d.delivery_id}>
-        <td>
-          <code>{d.event}</code>
-        </td>
-        <td>
-          <span className={`badge delivery-${d.status}`}>{d.status}</span>
-        </td>
-        <td>{d.attempts}</td>
-        <td>{d.last_status_code ?? '—'}</td>
-        <td>{ago(d.created_at)}</td>
+        {children}
         <td>
           <button type="button" aria-expanded={open} onClick={onToggle}>
             {open ? 'Hide attempts' : 'Show attempts'}
