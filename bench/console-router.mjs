@@ -114,7 +114,8 @@ const options = benchCli(NAME, ({ flag, int, seconds, text }) => ({
   consoles: int('0', 0, 100_000),
   streams: int('0', 0, 20_000),
   propagation: int('0', 0, 1_000),
-  hold: seconds('10'),
+  // Up to an hour: `--hold 1800` is the 30-minute soak of idle consoles (RSS and descriptors flat).
+  hold: seconds('10', 3600),
   'ping-ms': int('2000', 100, 600_000),
   'stream-rate': int('40960', 1024, 10_485_760),
   'frame-bytes': int('4096', 16, 1_048_576),

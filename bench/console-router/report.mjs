@@ -237,7 +237,7 @@ export function printScaleText(result) {
       `idle consoles: ${c.held} of ${c.requested} held (/status: ${c.status_websockets}), opened in ${f(c.open_s, 1)} s; ` +
         `router RSS ${f(c.rss_before_mb, 1)} → ${f(c.rss_mb, 1)} MB (${f(c.rss_per_console_kb, 1)} KB per console), ` +
         `${f(c.rss_after_hold_mb, 1)} MB after ${c.hold_s} s of pings every ${c.ping_ms} ms (max ${f(c.rss_max_during_hold_mb, 1)}); ` +
-        `fds ${c.fds_before} → ${c.fds}`,
+        `fds ${c.fds_before} → ${c.fds} → ${c.fds_after_hold} after the hold`,
     );
   const s = result.streams;
   if (s)

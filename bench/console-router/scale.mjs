@@ -139,6 +139,7 @@ export async function runScale({ teardown, tables, startRouter, authorization, s
       rss_mb: held.rss_kb / 1024,
       rss_after_hold_mb: samples.at(-1) ?? held.rss_kb / 1024,
       rss_max_during_hold_mb: Math.max(held.rss_kb / 1024, ...samples),
+      fds_after_hold: fdCount(pid),
       rss_per_console_kb: (held.rss_kb - before.rss_kb) / consoles,
       fds_before: before.fds,
       fds: held.fds,

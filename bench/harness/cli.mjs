@@ -28,13 +28,14 @@ const int = (fallback, min, max) => ({
   check: (value, option) => intBetween(value, option, min, max),
 });
 
-/** A number of seconds in (0, 600], read as milliseconds. */
-const seconds = (fallback) => ({
+/** A number of seconds in (0, max] (600 unless said), read as milliseconds. */
+const seconds = (fallback, max = 600) => ({
   type: 'string',
   default: fallback,
   check: (value, option) => {
     const n = Number(value);
-    if (!Number.isFinite(n) || n <= 0 || n > 600) fail(`--${option} must be a number of seconds in (0, 600]`);
+    if (!Number.isFinite(n) || n <= 0 || n > max)
+      fail(`--${option} must be a number of seconds in (0, ${max}]`);
     return n * 1000;
   },
 });
