@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import { unwrap } from '@svc/contracts';
 import { eventually, freePort } from '@svc/testing';
@@ -189,6 +191,81 @@ describe('spawn limits (decision 84)', () => {
     expect(full).toHaveLength(3);
     expect(full.every((r) => r.code === 'spawn_host_at_limit' && r.retryAfter === '30')).toBe(true);
     expect(await openSpawns()).toBe(3);
+  });
+});
+
+describe('spawn sweeper', () => {
+  test('when both replicas sweep lapsed spawns at once, then each spawn is sent to its relay once and ends once', async () => {
+    const member = await a.seedMember('owner');
+    const project = await a.seedProject(member.workspace.id);
+    // A relay that refuses every spawn with a typed problem (a final answer): one call ends a spawn.
+    const calls: string[] = [];
+    const relay = createServer((req, res) => {
+      let raw = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (raw += chunk));
+      req.on('end', () => {
+        calls.push((JSON.parse(raw) as { spawn_id: string }).spawn_id);
+        res.writeHead(409, { 'content-type': 'application/problem+json' });
+        res.end(
+          JSON.stringify({ type: 'about:blank', title: 'refused', status: 409, code: 'spawn_refused' }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    try {
+      const host = await a.seedHost(member.workspace.id, {
+        relayBindHost: '127.0.0.1',
+        relayListenPort: (relay.address() as AddressInfo).port,
+      });
+      // Open spawns nobody holds, as a stopped hub leaves them.
+      const ids = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const id = `spw_${randomBytes(8).toString('hex')}`;
+          const name = `lapsed-${randomBytes(4).toString('hex')}`;
+          await a.database.prisma.agentSpawn.create({
+            data: {
+              id,
+              workspaceId: member.workspace.id,
+              projectId: project.id,
+              runtimeInstanceId: host.id,
+              state: 'in_progress',
+              origin: 'api',
+              requestFingerprint: id,
+              name,
+              model: 'local/echo',
+              capabilities: ['code'],
+              commandKey: 'default',
+              relayRequest: { spawn_id: id },
+              requestedBy: { kind: 'test', id: null },
+              authorization: { source: 'participant' },
+              deadlineAt: new Date(Date.now() + 600_000),
+            },
+          });
+          return id;
+        }),
+      );
+      for (let i = 0; i < 3; i += 1) await Promise.all([a.hub.spawns.sweep(), b.hub.spawns.sweep()]);
+      await eventually(
+        async () =>
+          (await a.database.prisma.agentSpawn.count({ where: { id: { in: ids }, state: 'failed' } })) ===
+          ids.length,
+        15_000,
+        'every lapsed spawn ended',
+      );
+      await Promise.all([a.hub.spawns.sweep(), b.hub.spawns.sweep()]);
+      await Promise.all(
+        ids.flatMap((id) => [a.hub.spawns.settle(id, 5_000), b.hub.spawns.settle(id, 5_000)]),
+      );
+      expect([...calls].sort()).toEqual([...ids].sort());
+      const ended = await a.database.prisma.auditEvent.findMany({
+        where: { action: 'agent.spawn.failed', targetId: { in: ids } },
+      });
+      expect(ended.map((e) => e.targetId).sort()).toEqual([...ids].sort());
+    } finally {
+      relay.closeAllConnections();
+      await new Promise<void>((resolve) => relay.close(() => resolve()));
+    }
   });
 });
 

@@ -225,6 +225,33 @@ describe('revocation', () => {
       { intervalMs: 50 },
     );
   });
+
+  test('when a project is archived on the hub, then both replicas refuse new invocations in it although each cached the project', async () => {
+    const created = await call(s.hubUrl, 'POST', `/api/v1/workspaces/${s.workspace.slug}/projects`, owner(), {
+      code: `ARC${randomBytes(2).toString('hex').toUpperCase()}`,
+      name: 'Archived soon',
+    });
+    expect(created.status).toBe(201);
+    const projectId = (created.data as { id: string }).id;
+    const invoke = (base: string) =>
+      call(
+        base,
+        'POST',
+        `/api/v1/projects/${projectId}/workflow/invocations`,
+        { 'x-api-key': s.apiKey, 'idempotency-key': randomUUID() },
+        { intent: 'anything at all' },
+      );
+    // Each replica reads the project once and keeps it 10 s.
+    for (const base of replicas) expect((await invoke(base)).status).toBe(201);
+    expect((await call(s.hubUrl, 'POST', `/api/v1/projects/${projectId}/archive`, owner())).status).toBe(200);
+    // Within 3 s on both: the hub's notice, not the 10 s cache running out.
+    await eventually(
+      async () => (await Promise.all(replicas.map(invoke))).every((r) => r.code === 'project_archived'),
+      3_000,
+      'the archived project refused by both replicas',
+      { intervalMs: 50 },
+    );
+  });
 });
 
 describe('the assist budget', () => {
