@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { IdempotencyError, Workflow } from '@svc/sdk';
 import { eventually, startRunStack } from '@svc/testing';
@@ -39,7 +39,7 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function readBody(req: import('node:http').IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     let raw = '';
     req.setEncoding('utf8');
@@ -117,7 +117,7 @@ async function call(
   path: string,
   headers: Record<string, string>,
   body?: unknown,
-): Promise<{ status: number; code?: string; data?: any }> {
+): Promise<{ status: number; code?: string; data?: unknown }> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
