@@ -175,6 +175,7 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
       if (notice.kind === 'api_key_revoked') keys.forgetKeyId(notice.key_id);
       else if (notice.kind === 'agent_revoked')
         agents.revoke(notice.agent_id, Date.parse(notice.tokens_expire_by));
+      else if (notice.kind === 'project_changed') deps.projects.forget(notice.project_id);
       else members.forget(notice.workspace_id, notice.participant_id);
     },
   });

@@ -14,7 +14,9 @@ export type CredentialNotice =
    * An agent was evicted or deleted: every token issued to it is refused from now on. `tokens_expire_by` is
    * the latest expiry any of its tokens can have (ISO 8601), so a deny entry need not outlive it.
    */
-  | { kind: 'agent_revoked'; agent_id: string; workspace_id: string; tokens_expire_by: string };
+  | { kind: 'agent_revoked'; agent_id: string; workspace_id: string; tokens_expire_by: string }
+  /** A project was archived or brought back: a cached project record (archived mark included) goes at once. */
+  | { kind: 'project_changed'; project_id: string; workspace_id: string };
 
 /** The Redis pub/sub channel of the notices, under the deployment's key prefix (`svc` unless configured). */
 export function credentialNoticeChannel(prefix: string): string {
@@ -78,6 +80,13 @@ function parseNotice(message: string): CredentialNotice | undefined {
       agent_id: v.agent_id as string,
       workspace_id: v.workspace_id as string,
       tokens_expire_by: v.tokens_expire_by as string,
+    };
+  }
+  if (v.kind === 'project_changed' && text('project_id') && text('workspace_id')) {
+    return {
+      kind: 'project_changed',
+      project_id: v.project_id as string,
+      workspace_id: v.workspace_id as string,
     };
   }
   return undefined;

@@ -73,4 +73,45 @@ describe('project directory', () => {
     await expect(directory.find('prj_1')).rejects.toMatchObject({ code: 'hub_unavailable' });
     expect(calls).toBe(2);
   });
+
+  test('when a project is forgotten, then the next request asks the hub, and an answer asked for before is not kept', async () => {
+    let calls = 0;
+    let archivedAt: string | null = null;
+    const answers: ((value: unknown) => void)[] = [];
+    const hub = {
+      GET: () => {
+        calls += 1;
+        const data = {
+          id: 'prj_1',
+          code: 'P1',
+          name: 'One',
+          workspace: { id: 'ws_1', slug: 'one' },
+          archived_at: archivedAt,
+        };
+        return new Promise((resolve) =>
+          answers.push(() => resolve({ response: new Response(null, { status: 200 }), data: { data } })),
+        );
+      },
+    } as unknown as HubInternalClient;
+    const directory = createProjectDirectory({ hub });
+    const first = directory.find('prj_1');
+    answers.shift()!(undefined);
+    expect((await first)?.archivedAt).toBeNull();
+    await directory.find('prj_1');
+    expect(calls).toBe(1); // from the cache
+    archivedAt = '2026-11-29T00:00:00.000Z';
+    directory.forget('prj_1');
+    const racing = directory.find('prj_1');
+    expect(calls).toBe(2);
+    // Another notice while that question is in flight: its answer is used once, not cached.
+    directory.forget('prj_1');
+    answers.shift()!(undefined);
+    await racing;
+    const after = directory.find('prj_1');
+    expect(calls).toBe(3);
+    answers.shift()!(undefined);
+    expect((await after)?.archivedAt).toBe('2026-11-29T00:00:00.000Z');
+    await directory.find('prj_1');
+    expect(calls).toBe(3);
+  });
 });

@@ -12,13 +12,16 @@ export interface ProjectRef {
 
 /**
  * How long a project's record is reused. A project never moves between workspaces; its archived mark can
- * change, so an archive or unarchive takes effect on every replica within this time.
+ * change: the hub announces an archive or unarchive (`project_changed`) and every replica forgets the project at
+ * once; a lost notice takes effect within this time.
  */
 export const PROJECT_CACHE_MS = 10_000;
 
 export interface ProjectDirectory {
   /** The project, or null when the hub does not know it. */
   find(projectId: string): Promise<ProjectRef | null>;
+  /** Forget a cached project at once (the hub announced it was archived or brought back). */
+  forget(projectId: string): void;
 }
 
 /** Project identities from the hub's internal API, cached briefly (unknown projects are not cached). */
@@ -30,7 +33,10 @@ export function createProjectDirectory(options: {
   const cache = new Map<string, { project: ProjectRef; expiresAt: number }>();
   // One question to the hub per project at a time: requests that miss together share its answer.
   const asking = new Map<string, Promise<ProjectRef | null>>();
+  // Bumped by every forget: an answer asked for before one is returned but not kept (it may be the old state).
+  let generation = 0;
   const lookUp = async (projectId: string): Promise<ProjectRef | null> => {
+    const askedAt = generation;
     let result;
     try {
       result = await options.hub.GET('/internal/v1/projects/{projectId}', {
@@ -64,7 +70,7 @@ export function createProjectDirectory(options: {
       workspace: data.workspace,
       archivedAt: data.archived_at ?? null,
     };
-    cache.set(projectId, { project, expiresAt: now() + PROJECT_CACHE_MS });
+    if (askedAt === generation) cache.set(projectId, { project, expiresAt: now() + PROJECT_CACHE_MS });
     return project;
   };
   return {
@@ -77,6 +83,11 @@ export function createProjectDirectory(options: {
         asking.set(projectId, pending);
       }
       return pending;
+    },
+    forget(projectId) {
+      generation += 1;
+      cache.delete(projectId);
+      asking.delete(projectId);
     },
   };
 }
