@@ -3,7 +3,7 @@
 // itself) and what the services counted themselves (statements and transactions sent to PostgreSQL, HTTP
 // requests answered, by operation). A snapshot before and one after; the difference divided by the units done.
 // Not a bench itself.
-import { backendCpu, diffBackendCpu, redisCpuMs } from './data-stores.mjs';
+import { backendCpu, diffBackendCpu, redisCommands, redisCpuMs } from './data-stores.mjs';
 import { cpuMs, machineCpuMs, ownCpuMs } from './proc.mjs';
 import { requireFrom, testing } from './cli.mjs';
 import { f, printTable } from './report.mjs';
@@ -68,8 +68,9 @@ export async function openCostMeter({ processes, databases, services, redisUrl }
     for (const [name, client] of Object.entries(clients)) backends[name] = await backendCpu(client);
     const counters = {};
     for (const [name, url] of Object.entries(services)) counters[name] = await serviceCounters(url, name);
-    const redisMs = await redisCpuMs(redis);
-    return { cpu, backends, counters, redis: redisMs, bench: ownCpuMs(), machine: machineCpuMs() };
+    const [redisMs, commands] = [await redisCpuMs(redis), await redisCommands(redis)];
+    const machine = machineCpuMs();
+    return { cpu, backends, counters, redis: redisMs, redisCommands: commands, bench: ownCpuMs(), machine };
   }
 
   /** What happened between two snapshots, per unit of work (`units` of them were done in between). */
@@ -105,6 +106,10 @@ export async function openCostMeter({ processes, databases, services, redisUrl }
     return {
       units,
       machine_idle_pct: machineMs > 0 ? (1 - machineBusyMs / machineMs) * 100 : NaN,
+      // Server-wide: anything else using the same Redis meanwhile counts too (an upper bound).
+      redis_commands: (after.redisCommands - before.redisCommands) / units,
+      // The Postgres backends serving each database when the stretch ended (the meter's own not counted).
+      connections: Object.fromEntries(Object.keys(clients).map((name) => [name, after.backends[name].size])),
       cpu_ms: cpu,
       statements,
       transactions,

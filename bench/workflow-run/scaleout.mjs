@@ -23,6 +23,8 @@ export function scaleoutEntry(config, burst, cost, load) {
     idle_pct: idlePct,
     cpu_ms_per_run: cpuPerRun,
     idle_runs_per_s: idlePct !== null && cpuPerRun ? ((idlePct / 100) * cpus * 1000) / cpuPerRun : null,
+    redis_commands_per_run: cost?.redis_commands ?? null,
+    postgres_connections: cost?.connections ?? null,
     load_average_1m: load,
   };
 }
@@ -61,9 +63,11 @@ export function printScaleout(entries, targets) {
       'machine idle %',
       'CPU ms/run',
       'runs/s the idle CPU would buy',
+      'Redis cmds/run',
+      'PG conns hub/wf',
       'load 1m',
     ],
-    'lrrrrrrl',
+    'lrrrrrrrrl',
     entries.map((e) => [
       configLabel(e),
       `${e.completed}/${e.invoked}`,
@@ -72,6 +76,8 @@ export function printScaleout(entries, targets) {
       f(e.idle_pct, 1),
       f(e.cpu_ms_per_run, 1),
       f(e.idle_runs_per_s, 2),
+      f(e.redis_commands_per_run, 0),
+      e.postgres_connections ? `${e.postgres_connections.hub}/${e.postgres_connections.workflow}` : '-',
       `${f(e.load_average_1m.before, 2)} → ${f(e.load_average_1m.after, 2)}`,
     ]),
   );
