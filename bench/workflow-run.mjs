@@ -76,6 +76,7 @@ const options = benchCli('workflow-run', ({ flag, int, seconds, text }) => ({
   'run-timeout': seconds('10'),
   'burst-timeout': seconds('60'),
   'burst-pollers': int('10', 1, 1000),
+  wait: int('0', 0, 60),
   'cpu-prof': text(),
   fairness: flag(),
   hubs: int('1', 1, 8),
@@ -108,6 +109,7 @@ const settings = {
   run_timeout_s: runTimeoutMs / 1000,
   burst_timeout_s: burstTimeoutMs / 1000,
   burst_pollers: burstPollers,
+  burst_wait_s: options.wait,
   engine_env: 'production defaults, WORKFLOW_QUEUE_PREFIX unique, LOG_LEVEL=warn (all processes)',
   replicas: compare ? [{ hubs: options.hubs, apis: 1, workers: 1 }, scaled] : [scaled],
 };
@@ -316,7 +318,10 @@ function runClient({ invocations, headers }) {
     });
     return { id: invoked.invocation_id, launchedAt: t1, launchDoneAt: performance.now() };
   }
-  const getInvocation = (id) => call('get invocation', 'GET', `${invocations}/${id}`, { headers });
+  const getInvocation = (id, query) =>
+    call('get invocation', 'GET', `${invocations}/${id}${query ? `?${new URLSearchParams(query)}` : ''}`, {
+      headers,
+    });
 
   /** Phase 1's unit: invoke → launch → poll until completed. Throws RequestFailed on any failure. */
   async function oneRun() {
@@ -385,6 +390,7 @@ const burstSettings = () => ({
   count: burstCount,
   pollers: burstPollers,
   pollMs,
+  waitS: options.wait,
   timeoutMs: burstTimeoutMs,
   signal: interrupted,
 });

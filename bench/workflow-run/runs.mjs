@@ -46,13 +46,15 @@ export function describeView(view) {
 
 /**
  * Invokes and launches `count` at once, then polls them with `pollers` pollers (each invocation at most every
- * `pollMs`) until all are done, `timeoutMs` has passed or `signal` is aborted. Resolves to the completed
+ * `pollMs`; or, with `waitS`, one long poll per invocation held up to `waitS` s each) until all are done, `timeoutMs` has passed or `signal` is aborted. Resolves to the completed
  * count, their latencies and timelines, the wall time until the last completion and the failures.
  */
 export async function runBurst(
   { invokeAndLaunch, getInvocation },
-  { count: burstCount, pollers: burstPollers, pollMs, timeoutMs: burstTimeoutMs, signal: interrupted },
+  { count: burstCount, pollers, pollMs, waitS = 0, timeoutMs: burstTimeoutMs, signal: interrupted },
 ) {
+  // With `waitS`, each invocation is followed by its own long poll (`?wait=`) instead of the pollers.
+  const burstPollers = waitS > 0 ? 0 : pollers;
   const failures = failureLog({ examples: 5 });
   const latencies = [];
   const timelines = [];
@@ -65,13 +67,43 @@ export async function runBurst(
     const start = performance.now();
     try {
       const { id } = await invokeAndLaunch();
-      pending.set(id, { id, start, nextPoll: performance.now(), inFlight: false, view: undefined });
+      const item = { id, start, nextPoll: performance.now(), inFlight: false, view: undefined };
+      pending.set(id, item);
+      if (waitS > 0) await waitFor(item);
     } catch (error) {
       failures.add(error.label ?? String(error?.message ?? error), error.detail);
     } finally {
       launching -= 1;
     }
   });
+  /** Takes in an answer for `item`: done when completed, failed or cancelled. */
+  function settle(item, view) {
+    item.view = view;
+    if (view.state === 'completed') {
+      lastDone = performance.now();
+      latencies.push(lastDone - item.start);
+      timelines.push(timeline(view, Date.now()));
+      pending.delete(item.id);
+    } else if (view.state === 'failed' || view.state === 'cancelled') {
+      failures.add(`run ended ${view.state}`, `${item.id}: ${describeView(view)}`);
+      pending.delete(item.id);
+    }
+  }
+  /** Long-polls `item` (each answer held until its state changes, at most `waitS`) until it is done. */
+  async function waitFor(item) {
+    while (pending.has(item.id) && performance.now() < deadline && !interrupted.aborted) {
+      const wait = Math.max(1, Math.min(waitS, Math.floor((deadline - performance.now()) / 1000)));
+      try {
+        settle(
+          item,
+          await getInvocation(item.id, { wait, ...(item.view ? { state: item.view.state } : {}) }),
+        );
+      } catch (error) {
+        failures.add(error.label ?? String(error?.message ?? error), error.detail);
+        pending.delete(item.id);
+      }
+    }
+  }
   /** The pending invocation not being polled whose next poll is due first. */
   const nextItem = () => {
     let best;
@@ -95,17 +127,7 @@ export async function runBurst(
       item.inFlight = true;
       item.nextPoll = performance.now() + pollMs;
       try {
-        const view = await getInvocation(item.id);
-        item.view = view;
-        if (view.state === 'completed') {
-          lastDone = performance.now();
-          latencies.push(lastDone - item.start);
-          timelines.push(timeline(view, Date.now()));
-          pending.delete(item.id);
-        } else if (view.state === 'failed' || view.state === 'cancelled') {
-          failures.add(`run ended ${view.state}`, `${item.id}: ${describeView(view)}`);
-          pending.delete(item.id);
-        }
+        settle(item, await getInvocation(item.id));
       } catch (error) {
         failures.add(error.label ?? String(error?.message ?? error), error.detail);
         pending.delete(item.id);
