@@ -27,15 +27,24 @@
 // backends of each database, Redis, this bench — phase 1's includes the floor's round trips), and the
 // statements, transactions and HTTP requests per run the services counted (their /metrics). `--cpu-prof DIR`
 // makes the hub, the Workflow API, the worker and the agents write CPU profiles into DIR when they stop.
-// Targets: phase 1 median < 250 ms and p99 < 1 s; every invocation of the burst completes. A missed target is
+// Scale-out: `--apis N --workers N` (and `--hubs N`) run the same phases over that many replicas behind
+// HAProxy (the harness's `startRunStack`); `--compare-replicas` runs only the warm-up and the burst, first
+// with one Workflow API and one worker and then with `--apis`/`--workers` (2 and 2 unless given), one stack
+// after the other, and prints their runs/s and the machine's CPU left idle (/proc/stat) side by side.
+// Targets: phase 1 median < 250 ms and p99 < 1 s; every invocation of the burst completes; with
+// `--compare-replicas`, more replicas are never slower and turn at least half the CPU one replica left idle
+// into throughput. A missed target is
 // reported, not failed: the exit code is non-zero only when a request or a run fails or set-up fails.
 // Processes, databases and queue keys are removed at the end, also on failure. Only 127.0.0.1 is contacted.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { assertBuilt, benchCli, run, testing } from './harness/cli.mjs';
+import { assertBuilt, benchCli, fail, run, testing } from './harness/cli.mjs';
 import { openCostMeter, printCost } from './harness/cost.mjs';
-import { failureLog, printResult } from './harness/report.mjs';
+import { failureLog, machine, printResult } from './harness/report.mjs';
+import { fairness } from './workflow-run/fairness.mjs';
+import { RequestFailed, describeView, runBurst, timeline } from './workflow-run/runs.mjs';
+import { configLabel, printScaleout, scaleoutEntry, scaleoutTargets } from './workflow-run/scaleout.mjs';
 import { jsonRequest } from './harness/requests.mjs';
 import { noopQueue } from './harness/queues.mjs';
 import {
@@ -50,6 +59,7 @@ import {
   REPORT_CAPABILITY,
   createBenchDatabases,
   createReportRoute,
+  startReplicatedRunStack,
   startWorkflowStack,
 } from './harness/workflow-stack.mjs';
 
@@ -66,8 +76,13 @@ const options = benchCli('workflow-run', ({ flag, int, seconds, text }) => ({
   'run-timeout': seconds('10'),
   'burst-timeout': seconds('60'),
   'burst-pollers': int('10', 1, 1000),
+  wait: int('0', 0, 60),
   'cpu-prof': text(),
   fairness: flag(),
+  hubs: int('1', 1, 8),
+  apis: int('1', 1, 8),
+  workers: int('1', 1, 8),
+  'compare-replicas': flag(),
   json: flag(),
 }));
 const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCount, poll: pollMs } = options;
@@ -75,6 +90,15 @@ const runTimeoutMs = options['run-timeout'];
 const burstTimeoutMs = options['burst-timeout'];
 const burstPollers = options['burst-pollers'];
 const profileDir = options['cpu-prof'] ? path.resolve(options['cpu-prof']) : undefined;
+const compare = options['compare-replicas'];
+/** The replicated stack of `--apis`/`--workers`/`--hubs` (2 and 2 with `--compare-replicas` when not given). */
+const scaled =
+  compare && options.apis === 1 && options.workers === 1
+    ? { hubs: options.hubs, apis: 2, workers: 2 }
+    : { hubs: options.hubs, apis: options.apis, workers: options.workers };
+const replicated = (config) => config.hubs > 1 || config.apis > 1 || config.workers > 1;
+if (options.fairness && (compare || replicated(scaled)))
+  fail('--fairness runs on one hub, Workflow API and worker; leave out --compare-replicas and the counts');
 /** The settings as the report states them. */
 const settings = {
   runs: runCount,
@@ -85,7 +109,9 @@ const settings = {
   run_timeout_s: runTimeoutMs / 1000,
   burst_timeout_s: burstTimeoutMs / 1000,
   burst_pollers: burstPollers,
+  burst_wait_s: options.wait,
   engine_env: 'production defaults, WORKFLOW_QUEUE_PREFIX unique, LOG_LEVEL=warn (all processes)',
+  replicas: compare ? [{ hubs: options.hubs, apis: 1, workers: 1 }, scaled] : [scaled],
 };
 
 assertBuilt([
@@ -104,15 +130,6 @@ const teardown = cleanupStack(
 /** Aborted on SIGINT/SIGTERM: the measurements stop and nothing is reported. */
 const interrupted = teardown.interrupted;
 
-/** A failed request: the label counts failures by kind; the detail is the problem's code and title. */
-class RequestFailed extends Error {
-  constructor(label, detail) {
-    super(`${label}${detail ? `: ${detail}` : ''}`);
-    this.label = label;
-    this.detail = detail;
-  }
-}
-
 /** One JSON request; resolves to the answer's `data` when the status is one of `ok`. */
 async function call(step, method, url, { headers = {}, body, ok = [200] } = {}) {
   const answer = await jsonRequest(url, { method, headers, body });
@@ -124,38 +141,6 @@ async function call(step, method, url, { headers = {}, body, ok = [200] } = {}) 
     );
   }
   return answer.json?.data;
-}
-
-/** Where the time of one completed run went, from the invocation's own timestamps (same machine clock). */
-function timeline(view, seenAtEpochMs) {
-  const stage = view.stages?.[0];
-  const at = (value) => (value ? Date.parse(value) : NaN);
-  const created = at(view.created_at);
-  const assigned = at(stage?.assigned_at);
-  const claimed = at(stage?.claimed_at);
-  const published = at(view.artifact?.created_at);
-  return {
-    created_to_assigned_ms: assigned - created,
-    assigned_to_claimed_ms: claimed - assigned,
-    claimed_to_artifact_ms: published - claimed,
-    artifact_to_seen_ms: seenAtEpochMs - published,
-  };
-}
-
-/** The state of an invocation a failure report needs, never more. */
-function describeView(view) {
-  if (!view) return 'no answer yet';
-  const stages = (view.stages ?? [])
-    .map(
-      (s) =>
-        `${s.key}:${s.state}${s.owner_agent_id ? '@owned' : ''}${s.blocker_reason ? ` (${s.blocker_reason})` : ''}`,
-    )
-    .join(', ');
-  return (
-    `state ${view.state}, attention ${view.attention}` +
-    `${view.attention_reason ? ` (${view.attention_reason})` : ''}, stages [${stages}]` +
-    `${view.artifact ? ', artifact published' : ''}`
-  );
 }
 
 /**
@@ -206,7 +191,55 @@ async function startStack() {
   });
   teardown.push(() => meter.close());
   const profiled = [hub.process, api, worker, ...agents];
-  return { client: main, other, meter, profiled };
+  return { client: main, other, meter, profiled, procs: teardown.procs };
+}
+
+/**
+ * `config.hubs` hubs, `config.apis` Workflow APIs and `config.workers` workers through the harness's
+ * `startRunStack` (HAProxy in front when a count is above one), production defaults and `--agents` agents,
+ * metered like {@link startStack}'s; `close()` takes it down before the next configuration starts.
+ */
+async function startReplicated(config) {
+  const production = { NODE_ENV: 'production' };
+  const started = await startReplicatedRunStack(teardown, {
+    ...config,
+    agents: agentCount,
+    intent: 'weekly report',
+    env: production,
+    hubEnv: production,
+    agentEnv: production,
+    process: { nodeArgs: cpuProfileArgs(profileDir) },
+  });
+  await checkPreflight(started.project);
+  const meter = await openCostMeter({
+    processes: started.processes,
+    databases: started.databases,
+    services: started.metrics,
+    redisUrl,
+  });
+  let meterClosed;
+  const closeMeter = () => (meterClosed ??= meter.close());
+  teardown.push(closeMeter);
+  const procs = started.running();
+  const close = async () => {
+    await closeMeter();
+    await started.close();
+  };
+  const balancer = started.balancerOutput;
+  return { client: started.project, other: null, meter, profiled: procs, procs, close, balancer };
+}
+
+/** Fails unless preflight says the project's route can launch. */
+async function checkPreflight({ invocations, headers }) {
+  const preflight = await call('preflight', 'POST', invocations.replace(/\/invocations$/, '/preflight'), {
+    headers,
+    body: { intent: INTENT },
+  });
+  if (preflight.can_launch !== true) {
+    throw new Error(
+      `preflight says the route cannot launch: ${JSON.stringify(preflight.blockers?.map((b) => b.code) ?? preflight)}`,
+    );
+  }
 }
 
 /** A project with its key, its agents (registered, started) and the one-stage route; answers its client. */
@@ -256,17 +289,12 @@ async function setUpProject({
     projectId: project.id,
     name: `bench-report-${code.toLowerCase()}`,
   });
-  const projectBase = `${wf.url}/api/v1/projects/${project.id}/workflow`;
-  const preflight = await call('preflight', 'POST', `${projectBase}/preflight`, {
+  const client = {
+    invocations: `${wf.url}/api/v1/projects/${project.id}/workflow/invocations`,
     headers: wfKey,
-    body: { intent: INTENT },
-  });
-  if (preflight.can_launch !== true) {
-    throw new Error(
-      `preflight says the route cannot launch: ${JSON.stringify(preflight.blockers?.map((b) => b.code) ?? preflight)}`,
-    );
-  }
-  return { invocations: `${projectBase}/invocations`, headers: wfKey };
+  };
+  await checkPreflight(client);
+  return client;
 }
 
 /** The Workflow API calls of a run over one key, and phase 1's unit built from them. */
@@ -290,7 +318,10 @@ function runClient({ invocations, headers }) {
     });
     return { id: invoked.invocation_id, launchedAt: t1, launchDoneAt: performance.now() };
   }
-  const getInvocation = (id) => call('get invocation', 'GET', `${invocations}/${id}`, { headers });
+  const getInvocation = (id, query) =>
+    call('get invocation', 'GET', `${invocations}/${id}${query ? `?${new URLSearchParams(query)}` : ''}`, {
+      headers,
+    });
 
   /** Phase 1's unit: invoke → launch → poll until completed. Throws RequestFailed on any failure. */
   async function oneRun() {
@@ -340,7 +371,7 @@ async function sequentialRuns(client, floor, count) {
   const floorMs = [];
   let busyMs = 0;
   for (let i = 0; i < count && !interrupted.aborted; i += 1) {
-    const roundTrip = await floor.roundTrip();
+    const roundTrip = floor ? await floor.roundTrip() : undefined;
     if (roundTrip !== undefined) floorMs.push(roundTrip);
     const started = performance.now();
     if (interrupted.aborted) break;
@@ -354,13 +385,36 @@ async function sequentialRuns(client, floor, count) {
   return { runs, failures, floorMs, wallMs: busyMs };
 }
 
+/** The burst's settings for `runBurst`. */
+const burstSettings = () => ({
+  count: burstCount,
+  pollers: burstPollers,
+  pollMs,
+  waitS: options.wait,
+  timeoutMs: burstTimeoutMs,
+  signal: interrupted,
+});
+
 async function main() {
-  const procs = teardown.procs;
   let reported = false;
   try {
-    const stack = await startStack();
+    if (compare) {
+      reported = await compareReplicas();
+      return;
+    }
+    const stack = replicated(scaled) ? await startReplicated(scaled) : await startStack();
+    const { procs } = stack;
     if (options.fairness) {
-      await fairness(stack);
+      await fairness({
+        a: runClient(stack.client),
+        b: runClient(stack.other),
+        burst: (client) => runBurst(client, burstSettings()),
+        runCount,
+        warmupCount,
+        burstCount,
+        json: options.json,
+        interrupted,
+      });
       return;
     }
     const client = runClient(stack.client);
@@ -375,8 +429,9 @@ async function main() {
     const after1 = await meter.snapshot();
     if (interrupted.aborted) return;
     await sleep(500);
+    const loadBurst = os.loadavg()[0];
     const before2 = await meter.snapshot();
-    const burst = await runBurst(client);
+    const burst = await runBurst(client, burstSettings());
     const after2 = await meter.snapshot();
     const loadAfter = os.loadavg()[0];
     if (interrupted.aborted) return;
@@ -391,12 +446,14 @@ async function main() {
     const measured = { loadBefore, loadAfter, warmup, floor, sequential, burst, crashed, errorCount };
     const result = buildResult(settings, measured);
     result.cost_per_run = cost;
+    result.scaleout = [scaleoutEntry(scaled, burst, cost.burst, { before: loadBurst, after: loadAfter })];
     result.process_logs = Object.fromEntries(
       procs.map((proc) => [proc.name, teardown.written(proc)]).filter(([, logs]) => logs.lines.length > 0),
     );
     printResult(result, options.json, (r) => {
       printReport(r);
       printCost({ 'phase 1 (one at a time)': cost.sequential, 'phase 2 (burst)': cost.burst }, 'run');
+      printScaleout(r.scaleout, null);
     });
     if (profileDir)
       for (const proc of stack.profiled)
@@ -420,85 +477,66 @@ async function main() {
   }
 }
 
-/** The p-th percentile (nearest rank) of `values`, in ms; null when empty. */
-function percentile(values, p) {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-/** `count` runs of `client` one at a time (or until `until()` says stop); latencies and failures. */
-async function oneAtATime(client, count, until = () => false) {
-  const failures = failureLog({ examples: 5 });
-  const ms = [];
-  for (let i = 0; i < count && !until() && !interrupted.aborted; i += 1) {
-    try {
-      ms.push((await client.oneRun()).ms);
-    } catch (error) {
-      failures.add(error.label ?? String(error?.message ?? error), error.detail);
-    }
-  }
-  return { ms, failures };
-}
-
 /**
- * --fairness: project B's one-at-a-time runs alone, then while project A bursts `--burst` runs (B keeps
- * running one at a time until A's burst is done or B ran `--runs`). Prints B's p99 alone and during the burst
- * and their ratio (target ≤ 2).
+ * --compare-replicas: for each configuration of `settings.replicas` in turn, a stack of its own, the warm-up
+ * runs and the burst; then the configurations side by side (runs/s, machine idle, CPU per run) and the
+ * scale-out targets. Resolves to whether failures were reported.
  */
-async function fairness(stack) {
-  const a = runClient(stack.client);
-  const b = runClient(stack.other);
+async function compareReplicas() {
+  const entries = [];
+  const costs = {};
+  const failed = [];
   const loadBefore = os.loadavg()[0];
-  const warm = await oneAtATime(b, warmupCount);
-  const alone = await oneAtATime(b, runCount);
-  let burstDone = false;
-  const burstPromise = runBurst(a).finally(() => {
-    burstDone = true;
-  });
-  const during = await oneAtATime(b, runCount, () => burstDone);
-  const burst = await burstPromise;
-  const loadAfter = os.loadavg()[0];
-  const p99Alone = percentile(alone.ms, 99);
-  const p99During = percentile(during.ms, 99);
+  for (const config of settings.replicas) {
+    const stack = await startReplicated(config);
+    const client = runClient(stack.client);
+    const warmup = await sequentialRuns(client, null, warmupCount);
+    if (interrupted.aborted) return false;
+    await sleep(500);
+    const load = os.loadavg()[0];
+    const before = await stack.meter.snapshot();
+    const burst = await runBurst(client, burstSettings());
+    const after = await stack.meter.snapshot();
+    if (interrupted.aborted) return false;
+    const cost = burst.completed > 0 ? stack.meter.per(before, after, burst.completed) : null;
+    entries.push(scaleoutEntry(config, burst, cost, { before: load, after: os.loadavg()[0] }));
+    costs[`${configLabel(config)} (burst)`] = cost;
+    const crashed = stack.procs.filter((p) => !p.running()).map((p) => p.name);
+    if (warmup.failures.total + burst.failures.total > 0 || crashed.length > 0)
+      failed.push({
+        config,
+        crashed,
+        examples: [...warmup.failures.examples, ...burst.failures.examples],
+        balancer: stack.balancer(),
+      });
+    if (profileDir)
+      for (const proc of stack.profiled)
+        await reportCpuProfiles('workflow-run', proc, profileDir, `${proc.name} CPU profile(s)`);
+    await stack.close();
+  }
+  const targets = scaleoutTargets(entries);
   const result = {
-    fairness: {
-      b_runs_alone: alone.ms.length,
-      b_p50_alone_ms: percentile(alone.ms, 50),
-      b_p99_alone_ms: p99Alone,
-      b_runs_during_burst: during.ms.length,
-      b_p50_during_burst_ms: percentile(during.ms, 50),
-      b_p99_during_burst_ms: p99During,
-      ratio_p99: p99Alone && p99During !== null ? p99During / p99Alone : null,
-      a_burst: burstCount,
-      a_completed: burst.completed,
-      a_runs_per_s: burst.wallMs > 0 ? (burst.completed * 1000) / burst.wallMs : null,
-      load_before: loadBefore,
-      load_after: loadAfter,
-      failures: warm.failures.total + alone.failures.total + during.failures.total + burst.failures.total,
-    },
+    date: new Date().toISOString(),
+    machine: machine(loadBefore),
+    settings,
+    scaleout: entries,
+    scaleout_targets: targets,
+    cost_per_run: costs,
+    errors: entries.reduce((sum, e) => sum + e.failures, 0),
   };
   printResult(result, options.json, (r) => {
-    const f = r.fairness;
-    const ms = (v) => (v === null ? 'n/a' : `${v.toFixed(0)} ms`);
-    console.log(`fairness: project A bursts ${f.a_burst} runs while project B runs one at a time`);
-    console.log(
-      `  B alone:        ${f.b_runs_alone} runs, p50 ${ms(f.b_p50_alone_ms)}, p99 ${ms(f.b_p99_alone_ms)}`,
-    );
-    console.log(
-      `  B during burst: ${f.b_runs_during_burst} runs, p50 ${ms(f.b_p50_during_burst_ms)}, p99 ${ms(f.b_p99_during_burst_ms)}`,
-    );
-    console.log(
-      `  ratio p99 during/alone: ${f.ratio_p99 === null ? 'n/a' : f.ratio_p99.toFixed(2)} (target ≤ 2)`,
-    );
-    console.log(
-      `  A: ${f.a_completed}/${f.a_burst} completed, ${f.a_runs_per_s?.toFixed(1) ?? 'n/a'} runs/s; ` +
-        `load average ${f.load_before.toFixed(2)} → ${f.load_after.toFixed(2)}; failures ${f.failures}`,
-    );
+    printScaleout(r.scaleout, r.scaleout_targets);
+    printCost(costs, 'run');
   });
-  const logs = [warm.failures, alone.failures, during.failures, burst.failures];
-  for (const log of logs) for (const example of log.examples) console.error(`  ${example}`);
-  if (result.fairness.failures > 0) process.exitCode = 1;
+  for (const { config, crashed, examples, balancer } of failed) {
+    console.error(
+      `workflow-run: ${configLabel(config)}: runs failed${crashed.length ? `; exited early: ${crashed.join(', ')}` : ''}`,
+    );
+    for (const example of examples) console.error(`  ${example}`);
+    if (balancer) console.error(`  HAProxy:\n${balancer.trimEnd().replace(/^/gm, '    ')}`);
+    process.exitCode = 1;
+  }
+  return failed.length > 0;
 }
 
 /**
@@ -530,80 +568,6 @@ async function openFloor() {
     },
     close,
   };
-}
-
-/** Invokes and launches `burstCount` at once, then polls them with `burstPollers` pollers until done. */
-async function runBurst({ invokeAndLaunch, getInvocation }) {
-  const failures = failureLog({ examples: 5 });
-  const latencies = [];
-  const timelines = [];
-  const pending = new Map();
-  let launching = burstCount;
-  const t0 = performance.now();
-  const deadline = t0 + burstTimeoutMs;
-  let lastDone = t0;
-  const launches = Array.from({ length: burstCount }, async () => {
-    const start = performance.now();
-    try {
-      const { id } = await invokeAndLaunch();
-      pending.set(id, { id, start, nextPoll: performance.now(), inFlight: false, view: undefined });
-    } catch (error) {
-      failures.add(error.label ?? String(error?.message ?? error), error.detail);
-    } finally {
-      launching -= 1;
-    }
-  });
-  /** The pending invocation not being polled whose next poll is due first. */
-  const nextItem = () => {
-    let best;
-    for (const item of pending.values()) {
-      if (!item.inFlight && (!best || item.nextPoll < best.nextPoll)) best = item;
-    }
-    return best;
-  };
-  async function poller() {
-    while ((launching > 0 || pending.size > 0) && performance.now() < deadline && !interrupted.aborted) {
-      const item = nextItem();
-      if (!item) {
-        await sleep(1);
-        continue;
-      }
-      const wait = item.nextPoll - performance.now();
-      if (wait > 0) {
-        await sleep(Math.min(wait, 5));
-        continue;
-      }
-      item.inFlight = true;
-      item.nextPoll = performance.now() + pollMs;
-      try {
-        const view = await getInvocation(item.id);
-        item.view = view;
-        if (view.state === 'completed') {
-          lastDone = performance.now();
-          latencies.push(lastDone - item.start);
-          timelines.push(timeline(view, Date.now()));
-          pending.delete(item.id);
-        } else if (view.state === 'failed' || view.state === 'cancelled') {
-          failures.add(`run ended ${view.state}`, `${item.id}: ${describeView(view)}`);
-          pending.delete(item.id);
-        }
-      } catch (error) {
-        failures.add(error.label ?? String(error?.message ?? error), error.detail);
-        pending.delete(item.id);
-      } finally {
-        item.inFlight = false;
-      }
-    }
-  }
-  await Promise.all([...launches, ...Array.from({ length: burstPollers }, poller)]);
-  for (const item of pending.values()) {
-    failures.add(
-      `run not completed within the burst's ${burstTimeoutMs / 1000} s (last state ${item.view?.state ?? 'unknown'})`,
-      `${item.id}: ${describeView(item.view)}`,
-    );
-  }
-  const wallMs = (pending.size > 0 ? performance.now() : lastDone) - t0;
-  return { completed: latencies.length, latencies, timelines, wallMs, failures };
 }
 
 run(main);

@@ -3,13 +3,26 @@
 // itself) and what the services counted themselves (statements and transactions sent to PostgreSQL, HTTP
 // requests answered, by operation). A snapshot before and one after; the difference divided by the units done.
 // Not a bench itself.
-import { backendCpu, diffBackendCpu, redisCpuMs } from './data-stores.mjs';
-import { cpuMs, ownCpuMs } from './proc.mjs';
+import { backendCpu, diffBackendCpu, redisCommands, redisCpuMs } from './data-stores.mjs';
+import { cpuMs, machineCpuMs, ownCpuMs } from './proc.mjs';
 import { requireFrom, testing } from './cli.mjs';
 import { f, printTable } from './report.mjs';
 
-/** The series a service's `/metrics` gives the meter: its database round trips and its requests by operation. */
-async function serviceCounters(url, whose) {
+/**
+ * The series a service's `/metrics` gives the meter: its database round trips and its requests by operation,
+ * summed over its replicas when `urls` is a list.
+ */
+async function serviceCounters(urls, whose) {
+  const each = await Promise.all([].concat(urls).map((url) => replicaCounters(url, whose)));
+  const operations = {};
+  for (const counted of each)
+    for (const [operation, n] of Object.entries(counted.operations))
+      operations[operation] = (operations[operation] ?? 0) + n;
+  const sum = (key) => each.reduce((total, counted) => total + counted[key], 0);
+  return { statements: sum('statements'), transactions: sum('transactions'), operations };
+}
+
+async function replicaCounters(url, whose) {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
   if (!res.ok) throw new Error(`${whose} /metrics answered ${res.status}`);
   const samples = testing().parseMetrics(await res.text());
@@ -31,8 +44,10 @@ async function serviceCounters(url, whose) {
 /**
  * A meter over a stack. `processes` maps a name to a function giving the pids to count (several for the
  * agents); `databases` maps a name to a connection URL (the meter opens one client on each, to find the
- * backends that serve it); `services` maps a name to its `/metrics` URL; `redisUrl` is the Redis server whose
- * CPU counts (the whole server: anything else using it at the same time counts too).
+ * backends that serve it); `services` maps a name to its `/metrics` URL (or the URLs of its replicas, summed);
+ * `redisUrl` is the Redis server whose CPU counts (the whole server: anything else using it at the same time
+ * counts too). Each result also says how much of the machine's CPU was left idle in between (`machine_idle_pct`,
+ * all CPUs, from /proc/stat: whatever else runs on the machine uses it too).
  */
 export async function openCostMeter({ processes, databases, services, redisUrl }) {
   const { Client } = requireFrom('packages/db-kit', 'pg');
@@ -53,7 +68,9 @@ export async function openCostMeter({ processes, databases, services, redisUrl }
     for (const [name, client] of Object.entries(clients)) backends[name] = await backendCpu(client);
     const counters = {};
     for (const [name, url] of Object.entries(services)) counters[name] = await serviceCounters(url, name);
-    return { cpu, backends, counters, redis: await redisCpuMs(redis), bench: ownCpuMs() };
+    const [redisMs, commands] = [await redisCpuMs(redis), await redisCommands(redis)];
+    const machine = machineCpuMs();
+    return { cpu, backends, counters, redis: redisMs, redisCommands: commands, bench: ownCpuMs(), machine };
   }
 
   /** What happened between two snapshots, per unit of work (`units` of them were done in between). */
@@ -84,8 +101,15 @@ export async function openCostMeter({ processes, databases, services, redisUrl }
     statements.total = sum(Object.values(statements));
     transactions.total = sum(Object.values(transactions));
     const requestTotal = sum(Object.values(requests).map((r) => r.total));
+    const machineMs = after.machine.total - before.machine.total;
+    const machineBusyMs = after.machine.busy - before.machine.busy;
     return {
       units,
+      machine_idle_pct: machineMs > 0 ? (1 - machineBusyMs / machineMs) * 100 : NaN,
+      // Server-wide: anything else using the same Redis meanwhile counts too (an upper bound).
+      redis_commands: (after.redisCommands - before.redisCommands) / units,
+      // The Postgres backends serving each database when the stretch ended (the meter's own not counted).
+      connections: Object.fromEntries(Object.keys(clients).map((name) => [name, after.backends[name].size])),
       cpu_ms: cpu,
       statements,
       transactions,

@@ -49,6 +49,12 @@ export async function redisCpuMs(redis) {
   return (read('used_cpu_sys') + read('used_cpu_user')) * 1000;
 }
 
+/** Commands the Redis server has processed so far (the whole server, shared with anything else using it). */
+export async function redisCommands(redis) {
+  const info = await redis.info('stats');
+  return Number(/^total_commands_processed:(\d+)/m.exec(info)?.[1]);
+}
+
 /** Inserts `rows` (arrays of values in the order of `columns`) into `table` in one statement. */
 export async function insertRows(client, table, columns, rows) {
   const values = [];

@@ -59,7 +59,7 @@ export function ownCpuMs() {
 }
 
 /** Busy and total CPU milliseconds of the whole machine so far (all CPUs), from /proc/stat. */
-function machineCpuMs() {
+export function machineCpuMs() {
   const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
   const ticks = values.slice(0, 8).map(Number);
   const total = ticks.reduce((a, b) => a + b, 0);

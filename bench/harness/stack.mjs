@@ -76,8 +76,8 @@ export function cleanupStack(name, what) {
       if (options?.counter) written.set(proc, options.counter);
       return proc;
     },
-    /** What a tracked process wrote, as distinct lines with counts. */
-    written: (proc) => written.get(proc).summary(),
+    /** What a tracked process wrote, as distinct lines with counts (none for a process not started logged). */
+    written: (proc) => written.get(proc)?.summary() ?? { lines: [] },
     /** What every tracked process wrote (on stderr); `exited` marks those that are no longer running. */
     printOutputs({ exited = true } = {}) {
       for (const [proc, counter] of written)

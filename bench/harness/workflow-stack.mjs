@@ -83,3 +83,63 @@ export async function createReportRoute(post, { wfUrl, workspaceId, projectId, n
     },
   });
 }
+
+/**
+ * The run path with `hubs` hubs, `apis` Workflow APIs and `workers` workers (the harness's `startRunStack`:
+ * HAProxy in front of the hubs and the Workflow APIs as soon as one count is above one), every service at its
+ * own defaults plus `env` (the Workflow API and worker), `hubEnv` and `agentEnv`, started with `process`
+ * options; `agents` reference agents with {@link REPORT_CAPABILITY} and the one-stage route for `intent`.
+ * Its `close` is registered with `teardown` and may be called before (once, whoever asks first). Resolves
+ * to the stack, its agents, every process by service (`processes`, for a cost meter), each service's
+ * `/metrics` URLs, its database URLs and the invocations URL and key header of the project.
+ */
+export async function startReplicatedRunStack(teardown, options) {
+  const { hubs, apis, workers, agents: agentCount, intent, env, hubEnv, agentEnv, process = {} } = options;
+  let closing;
+  let stack;
+  const close = () => (closing ??= stack ? stack.close() : Promise.resolve());
+  teardown.push(close);
+  stack = await testing().startRunStack({
+    hubs,
+    apis,
+    workers,
+    serviceDefaults: true,
+    env,
+    hubEnv,
+    agentEnv,
+    process,
+  });
+  const agents = [];
+  for (let i = 0; i < agentCount; i += 1) agents.push(await stack.addAgent([REPORT_CAPABILITY]));
+  await stack.seedRoute({
+    intent,
+    stages: [{ key: 'write', title: 'Write the report', required_capabilities: [REPORT_CAPABILITY] }],
+  });
+  const { replicas, loadBalancer } = stack;
+  const pids = (list) => () => list.map((r) => r.process.child.pid);
+  return {
+    stack,
+    close,
+    agents,
+    processes: {
+      hub: pids(replicas.hub),
+      'workflow API': pids(replicas.api),
+      worker: pids(replicas.worker),
+      agents: () => agents.map((agent) => agent.process.child.pid),
+      haproxy: () => (loadBalancer?.pid ? [loadBalancer.pid] : []),
+    },
+    running: () => [...replicas.hub, ...replicas.api, ...replicas.worker].map((r) => r.process),
+    metrics: {
+      hub: replicas.hub.map((r) => `${r.url}/metrics`),
+      'workflow API': replicas.api.map((r) => `${r.url}/metrics`),
+      worker: replicas.worker.map((r) => `${r.url}/metrics`),
+    },
+    databases: stack.databaseUrls,
+    /** What HAProxy wrote (servers taken out and put back), empty without it. */
+    balancerOutput: () => loadBalancer?.output() ?? '',
+    project: {
+      invocations: `${stack.workflowUrl}/api/v1/projects/${stack.project.id}/workflow/invocations`,
+      headers: { 'x-api-key': stack.apiKey },
+    },
+  };
+}

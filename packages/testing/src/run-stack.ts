@@ -21,7 +21,7 @@ import { startLoadBalancer } from './load-balancer';
 import type { RunningLoadBalancer } from './load-balancer';
 import { freePort } from './process';
 import type { WorkflowEnv } from './platform';
-import type { NodeProcess } from './process';
+import type { NodeProcess, StartOptions } from './process';
 import { obliterateQueues, uniqueQueuePrefix } from './queues';
 import {
   REPORT_SCHEMA,
@@ -87,6 +87,8 @@ export interface RunStack<Database extends Closable | undefined = undefined> {
   key(scopes: string[]): Promise<string>;
   /** What the `database` option opened on the workflow database (undefined without one). */
   database: Database;
+  /** The connection URLs of the stack's two databases (a bench meters their backends). */
+  databaseUrls: { hub: string; workflow: string };
   /** The first Workflow API replica (the only one without `replicas`). */
   api: NodeProcess;
   /** The first worker replica. */
@@ -154,6 +156,23 @@ export async function startRunStack<Database extends Closable | undefined = unde
      */
     replicas?: number;
     /**
+     * Counts of each service on their own, each defaulting to `replicas`: a bench compares one Workflow API
+     * and worker with two while the hub stays one. With any count above one, the hubs and the Workflow APIs
+     * are behind HAProxy, as with `replicas`.
+     */
+    hubs?: number;
+    apis?: number;
+    workers?: number;
+    /**
+     * The services' own defaults for the engine's timings and the Workflow API's pool size, instead of the short
+     * timings and the pool of 5 the tests use (a bench measures what is deployed).
+     */
+    serviceDefaults?: boolean;
+    /** How the hubs, Workflow APIs and workers are started (Node options such as `--cpu-prof`). */
+    process?: StartOptions;
+    /** More environment for the reference agents `addAgent` starts. */
+    agentEnv?: Record<string, string>;
+    /**
      * Puts something between the Workflow API (and its worker) and the hub: given the hub's URL, answers the URL
      * they are to call instead (a test's slow proxy). Tokens keep the hub's own URL as their issuer.
      */
@@ -163,7 +182,11 @@ export async function startRunStack<Database extends Closable | undefined = unde
   const redisUrl = options.redisUrl ?? testRedisUrl();
   const serviceToken = newServiceToken();
   const count = Math.max(1, options.replicas ?? 1);
-  const balanced = count > 1;
+  const hubCount = Math.max(1, options.hubs ?? count);
+  const apiCount = Math.max(1, options.apis ?? count);
+  const workerCount = Math.max(1, options.workers ?? count);
+  const balanced = Math.max(hubCount, apiCount, workerCount) > 1;
+  const processOptions = options.process ?? {};
   const queuePrefix = uniqueQueuePrefix('svct');
   const [hubDb, wfDb] = await Promise.all([
     createHubDatabase(),
@@ -184,13 +207,15 @@ export async function startRunStack<Database extends Closable | undefined = unde
     serviceToken,
     ...(port ? { port } : {}),
     env: { HUB_MANAGED_PROVIDERS: 'local', ...replicaHubEnv, ...options.hubEnv },
+    process: processOptions,
   });
   const hubs: { process: NodeProcess; url: string }[] = [];
-  for (let i = 0; i < count; i += 1) hubs.push(await startHub(hubOptions()));
+  for (let i = 0; i < hubCount; i += 1) hubs.push(await startHub(hubOptions()));
   const hubUrl = front ? `http://127.0.0.1:${front.hub}` : hubs[0]!.url;
   const wfEnvs: WorkflowEnv[] = [];
   const wfHubUrl = options.workflowHubUrl ? await options.workflowHubUrl(hubUrl) : hubUrl;
-  for (let i = 0; i < count; i += 1) {
+  const engineEnv = options.serviceDefaults ? {} : { WORKFLOW_DB_POOL_SIZE: '5', ...FAST_ENGINE_ENV };
+  for (let i = 0; i < Math.max(apiCount, workerCount); i += 1) {
     const wfEnv = await workflowEnv({
       databaseUrl: wfDb.url,
       redisUrl,
@@ -199,8 +224,7 @@ export async function startRunStack<Database extends Closable | undefined = unde
       serviceToken,
       env: {
         ...(wfHubUrl !== hubUrl ? { HUB_ISSUER: hubUrl } : {}),
-        WORKFLOW_DB_POOL_SIZE: '5',
-        ...FAST_ENGINE_ENV,
+        ...engineEnv,
         ...(front ? { WORKFLOW_PUBLIC_URL: `http://127.0.0.1:${front.workflow}` } : {}),
         ...options.env,
         ...(process.env.SVC_TEST_LOG_LEVEL ? { LOG_LEVEL: process.env.SVC_TEST_LOG_LEVEL } : {}),
@@ -214,16 +238,20 @@ export async function startRunStack<Database extends Closable | undefined = unde
         {
           name: 'workflow',
           bind: `127.0.0.1:${front.workflow}`,
-          servers: wfEnvs.map((e) => new URL(e.url).host),
+          servers: wfEnvs.slice(0, apiCount).map((e) => new URL(e.url).host),
         },
       ])
     : null;
   const workflowUrl = front ? `http://127.0.0.1:${front.workflow}` : wfEnvs[0]!.url;
   const apis = await Promise.all(
-    wfEnvs.map(async (e) => ({ process: await startWorkflowApi(e), url: e.url })),
+    wfEnvs
+      .slice(0, apiCount)
+      .map(async (e) => ({ process: await startWorkflowApi(e, processOptions), url: e.url })),
   );
   const workers = await Promise.all(
-    wfEnvs.map(async (e) => ({ process: await startWorkflowWorker(e), url: e.workerUrl })),
+    wfEnvs
+      .slice(0, workerCount)
+      .map(async (e) => ({ process: await startWorkflowWorker(e, processOptions), url: e.workerUrl })),
   );
   const wfEnv = wfEnvs[0]!;
 
@@ -281,6 +309,7 @@ export async function startRunStack<Database extends Closable | undefined = unde
           env: {
             AGENT_POLL_WAIT_SECONDS: '10',
             LOG_LEVEL: 'warn',
+            ...options.agentEnv,
             ...(handler ? { AGENT_HANDLER: handler } : {}),
           },
         });
@@ -358,6 +387,7 @@ export async function startRunStack<Database extends Closable | undefined = unde
     apiKey,
     key,
     database,
+    databaseUrls: { hub: hubDb.url, workflow: wfDb.url },
     get api() {
       return apis[0]!.process;
     },
@@ -379,7 +409,10 @@ export async function startRunStack<Database extends Closable | undefined = unde
       if (service === 'hub') {
         replica.process = (await startHub(hubOptions(Number(new URL(replica.url).port)))).process;
       } else {
-        replica.process = service === 'api' ? await startWorkflowApi(env) : await startWorkflowWorker(env);
+        replica.process =
+          service === 'api'
+            ? await startWorkflowApi(env, processOptions)
+            : await startWorkflowWorker(env, processOptions);
       }
     },
     addAgent,
