@@ -21,6 +21,7 @@ async function main(): Promise<number> {
       redelivered: report.redelivered,
       deliveries_missing: report.deliveriesMissing,
       errors: report.errors,
+      balancer_events: report.balancerEvents,
     })}\n`,
   );
   process.stdout.write(`${report.line}\n`);

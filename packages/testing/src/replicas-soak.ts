@@ -111,6 +111,8 @@ export interface ReplicasSoakReport {
   kills: string[];
   /** What the surfaced errors said, a few of each route. */
   errors: string[];
+  /** HAProxy's word on servers taken out (`is DOWN`, with the reason) and backends left without any. */
+  balancerEvents: string[];
   line: string;
 }
 
@@ -158,6 +160,7 @@ class Tally {
   readonly calls = new Map<SoakRoute, number>(SOAK_ROUTES.map((r) => [r, 0]));
   readonly surfaced = new Map<SoakRoute, number>(SOAK_ROUTES.map((r) => [r, 0]));
   readonly errors: string[] = [];
+  readonly startedAt = Date.now();
 
   /** A fetch for the SDK that records every attempt of `route` (the whole answer is read here). */
   fetchFor(route: SoakRoute): (request: Request) => Promise<Response> {
@@ -188,7 +191,10 @@ class Tally {
       this.surfaced.set(route, this.surfaced.get(route)! + 1);
       if (this.errors.filter((e) => e.startsWith(`${route}:`)).length < 5) {
         const code = (error as { code?: string }).code ?? 'error';
-        this.errors.push(`${route}: ${code} ${error instanceof Error ? error.message.slice(0, 200) : ''}`);
+        const at = ((Date.now() - this.startedAt) / 1000).toFixed(1);
+        this.errors.push(
+          `${route}: ${code} at ${at} s ${error instanceof Error ? error.message.slice(0, 120) : ''}`,
+        );
       }
       return undefined;
     }
@@ -359,11 +365,15 @@ export async function runReplicasSoak(options: ReplicasSoakOptions = {}): Promis
 
     const runs: string[] = [];
     const end = Date.now() + durationMs;
+    // Traffic runs for the duration and, when restarts on a loaded machine took longer, until the last kill's
+    // replica is back: no kill happens without traffic.
+    let faultsDone = false;
+    const going = () => Date.now() < end || !faultsDone;
     const streams: Promise<void>[] = [];
     streams.push(
       (async () => {
         const every = options.runEveryMs ?? 1_000;
-        while (Date.now() < end) {
+        while (going()) {
           const next = Date.now() + every;
           const created = await tally.call('invoke', () =>
             invoker.invocations.create({ intent: route.intent }),
@@ -388,7 +398,7 @@ export async function runReplicasSoak(options: ReplicasSoakOptions = {}): Promis
     for (const [name, read] of reads) {
       streams.push(
         (async () => {
-          while (Date.now() < end) {
+          while (going()) {
             await tally.call(name, read);
             await sleep(options.readEveryMs ?? 200);
           }
@@ -401,16 +411,18 @@ export async function runReplicasSoak(options: ReplicasSoakOptions = {}): Promis
     const killCount = Math.max(services, Math.floor(durationMs / 20_000));
     const faults = faultsOf(stack, routers, killCount);
     const kills: string[] = [];
+    const startedAt = Date.now();
     const gap = (durationMs * 0.8) / faults.length;
     await sleep(durationMs * 0.1);
     for (const fault of faults) {
       const started = Date.now();
-      log(`soak: kill -9 ${fault.name}`);
+      log(`soak: kill -9 ${fault.name} (${((started - startedAt) / 1000).toFixed(1)} s in)`);
       await fault.run();
       kills.push(fault.name);
       log(`soak: ${fault.name} restarted after ${((Date.now() - started) / 1000).toFixed(1)} s`);
       await sleep(Math.max(0, gap - (Date.now() - started)));
     }
+    faultsDone = true;
     await Promise.all(streams);
     log(`soak: traffic over (${runs.length} runs invoked); reading runs and deliveries back`);
 
@@ -453,6 +465,12 @@ export async function runReplicasSoak(options: ReplicasSoakOptions = {}): Promis
       routes,
       kills,
       errors: tally.errors,
+      balancerEvents: [stack.loadBalancer, routers.loadBalancer].flatMap((lb) =>
+        (lb?.output() ?? '')
+          .split('\n')
+          .filter((l) => l.startsWith('[') && /is DOWN|no server available/.test(l))
+          .map((l) => l.replace(/^\[\w+\]\s+\(\d+\) : /, '').replace(/\. \d+ active and.*$/, '')),
+      ),
     };
     if (receiver.rejected > 0)
       report.errors.push(`receiver: ${receiver.rejected} deliveries failed verification`);

@@ -3,7 +3,7 @@ import type { ReplicasSoakReport } from '../src/replicas-soak';
 
 /**
  * The short replicas soak (`pnpm soak:replicas` runs the long one): two replicas of each service behind HAProxy,
- * partner traffic through the built SDK for 25 s while one replica of the Workflow API, the worker, the hub and
+ * partner traffic through the built SDK for 20 s while one replica of the Workflow API, the worker, the hub and
  * the console router is killed with SIGKILL and restarted.
  */
 jest.setTimeout(180_000);
@@ -12,7 +12,7 @@ let report: ReplicasSoakReport;
 
 beforeAll(async () => {
   // The route's unavailability is a timing: the report prints it (docs/benchmarks.md), nothing asserts it.
-  report = await runReplicasSoak({ durationMs: 25_000, settleMs: 30_000 });
+  report = await runReplicasSoak({ durationMs: 20_000, settleMs: 30_000 });
   process.stderr.write(`${report.line}\n${JSON.stringify({ ...report, line: undefined })}\n`);
 }, 180_000);
 
