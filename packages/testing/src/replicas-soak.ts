@@ -1,4 +1,7 @@
 /**
+ * One file because the soak's traffic, its faults and its read-back share one stack, one tally of attempts and
+ * one receiver, closed over here.
+ *
  * The replicas soak (decision 94): partner traffic through the SDK — invokes and launches, run status reads, hub
  * reads and an agent console's health through the console routers — and signed deliveries to a receiver, while
  * one replica of each service (hub, Workflow API, worker, and console router when there are several) is killed
