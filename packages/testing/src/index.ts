@@ -19,3 +19,5 @@ export * from './load-balancer';
 export * from './fleet-network';
 export * from './fleet';
 export * from './fleet-soak';
+export * from './console-routers';
+export * from './replicas-soak';

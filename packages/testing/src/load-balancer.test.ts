@@ -7,24 +7,26 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HAPROXY_CONFIG, renderHaproxyConfig, startLoadBalancer } from './load-balancer';
 import type { RunningLoadBalancer } from './load-balancer';
-import { freePort } from './process';
+import { eventually, freePort } from './process';
 
 jest.setTimeout(60_000);
 
 /** A replica that names itself in every answer and is ready until told otherwise. */
 async function replica(
   name: string,
-): Promise<{ server: Server; address: string; ready: { value: boolean } }> {
+): Promise<{ server: Server; address: string; ready: { value: boolean }; checkHosts: string[] }> {
   const ready = { value: true };
+  const checkHosts: string[] = [];
   const server = createServer((req, res) => {
     if (req.url === '/readyz') {
+      checkHosts.push(req.headers.host ?? '');
       res.writeHead(ready.value ? 200 : 503).end();
       return;
     }
     res.writeHead(200, { 'content-type': 'text/plain' }).end(name);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, address: `127.0.0.1:${(server.address() as AddressInfo).port}`, ready };
+  return { server, address: `127.0.0.1:${(server.address() as AddressInfo).port}`, ready, checkHosts };
 }
 
 describe('the load balancer configuration', () => {
@@ -77,6 +79,11 @@ describe('HAProxy in front of two replicas', () => {
     const seen = await names(10);
     expect(seen.filter((n) => n === 'a').length).toBeGreaterThanOrEqual(4);
     expect(seen.filter((n) => n === 'b').length).toBeGreaterThanOrEqual(4);
+  });
+
+  test('when HAProxy checks a replica, then its check names a loopback Host (a console router refuses one without)', async () => {
+    await eventually(() => a.checkHosts.length >= 2, 10_000, 'two health checks of replica a');
+    expect(new Set(a.checkHosts)).toEqual(new Set(['localhost']));
   });
 
   test('when one answers 503 on /readyz, then it is taken out within two seconds and put back when ready', async () => {

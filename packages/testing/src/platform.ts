@@ -13,6 +13,7 @@ export const APP_DIRS = {
   hub: path.join(appsDir, 'hub-api'),
   workflow: path.join(appsDir, 'workflow-api'),
   referenceAgent: path.join(appsDir, 'reference-agent'),
+  consoleRouter: path.join(appsDir, 'console-router'),
 } as const;
 
 /** A fresh, migrated hub database (`<prefix>_t_…`; tests use `svc_hub`, benches `svc_hub_bench`). */

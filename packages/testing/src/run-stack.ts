@@ -20,7 +20,7 @@ import {
 import { startLoadBalancer } from './load-balancer';
 import type { RunningLoadBalancer } from './load-balancer';
 import { freePort } from './process';
-import type { WorkflowEnv } from './platform';
+import type { HubOwner, WorkflowEnv } from './platform';
 import type { NodeProcess, StartOptions } from './process';
 import { obliterateQueues, uniqueQueuePrefix } from './queues';
 import {
@@ -80,6 +80,8 @@ export interface RunStack<Database extends Closable | undefined = undefined> {
   workspace: { id: string; slug: string };
   project: { id: string; code: string };
   ownerToken: string;
+  /** The workspace's signed-in owner (to register runtime hosts, agents and keys of one's own). */
+  owner: HubOwner;
   hub: HubClient;
   /** A workflow client holding every workflow scope. */
   wf: WorkflowClient;
@@ -382,6 +384,7 @@ export async function startRunStack<Database extends Closable | undefined = unde
     workspace,
     project: { id: project.id, code: project.code },
     ownerToken: owner.token,
+    owner,
     hub,
     wf,
     apiKey,
