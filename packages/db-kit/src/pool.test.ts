@@ -80,6 +80,35 @@ describe('checkDatabase', () => {
     }
   });
 
+  it('when every connection is in use and the database answered a moment ago, then it passes without queuing', async () => {
+    const pool = createPool(SERVER, { max: 1 });
+    const busy = await pool.connect();
+    try {
+      await busy.query('select 1');
+      // A request queued for the connection, as under a burst.
+      const queued = pool.query('select 2 as two');
+      await expect(checkDatabase(pool, { timeoutMs: 150 })).resolves.toBeUndefined();
+      busy.release();
+      expect((await queued).rows[0]).toEqual({ two: 2 });
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('when every connection is in use and no answer is recent, then it queues like any statement and times out', async () => {
+    const pool = createPool(SERVER, { max: 1 });
+    const busy = await pool.connect();
+    try {
+      await busy.query('select 1');
+      await expect(checkDatabase(pool, { timeoutMs: 150, busyAnswerMs: 0 })).rejects.toThrow(
+        'database check timed out after 150 ms',
+      );
+    } finally {
+      busy.release();
+      await pool.end();
+    }
+  });
+
   it('when no connection frees up in time, then it rejects after the timeout', async () => {
     const pool = createPool(SERVER, { max: 1 });
     const busy = await pool.connect();

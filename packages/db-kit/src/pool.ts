@@ -33,6 +33,8 @@ export interface PoolCounts {
 }
 
 const counts = new WeakMap<Pool, PoolCounts>();
+/** When a statement of the pool's last got an answer (ms), for {@link checkDatabase} on a busy pool. */
+const answers = new WeakMap<Pool, { lastAt: number | undefined }>();
 /** Whether each pooled client is inside a transaction its borrower began. */
 const inTransaction = new WeakMap<object, { inTransaction: boolean }>();
 
@@ -72,6 +74,12 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
   // pool; without a listener that 'error' event would crash the process when the server restarts.
   const count: PoolCounts = { statements: 0, transactions: 0 };
   counts.set(pool, count);
+  const answered = { lastAt: undefined as number | undefined };
+  answers.set(pool, answered);
+  const markAnswered = () => {
+    answered.lastAt = Date.now();
+  };
+  const ignore = () => undefined;
   pool.on('connect', (client) => {
     client.on('error', onError);
     // Pooled queries, transactions and Prisma's driver adapter all go through the checked-out client's query.
@@ -89,7 +97,19 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
       } else if (!state.inTransaction) {
         count.transactions += 1;
       }
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
+      // Whether the database answers, for the readiness check of a busy pool: a callback (pool.query's own
+      // form) or the promise of the result.
+      const last = args[args.length - 1];
+      if (typeof last === 'function') {
+        args[args.length - 1] = function answeredCallback(this: unknown, error: unknown, ...rest: unknown[]) {
+          if (!error) markAnswered();
+          return (last as (...a: unknown[]) => unknown).call(this, error, ...rest);
+        };
+      }
+      const result = (query as (...a: unknown[]) => unknown).apply(this, args);
+      if (typeof (result as Promise<unknown> | undefined)?.then === 'function')
+        (result as Promise<unknown>).then(markAnswered, ignore);
+      return result;
     } as typeof client.query;
   });
   // A client comes back to the pool outside any transaction of its borrower's.
@@ -103,14 +123,33 @@ export function createPool(url: string, opts: CreatePoolOptions = {}): Pool {
 export interface CheckDatabaseOptions {
   /** Fail when the check takes longer than this (default 2000 ms). */
   timeoutMs?: number;
+  /**
+   * With every connection of the pool in use, a statement answered within this long counts as the check
+   * (default 5000 ms).
+   */
+  busyAnswerMs?: number;
 }
 
 /**
  * Readiness probe: runs `select 1` on the pool and resolves when it answers within the timeout (default 2 s),
  * waiting for a free connection included. Throws otherwise.
+ *
+ * A pool whose connections are all in use while the database keeps answering is busy, not broken: queued behind
+ * a burst, the probe would time out on every replica at once and the load balancer would take them all out
+ * together. So when no connection is free and one of the pool's statements got an answer within `busyAnswerMs`,
+ * the check passes without queuing; a database that stops answering fails it once that time is past.
  */
 export async function checkDatabase(pool: Pool, opts: CheckDatabaseOptions = {}): Promise<void> {
   const timeoutMs = opts.timeoutMs ?? 2_000;
+  const lastAnswerAt = answers.get(pool)?.lastAt;
+  const max = (pool as Pool & { options: { max?: number } }).options.max ?? 10;
+  if (
+    lastAnswerAt !== undefined &&
+    Date.now() - lastAnswerAt < (opts.busyAnswerMs ?? 5_000) &&
+    pool.idleCount === 0 &&
+    pool.totalCount >= max
+  )
+    return;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
