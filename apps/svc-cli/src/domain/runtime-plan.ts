@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CliError, authRequired } from './cli-error';
+import { CliError, authRequired, usageError } from './cli-error';
 import { relaySpawnEnvironment } from './relay-spawn-environment';
 import type { HubApi } from '@svc/contracts';
 
@@ -205,13 +205,95 @@ export function localUrl(bindHost: string, port: number): string {
 
 /** The runtime's own processes: names, entry points, where they listen, their environment. */
 export interface ServiceSpec {
-  name: 'relay' | 'console-router';
+  /** `relay`, `console-router`, or `console-router-1` … `console-router-N` when the host runs N routers. */
+  name: 'relay' | 'console-router' | `console-router-${number}`;
   argv: string[];
   host: string;
   port: number;
   url: string;
   env: Record<string, string>;
   logFile: string;
+}
+
+/** The most console routers one runtime runs (`svc runtime up --routers N`). */
+export const MAX_CONSOLE_ROUTERS = 8;
+
+/**
+ * How many console routers the host runs and where each listens (`--routers N`, `--router-ports a,b,…`, or
+ * `SVC_CONSOLE_ROUTERS` / `SVC_CONSOLE_ROUTER_PORTS`; a flag wins over its variable).
+ */
+export interface RouterReplicas {
+  count: number;
+  ports: number[];
+}
+
+function routerCountOf(raw: string, source: string): number {
+  const count = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || count < 1 || count > MAX_CONSOLE_ROUTERS) {
+    throw usageError(
+      'console_routers_invalid',
+      `${source} must be a whole number from 1 to ${MAX_CONSOLE_ROUTERS} (got ${JSON.stringify(raw)})`,
+      `pass --routers 2 (or set SVC_CONSOLE_ROUTERS=2)`,
+    );
+  }
+  return count;
+}
+
+function routerPortsOf(raw: string, source: string): number[] {
+  const parts = raw.split(',').map((p) => p.trim());
+  const ports = parts.map(Number);
+  if (
+    parts.some((p) => !/^\d+$/.test(p)) ||
+    ports.some((p) => p < 1 || p > 65_535) ||
+    new Set(ports).size !== ports.length ||
+    ports.length > MAX_CONSOLE_ROUTERS
+  ) {
+    throw usageError(
+      'console_router_ports_invalid',
+      `${source} must be up to ${MAX_CONSOLE_ROUTERS} distinct TCP ports, comma-separated (got ${JSON.stringify(raw)})`,
+      'pass e.g. --router-ports 8791,8792',
+    );
+  }
+  return ports;
+}
+
+/**
+ * Decides the host's console routers. One router (the default) listens on the host's console router port, as
+ * the pulled runtime config says. With N > 1 each listens on a port of its own — those of `--router-ports`, else
+ * the N ports after the host's console port — and the host's console port is left to the load balancer in front
+ * of them (`infra/load-balancer/haproxy.cfg`, backend `console`), which is where the tunnel and the public base
+ * URL point.
+ */
+export function routerReplicas(input: {
+  listenPort: number;
+  routers?: string | undefined;
+  routerPorts?: string | undefined;
+  env: { SVC_CONSOLE_ROUTERS?: string | undefined; SVC_CONSOLE_ROUTER_PORTS?: string | undefined };
+}): RouterReplicas {
+  const countRaw = input.routers ?? (input.env.SVC_CONSOLE_ROUTERS?.trim() || undefined);
+  const portsRaw = input.routerPorts ?? (input.env.SVC_CONSOLE_ROUTER_PORTS?.trim() || undefined);
+  const countSource = input.routers !== undefined ? '--routers' : 'SVC_CONSOLE_ROUTERS';
+  const portsSource = input.routerPorts !== undefined ? '--router-ports' : 'SVC_CONSOLE_ROUTER_PORTS';
+  const ports = portsRaw === undefined ? undefined : routerPortsOf(portsRaw, portsSource);
+  const count =
+    countRaw === undefined ? (ports?.length ?? 1) : routerCountOf(countRaw, countSource);
+  if (ports && ports.length !== count) {
+    throw usageError(
+      'console_router_ports_invalid',
+      `${portsSource} names ${ports.length} port(s) for ${count} console router(s)`,
+      'name one port per router, or leave the ports out (then they follow the host console port)',
+    );
+  }
+  if (count === 1) return { count, ports: ports ?? [input.listenPort] };
+  const chosen = ports ?? Array.from({ length: count }, (_, i) => input.listenPort + 1 + i);
+  if (chosen.includes(input.listenPort) || chosen.some((p) => p > 65_535)) {
+    throw usageError(
+      'console_router_ports_invalid',
+      `with ${count} console routers the host's console port ${input.listenPort} is the load balancer's; the routers need other ports (got ${chosen.join(', ')})`,
+      'pass --router-ports with ports other than the host console port',
+    );
+  }
+  return { count, ports: chosen };
 }
 
 /** The files `runtime up` keeps in its state directory. */
@@ -262,6 +344,8 @@ export function serviceSpecs(input: {
   profile: string;
   /** The host's environment: the relay's spawn settings and the variables spawned agents may keep. */
   hostEnv: NodeJS.ProcessEnv;
+  /** The console routers (default: one, on the host's console router port). */
+  routers?: RouterReplicas;
 }): ServiceSpec[] {
   const { identity, stateDir } = input;
   const files = runtimeStateFiles(stateDir);
@@ -301,9 +385,31 @@ export function serviceSpecs(input: {
     CONSOLE_ROUTER_PUBLIC_BASE_URL: router.publicBaseUrl,
     CONSOLE_ROUTER_UPSTREAM_SECRET: input.upstreamSecret,
   };
-  // Other sites whose pages may open consoles (the control web app), as the host's operator sets them.
-  const pageOrigins = input.hostEnv.CONSOLE_ROUTER_ALLOWED_ORIGINS?.trim();
-  if (pageOrigins) routerEnv.CONSOLE_ROUTER_ALLOWED_ORIGINS = pageOrigins;
+  // Other sites whose pages may open consoles (the control web app), and the services' Redis where the hub
+  // announces route changes (decision 73: every router reloads at once), as the host's operator sets them.
+  for (const name of [
+    'CONSOLE_ROUTER_ALLOWED_ORIGINS',
+    'CONSOLE_ROUTER_REDIS_URL',
+    'CONSOLE_ROUTER_REDIS_PREFIX',
+  ] as const) {
+    const value = input.hostEnv[name]?.trim();
+    if (value) routerEnv[name] = value;
+  }
+  const replicas = input.routers ?? { count: 1, ports: [router.listenPort] };
+  const routers: ServiceSpec[] = replicas.ports.map((port, i) => {
+    const name = replicas.count === 1 ? 'console-router' : (`console-router-${i + 1}` as const);
+    return {
+      name,
+      // A small young generation: after a burst of traffic V8 keeps what it grew, which is most of the router's
+      // memory beyond its route table (docs/benchmarks.md, "Console router").
+      argv: [input.nodePath, SERVICE_NODE_OPTIONS, input.routerMain],
+      host: router.bindHost,
+      port,
+      url: localUrl(router.bindHost, port),
+      env: { ...routerEnv, CONSOLE_ROUTER_PORT: String(port) },
+      logFile: replicas.count === 1 ? files.console_router_log : path.join(stateDir, `${name}.log`),
+    };
+  });
   return [
     {
       name: 'relay',
@@ -314,17 +420,7 @@ export function serviceSpecs(input: {
       env: relayEnv,
       logFile: files.relay_log,
     },
-    {
-      name: 'console-router',
-      // A small young generation: after a burst of traffic V8 keeps what it grew, which is most of the router's
-      // memory beyond its route table (docs/benchmarks.md, "Console router").
-      argv: [input.nodePath, SERVICE_NODE_OPTIONS, input.routerMain],
-      host: router.bindHost,
-      port: router.listenPort,
-      url: localUrl(router.bindHost, router.listenPort),
-      env: routerEnv,
-      logFile: files.console_router_log,
-    },
+    ...routers,
   ];
 }
 
@@ -344,6 +440,11 @@ export interface RuntimePlan {
     env: string[];
     log_file: string;
   }>;
+  /**
+   * With more than one console router: the host's console address (its console router port), which the load
+   * balancer in front of them must take (the routers listen elsewhere); null with one router.
+   */
+  console_balancer_url: string | null;
   control_socket: string;
   heartbeat_interval_ms: number;
   state_files: string[];
@@ -373,6 +474,13 @@ export function runtimePlan(input: {
       env: Object.keys(s.env).sort(),
       log_file: s.logFile,
     })),
+    console_balancer_url:
+      input.services.filter((s) => s.name.startsWith('console-router')).length > 1
+        ? localUrl(
+            input.identity.runtime.consoleRouter.bindHost,
+            input.identity.runtime.consoleRouter.listenPort,
+          )
+        : null,
     control_socket: files.control_socket,
     heartbeat_interval_ms: HEARTBEAT_INTERVAL_MS,
     state_files: [
@@ -380,7 +488,7 @@ export function runtimePlan(input: {
       files.upstream_secret,
       files.runtime_key,
       files.relay_log,
-      files.console_router_log,
+      ...input.services.filter((s) => s.name !== 'relay').map((s) => s.logFile),
       files.control_socket,
     ],
     agents: { supervised_by: 'control socket', readopted_on_start: false },
