@@ -36,9 +36,7 @@ function mergeActivity(lists: RouteActivity[][]): ConsoleRoute[] {
         latest.set(r.agent_id, r.last_activity_at);
     }
   }
-  return [...latest]
-    .slice(0, 10_000)
-    .map(([agent_id, last_activity_at]) => ({ agent_id, last_activity_at }));
+  return [...latest].slice(0, 10_000).map(([agent_id, last_activity_at]) => ({ agent_id, last_activity_at }));
 }
 
 /** Reads the relay's and each router's `/readyz` and each router's `/status` (loopback). */
@@ -53,7 +51,10 @@ export async function readServiceReadiness(
       return { ready, status };
     }),
   ]);
-  const each = routers.map(({ ready }) => ({ ready: ready.ok, detail: ready.detail && redactText(ready.detail) }));
+  const each = routers.map(({ ready }) => ({
+    ready: ready.ok,
+    detail: ready.detail && redactText(ready.detail),
+  }));
   const routes = routers.map(({ status }) =>
     status.ok ? ((status.body as { routes?: RouteActivity[] }).routes ?? []) : [],
   );

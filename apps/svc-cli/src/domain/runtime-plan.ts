@@ -275,8 +275,7 @@ export function routerReplicas(input: {
   const countSource = input.routers !== undefined ? '--routers' : 'SVC_CONSOLE_ROUTERS';
   const portsSource = input.routerPorts !== undefined ? '--router-ports' : 'SVC_CONSOLE_ROUTER_PORTS';
   const ports = portsRaw === undefined ? undefined : routerPortsOf(portsRaw, portsSource);
-  const count =
-    countRaw === undefined ? (ports?.length ?? 1) : routerCountOf(countRaw, countSource);
+  const count = countRaw === undefined ? (ports?.length ?? 1) : routerCountOf(countRaw, countSource);
   if (ports && ports.length !== count) {
     throw usageError(
       'console_router_ports_invalid',

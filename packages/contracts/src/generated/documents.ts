@@ -21431,6 +21431,10 @@ export const consoleRouterDocument: OpenApiDocument = {
                 "serve_port": {
                   "type": "integer"
                 },
+                "running": {
+                  "type": "boolean",
+                  "description": "Whether the table says the agent is started (its route is served); a stopped agent's route answers 503 `agent_unavailable`. Reading `/status` never reloads the table, so this is what the router holds now."
+                },
                 "open_sockets": {
                   "type": "integer",
                   "minimum": 0
