@@ -145,10 +145,16 @@ describe('the deployment files as they are', () => {
     const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'console-router')!;
     expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
     expect(deployment.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
-    expect(deployment.spec.template.spec.containers[0].readinessProbe.httpGet).toEqual({
-      path: '/readyz',
-      port: 'http',
-    });
+    // With a loopback Host: the router refuses the pod IP the kubelet would send.
+    for (const [probe, path] of [
+      ['readinessProbe', '/readyz'],
+      ['livenessProbe', '/healthz'],
+    ])
+      expect(deployment.spec.template.spec.containers[0][probe].httpGet).toEqual({
+        path,
+        port: 'http',
+        httpHeaders: [{ name: 'Host', value: 'localhost' }],
+      });
     const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'console-router');
     expect(pdb?.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
     expect(pdb?.spec.maxUnavailable).toBe(1);
