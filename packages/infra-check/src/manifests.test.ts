@@ -149,7 +149,7 @@ describe('the deployment files as they are', () => {
     for (const [probe, path] of [
       ['readinessProbe', '/readyz'],
       ['livenessProbe', '/healthz'],
-    ])
+    ] as const)
       expect(deployment.spec.template.spec.containers[0][probe].httpGet).toEqual({
         path,
         port: 'http',

@@ -1,7 +1,13 @@
 import path from 'node:path';
-import { CliError, authRequired, usageError } from './cli-error';
+import { CliError, authRequired } from './cli-error';
+import type { RouterReplicas } from './router-replicas';
 import { relaySpawnEnvironment } from './relay-spawn-environment';
 import type { HubApi } from '@svc/contracts';
+
+export type { RouterReplicas } from './router-replicas';
+import type { BundleFacts } from './runtime-bundle';
+export { bundleFacts } from './runtime-bundle';
+export type { BundleFacts } from './runtime-bundle';
 
 /** The pulled runtime config without its secrets (what the profile keeps). */
 /**
@@ -28,43 +34,6 @@ export const HEARTBEAT_INTERVAL_MS = 10_000;
 export const STOP_GRACE_MS = 10_000;
 
 const INSTANCE_ID = /^rti_[A-Za-z0-9_-]{1,100}$/;
-const BUNDLE_ID = /^wrt_[A-Za-z0-9]{1,60}$/;
-
-/** What a runtime bundle's `runtime.env` carries, as far as `runtime up` uses it. Its bundle id is never a host id. */
-export interface BundleFacts {
-  path: string;
-  bundle_id: string | null;
-  hub_url: string | null;
-  workspace: string | null;
-  workspace_api_key: string | null;
-  relay_token: string | null;
-}
-
-/** Reads the facts of a parsed `runtime.env`; values may be quoted, names with or without the `SVC_` prefix. */
-export function bundleFacts(file: string, values: Record<string, string>): BundleFacts {
-  const first = (...keys: string[]) => {
-    for (const key of keys) if (values[key]) return values[key]!;
-    return null;
-  };
-  const idKeys = [
-    'SVC_RUNTIME_BUNDLE_ID',
-    'RUNTIME_BUNDLE_ID',
-    'SVC_BUNDLE_ID',
-    'BUNDLE_ID',
-    'SVC_RUNTIME_INSTANCE_ID',
-    'RUNTIME_INSTANCE_ID',
-    'RUNTIME_ID',
-  ];
-  const bundleId = idKeys.map((k) => values[k]).find((v): v is string => !!v && BUNDLE_ID.test(v)) ?? null;
-  return {
-    path: file,
-    bundle_id: bundleId,
-    hub_url: first('SVC_HUB_URL', 'HUB_URL'),
-    workspace: first('SVC_WORKSPACE', 'WORKSPACE', 'SVC_WORKSPACE_SLUG'),
-    workspace_api_key: first('SVC_WORKSPACE_API_KEY', 'WORKSPACE_API_KEY'),
-    relay_token: first('SVC_RELAY_TOKEN', 'RELAY_TOKEN'),
-  };
-}
 
 export interface RuntimeIdentityInput {
   profileName: string;
@@ -213,86 +182,6 @@ export interface ServiceSpec {
   url: string;
   env: Record<string, string>;
   logFile: string;
-}
-
-/** The most console routers one runtime runs (`svc runtime up --routers N`). */
-export const MAX_CONSOLE_ROUTERS = 8;
-
-/**
- * How many console routers the host runs and where each listens (`--routers N`, `--router-ports a,b,…`, or
- * `SVC_CONSOLE_ROUTERS` / `SVC_CONSOLE_ROUTER_PORTS`; a flag wins over its variable).
- */
-export interface RouterReplicas {
-  count: number;
-  ports: number[];
-}
-
-function routerCountOf(raw: string, source: string): number {
-  const count = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || count < 1 || count > MAX_CONSOLE_ROUTERS) {
-    throw usageError(
-      'console_routers_invalid',
-      `${source} must be a whole number from 1 to ${MAX_CONSOLE_ROUTERS} (got ${JSON.stringify(raw)})`,
-      `pass --routers 2 (or set SVC_CONSOLE_ROUTERS=2)`,
-    );
-  }
-  return count;
-}
-
-function routerPortsOf(raw: string, source: string): number[] {
-  const parts = raw.split(',').map((p) => p.trim());
-  const ports = parts.map(Number);
-  if (
-    parts.some((p) => !/^\d+$/.test(p)) ||
-    ports.some((p) => p < 1 || p > 65_535) ||
-    new Set(ports).size !== ports.length ||
-    ports.length > MAX_CONSOLE_ROUTERS
-  ) {
-    throw usageError(
-      'console_router_ports_invalid',
-      `${source} must be up to ${MAX_CONSOLE_ROUTERS} distinct TCP ports, comma-separated (got ${JSON.stringify(raw)})`,
-      'pass e.g. --router-ports 8791,8792',
-    );
-  }
-  return ports;
-}
-
-/**
- * Decides the host's console routers. One router (the default) listens on the host's console router port, as
- * the pulled runtime config says. With N > 1 each listens on a port of its own — those of `--router-ports`, else
- * the N ports after the host's console port — and the host's console port is left to the load balancer in front
- * of them (`infra/load-balancer/haproxy.cfg`, backend `console`), which is where the tunnel and the public base
- * URL point.
- */
-export function routerReplicas(input: {
-  listenPort: number;
-  routers?: string | undefined;
-  routerPorts?: string | undefined;
-  env: { SVC_CONSOLE_ROUTERS?: string | undefined; SVC_CONSOLE_ROUTER_PORTS?: string | undefined };
-}): RouterReplicas {
-  const countRaw = input.routers ?? (input.env.SVC_CONSOLE_ROUTERS?.trim() || undefined);
-  const portsRaw = input.routerPorts ?? (input.env.SVC_CONSOLE_ROUTER_PORTS?.trim() || undefined);
-  const countSource = input.routers !== undefined ? '--routers' : 'SVC_CONSOLE_ROUTERS';
-  const portsSource = input.routerPorts !== undefined ? '--router-ports' : 'SVC_CONSOLE_ROUTER_PORTS';
-  const ports = portsRaw === undefined ? undefined : routerPortsOf(portsRaw, portsSource);
-  const count = countRaw === undefined ? (ports?.length ?? 1) : routerCountOf(countRaw, countSource);
-  if (ports && ports.length !== count) {
-    throw usageError(
-      'console_router_ports_invalid',
-      `${portsSource} names ${ports.length} port(s) for ${count} console router(s)`,
-      'name one port per router, or leave the ports out (then they follow the host console port)',
-    );
-  }
-  if (count === 1) return { count, ports: ports ?? [input.listenPort] };
-  const chosen = ports ?? Array.from({ length: count }, (_, i) => input.listenPort + 1 + i);
-  if (chosen.includes(input.listenPort) || chosen.some((p) => p > 65_535)) {
-    throw usageError(
-      'console_router_ports_invalid',
-      `with ${count} console routers the host's console port ${input.listenPort} is the load balancer's; the routers need other ports (got ${chosen.join(', ')})`,
-      'pass --router-ports with ports other than the host console port',
-    );
-  }
-  return { count, ports: chosen };
 }
 
 /** The files `runtime up` keeps in its state directory. */

@@ -1,10 +1,10 @@
 import { serviceEntryPoints } from '../../data/service-entry-points';
+import { routerReplicas } from '../../domain/router-replicas';
 import { readBundle } from '../../data/runtime-files';
 import type { ProfileStore } from '../../data/profile-store';
 import {
   baseEnvironment,
   resolveRuntimeIdentity,
-  routerReplicas,
   runtimePlan,
   serviceSpecs,
 } from '../../domain/runtime-plan';

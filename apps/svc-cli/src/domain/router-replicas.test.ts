@@ -1,5 +1,5 @@
 import { CliError } from './cli-error';
-import { routerReplicas } from './runtime-plan';
+import { routerReplicas } from './router-replicas';
 
 const none = { SVC_CONSOLE_ROUTERS: undefined, SVC_CONSOLE_ROUTER_PORTS: undefined };
 
