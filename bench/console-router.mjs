@@ -8,7 +8,7 @@
 //                                                  [--nginx PATH] [--nginx-workers 1] [--chp PATH]
 //                                                  [--cpu-prof DIR] [--router-node-options '--flag …']
 //                                                  [--node-floor] [--json]
-//   node bench/console-router.mjs --consoles 10000 --streams 1000 [--propagation 20] [--hold 30]
+//   node bench/console-router.mjs --consoles 10000 --streams 1000 [--propagation 20] [--routers 2] [--hold 30]
 //                                 [--ping-ms 2000] [--stream-rate 40960] [--frame-bytes 4096]
 //                                 [--stream-duration 10] [--json]
 //
@@ -40,6 +40,9 @@
 // and through `--hold` seconds of agent pings; RSS per console; file descriptors), streams at `--stream-rate`
 // bytes/s each with the idle consoles still held (frame latency p50/p99, sent time in the frame) and route
 // propagation (route added at the hub and POST /routes/refresh, as `svc start` does, to the first 200).
+// `--routers N` (with `--propagation`): N routers over the same host's table, as `svc runtime up --routers N`
+// runs them (decision 93); each start refreshes every router and the first 200 is timed on each, reported per
+// router (`propagation.replicas` in `--json`) and until every router answered (`propagation.p50_ms` …).
 // Targets (the issue's): HTTP requests/s ≥ 3× configurable-http-proxy's and p99 ≤ 0.5× its; WebSocket
 // messages/s ≥ 1× its; 10 000 idle consoles < 300 MB; 1 000 streams at 40 KB/s with p99 < 50 ms; propagation
 // p99 < 1 s. nginx is reported beside them, not a target; the route look-up and idle RSS lines are kept.
@@ -114,6 +117,7 @@ const options = benchCli(NAME, ({ flag, int, seconds, text }) => ({
   consoles: int('0', 0, 100_000),
   streams: int('0', 0, 20_000),
   propagation: int('0', 0, 1_000),
+  routers: int('1', 1, 8),
   // Up to an hour: `--hold 1800` is the 30-minute soak of idle consoles (RSS and descriptors flat).
   hold: seconds('10', 3600),
   'ping-ms': int('2000', 100, 600_000),
@@ -270,6 +274,7 @@ async function scale({ hub, tables, runtimeKey, authorization }) {
       consoles: options.consoles,
       streams: options.streams,
       propagation: options.propagation,
+      routers: options.routers,
       holdMs: options.hold,
       pingMs: options['ping-ms'],
       streamRate: options['stream-rate'],

@@ -192,36 +192,51 @@ export async function runScale({ teardown, tables, startRouter, authorization, s
     };
   }
 
-  // Route propagation: an agent "started" (its route added to the hub's table, online), then what `svc start`
-  // does (POST /routes/refresh), then requests until the first 200 through the router.
+  // Route propagation: an agent "started" (its route added to the hub's table, online), then what the runtime
+  // does for `svc start` (POST /routes/refresh to every router of the host), then requests until the first 200
+  // through each router (`--routers N`: N routers over the same table, as `svc runtime up --routers N` runs them).
   if (propagation > 0) {
-    const toFirst200 = [];
+    const replicas = [router];
+    for (let i = 1; i < settings.routers; i += 1) replicas.push(await startRouter(hostId, {}));
+    const perReplica = replicas.map(() => []);
+    const toEvery = [];
     const extra = [];
+    const firstOk = async (base, agentId, started) => {
+      for (;;) {
+        const res = await fetch(`${base}/${WORKSPACE.slug}/agents/${agentId}/global/health`, {
+          headers: authorization,
+        });
+        await res.arrayBuffer();
+        if (res.status === 200) return performance.now() - started;
+        if (performance.now() - started > 10_000)
+          throw new Error(`${agentId}: no 200 from ${base} within 10 s (${res.status})`);
+        await sleep(5);
+      }
+    };
     for (let i = 0; i < propagation; i += 1) {
       const agentId = `agt_started${String(i).padStart(3, '0')}`;
       extra.push(agentId);
       const started = performance.now();
       tables.set(hostId, routeTable(hostId, 10, agent.port, extra));
-      await fetch(`${router.url}/routes/refresh`, { method: 'POST' });
-      for (;;) {
-        const res = await fetch(`${router.url}/${WORKSPACE.slug}/agents/${agentId}/global/health`, {
-          headers: authorization,
-        });
-        await res.arrayBuffer();
-        if (res.status === 200) break;
-        if (performance.now() - started > 10_000)
-          throw new Error(`${agentId}: no 200 within 10 s (${res.status})`);
-        await sleep(5);
-      }
-      toFirst200.push(performance.now() - started);
+      await Promise.all(replicas.map((r) => fetch(`${r.url}/routes/refresh`, { method: 'POST' })));
+      const times = await Promise.all(replicas.map((r) => firstOk(r.url, agentId, started)));
+      times.forEach((ms, r) => perReplica[r].push(ms));
+      toEvery.push(Math.max(...times));
     }
-    const sorted = toFirst200.sort((a, b) => a - b);
+    const summary = (values) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return { p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99), max_ms: sorted.at(-1) };
+    };
     result.propagation = {
       starts: propagation,
-      p50_ms: percentile(sorted, 50),
-      p99_ms: percentile(sorted, 99),
-      max_ms: sorted.at(-1),
-      from: 'route added at the hub, then POST /routes/refresh (as svc start), to the first 200 through the router',
+      routers: replicas.length,
+      // Until the route answered on every router.
+      ...summary(toEvery),
+      replicas: perReplica.map((values, i) => ({ router: i + 1, ...summary(values) })),
+      from:
+        replicas.length > 1
+          ? `route added at the hub, then POST /routes/refresh to each of ${replicas.length} routers (as the runtime does for svc start), to the first 200 through each router; p50/p99 above: until every router answered`
+          : 'route added at the hub, then POST /routes/refresh (as svc start), to the first 200 through the router',
     };
   }
   result.router_status = await status();

@@ -104,6 +104,45 @@ describe('svc runtime up', () => {
     expect(fs.existsSync(paths.state_dir)).toBe(false);
   });
 
+  it('when --routers 2 names two ports, then the plan runs two console routers there and leaves the host console port to the balancer', async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const result = await runSvc(
+      ['runtime', 'up', '--routers', '2', '--router-ports', `${p1},${p2}`, '--dry-run', '--json'],
+      home,
+      { CONSOLE_ROUTER_REDIS_URL: 'redis://127.0.0.1:6379', CONSOLE_ROUTER_REDIS_PREFIX: 'svc' },
+    );
+
+    expect(result.code).toBe(0);
+    const plan = JSON.parse(result.stdout).result;
+    const routers = plan.processes.filter((p: { name: string }) => p.name !== 'relay');
+    expect(routers).toEqual([
+      expect.objectContaining({ name: 'console-router-1', port: p1, url: `http://127.0.0.1:${p1}` }),
+      expect.objectContaining({ name: 'console-router-2', port: p2, url: `http://127.0.0.1:${p2}` }),
+    ]);
+    for (const router of routers) {
+      expect(router.env).toEqual(
+        expect.arrayContaining([
+          'CONSOLE_ROUTER_PORT',
+          'CONSOLE_ROUTER_REDIS_URL',
+          'CONSOLE_ROUTER_REDIS_PREFIX',
+        ]),
+      );
+      expect(router.log_file).toBe(path.join(paths.state_dir, `${router.name}.log`));
+    }
+    expect(plan.console_balancer_url).toBe(`http://127.0.0.1:${host.routerPort}`);
+
+    const bad = await runSvc(
+      ['runtime', 'up', '--routers', '3', '--router-ports', `${p1},${p2}`, '--json'],
+      home,
+    );
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout).error).toMatchObject({
+      code: 'console_router_ports_invalid',
+      exit_code: 2,
+    });
+    expect(fs.existsSync(paths.state_dir)).toBe(false);
+  });
+
   it('when SVC_RUNTIME_INSTANCE_ID is a bundle id (wrt_), then it is refused by name', async () => {
     const result = await runSvc(['runtime', 'up', '--json'], home, { SVC_RUNTIME_INSTANCE_ID: 'wrt_abc123' });
 

@@ -125,6 +125,8 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
     hub: await replicaPorts(options.ports.hub),
     workflow: await replicaPorts(options.ports.workflow),
     worker: await replicaPorts(options.ports.worker),
+    // The runtime host's console routers (`svc runtime up --routers N --router-ports …`).
+    consoleRouter: await replicaPorts(options.ports.consoleRouter),
   };
   /** A service's process name: `hub-api`, or `hub-api-1`, `hub-api-2` … with replicas. */
   const replicaName = (name: string, i: number) => (replicas === 1 ? name : `${name}-${i + 1}`);
@@ -242,14 +244,21 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
     if (replicas > 1) {
       const servers = (replicaPorts: number[]) => replicaPorts.map((port) => `127.0.0.1:${port}`);
       options.write(
-        `[dev-stack]        haproxy in front of ${replicas} hubs (ports ${ports.hub.join(', ')}) and ${replicas} Workflow APIs (ports ${ports.workflow.join(', ')})`,
+        `[dev-stack]        haproxy in front of ${replicas} hubs (ports ${ports.hub.join(', ')}), ${replicas} Workflow APIs (ports ${ports.workflow.join(', ')}) and ${replicas} console routers (ports ${ports.consoleRouter.join(', ')})`,
       );
+      // The console routers start later (with `svc runtime up`): until then their checks fail and HAProxy
+      // answers 503 on the console port.
       loadBalancer = await startLoadBalancer([
         { name: 'hub', bind: `127.0.0.1:${options.ports.hub}`, servers: servers(ports.hub) },
         {
           name: 'workflow',
           bind: `127.0.0.1:${options.ports.workflow}`,
           servers: servers(ports.workflow),
+        },
+        {
+          name: 'console',
+          bind: `127.0.0.1:${options.ports.consoleRouter}`,
+          servers: servers(ports.consoleRouter),
         },
       ]);
       if (loadBalancer.pid !== undefined) await registry.add('haproxy', loadBalancer.pid);
@@ -341,17 +350,26 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
       ],
       `${secrets.admin_password}\n`,
     );
-    options.write('[dev-stack]        svc runtime up');
-    runtime = group.start('svc-runtime', svc.bin, svc.env(), onExit, [
-      'runtime',
-      'up',
-      '--expected-workspace',
-      bootstrapped.workspace.slug,
-    ]);
+    const routerArgs =
+      replicas > 1 ? ['--routers', String(replicas), '--router-ports', ports.consoleRouter.join(',')] : [];
+    options.write(`[dev-stack]        svc runtime up${routerArgs.length ? ` ${routerArgs.join(' ')}` : ''}`);
+    runtime = group.start(
+      'svc-runtime',
+      svc.bin,
+      {
+        ...svc.env(),
+        // The hub announces route changes on the stack's Redis: every console router reloads at once.
+        CONSOLE_ROUTER_REDIS_URL: options.redisUrl,
+        CONSOLE_ROUTER_REDIS_PREFIX: options.queuePrefix,
+      },
+      onExit,
+      ['runtime', 'up', '--expected-workspace', bootstrapped.workspace.slug, ...routerArgs],
+    );
     await unlessOneExits(
       Promise.all([
         waitUntilReady(runtime.process, urls.relay),
         waitUntilReady(runtime.process, urls.consoleRouter),
+        ...ports.consoleRouter.map((port) => waitUntilReady(runtime!.process, local(port))),
         heartbeatSent(svc),
       ]),
     );
@@ -406,7 +424,12 @@ async function startLocked(options: StackOptions, releaseLock: () => void): Prom
         relay_url: urls.relay,
         console_router_url: urls.consoleRouter,
         svc_config_dir: path.join(path.resolve(options.stateDir), 'cli'),
+        children_file: path.join(path.resolve(options.stateDir), 'cli', 'run', 'default', 'children.json'),
       },
+      console_routers: ports.consoleRouter.map((port, i) => ({
+        name: replicas === 1 ? 'console-router' : `console-router-${i + 1}`,
+        url: local(port),
+      })),
       agent: { id: started.agent_id, name: started.name, console_url: consoleUrl },
     };
     // Every service opened its database with these secrets: the next start from elsewhere can tell.

@@ -31,7 +31,23 @@ export interface DevStackFile {
    * This machine as the workspace's runtime host, run by `svc runtime up`: its inventory id, the local relay and
    * console router, and the svc configuration directory (`SVC_CONFIG_DIR` for `svc list`, `svc ask`, …).
    */
-  runtime_host: { id: string; relay_url: string; console_router_url: string; svc_config_dir: string };
+  runtime_host: {
+    id: string;
+    relay_url: string;
+    console_router_url: string;
+    svc_config_dir: string;
+    /**
+     * `svc runtime up`'s record of its children (relay, console routers, agents: `name`, `pid`, `started`),
+     * rewritten on every start and exit; a router started again after a crash appears there with its new pid.
+     */
+    children_file: string;
+  };
+  /**
+   * The console routers of the host, each on its own port: one (`console-router`, at `console_router_url`), or
+   * with `--replicas N` the N routers (`console-router-1` …) HAProxy balances at `console_router_url`. Their
+   * pids are in `runtime_host.children_file` under the same names.
+   */
+  console_routers: Array<{ name: string; url: string }>;
   /** The development agent, started with `svc start`; `console_url` is its route on the console router. */
   agent: { id: string; name: string; console_url: string };
 }

@@ -61,6 +61,7 @@ describe('one-command stack', () => {
           'agent',
           'api_keys',
           'console_router_url',
+          'console_routers',
           'control_web_url',
           'hub_url',
           'participant',
@@ -94,7 +95,10 @@ describe('one-command stack', () => {
         relay_url: first.relay_url,
         console_router_url: first.console_router_url,
         svc_config_dir: path.join(stateDir, 'cli'),
+        children_file: path.join(stateDir, 'cli', 'run', 'default', 'children.json'),
       });
+      // One console router, at the router URL, named as in the runtime's children.json.
+      expect(first.console_routers).toEqual([{ name: 'console-router', url: first.console_router_url }]);
       // The development console agent, started with `svc start`, reached through the console router.
       expect(first.agent).toEqual({
         id: expect.stringMatching(/^agt_/),

@@ -136,6 +136,34 @@ describe('the deployment files as they are', () => {
     ]);
   });
 
+  test('base: the console router runs two replicas, ready on /readyz, with a PodDisruptionBudget and the hub’s announcements', () => {
+    const objects = files.rendered
+      .get('infra/k8s/base')!
+      .split(/^---$/m)
+      .map((text) => parse(text) as Yaml | null)
+      .filter((o): o is Yaml => o !== null);
+    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'console-router')!;
+    expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
+    expect(deployment.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+    // With a loopback Host: the router refuses the pod IP the kubelet would send.
+    for (const [probe, path] of [
+      ['readinessProbe', '/readyz'],
+      ['livenessProbe', '/healthz'],
+    ] as const)
+      expect(deployment.spec.template.spec.containers[0][probe].httpGet).toEqual({
+        path,
+        port: 'http',
+        httpHeaders: [{ name: 'Host', value: 'localhost' }],
+      });
+    const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'console-router');
+    expect(pdb?.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    expect(pdb?.spec.maxUnavailable).toBe(1);
+    const router = kube('infra/k8s/base').workloads.find((w) => w.name === 'Deployment/console-router')!;
+    expect(router.placeholders).toContain('CONSOLE_ROUTER_REDIS_URL');
+    // prod leaves routers to the runtime hosts: no budget for pods that do not exist.
+    expect(files.rendered.get(PROD)).not.toMatch(/name: console-router/);
+  });
+
   test('prod: replicas, resources, probes, external Postgres and Redis by Secret, migrations first, a PDB and an HPA per stateless service', () => {
     const objects = files.rendered
       .get(PROD)!

@@ -43,6 +43,7 @@ export function presentStatus(status: RouterStatus): ConsoleRouterStatusBody {
       agent_id: r.route.agentId,
       route: r.route.route,
       serve_port: r.route.servePort,
+      running: r.route.running,
       open_sockets: r.openSockets,
       last_activity_at: r.lastActivityAt?.toISOString() ?? null,
     })),

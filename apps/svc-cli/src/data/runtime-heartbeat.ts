@@ -6,30 +6,63 @@ import { probe } from './local-service-probe';
 export type HeartbeatBody = HubApi.components['schemas']['RuntimeHostHeartbeatRequest'];
 type ConsoleRoute = NonNullable<HeartbeatBody['console_routes']>[number];
 
+export interface Readiness {
+  ready: boolean;
+  detail: string | null;
+}
+
 export interface ServiceReadiness {
-  relay: { ready: boolean; detail: string | null };
-  console_router: { ready: boolean; detail: string | null };
-  /** The router's per-agent activity from its `/status` (empty when it did not answer). */
+  relay: Readiness;
+  /**
+   * The host's console routers together: ready while at least one is (the load balancer in front of several
+   * sends every request to a ready one); otherwise the first one's reason.
+   */
+  console_router: Readiness;
+  /** Each console router's own readiness, in order. */
+  console_routers: Readiness[];
+  /** The routers' per-agent activity from their `/status`, merged (the latest per agent). */
   console_routes: ConsoleRoute[];
 }
 
-/** Reads the relay's and the router's `/readyz` and the router's `/status` (loopback). */
-export async function readServiceReadiness(relayUrl: string, routerUrl: string): Promise<ServiceReadiness> {
-  const [relay, router, routerStatus] = await Promise.all([
+type RouteActivity = { agent_id: string; last_activity_at: string | null };
+
+/** The latest activity per agent over every router's routes. */
+function mergeActivity(lists: RouteActivity[][]): ConsoleRoute[] {
+  const latest = new Map<string, string | null>();
+  for (const routes of lists) {
+    for (const r of routes) {
+      const seen = latest.get(r.agent_id);
+      if (seen === undefined || (r.last_activity_at !== null && (seen === null || r.last_activity_at > seen)))
+        latest.set(r.agent_id, r.last_activity_at);
+    }
+  }
+  return [...latest].slice(0, 10_000).map(([agent_id, last_activity_at]) => ({ agent_id, last_activity_at }));
+}
+
+/** Reads the relay's and each router's `/readyz` and each router's `/status` (loopback). */
+export async function readServiceReadiness(
+  relayUrl: string,
+  routerUrls: string[],
+): Promise<ServiceReadiness> {
+  const [relay, ...routers] = await Promise.all([
     probe(`${relayUrl}/readyz`),
-    probe(`${routerUrl}/readyz`),
-    probe(`${routerUrl}/status`),
+    ...routerUrls.map(async (url) => {
+      const [ready, status] = await Promise.all([probe(`${url}/readyz`), probe(`${url}/status`)]);
+      return { ready, status };
+    }),
   ]);
-  const routes = routerStatus.ok
-    ? ((routerStatus.body as { routes?: Array<{ agent_id: string; last_activity_at: string | null }> })
-        .routes ?? [])
-    : [];
+  const each = routers.map(({ ready }) => ({
+    ready: ready.ok,
+    detail: ready.detail && redactText(ready.detail),
+  }));
+  const routes = routers.map(({ status }) =>
+    status.ok ? ((status.body as { routes?: RouteActivity[] }).routes ?? []) : [],
+  );
   return {
-    relay: { ready: relay.ok, detail: relay.detail && redactText(relay.detail) },
-    console_router: { ready: router.ok, detail: router.detail && redactText(router.detail) },
-    console_routes: routes
-      .slice(0, 10_000)
-      .map((r) => ({ agent_id: r.agent_id, last_activity_at: r.last_activity_at })),
+    relay: { ready: relay!.ok, detail: relay!.detail && redactText(relay!.detail) },
+    console_router: each.find((r) => r.ready) ?? each[0] ?? { ready: false, detail: 'no console router' },
+    console_routers: each,
+    console_routes: mergeActivity(routes),
   };
 }
 
@@ -39,13 +72,18 @@ export async function readServiceReadiness(relayUrl: string, routerUrl: string):
  */
 export function readinessReport(
   relay: { running(): boolean; state: string },
-  router: { running(): boolean; state: string },
+  routers: Array<{ running(): boolean; state: string; name?: string }>,
   readiness: ServiceReadiness,
 ): Pick<HeartbeatBody, 'relay_ready' | 'console_router_ready' | 'relay_detail' | 'console_router_detail'> {
   const relayReady = relay.running() && readiness.relay.ready;
-  const routerReady = router.running() && readiness.console_router.ready;
+  // The host serves consoles while one of its routers does (several sit behind a load balancer).
+  const routerReady = routers.some((r, i) => r.running() && readiness.console_routers[i]?.ready === true);
   const relayDetail = relay.running() ? readiness.relay.detail : `relay ${relay.state}`;
-  const routerDetail = router.running() ? readiness.console_router.detail : `console router ${router.state}`;
+  const first = routers[0];
+  const routerDetail =
+    !first || first.running()
+      ? readiness.console_router.detail
+      : `${routers.length > 1 ? (first.name ?? 'console router') : 'console router'} ${first.state}`;
   return {
     relay_ready: relayReady,
     console_router_ready: routerReady,

@@ -1,7 +1,13 @@
 import path from 'node:path';
 import { CliError, authRequired } from './cli-error';
+import type { RouterReplicas } from './router-replicas';
 import { relaySpawnEnvironment } from './relay-spawn-environment';
 import type { HubApi } from '@svc/contracts';
+
+export type { RouterReplicas } from './router-replicas';
+import type { BundleFacts } from './runtime-bundle';
+export { bundleFacts } from './runtime-bundle';
+export type { BundleFacts } from './runtime-bundle';
 
 /** The pulled runtime config without its secrets (what the profile keeps). */
 /**
@@ -28,43 +34,6 @@ export const HEARTBEAT_INTERVAL_MS = 10_000;
 export const STOP_GRACE_MS = 10_000;
 
 const INSTANCE_ID = /^rti_[A-Za-z0-9_-]{1,100}$/;
-const BUNDLE_ID = /^wrt_[A-Za-z0-9]{1,60}$/;
-
-/** What a runtime bundle's `runtime.env` carries, as far as `runtime up` uses it. Its bundle id is never a host id. */
-export interface BundleFacts {
-  path: string;
-  bundle_id: string | null;
-  hub_url: string | null;
-  workspace: string | null;
-  workspace_api_key: string | null;
-  relay_token: string | null;
-}
-
-/** Reads the facts of a parsed `runtime.env`; values may be quoted, names with or without the `SVC_` prefix. */
-export function bundleFacts(file: string, values: Record<string, string>): BundleFacts {
-  const first = (...keys: string[]) => {
-    for (const key of keys) if (values[key]) return values[key]!;
-    return null;
-  };
-  const idKeys = [
-    'SVC_RUNTIME_BUNDLE_ID',
-    'RUNTIME_BUNDLE_ID',
-    'SVC_BUNDLE_ID',
-    'BUNDLE_ID',
-    'SVC_RUNTIME_INSTANCE_ID',
-    'RUNTIME_INSTANCE_ID',
-    'RUNTIME_ID',
-  ];
-  const bundleId = idKeys.map((k) => values[k]).find((v): v is string => !!v && BUNDLE_ID.test(v)) ?? null;
-  return {
-    path: file,
-    bundle_id: bundleId,
-    hub_url: first('SVC_HUB_URL', 'HUB_URL'),
-    workspace: first('SVC_WORKSPACE', 'WORKSPACE', 'SVC_WORKSPACE_SLUG'),
-    workspace_api_key: first('SVC_WORKSPACE_API_KEY', 'WORKSPACE_API_KEY'),
-    relay_token: first('SVC_RELAY_TOKEN', 'RELAY_TOKEN'),
-  };
-}
 
 export interface RuntimeIdentityInput {
   profileName: string;
@@ -205,7 +174,8 @@ export function localUrl(bindHost: string, port: number): string {
 
 /** The runtime's own processes: names, entry points, where they listen, their environment. */
 export interface ServiceSpec {
-  name: 'relay' | 'console-router';
+  /** `relay`, `console-router`, or `console-router-1` … `console-router-N` when the host runs N routers. */
+  name: 'relay' | 'console-router' | `console-router-${number}`;
   argv: string[];
   host: string;
   port: number;
@@ -262,6 +232,8 @@ export function serviceSpecs(input: {
   profile: string;
   /** The host's environment: the relay's spawn settings and the variables spawned agents may keep. */
   hostEnv: NodeJS.ProcessEnv;
+  /** The console routers (default: one, on the host's console router port). */
+  routers?: RouterReplicas;
 }): ServiceSpec[] {
   const { identity, stateDir } = input;
   const files = runtimeStateFiles(stateDir);
@@ -301,9 +273,31 @@ export function serviceSpecs(input: {
     CONSOLE_ROUTER_PUBLIC_BASE_URL: router.publicBaseUrl,
     CONSOLE_ROUTER_UPSTREAM_SECRET: input.upstreamSecret,
   };
-  // Other sites whose pages may open consoles (the control web app), as the host's operator sets them.
-  const pageOrigins = input.hostEnv.CONSOLE_ROUTER_ALLOWED_ORIGINS?.trim();
-  if (pageOrigins) routerEnv.CONSOLE_ROUTER_ALLOWED_ORIGINS = pageOrigins;
+  // Other sites whose pages may open consoles (the control web app), and the services' Redis where the hub
+  // announces route changes (decision 73: every router reloads at once), as the host's operator sets them.
+  for (const name of [
+    'CONSOLE_ROUTER_ALLOWED_ORIGINS',
+    'CONSOLE_ROUTER_REDIS_URL',
+    'CONSOLE_ROUTER_REDIS_PREFIX',
+  ] as const) {
+    const value = input.hostEnv[name]?.trim();
+    if (value) routerEnv[name] = value;
+  }
+  const replicas = input.routers ?? { count: 1, ports: [router.listenPort] };
+  const routers: ServiceSpec[] = replicas.ports.map((port, i) => {
+    const name = replicas.count === 1 ? 'console-router' : (`console-router-${i + 1}` as const);
+    return {
+      name,
+      // A small young generation: after a burst of traffic V8 keeps what it grew, which is most of the router's
+      // memory beyond its route table (docs/benchmarks.md, "Console router").
+      argv: [input.nodePath, SERVICE_NODE_OPTIONS, input.routerMain],
+      host: router.bindHost,
+      port,
+      url: localUrl(router.bindHost, port),
+      env: { ...routerEnv, CONSOLE_ROUTER_PORT: String(port) },
+      logFile: replicas.count === 1 ? files.console_router_log : path.join(stateDir, `${name}.log`),
+    };
+  });
   return [
     {
       name: 'relay',
@@ -314,17 +308,7 @@ export function serviceSpecs(input: {
       env: relayEnv,
       logFile: files.relay_log,
     },
-    {
-      name: 'console-router',
-      // A small young generation: after a burst of traffic V8 keeps what it grew, which is most of the router's
-      // memory beyond its route table (docs/benchmarks.md, "Console router").
-      argv: [input.nodePath, SERVICE_NODE_OPTIONS, input.routerMain],
-      host: router.bindHost,
-      port: router.listenPort,
-      url: localUrl(router.bindHost, router.listenPort),
-      env: routerEnv,
-      logFile: files.console_router_log,
-    },
+    ...routers,
   ];
 }
 
@@ -344,6 +328,11 @@ export interface RuntimePlan {
     env: string[];
     log_file: string;
   }>;
+  /**
+   * With more than one console router: the host's console address (its console router port), which the load
+   * balancer in front of them must take (the routers listen elsewhere); null with one router.
+   */
+  console_balancer_url: string | null;
   control_socket: string;
   heartbeat_interval_ms: number;
   state_files: string[];
@@ -373,6 +362,13 @@ export function runtimePlan(input: {
       env: Object.keys(s.env).sort(),
       log_file: s.logFile,
     })),
+    console_balancer_url:
+      input.services.filter((s) => s.name.startsWith('console-router')).length > 1
+        ? localUrl(
+            input.identity.runtime.consoleRouter.bindHost,
+            input.identity.runtime.consoleRouter.listenPort,
+          )
+        : null,
     control_socket: files.control_socket,
     heartbeat_interval_ms: HEARTBEAT_INTERVAL_MS,
     state_files: [
@@ -380,7 +376,7 @@ export function runtimePlan(input: {
       files.upstream_secret,
       files.runtime_key,
       files.relay_log,
-      files.console_router_log,
+      ...input.services.filter((s) => s.name !== 'relay').map((s) => s.logFile),
       files.control_socket,
     ],
     agents: { supervised_by: 'control socket', readopted_on_start: false },

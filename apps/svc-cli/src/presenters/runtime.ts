@@ -15,6 +15,8 @@ export function planLines(plan: RuntimePlan): string[] {
     lines.push(`  environment   ${p.env.join(' ')}`);
     lines.push(`  log           ${p.log_file}`);
   }
+  if (plan.console_balancer_url)
+    lines.push(`console address ${plan.console_balancer_url} (the load balancer in front of the routers)`);
   lines.push(`control socket  ${plan.control_socket}`);
   lines.push(`heartbeat       every ${plan.heartbeat_interval_ms / 1000} s`);
   lines.push(`state files     ${plan.state_files.join(' ')}`);
@@ -37,7 +39,9 @@ export function controlStatusLines(status: RuntimeControlStatus): string[] {
     `runtime up      pid ${status.pid}, since ${status.started_at}, profile ${status.profile}`,
     `host            ${status.runtime_instance_id} (workspace ${status.workspace})`,
     proc('relay', status.relay),
-    proc('console router', status.console_router),
+    ...(status.console_routers && status.console_routers.length > 1
+      ? status.console_routers.map((r) => proc(r.name, r))
+      : [proc('console router', status.console_router)]),
     `heartbeat       last ok ${age(status.heartbeat.last_ok_at)}${status.heartbeat.last_error ? `; last error: ${status.heartbeat.last_error}` : ''}`,
   ];
   if (status.agents.length === 0) lines.push('agents          none supervised');

@@ -257,6 +257,8 @@ export interface components {
                 agent_id: string;
                 route: string;
                 serve_port: number;
+                /** @description Whether the table says the agent is started (its route is served); a stopped agent's route answers 503 `agent_unavailable`. Reading `/status` never reloads the table, so this is what the router holds now. */
+                running?: boolean;
                 open_sockets: number;
                 /** Format: date-time */
                 last_activity_at: string | null;

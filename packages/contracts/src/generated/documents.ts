@@ -21431,6 +21431,10 @@ export const consoleRouterDocument: OpenApiDocument = {
                 "serve_port": {
                   "type": "integer"
                 },
+                "running": {
+                  "type": "boolean",
+                  "description": "Whether the table says the agent is started (its route is served); a stopped agent's route answers 503 `agent_unavailable`. Reading `/status` never reloads the table, so this is what the router holds now."
+                },
                 "open_sockets": {
                   "type": "integer",
                   "minimum": 0
@@ -22648,7 +22652,35 @@ export const runtimeControlDocument: OpenApiDocument = {
             "$ref": "#/components/schemas/ProcessState"
           },
           "console_router": {
-            "$ref": "#/components/schemas/ProcessState"
+            "description": "The first (or only) console router. `console_routers` lists every one when the host runs several (`svc runtime up --routers N`).",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ProcessState"
+              }
+            ]
+          },
+          "console_routers": {
+            "description": "Every console router of the host, in order (`console-router`, or `console-router-1` … `console-router-N`), with its own port, pid and readiness. A router that exits is started again on the same port.",
+            "type": "array",
+            "items": {
+              "allOf": [
+                {
+                  "$ref": "#/components/schemas/ProcessState"
+                },
+                {
+                  "type": "object",
+                  "required": [
+                    "name"
+                  ],
+                  "properties": {
+                    "name": {
+                      "type": "string",
+                      "description": "The process name, as in the runtime's children.json."
+                    }
+                  }
+                }
+              ]
+            }
           },
           "heartbeat": {
             "type": "object",

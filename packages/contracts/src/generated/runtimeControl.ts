@@ -184,7 +184,13 @@ export interface components {
             /** @description Inventory id (`rti_…`) of this host. */
             runtime_instance_id: string;
             relay: components["schemas"]["ProcessState"];
+            /** @description The first (or only) console router. `console_routers` lists every one when the host runs several (`svc runtime up --routers N`). */
             console_router: components["schemas"]["ProcessState"];
+            /** @description Every console router of the host, in order (`console-router`, or `console-router-1` … `console-router-N`), with its own port, pid and readiness. A router that exits is started again on the same port. */
+            console_routers?: (components["schemas"]["ProcessState"] & {
+                /** @description The process name, as in the runtime's children.json. */
+                name: string;
+            })[];
             heartbeat: {
                 interval_ms: number;
                 /** Format: date-time */

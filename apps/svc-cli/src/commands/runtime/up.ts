@@ -25,6 +25,7 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --expected-workspace acme',
     '<%= config.bin %> <%= command.id %> --bundle ./runtime.env --dry-run --json',
+    '<%= config.bin %> <%= command.id %> --routers 2 --router-ports 8791,8792',
   ];
 
   static override flags = {
@@ -34,6 +35,16 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
     bundle: Flags.string({
       description:
         'A runtime bundle’s runtime.env: may fill in the hub URL, workspace and keys; its wrt_… id is never the host id.',
+    }),
+    routers: Flags.string({
+      description:
+        'How many console routers to run (1–8; default 1, or SVC_CONSOLE_ROUTERS). With more than one, each ' +
+        'listens on a port of its own (--router-ports, else the ports after the host console port) and a load ' +
+        'balancer takes the host console port (infra/load-balancer/haproxy.cfg).',
+    }),
+    'router-ports': Flags.string({
+      description:
+        'The console routers’ ports, comma-separated, one per router (or SVC_CONSOLE_ROUTER_PORTS); alone, it sets how many.',
     }),
     'dry-run': Flags.boolean({
       description: 'Print the plan (processes, ports, variable names) and write nothing.',
@@ -48,12 +59,14 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
         'pass the workspace slug (under systemd: set SVC_WORKSPACE in /etc/svc/runtime.env)',
       );
     }
-    const { identity, plan } = await planRuntimeHost({
+    const { identity, plan, routers } = await planRuntimeHost({
       store: this.store(),
       profile: this.flags.profile,
       env: process.env,
       bundlePath: this.flags.bundle,
       expectedWorkspace: this.flags['expected-workspace'],
+      routers: this.flags.routers,
+      routerPorts: this.flags['router-ports'],
     });
     if (this.flags['dry-run']) {
       for (const line of planLines(plan)) this.log(line);
@@ -64,6 +77,7 @@ export default class RuntimeUp extends BaseCommand<typeof RuntimeUp> {
       stateDir: this.store().paths.state_dir,
       configDir: this.store().paths.config_dir,
       identity,
+      routers,
       cliVersion: this.config.version,
       clientName: this.clientName(),
       env: process.env,

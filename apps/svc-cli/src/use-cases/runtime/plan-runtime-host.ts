@@ -1,4 +1,5 @@
 import { serviceEntryPoints } from '../../data/service-entry-points';
+import { routerReplicas } from '../../domain/router-replicas';
 import { readBundle } from '../../data/runtime-files';
 import type { ProfileStore } from '../../data/profile-store';
 import {
@@ -7,7 +8,7 @@ import {
   runtimePlan,
   serviceSpecs,
 } from '../../domain/runtime-plan';
-import type { RuntimeIdentity, RuntimePlan } from '../../domain/runtime-plan';
+import type { RouterReplicas, RuntimeIdentity, RuntimePlan } from '../../domain/runtime-plan';
 
 export interface PlanRuntimeHostInput {
   store: ProfileStore;
@@ -15,6 +16,9 @@ export interface PlanRuntimeHostInput {
   env: NodeJS.ProcessEnv;
   bundlePath?: string | undefined;
   expectedWorkspace?: string | undefined;
+  /** `--routers` and `--router-ports` as given (their variables otherwise). */
+  routers?: string | undefined;
+  routerPorts?: string | undefined;
 }
 
 /**
@@ -24,7 +28,7 @@ export interface PlanRuntimeHostInput {
  */
 export async function planRuntimeHost(
   input: PlanRuntimeHostInput,
-): Promise<{ identity: RuntimeIdentity; plan: RuntimePlan }> {
+): Promise<{ identity: RuntimeIdentity; plan: RuntimePlan; routers: RouterReplicas }> {
   const profile = await input.store.read();
   const secrets = await input.store.readRuntimeSecrets();
   const bundle = input.bundlePath ? await readBundle(input.bundlePath) : null;
@@ -42,6 +46,12 @@ export async function planRuntimeHost(
     bundle,
     expectedWorkspace: input.expectedWorkspace,
   });
+  const routers = routerReplicas({
+    listenPort: identity.runtime.consoleRouter.listenPort,
+    routers: input.routers,
+    routerPorts: input.routerPorts,
+    env: input.env,
+  });
   const stateDir = input.store.paths.state_dir;
   const services = serviceSpecs({
     identity,
@@ -55,6 +65,11 @@ export async function planRuntimeHost(
     configDir: input.store.paths.config_dir,
     profile: input.profile,
     hostEnv: input.env,
+    routers,
   });
-  return { identity, plan: runtimePlan({ profile: input.profile, identity, services, stateDir }) };
+  return {
+    identity,
+    routers,
+    plan: runtimePlan({ profile: input.profile, identity, services, stateDir }),
+  };
 }

@@ -32,7 +32,7 @@ import {
   serviceSpecs,
   STOP_GRACE_MS,
 } from '../../domain/runtime-plan';
-import type { RuntimeIdentity, ServiceSpec } from '../../domain/runtime-plan';
+import type { RouterReplicas, RuntimeIdentity, ServiceSpec } from '../../domain/runtime-plan';
 
 export interface RunRuntimeHostInput {
   profile: string;
@@ -40,6 +40,8 @@ export interface RunRuntimeHostInput {
   /** svc's configuration directory (the relay runs `svc start` against it for spawns). */
   configDir: string;
   identity: RuntimeIdentity;
+  /** The console routers to run (default: one, on the host's console router port). */
+  routers?: RouterReplicas;
   cliVersion: string;
   clientName: string;
   env: NodeJS.ProcessEnv;
@@ -157,8 +159,10 @@ async function runLocked(
     configDir: input.configDir,
     profile: input.profile,
     hostEnv: input.env,
+    ...(input.routers ? { routers: input.routers } : {}),
   });
-  const [relaySpec, routerSpec] = specs as [ServiceSpec, ServiceSpec];
+  const [relaySpec, ...routerSpecs] = specs as [ServiceSpec, ...ServiceSpec[]];
+  const routerUrls = routerSpecs.map((spec) => spec.url);
   // The runtime key can change while the runtime runs (a re-pull on this host): every call reads the current one.
   let apiKey = identity.apiKey;
   const hub = createHubClient({ baseUrl: identity.hubUrl, clientName: input.clientName });
@@ -169,10 +173,13 @@ async function runLocked(
     },
   });
 
+  // Every router reloads its table at once (a router that is down reads it when it starts again).
   const refreshRoutes = () => {
-    void post(`${routerSpec.url}/routes/refresh`).then((res) => {
-      if (!res.ok) log(`console router: route refresh answered ${res.detail ?? 'not ok'}`);
-    });
+    for (const spec of routerSpecs) {
+      void post(`${spec.url}/routes/refresh`).then((res) => {
+        if (!res.ok) log(`${spec.name}: route refresh answered ${res.detail ?? 'not ok'}`);
+      });
+    }
   };
   const supervisor = new AgentSupervisor({
     stateDir: input.stateDir,
@@ -198,11 +205,12 @@ async function runLocked(
         registry: children,
       }),
   );
-  const [relay, router] = services as [ManagedProcess, ManagedProcess];
+  const [relay, ...routers] = services as [ManagedProcess, ...ManagedProcess[]];
 
   let readiness: ServiceReadiness = {
     relay: { ready: false, detail: 'not started' },
     console_router: { ready: false, detail: 'not started' },
+    console_routers: routers.map(() => ({ ready: false, detail: 'not started' })),
     console_routes: [],
   };
   const heartbeat = {
@@ -212,7 +220,7 @@ async function runLocked(
   };
 
   const status = async (): Promise<RuntimeControlStatus> => {
-    const live = await readServiceReadiness(relaySpec.url, routerSpec.url);
+    const live = await readServiceReadiness(relaySpec.url, routerUrls);
     const state = (
       proc: ManagedProcess,
       spec: ServiceSpec,
@@ -230,7 +238,11 @@ async function runLocked(
       workspace: identity.workspace,
       runtime_instance_id: identity.runtimeInstanceId,
       relay: state(relay, relaySpec, live.relay),
-      console_router: state(router, routerSpec, live.console_router),
+      console_router: state(routers[0]!, routerSpecs[0]!, live.console_routers[0]!),
+      console_routers: routers.map((router, i) => ({
+        name: routerSpecs[i]!.name,
+        ...state(router, routerSpecs[i]!, live.console_routers[i]!),
+      })),
       heartbeat: { ...heartbeat },
       agents: supervisor.list(),
     };
@@ -281,7 +293,14 @@ async function runLocked(
   await writeSecretFile(files.runtime_key, `${apiKey}\n`);
   for (const service of services) await service.start();
   log(`relay: pid ${relay.pid}, ${relaySpec.url}`);
-  log(`console router: pid ${router.pid}, ${routerSpec.url}`);
+  if (routers.length === 1) log(`console router: pid ${routers[0]!.pid}, ${routerSpecs[0]!.url}`);
+  else {
+    routers.forEach((router, i) => log(`${routerSpecs[i]!.name}: pid ${router.pid}, ${routerSpecs[i]!.url}`));
+    const router = identity.runtime.consoleRouter;
+    log(
+      `console routers: ${routers.length}; the host's console address (port ${router.listenPort}) is the load balancer's in front of them (infra/load-balancer/haproxy.cfg)`,
+    );
+  }
   // The host's tunnel connector (cloudflared), when its runtime environment has a Cloudflare tunnel.
   const connector = new TunnelConnector({
     hub,
@@ -300,8 +319,9 @@ async function runLocked(
   const ready = await input.progress('Waiting for the relay and the console router to be ready', async () => {
     const deadline = Date.now() + readyTimeoutMs;
     while (!stopSignal) {
-      readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
-      if (readiness.relay.ready && readiness.console_router.ready) return true;
+      readiness = await readServiceReadiness(relaySpec.url, routerUrls);
+      // At start every router is waited for; afterwards the host serves consoles while one of them does.
+      if (readiness.relay.ready && readiness.console_routers.every((r) => r.ready)) return true;
       if (Date.now() > deadline) return false;
       await Promise.race([new Promise((r) => setTimeout(r, 250)), stopped]);
     }
@@ -326,9 +346,9 @@ async function runLocked(
   };
   const beat = async () => {
     await connector.check();
-    readiness = await readServiceReadiness(relaySpec.url, routerSpec.url);
+    readiness = await readServiceReadiness(relaySpec.url, routerUrls);
     const result = await sendHeartbeat(hub, identity.runtimeInstanceId, {
-      ...readinessReport(relay, router, readiness),
+      ...readinessReport(relay, routers, readiness),
       runtime_version: input.cliVersion,
       ...(identity.bundleId ? { bundle_id: identity.bundleId } : {}),
       console_routes: readiness.console_routes,
@@ -366,7 +386,7 @@ async function runLocked(
           // Written whole (temporary file, then rename) before either reads it; a process restarted after a crash
           // reads it at start.
           await writeSecretFile(files.runtime_key, `${key}\n`);
-          for (const proc of [relay, router]) proc.signalProcess('SIGHUP');
+          for (const proc of [relay, ...routers]) proc.signalProcess('SIGHUP');
         },
         stopping: () => stopSignal !== undefined,
         log,
@@ -415,7 +435,7 @@ async function runLocked(
     }
     stoppedAgents.push({ ...agent, hub_stopped: hubStopped });
   }
-  await router.stop(STOP_GRACE_MS);
+  await Promise.all(routers.map((router) => router.stop(STOP_GRACE_MS)));
   await relay.stop(STOP_GRACE_MS);
   await sendHeartbeat(hub, identity.runtimeInstanceId, {
     relay_ready: false,
