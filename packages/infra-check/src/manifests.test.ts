@@ -164,6 +164,34 @@ describe('the deployment files as they are', () => {
     expect(files.rendered.get(PROD)).not.toMatch(/name: console-router/);
   });
 
+  test('base and dev: every stateless service runs two replicas or more, ready on /readyz, rolled one new pod at a time, with a PodDisruptionBudget', () => {
+    for (const dir of ['infra/k8s/base', DEV]) {
+      const objects = files.rendered
+        .get(dir)!
+        .split(/^---$/m)
+        .map((text) => parse(text) as Yaml | null)
+        .filter((o): o is Yaml => o !== null);
+      const stateless = objects.filter((o) => o.kind === 'Deployment' && o.metadata.name !== 'relay');
+      expect(stateless.map((d) => d.metadata.name).sort()).toEqual([
+        'console-router',
+        'control-web',
+        'hub-api',
+        'workflow-api',
+        'workflow-worker',
+      ]);
+      for (const deployment of stateless) {
+        expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
+        expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+        expect(deployment.spec.template.spec.containers[0].readinessProbe.httpGet.path).toBe('/readyz');
+        const pdb = objects.find(
+          (o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === deployment.metadata.name,
+        );
+        expect(pdb?.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+        expect(pdb?.spec.maxUnavailable).toBe(1);
+      }
+    }
+  });
+
   test('prod: replicas, resources, probes, external Postgres and Redis by Secret, migrations first, a PDB and an HPA per stateless service', () => {
     const objects = files.rendered
       .get(PROD)!
