@@ -1,5 +1,5 @@
 import type { HubInternalClient } from '@svc/contracts';
-import { createProjectDirectory } from './project-directory';
+import { PROJECT_CACHE_MS, PROJECT_STALE_MS, createProjectDirectory } from './project-directory';
 
 /** The hub's project lookup answering with this status and problem code. */
 function hubAnswering(status: number, code?: string): HubInternalClient {
@@ -113,5 +113,43 @@ describe('project directory', () => {
     expect((await after)?.archivedAt).toBe('2026-11-29T00:00:00.000Z');
     await directory.find('prj_1');
     expect(calls).toBe(3);
+  });
+
+  test('when a cached project has expired, then it is answered at once while one refresh asks the hub; a failed refresh keeps it until the stale time is over', async () => {
+    let clock = 1_000_000;
+    let calls = 0;
+    let hubUp = true;
+    const hub = {
+      GET: async () => {
+        calls += 1;
+        if (!hubUp) throw new Error('connect ECONNREFUSED');
+        const data = {
+          id: 'prj_1',
+          code: 'P1',
+          name: `One ${calls}`,
+          workspace: { id: 'ws_1', slug: 'one' },
+        };
+        return { response: new Response(null, { status: 200 }), data: { data } };
+      },
+    } as unknown as HubInternalClient;
+    const directory = createProjectDirectory({ hub, now: () => clock });
+    expect((await directory.find('prj_1'))?.name).toBe('One 1');
+
+    // Expired: the old entry at once, one refresh behind it, whose answer the next request gets.
+    clock += PROJECT_CACHE_MS + 1;
+    const stale = directory.find('prj_1');
+    const alsoStale = directory.find('prj_1');
+    expect((await stale)?.name).toBe('One 1');
+    expect((await alsoStale)?.name).toBe('One 1');
+    expect(calls).toBe(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await directory.find('prj_1'))?.name).toBe('One 2');
+
+    // The hub is down: the entry is still answered within the stale time, and refused after it.
+    hubUp = false;
+    clock += PROJECT_CACHE_MS + 1;
+    expect((await directory.find('prj_1'))?.name).toBe('One 2');
+    clock += PROJECT_STALE_MS;
+    await expect(directory.find('prj_1')).rejects.toMatchObject({ status: 503, code: 'hub_unavailable' });
   });
 });

@@ -16,6 +16,12 @@ export interface ProjectRef {
  * once; a lost notice takes effect within this time.
  */
 export const PROJECT_CACHE_MS = 10_000;
+/**
+ * For this long after its expiry a cached project is still answered at once while one refresh asks the hub:
+ * a slow or restarting hub then delays the refresh, not every request of the project (each would otherwise
+ * wait on the same look-up and fail together with `hub_unavailable`). A notice still forgets it at once.
+ */
+export const PROJECT_STALE_MS = 60_000;
 
 export interface ProjectDirectory {
   /** The project, or null when the hub does not know it. */
@@ -24,7 +30,10 @@ export interface ProjectDirectory {
   forget(projectId: string): void;
 }
 
-/** Project identities from the hub's internal API, cached briefly (unknown projects are not cached). */
+/**
+ * Project identities from the hub's internal API, cached briefly and answered stale while one refresh runs
+ * (unknown projects are not cached).
+ */
 export function createProjectDirectory(options: {
   hub: HubInternalClient;
   now?: () => number;
@@ -73,16 +82,25 @@ export function createProjectDirectory(options: {
     if (askedAt === generation) cache.set(projectId, { project, expiresAt: now() + PROJECT_CACHE_MS });
     return project;
   };
+  const ask = (projectId: string): Promise<ProjectRef | null> => {
+    let pending = asking.get(projectId);
+    if (!pending) {
+      pending = lookUp(projectId).finally(() => asking.delete(projectId));
+      asking.set(projectId, pending);
+    }
+    return pending;
+  };
   return {
     find(projectId) {
       const hit = cache.get(projectId);
-      if (hit && hit.expiresAt > now()) return Promise.resolve(hit.project);
-      let pending = asking.get(projectId);
-      if (!pending) {
-        pending = lookUp(projectId).finally(() => asking.delete(projectId));
-        asking.set(projectId, pending);
+      const at = now();
+      if (hit && hit.expiresAt > at) return Promise.resolve(hit.project);
+      if (hit && hit.expiresAt + PROJECT_STALE_MS > at) {
+        // Refreshed in the background; its failure leaves the entry as it is until the stale time is over.
+        ask(projectId).catch(() => undefined);
+        return Promise.resolve(hit.project);
       }
-      return pending;
+      return ask(projectId);
     },
     forget(projectId) {
       generation += 1;
