@@ -10,6 +10,7 @@ import { Loading } from '../../components/Loading';
 import { ProblemMessage } from '../../components/ProblemMessage';
 import { dateTime } from '../../components/time';
 import './spawn-policy.css';
+import { SaveFooter } from '../../components/SaveFooter';
 
 type SpawnPolicy = HubApi.components['schemas']['SpawnPolicy'];
 type SpawnPolicyRequest = HubApi.components['schemas']['SpawnPolicyRequest'];
@@ -172,19 +173,15 @@ function PolicyForm(props: {
           />
         </div>
       </fieldset>
-      {editable ? (
-        <button type="submit" className="button-primary" disabled={busy}>
-          {busy ? 'Saving…' : 'Save policy'}
-        </button>
-      ) : (
-        <p className="muted">Only owners and admins change the spawn policy.</p>
-      )}
-      {saved && (
-        <p role="status" className="saved">
-          {saved}
-        </p>
-      )}
-      <ProblemMessage error={error} context="The policy was not saved" />
+      <SaveFooter
+        editable={editable}
+        busy={busy}
+        label="Save policy"
+        readOnly="Only owners and admins change the spawn policy."
+        saved={saved}
+        error={error}
+        errorContext="The policy was not saved"
+      />
     </form>
   );
 }

@@ -10,6 +10,7 @@ import { Loading } from '../../../components/Loading';
 import { ProblemMessage } from '../../../components/ProblemMessage';
 import { ProjectFrame, useProjectId } from '../project';
 import '../../settings-spawn/spawn-policy.css';
+import { SaveFooter } from '../../../components/SaveFooter';
 
 type RunLimits = WorkflowApi.components['schemas']['RunLimits'];
 type RunLimitsPatch = WorkflowApi.components['schemas']['RunLimitsPatch'];
@@ -126,19 +127,15 @@ function LimitsForm(props: {
           />
         </div>
       </fieldset>
-      {editable ? (
-        <button type="submit" className="button-primary" disabled={busy}>
-          {busy ? 'Saving…' : 'Save limits'}
-        </button>
-      ) : (
-        <p className="muted">Only owners and admins change the run limits.</p>
-      )}
-      {saved && (
-        <p role="status" className="saved">
-          {saved}
-        </p>
-      )}
-      <ProblemMessage error={error} context="The limits were not saved" />
+      <SaveFooter
+        editable={editable}
+        busy={busy}
+        label="Save limits"
+        readOnly="Only owners and admins change the run limits."
+        saved={saved}
+        error={error}
+        errorContext="The limits were not saved"
+      />
     </form>
   );
 }
