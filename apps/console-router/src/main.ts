@@ -3,6 +3,7 @@ import {
   createMetricsRegistry,
   installShutdown,
   runMain,
+  serializedReload,
   startHttpServer,
   startOptionalMetricsListener,
   startTracing,
@@ -35,15 +36,7 @@ runMain('console-router', async () => {
   });
   router.attach(server.server);
   router.start();
-  let reloading = Promise.resolve();
-  onHangup = () => {
-    reloading = reloading
-      .then(() => router.reloadKey())
-      .then(
-        () => undefined,
-        () => undefined,
-      );
-  };
+  onHangup = serializedReload(() => router.reloadKey());
   // Each WebSocket holds two descriptors: warn when the limit cannot carry CONSOLE_ROUTER_WS_MAX_CONNECTIONS.
   const fdLimit = openFileLimit();
   const needed = fdsNeeded(config.wsLimits.maxConnections);

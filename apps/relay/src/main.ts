@@ -2,6 +2,7 @@ import {
   createLogger,
   installShutdown,
   runMain,
+  serializedReload,
   startHttpServer,
   startOptionalMetricsListener,
   startTracing,
@@ -26,15 +27,7 @@ runMain('relay', async () => {
     port: config.metricsPort,
     logger,
   });
-  let reloading = Promise.resolve();
-  onHangup = () => {
-    reloading = reloading
-      .then(() => relay.reloadKey())
-      .then(
-        () => undefined,
-        () => undefined,
-      );
-  };
+  onHangup = serializedReload(() => relay.reloadKey());
   const missing = relay.missingSettings();
   if (missing.length > 0) logger.warn({ missing }, 'not ready until these variables are set');
   installShutdown({

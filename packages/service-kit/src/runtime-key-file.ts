@@ -84,6 +84,20 @@ export async function reloadRuntimeKey(
   return read.key;
 }
 
+/**
+ * A SIGHUP handler that runs `reload` (the key file re-read) one at a time: a hangup during a reload waits for
+ * it, and a failed reload does not stop the next one.
+ */
+export function serializedReload(reload: () => Promise<unknown>): () => void {
+  let chain: Promise<void> = Promise.resolve();
+  return () => {
+    chain = chain.then(reload).then(
+      () => undefined,
+      () => undefined,
+    );
+  };
+}
+
 /** The public prefix of a workspace API key (`svc_<prefix>_…`), never its secret part. */
 function keyPrefix(key: string): string {
   return /^svc_([a-z0-9]+)_/.exec(key)?.[1] ?? 'unknown';
