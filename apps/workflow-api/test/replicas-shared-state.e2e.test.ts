@@ -145,7 +145,7 @@ async function seedOnEveryReplica(
         workflowAt(url)
           .contracts.resolve({ intent: seeded.intent })
           .then(
-            () => true,
+            (r) => (r.matched ? true : undefined),
             () => undefined,
           ),
       10_000,
