@@ -113,25 +113,32 @@ describe('reference agent', () => {
     const second = [...platform.stages.values()].find((s) => s.position === 2);
     if (!second) throw new Error('second stage missing');
 
+    // One round trip ends each stage, its `stage.result` evidence with it: the first stage's completion, the
+    // final stage's publication (which completes it: no …/evidence and no …/complete for it).
+    const firstActions = platform.callsFor(first.stage_id).map((call) => call.path.split('/').pop());
+    expect(firstActions[0]).toBe('claim');
+    expect(firstActions[firstActions.length - 1]).toBe('complete');
+    expect(firstActions).not.toContain('evidence');
+    const [complete] = platform.callsFor(first.stage_id, 'complete');
+    expect((complete?.body as { summary: string }).summary).toContain(first.title);
+    expect(
+      platform
+        .callsFor(second.stage_id)
+        .map((call) => call.path.split('/').pop())
+        .filter((a) => a !== 'heartbeat'),
+    ).toEqual(['claim']);
     for (const stage of [first, second]) {
-      const actions = platform.callsFor(stage.stage_id).map((call) => call.path.split('/').pop());
-      expect(actions[0]).toBe('claim');
-      expect(actions[actions.length - 1]).toBe('complete');
-      expect(actions.indexOf('evidence')).toBeLessThan(actions.indexOf('complete'));
-      const [evidence] = platform.callsFor(stage.stage_id, 'evidence');
-      expect(evidence?.body).toMatchObject({ kind: 'stage.result', content: { stage_key: stage.key } });
-      const [complete] = platform.callsFor(stage.stage_id, 'complete');
-      expect((complete?.body as { summary: string }).summary).toContain(stage.title);
+      expect(platform.evidence.get(stage.stage_id)).toEqual([
+        { kind: 'stage.result', content: expect.objectContaining({ stage_key: stage.key }) },
+      ]);
     }
     // The timer heartbeat carried a progress note.
     const beats = platform
       .callsFor(first.stage_id, 'heartbeat')
       .map((call) => (call.body as { progress?: string }).progress);
     expect(beats.some((note) => note?.startsWith('Working on "Research" for'))).toBe(true);
-    // Published before completing, with the handler's summary, limitations and provenance.
+    // Published with the handler's summary, limitations and provenance.
     const publish = platform.calls.find((call) => call.path.endsWith('/artifact'));
-    const completeFinal = platform.callsFor(second.stage_id, 'complete')[0];
-    expect(publish && completeFinal && publish.at <= completeFinal.at).toBe(true);
     expect(publish?.body).toMatchObject({
       summary: expect.stringContaining('incident-report@1.0.0'),
       limitations: [expect.stringContaining('default handler')],
@@ -148,12 +155,7 @@ describe('reference agent', () => {
     expect(platform.hubStatuses[0]).toBe('idle');
     expect(platform.hubStatuses).toContain('busy');
     // One info line per step, with the stage and invocation and the step's duration.
-    for (const msg of [
-      'stage claimed',
-      'stage handler finished',
-      'stage evidence submitted',
-      'stage completed',
-    ]) {
+    for (const msg of ['stage claimed', 'stage handler finished', 'stage completed']) {
       expect(logged(msg)).toHaveLength(2);
       expect(logged(msg)[0]).toMatchObject({
         stage_id: first.stage_id,
@@ -208,9 +210,9 @@ describe('reference agent', () => {
       'POST blocker',
       'DELETE blocker',
       'POST claim',
-      'POST evidence',
       'POST complete',
     ]);
+    expect(platform.evidence.get(stage.stage_id)).toHaveLength(1);
   });
 
   it('when the handler fails with an error, then the blocker carries its message without the stack or secrets', async () => {
@@ -293,12 +295,20 @@ describe('reference agent', () => {
     platform.inject({ method: 'GET', path: /\/workflow-stages$/, status: 503, times: 2 });
     platform.inject({ method: 'POST', path: /\/claim$/, status: 503, times: 2 });
     platform.inject({ method: 'POST', path: /\/artifact$/, status: 502 });
+    // A stage that is not final ends with …/complete (the final one with its publication).
+    const earlier = platform.assign({ is_final: false });
     platform.inject({ method: 'POST', path: /\/complete$/, status: 500 });
     await startAgent().start();
 
     await eventually(() => platform.stages.get(stage.stage_id)?.state === 'completed', 10_000, 'completion');
+    await eventually(
+      () => platform.stages.get(earlier.stage_id)?.state === 'completed',
+      10_000,
+      'completion',
+    );
     expect(platform.published.has('inv_1')).toBe(true);
-    expect(platform.callsFor(stage.stage_id, 'claim')).toHaveLength(3);
+    // Two refused claims, then one that took, for each stage.
+    expect(platform.calls.filter((call) => call.path.endsWith('/claim'))).toHaveLength(4);
     expect(logged('platform call failed; retrying').length).toBeGreaterThanOrEqual(4);
     expect(logged('listing stages failed; retrying')).toHaveLength(2);
   });

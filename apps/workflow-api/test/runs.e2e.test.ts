@@ -139,6 +139,20 @@ describe('the five steps with a live reference agent', () => {
     }
     const fetched = await workflow.invocations.artifact(launched.invocation_id);
     expect(fetched).toEqual(envelope);
+    // Each stage's `stage.result` evidence is stored once: the first stage's with its completion, the final
+    // stage's with the publication that completed it (the agent sends neither …/evidence nor …/complete then).
+    const stored = await s.database.prisma.runStage.findMany({
+      where: { invocationId: launched.invocation_id },
+      orderBy: { position: 'asc' },
+    });
+    const evidence = await s.database.prisma.stageEvidence.findMany({
+      where: { stageId: { in: stored.map((st) => st.id) } },
+    });
+    expect(stored.map((st) => evidence.filter((e) => e.stageId === st.id).map((e) => e.kind))).toEqual([
+      ['stage.result'],
+      ['stage.result'],
+    ]);
+    expect(stored.map((st) => st.summary)).toEqual([expect.any(String), envelope.summary]);
   });
 
   test('launch called twice (and concurrently) changes nothing: one run, one completion', async () => {
@@ -460,6 +474,44 @@ describe('stage ownership', () => {
     expect(cleared.response.status).toBe(200);
     const resumed = await workflow.invocations.get(launched.invocation_id);
     expect(resumed.attention).toBe('none');
+
+    // Evidence sent with a publication by anyone but the final stage's owner is refused, and nothing is stored.
+    const evidence = [
+      {
+        kind: 'stage.result',
+        content: { note: 'used token=svc_abcdefghijkl_secretsecretsecretsecretsecretsecretsec' },
+      },
+      { kind: 'notes', content: { sources: 2 } },
+    ];
+    const keyEvidence = await s.wf.POST(
+      '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
+      {
+        params: { path: { projectId: s.project.id, invocationId: launched.invocation_id } },
+        body: { payload: { title: 'x', summary: 'y', items: [] }, evidence },
+      },
+    );
+    expect(keyEvidence.response.status).toBe(403);
+    expect((keyEvidence.error as { code?: string }).code).toBe('stage_not_owned');
+    expect(await workflow.invocations.get(launched.invocation_id)).toMatchObject({ artifact: null });
+    // The owner completes with its evidence: stored with the completion, redacted, in order; completing
+    // again stores none again.
+    for (let i = 0; i < 2; i += 1) {
+      const completed = await asOwner.POST('/api/v1/agents/me/workflow-stages/{stageId}/complete', {
+        params: { path: { stageId } },
+        body: { summary: 'done by hand', evidence },
+      });
+      expect(completed.response.status).toBe(200);
+      expect(completed.data?.data.state).toBe('completed');
+    }
+    const stored = await s.database.prisma.stageEvidence.findMany({
+      where: { stageId },
+      orderBy: { createdAt: 'asc' },
+    });
+    expect(stored.map((e) => [e.kind, e.agentId])).toEqual([
+      ['stage.result', owner.id],
+      ['notes', owner.id],
+    ]);
+    expect(JSON.stringify(stored)).not.toContain('secretsecret');
     await owner.kill('SIGKILL');
   });
 });

@@ -17,6 +17,7 @@ import type {
   ArtifactPublishParams,
   DataOf,
   StageAssignment,
+  StageCompleteParams,
   StageEvidence,
 } from './types.js';
 
@@ -232,20 +233,30 @@ export class WorkflowAgent {
     );
   }
 
-  /** Completes the stage (twice is harmless); the engine moves the run on. */
-  async complete(stageId: string, summary?: string, options?: RequestOptions): Promise<Stage> {
+  /**
+   * Completes the stage (twice is harmless); the engine moves the run on. Pass `{ summary, evidence }` to store
+   * the stage's evidence with the completion in one round trip (a repeated completion stores none again).
+   */
+  async complete(
+    stageId: string,
+    completion?: string | StageCompleteParams,
+    options?: RequestOptions,
+  ): Promise<Stage> {
+    const body = typeof completion === 'string' ? { summary: completion } : (completion ?? {});
     return unwrap(
       await this.raw.POST('/api/v1/agents/me/workflow-stages/{stageId}/complete', {
         params: { path: { stageId: idOf(stageId, 'stageId', 'stg_…') } },
-        body: summary !== undefined ? { summary } : {},
+        body,
         ...signalOf(options),
       }),
     );
   }
 
   /**
-   * Publishes the invocation's artifact (the owner of its final stage). A payload that does not match the
-   * pinned schema throws `ValidationError` `artifact_schema_mismatch` with `details`.
+   * Publishes the invocation's artifact (the owner of its final stage). A new publication by the owner of the
+   * final stage also completes that stage, with the `evidence` given, so no `complete` is needed after it;
+   * `replayed` (the same payload published before) completed nothing. A payload that does not match the pinned
+   * schema throws `ValidationError` `artifact_schema_mismatch` with `details`.
    */
   async publish(
     stage: Pick<StageAssignment, 'project_id' | 'invocation_id'>,

@@ -32,6 +32,8 @@ export type DeliveryEventBody = W['DeliveryEventBody'];
 export type DeliveryEventType = W['DeliveryEventType'];
 export type StageAssignment = W['AgentStageAssignment'];
 export type StageEvidence = W['StageEvidence'];
+/** A stage's completion: its summary and evidence stored with it. */
+export type StageCompleteParams = W['StageCompleteRequest'];
 export type HubProject = HubComponents['schemas']['Project'];
 export type HubMe = HubComponents['schemas']['Me'];
 export type ArtifactSchemaSummary = W['ArtifactSchemaSummary'];

@@ -8,6 +8,7 @@ export type ProviderModel = HubApi.components['schemas']['ProviderModel'];
 export type ArtifactEnvelope = WorkflowApi.components['schemas']['ArtifactEnvelope'];
 export type ArtifactPublishRequest = WorkflowApi.components['schemas']['ArtifactPublishRequest'];
 export type StageEvidence = WorkflowApi.components['schemas']['StageEvidence'];
+export type StageCompleteRequest = WorkflowApi.components['schemas']['StageCompleteRequest'];
 
 export interface PlatformApiOptions {
   token: string;
@@ -42,12 +43,18 @@ export interface PlatformApi {
     content: unknown,
     signal: AbortSignal,
   ): Promise<StageEvidence>;
-  complete(stageId: string, summary: string | undefined, signal: AbortSignal): Promise<AgentStageAssignment>;
+  /** Completes the stage, its evidence stored with the completion. */
+  complete(
+    stageId: string,
+    completion: StageCompleteRequest,
+    signal: AbortSignal,
+  ): Promise<AgentStageAssignment>;
+  /** `replayed`: the same payload was published before (200), so this call completed nothing. */
   publishArtifact(
     stage: Pick<AgentStageAssignment, 'project_id' | 'invocation_id'>,
     body: ArtifactPublishRequest,
     signal: AbortSignal,
-  ): Promise<ArtifactEnvelope>;
+  ): Promise<{ envelope: ArtifactEnvelope; replayed: boolean }>;
 }
 
 export function createPlatformApi(options: PlatformApiOptions): PlatformApi {
@@ -124,23 +131,25 @@ export function createPlatformApi(options: PlatformApiOptions): PlatformApi {
         }),
       );
     },
-    async complete(stageId, summary, signal) {
+    async complete(stageId, completion, signal) {
       return unwrap(
         await workflow.POST('/api/v1/agents/me/workflow-stages/{stageId}/complete', {
           params: stagePath(stageId),
-          body: summary === undefined ? {} : { summary },
+          body: completion,
           signal,
         }),
       );
     },
     async publishArtifact(stage, body, signal) {
-      return unwrap(
-        await workflow.POST('/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact', {
+      const result = await workflow.POST(
+        '/api/v1/projects/{projectId}/workflow/invocations/{invocationId}/artifact',
+        {
           params: { path: { projectId: stage.project_id, invocationId: stage.invocation_id } },
           body,
           signal,
-        }),
+        },
       );
+      return { envelope: unwrap(result), replayed: result.response.status === 200 };
     },
   };
 }

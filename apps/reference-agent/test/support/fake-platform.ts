@@ -27,6 +27,11 @@ export interface Injection {
 
 const OPEN_STATES = new Set(['assigned', 'claimed', 'blocked']);
 
+interface Evidence {
+  kind: string;
+  content: unknown;
+}
+
 /**
  * A tiny in-memory stand-in for the hub and Workflow API routes the agent calls, over real sockets. It
  * checks the bearer token, long-polls the stage list, validates published payloads with ajv (draft 2020-12)
@@ -36,6 +41,8 @@ export class FakePlatform {
   readonly calls: RecordedCall[] = [];
   readonly stages = new Map<string, AgentStageAssignment>();
   readonly published = new Map<string, unknown>();
+  /** Evidence stored per stage, whichever call brought it (…/evidence, a completion or a publication). */
+  readonly evidence = new Map<string, { kind: string; content: unknown }[]>();
   readonly hubStatuses: string[] = [];
   /** Stages another agent took over: every call about them answers 409 `stage_reassigned`. */
   readonly reassigned = new Set<string>();
@@ -208,6 +215,7 @@ export class FakePlatform {
         return json(res, 200, { data: stage });
       case 'POST evidence': {
         const { kind, content } = body as { kind: string; content: unknown };
+        this.keepEvidence(id, [{ kind, content }]);
         return json(res, 201, {
           data: {
             evidence_id: `evd_${this.calls.length}`,
@@ -219,9 +227,10 @@ export class FakePlatform {
         });
       }
       case 'POST complete':
+        // As the platform does: the evidence comes with the completion, none again on a repeated one.
         if (stage.state !== 'completed') {
-          stage.state = 'completed';
-          this.onComplete?.(stage);
+          this.keepEvidence(id, (body as { evidence?: Evidence[] } | undefined)?.evidence);
+          this.complete(stage);
         }
         return json(res, 200, { data: stage });
       default:
@@ -229,15 +238,30 @@ export class FakePlatform {
     }
   }
 
+  private keepEvidence(stageId: string, items: Evidence[] | undefined): void {
+    if (!items?.length) return;
+    this.evidence.set(stageId, [...(this.evidence.get(stageId) ?? []), ...items]);
+  }
+
+  private complete(stage: AgentStageAssignment): void {
+    stage.state = 'completed';
+    this.onComplete?.(stage);
+  }
+
   private publish(res: ServerResponse, invocationId: string, body: unknown): void {
     const stage = [...this.stages.values()].find((s) => s.invocation_id === invocationId && s.is_final);
     if (!stage) return problem(res, 404, 'invocation_not_found', 'No such invocation.');
-    const { payload, summary, limitations, provenance } = body as {
+    const { payload, summary, limitations, provenance, evidence } = body as {
       payload: unknown;
       summary?: string;
       limitations?: string[];
       provenance?: Record<string, unknown>;
+      evidence?: Evidence[];
     };
+    // The same payload again is a replay (200) that completes nothing.
+    const replayed =
+      this.published.has(invocationId) &&
+      JSON.stringify(this.published.get(invocationId)) === JSON.stringify(payload);
     const validate = this.ajv.compile(stage.artifact_schema.json_schema);
     if (!validate(payload)) {
       const errors = (validate.errors ?? []).map((e) => ({
@@ -254,8 +278,13 @@ export class FakePlatform {
         },
       );
     }
-    this.published.set(invocationId, payload);
-    return json(res, 201, {
+    if (!replayed) {
+      // A new publication by the final stage's owner completes that stage, with its evidence.
+      this.published.set(invocationId, payload);
+      this.keepEvidence(stage.stage_id, evidence);
+      if (OPEN_STATES.has(stage.state)) this.complete(stage);
+    }
+    return json(res, replayed ? 200 : 201, {
       data: {
         envelope_version: '1',
         artifact_id: 'art_1',

@@ -91,9 +91,8 @@ export function stageHandlers(
       );
     },
     async completeWorkflowStage(ctx) {
-      const body = (ctx.body ?? {}) as { summary?: string };
       return stageResponse(
-        await completeStage(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId, body.summary),
+        await completeStage(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId, ctx.body ?? {}),
       );
     },
   };

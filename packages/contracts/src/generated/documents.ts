@@ -15896,23 +15896,7 @@ export const workflowDocument: OpenApiDocument = {
           "content": {
             "application/json": {
               "schema": {
-                "type": "object",
-                "required": [
-                  "kind",
-                  "content"
-                ],
-                "additionalProperties": false,
-                "properties": {
-                  "kind": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 100,
-                    "pattern": "^[a-z][a-z0-9_.-]*$"
-                  },
-                  "content": {
-                    "description": "Any JSON value (at most the body limit)."
-                  }
-                }
+                "$ref": "#/components/schemas/StageEvidenceSubmission"
               }
             }
           }
@@ -16046,7 +16030,7 @@ export const workflowDocument: OpenApiDocument = {
           "agent-stages"
         ],
         "summary": "Complete the stage; the run moves on to the next stage (or ends).",
-        "description": "Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned); 409 `stage_completed` (the stage is already completed); 409 `stage_not_open` (the stage is not open).",
+        "description": "Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. `evidence` is stored with the completion, in its transaction, exactly as if each item had been submitted to `…/evidence` first (one round trip instead of several); a repeated completion stores none again. Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned); 409 `stage_completed` (the stage is already completed); 409 `stage_not_open` (the stage is not open).",
         "x-svc-actors": [
           "agent"
         ],
@@ -16063,14 +16047,7 @@ export const workflowDocument: OpenApiDocument = {
           "content": {
             "application/json": {
               "schema": {
-                "type": "object",
-                "additionalProperties": false,
-                "properties": {
-                  "summary": {
-                    "type": "string",
-                    "maxLength": 2000
-                  }
-                }
+                "$ref": "#/components/schemas/StageCompleteRequest"
               }
             }
           }
@@ -19429,6 +19406,43 @@ export const workflowDocument: OpenApiDocument = {
           }
         }
       },
+      "StageEvidenceSubmission": {
+        "type": "object",
+        "required": [
+          "kind",
+          "content"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "pattern": "^[a-z][a-z0-9_.-]*$"
+          },
+          "content": {
+            "description": "Any JSON value (at most the body limit)."
+          }
+        }
+      },
+      "StageCompleteRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "summary": {
+            "type": "string",
+            "maxLength": 2000
+          },
+          "evidence": {
+            "type": "array",
+            "maxItems": 20,
+            "description": "Evidence of the stage, stored (redacted) with its completion; none on a repeated completion.",
+            "items": {
+              "$ref": "#/components/schemas/StageEvidenceSubmission"
+            }
+          }
+        }
+      },
       "StageEvidence": {
         "type": "object",
         "required": [
@@ -19486,6 +19500,14 @@ export const workflowDocument: OpenApiDocument = {
             "maxProperties": 50,
             "description": "Producer-supplied provenance (tools, sources); merged under `producer`.",
             "additionalProperties": true
+          },
+          "evidence": {
+            "type": "array",
+            "maxItems": 20,
+            "description": "Evidence of the final stage, from the agent that owns it: stored (redacted) with the publication, in its transaction, which also completes that stage (so no `…/evidence` or `…/complete` call is needed after it). Stored only by a new publication, not by a replay or a refused payload. Anyone else sending it gets 403 `stage_not_owned`.",
+            "items": {
+              "$ref": "#/components/schemas/StageEvidenceSubmission"
+            }
           }
         }
       },

@@ -884,7 +884,7 @@ export interface paths {
         put?: never;
         /**
          * Complete the stage; the run moves on to the next stage (or ends).
-         * @description Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned); 409 `stage_completed` (the stage is already completed); 409 `stage_not_open` (the stage is not open).
+         * @description Completing twice is harmless (200, same stage). The next stage is assigned by the engine; after the last one the invocation is `completed` when its artifact is published, else `waiting_for_artifact`. `evidence` is stored with the completion, in its transaction, exactly as if each item had been submitted to `…/evidence` first (one round trip instead of several); a repeated completion stores none again. Errors: 404 `stage_not_found` (no such stage); 409 `stage_reassigned` (the stage was reassigned); 409 `stage_completed` (the stage is already completed); 409 `stage_not_open` (the stage is not open).
          */
         post: operations["completeWorkflowStage"];
         delete?: never;
@@ -1769,6 +1769,16 @@ export interface components {
             /** Format: date-time */
             assigned_at: string | null;
         };
+        StageEvidenceSubmission: {
+            kind: string;
+            /** @description Any JSON value (at most the body limit). */
+            content: unknown;
+        };
+        StageCompleteRequest: {
+            summary?: string;
+            /** @description Evidence of the stage, stored (redacted) with its completion; none on a repeated completion. */
+            evidence?: components["schemas"]["StageEvidenceSubmission"][];
+        };
         StageEvidence: {
             evidence_id: string;
             stage_id: string;
@@ -1788,6 +1798,8 @@ export interface components {
             provenance?: {
                 [key: string]: unknown;
             };
+            /** @description Evidence of the final stage, from the agent that owns it: stored (redacted) with the publication, in its transaction, which also completes that stage (so no `…/evidence` or `…/complete` call is needed after it). Stored only by a new publication, not by a replay or a refused payload. Anyone else sending it gets 403 `stage_not_owned`. */
+            evidence?: components["schemas"]["StageEvidenceSubmission"][];
         };
         /** @description Immutable. Consumers must reject an envelope whose identities are missing or do not match what they asked for, or whose `schema.version` they do not support (`verifyEnvelope()` in the SDK). */
         ArtifactEnvelope: {
@@ -3417,11 +3429,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    kind: string;
-                    /** @description Any JSON value (at most the body limit). */
-                    content: unknown;
-                };
+                "application/json": components["schemas"]["StageEvidenceSubmission"];
             };
         };
         responses: {
@@ -3485,9 +3493,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": {
-                    summary?: string;
-                };
+                "application/json": components["schemas"]["StageCompleteRequest"];
             };
         };
         responses: {

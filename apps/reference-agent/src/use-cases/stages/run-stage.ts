@@ -139,7 +139,8 @@ function publishBody(
 
 /**
  * Works one stage to its end: claim (or clear its blocker) → stage heartbeats every
- * `heartbeat_interval_seconds` → handler → `stage.result` evidence → artifact (final stage) → complete.
+ * `heartbeat_interval_seconds` → handler → the artifact with the `stage.result` evidence (a final stage: the
+ * publication completes it) or the completion with that evidence (any other stage, or a publication replayed).
  * Never throws; the outcome says what happened. `signal` aborts when the agent gives up on the stage.
  */
 export async function runStage(
@@ -254,11 +255,11 @@ export async function runStage(
       MAX_SUMMARY,
     );
     const handlerMs = Date.now() - began;
-    await step('evidence', (s) =>
-      api.submitEvidence(
-        stage.stage_id,
-        'stage.result',
-        {
+    // Sent with the completion (or with the publication that completes a final stage): one round trip.
+    const evidence = [
+      {
+        kind: 'stage.result',
+        content: {
           stage_key: stage.key,
           position: stage.position,
           stage_count: stage.stage_count,
@@ -266,10 +267,8 @@ export async function runStage(
           elapsed_ms: handlerMs,
           ...(result.evidence !== undefined ? { details: result.evidence } : {}),
         },
-        s,
-      ),
-    );
-    log.info({ duration_ms: elapsed() }, 'stage evidence submitted');
+      },
+    ];
 
     if (stage.is_final && result.payload === undefined) {
       // Nothing to publish: the run ends without an artifact and the invocation shows waiting_for_artifact.
@@ -279,10 +278,25 @@ export async function runStage(
       );
     } else if (stage.is_final) {
       try {
-        const envelope = await step('publish_artifact', (s) =>
-          api.publishArtifact(stage, publishBody(stage, result, summary), s),
+        const published = await step('publish_artifact', (s) =>
+          api.publishArtifact(stage, { ...publishBody(stage, result, summary), evidence }, s),
         );
-        log.info({ duration_ms: elapsed(), artifact_id: envelope.artifact_id }, 'artifact published');
+        log.info(
+          {
+            duration_ms: elapsed(),
+            artifact_id: published.envelope.artifact_id,
+            replayed: published.replayed,
+          },
+          'artifact published',
+        );
+        if (!published.replayed) {
+          // A new publication by the final stage's owner completed the stage and stored its evidence.
+          log.info(
+            { duration_ms: 0, total_ms: Date.now() - began, completed_by: 'publication' },
+            'stage completed',
+          );
+          return { kind: 'completed' };
+        }
       } catch (error) {
         if (error instanceof ApiError && error.code === 'artifact_already_published') {
           log.warn(
@@ -297,7 +311,7 @@ export async function runStage(
       }
     }
 
-    await step('complete', (s) => api.complete(stage.stage_id, summary, s));
+    await step('complete', (s) => api.complete(stage.stage_id, { summary, evidence }, s));
     log.info({ duration_ms: elapsed(), total_ms: Date.now() - began }, 'stage completed');
     return { kind: 'completed' };
   } catch (error) {

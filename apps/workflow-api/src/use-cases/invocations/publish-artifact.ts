@@ -10,6 +10,8 @@ import type { DeliveryJob } from '../../data/delivery.queue';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
+import { redactText } from '../../data/run-stage.ownership';
+import { storeEvidenceBatch } from '../../data/stage-evidence.writer';
 import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import { checkPayload } from '../../domain/artifact-schema-rules';
@@ -57,6 +59,14 @@ async function assertMayPublish(tx: Tx, actor: Actor, invocationId: string): Pro
     });
   }
 }
+
+const evidenceNotOwned = () =>
+  new AppError({
+    status: 403,
+    code: 'stage_not_owned',
+    detail:
+      "Evidence comes with a publication only from the agent owning the invocation's final stage; send the payload without it.",
+  });
 
 /** A publication already made: the same payload is a replay, another one is refused (envelopes are immutable). */
 function replayOf(existing: Artifact, payloadHash: string): Outcome {
@@ -163,21 +173,33 @@ async function recordRejection(p: Publication, errors: PayloadError[]): Promise<
 
 /**
  * The owner of the final stage publishing from it: the publication is that stage's completion, so the stage is
- * completed now (its later `complete` is answered as a replay) and the envelope records when. A stage still open
- * under another publisher (an API key) is not completed by it and keeps `completed_at` null.
+ * completed now with the publication's summary and evidence (its later `complete` is answered as a replay) and
+ * the envelope records when. A stage still open under another publisher (an API key) is not completed by it and
+ * keeps `completed_at` null; evidence from anyone but the final stage's owner is refused.
  */
 async function completePublishingStage(p: Publication): Promise<void> {
+  const evidence = p.body.evidence;
   if (p.actor.kind !== 'agent') return;
   const final = await p.tx.runStage.findFirst({
     where: { invocationId: p.invocation.id },
     orderBy: { position: 'desc' },
     select: { id: true, state: true, ownerAgentId: true, firstAssignedAt: true, key: true },
   });
-  if (!final || final.ownerAgentId !== p.actor.agentId) return;
+  const owner = final?.ownerAgentId === p.actor.agentId;
+  if (!owner && evidence?.length) throw evidenceNotOwned();
+  if (!final || !owner) return;
+  // The final stage's evidence, even when that stage was completed before the publication (`waiting_for_artifact`).
+  await storeEvidenceBatch(p.tx, final.id, p.actor.agentId, evidence, p.now);
   if (!(OPEN_STAGE_STATES as readonly string[]).includes(final.state)) return;
   await p.tx.runStage.update({
     where: { id: final.id },
-    data: { state: 'completed', completedAt: p.now, lastHeartbeatAt: p.now, blockerReason: null },
+    data: {
+      state: 'completed',
+      completedAt: p.now,
+      lastHeartbeatAt: p.now,
+      blockerReason: null,
+      ...(p.body.summary !== undefined ? { summary: redactText(p.body.summary) } : {}),
+    },
   });
   // Audited as the stage's own completion is (see `recordStage`), saying it came with the publication.
   await p.deps.audit.record(
@@ -289,6 +311,7 @@ export async function publishArtifact(
       const invocation = await lockInvocation(tx, invocationId);
       if (!invocation || invocation.projectId !== project.id) throw invocationNotFound(invocationId);
       await assertMayPublish(tx, actor, invocationId);
+      if (actor.kind !== 'agent' && body.evidence?.length) throw evidenceNotOwned();
       const existing = await tx.artifact.findUnique({ where: { invocationId } });
       if (existing) return replayOf(existing, payloadHash);
       const target = await publicationTarget(tx, project.id, invocation);

@@ -9,25 +9,35 @@ import {
 } from '../../data/run-stage.ownership';
 import type { ReconcileJob } from '../../data/reconcile.queue';
 import { loadStageAssignment } from '../../data/stage-assignments.lookups';
+import { storeEvidenceBatch } from '../../data/stage-evidence.writer';
+import type { EvidenceItem } from '../../data/stage-evidence.writer';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { isTerminal } from '../../domain/invocation-states';
 
+/** What the owner completes a stage with: a summary, and evidence stored in the same transaction. */
+export interface StageCompletion {
+  summary?: string;
+  evidence?: readonly EvidenceItem[];
+}
+
 /**
- * Completes the stage (idempotent) and queues the reconcile that moves the run on (none for an invocation that
- * has already ended).
+ * Completes the stage (idempotent: a repeated completion stores no evidence again) and queues the reconcile that
+ * moves the run on (none for an invocation that has already ended).
  */
 export async function completeStage(
   deps: WorkflowDeps,
   actor: AgentActor,
   stageId: string,
-  summary?: string,
+  completion: StageCompletion = {},
 ): Promise<StageAssignmentRecord> {
+  const { summary, evidence } = completion;
   const jobs: ReconcileJob[] = [];
   const { stage, invocation } = await withOwnedStage(deps, actor, stageId, async (locked) => {
     if (locked.stage.state === 'completed') return locked;
     assertOpen(locked.stage);
     const now = deps.now();
+    await storeEvidenceBatch(locked.tx, stageId, actor.agentId, evidence, now);
     const done = await locked.tx.runStage.update({
       where: { id: stageId },
       data: {
