@@ -25,6 +25,7 @@ import type { DeliveryRateLimiter } from './data/delivery-rate.limiter';
 import type { DeliveryQueue } from './data/delivery.queue';
 import { createEngineQueue } from './data/reconcile.queue';
 import type { EngineQueue } from './data/reconcile.queue';
+import { createHubReads } from './data/hub-reads';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
 import { createArtifactValidatorCache } from './domain/artifact-schema-rules';
@@ -107,6 +108,7 @@ export function createWorkflowDeps(
     db: options.database.prisma,
     pool: options.database.pool,
     hub: options.hub,
+    hubReads: createHubReads(options.hub, options.logger),
     projects: createProjectDirectory({ hub: options.hub }),
     audit: createWorkflowAudit(options.database.prisma),
     logger: options.logger,

@@ -7,6 +7,7 @@ import type { ContractIndex } from './data/contract-index.cache';
 import type { DeliveryAttemptStore } from './data/delivery-attempts.batch';
 import type { DeliveryRateLimiter } from './data/delivery-rate.limiter';
 import type { DeliveryQueue } from './data/delivery.queue';
+import type { HubReads } from './data/hub-reads';
 import type { EngineQueue } from './data/reconcile.queue';
 import type { Db } from './db';
 import type { DeliverySettings } from './domain/delivery-settings';
@@ -24,6 +25,8 @@ export interface WorkflowDeps {
   /** The same database's pool, for the few hot paths that send plain SQL (delivery attempts). */
   pool: Pool;
   hub: HubInternalClient;
+  /** The hub's roster and runtime readiness, concurrent identical reads sharing one call. */
+  hubReads: HubReads;
   projects: ProjectDirectory;
   audit: WorkflowAudit;
   logger: Logger;

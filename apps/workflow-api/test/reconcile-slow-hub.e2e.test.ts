@@ -79,6 +79,11 @@ const proxy = slowHubProxy();
 let s: RunStack<Database>;
 let workflow: Workflow;
 const POOL = 2;
+/**
+ * Eight routes whose stages need different capabilities: identical roster reads asked at once share one call
+ * (decision 99), so only reads of different capability sets show how many reconciles wait on the hub at once.
+ */
+const ROUTES = Array.from({ length: 8 }, (_, i) => `slow hub report ${i}`);
 
 beforeAll(async () => {
   s = await startRunStack({
@@ -93,7 +98,7 @@ beforeAll(async () => {
     projectId: s.project.id,
     maxRetries: 0,
   });
-  await s.addAgent(['report']);
+  await s.addAgent(['report', ...ROUTES.map((_, i) => `slow-${i}`)]);
 }, 120_000);
 
 afterAll(async () => {
@@ -104,12 +109,17 @@ afterAll(async () => {
 
 describe('the reconcile asks the hub outside its transaction', () => {
   test('when the hub answers slowly, then more reconciles wait on it at once than the pool has connections, the API keeps answering, and every run completes once it answers', async () => {
-    await s.seedRoute({ intent: 'slow hub report' });
+    for (const [i, intent] of ROUTES.entries()) {
+      await s.seedRoute({
+        intent,
+        stages: [{ key: 'produce', title: 'Produce', required_capabilities: ['report', `slow-${i}`] }],
+      });
+    }
     proxy.hold();
     const launched: string[] = [];
-    for (let i = 0; i < 8; i += 1) {
+    for (const intent of ROUTES) {
       const { invocation } = await workflow.invocations.create(
-        { intent: 'slow hub report' },
+        { intent },
         { idempotencyKey: randomUUID(), correlationId: `corr-${randomUUID()}` },
       );
       await workflow.invocations.launch(invocation.invocation_id);

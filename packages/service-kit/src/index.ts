@@ -26,3 +26,4 @@ export * from './credential-notices';
 export * from './console-route-notices';
 export * from './hop-by-hop';
 export * from './runtime-key-file';
+export * from './coalesced-reads';

@@ -93,18 +93,8 @@ export function plannedLostOwner(plan: ReconcilePlan | null, stages: RunStage[])
 export type StageRoster = NonNullable<Awaited<ReturnType<typeof readStageRoster>>>;
 
 /** The project's roster agents holding the stage's capabilities (the hub's order); null when the hub cannot be asked. */
-async function readStageRoster(deps: WorkflowDeps, projectId: string, stage: RunStage) {
-  const needed = (stage.requiredCapabilities as string[]) ?? [];
-  try {
-    const res = await deps.hub.GET('/internal/v1/projects/{projectId}/roster', {
-      params: { path: { projectId }, query: { capability: needed } },
-      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
-    });
-    return res.data?.data ?? null;
-  } catch (error) {
-    deps.logger.warn({ err: error, invocation_id: stage.invocationId }, 'roster read failed');
-    return null;
-  }
+function readStageRoster(deps: WorkflowDeps, projectId: string, stage: RunStage) {
+  return deps.hubReads.roster(projectId, (stage.requiredCapabilities as string[]) ?? []);
 }
 
 /**

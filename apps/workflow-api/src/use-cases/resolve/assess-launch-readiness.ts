@@ -7,8 +7,6 @@ import type { Blocker, LaunchOutcome } from '../../domain/blockers';
 import { spawnPolicyBlockers } from '../../domain/owner-spawn';
 import type { RouteTemplate } from '../../domain/template-definition';
 
-const HUB_TIMEOUT_MS = 5_000;
-
 const hubUnreachable = (what: string): Blocker =>
   withEffect({
     category: 'infrastructure_health',
@@ -27,16 +25,7 @@ const NO_MATCH: Blocker = withEffect({
 });
 
 async function rosterBlockers(deps: WorkflowDeps, projectId: string, template: RouteTemplate) {
-  let roster;
-  try {
-    const res = await deps.hub.GET('/internal/v1/projects/{projectId}/roster', {
-      params: { path: { projectId } },
-      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
-    });
-    roster = res.data?.data;
-  } catch {
-    roster = undefined;
-  }
+  const roster = await deps.hubReads.roster(projectId);
   if (!roster) return [hubUnreachable('roster')];
   const blockers: Blocker[] = [];
   // Stages needing the same capabilities ask the hub once.
@@ -70,16 +59,7 @@ async function rosterBlockers(deps: WorkflowDeps, projectId: string, template: R
 }
 
 async function runtimeBlockers(deps: WorkflowDeps, projectId: string): Promise<Blocker[]> {
-  let readiness;
-  try {
-    const res = await deps.hub.GET('/internal/v1/projects/{projectId}/runtime-readiness', {
-      params: { path: { projectId } },
-      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
-    });
-    readiness = res.data?.data;
-  } catch {
-    readiness = undefined;
-  }
+  const readiness = await deps.hubReads.runtimeReadiness(projectId);
   if (!readiness) return [hubUnreachable('runtime readiness')];
   if (readiness.ready) return [];
   return readiness.blockers.map((b) =>
