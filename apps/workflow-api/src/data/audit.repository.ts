@@ -54,6 +54,11 @@ export function createWorkflowAudit(db: Db) {
     async record(entry: WorkflowAuditEntry, tx: Pick<Db, 'auditEvent'> = db): Promise<void> {
       await tx.auditEvent.create({ data: auditRow(entry, newId('aud')) });
     },
+    /** Several entries of one change in one statement (in a transaction they share its time, as apart). */
+    async recordMany(entries: WorkflowAuditEntry[], tx: Pick<Db, 'auditEvent'> = db): Promise<void> {
+      if (entries.length === 0) return;
+      await tx.auditEvent.createMany({ data: entries.map((entry) => auditRow(entry, newId('aud'))) });
+    },
     /**
      * The values of {@link auditEventInsert} for `entry`: the row {@link record} writes, dated `at` (its id
      * too), for a caller that writes the event in its own statement.

@@ -4,6 +4,7 @@ import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { invocationNotFound } from '../../domain/errors';
 import { isTerminal } from '../../domain/invocation-states';
+import type { Invocation } from '../../generated/prisma/client';
 
 /** Named here for the route that passes the waiter in (routes do not import `data/`). */
 export type { InvocationChangeWaiter };
@@ -32,8 +33,11 @@ export async function getInvocation(
   invocationId: string,
   hold?: { wait: InvocationWait; waiter: InvocationChangeWaiter; signal?: AbortSignal },
 ): Promise<InvocationView> {
-  if (hold && hold.wait.seconds > 0) await waitForChange(deps, projectId, invocationId, hold);
-  const invocation = await deps.db.invocation.findFirst({ where: { id: invocationId, projectId } });
+  // A wait that saw the change answers the row it read; one that ended otherwise reads it again.
+  const changed =
+    hold && hold.wait.seconds > 0 ? await waitForChange(deps, projectId, invocationId, hold) : null;
+  const invocation =
+    changed ?? (await deps.db.invocation.findFirst({ where: { id: invocationId, projectId } }));
   if (!invocation) throw invocationNotFound(invocationId);
   return { invocation, details: await loadRunDetails(deps.db, invocation.id) };
 }
@@ -43,7 +47,7 @@ async function waitForChange(
   projectId: string,
   invocationId: string,
   hold: { wait: InvocationWait; waiter: InvocationChangeWaiter; signal?: AbortSignal },
-): Promise<void> {
+): Promise<Invocation | null> {
   const { wait, waiter, signal } = hold;
   const deadline = Date.now() + wait.seconds * 1000;
   // Watch first: a change committed after the read below wakes this request.
@@ -51,18 +55,15 @@ async function waitForChange(
   try {
     let seen: { state: string; attention: string } | undefined;
     for (;;) {
-      const row = await deps.db.invocation.findFirst({
-        where: { id: invocationId, projectId },
-        select: { state: true, attention: true },
-      });
+      const row = await deps.db.invocation.findFirst({ where: { id: invocationId, projectId } });
       if (!row) throw invocationNotFound(invocationId);
       seen ??= { state: wait.state ?? row.state, attention: wait.attention ?? row.attention };
-      if (isTerminal(row.state) || row.state !== seen.state || row.attention !== seen.attention) return;
+      if (isTerminal(row.state) || row.state !== seen.state || row.attention !== seen.attention) return row;
       const left = deadline - Date.now();
-      if (left <= 0 || signal?.aborted) return;
+      if (left <= 0 || signal?.aborted) return null;
       const recheck = waiter.listening() ? RECHECK_LISTENING_MS : RECHECK_DEAF_MS;
       await watch.next(Math.min(left, recheck), signal);
-      if (signal?.aborted) return;
+      if (signal?.aborted) return null;
     }
   } finally {
     watch.close();

@@ -5,6 +5,7 @@ import { AppError, canonicalHash, conflict, newId, redactValue } from '@svc/serv
 import type { ProjectRef } from '../../auth/project-directory';
 import { findPinnedArtifactSchema } from '../../data/artifact-schemas.lookups';
 import type { PinnedArtifactSchema } from '../../data/artifact-schemas.lookups';
+import type { WorkflowAuditEntry } from '../../data/audit.repository';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
 import type { DeliveryJob } from '../../data/delivery.queue';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
@@ -20,7 +21,7 @@ import { invocationNotFound } from '../../domain/errors';
 import { failureOf, isFailable, rejectionsExceeded } from '../../domain/invocation-ending';
 import { OPEN_STAGE_STATES } from '../../domain/invocation-states';
 import type { RouteTemplate } from '../../domain/template-definition';
-import type { Artifact, Invocation, WorkflowRun } from '../../generated/prisma/client';
+import type { Artifact, Invocation, RunStage, WorkflowRun } from '../../generated/prisma/client';
 import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
 
 export type PublishBody = WorkflowApi.components['schemas']['ArtifactPublishRequest'];
@@ -45,13 +46,20 @@ interface Publication {
   requestId: string | undefined;
   /** Deliveries recorded by the publication, enqueued after the commit. */
   deliveryJobs: DeliveryJob[];
+  /** The invocation's stages in order, read once under the lock (an agent's publication reads them first). */
+  stages: RunStage[] | null;
+  /** Audit entries of the publication, written together in one statement. */
+  auditEntries: WorkflowAuditEntry[];
 }
 
+/** The invocation's stages in order (its run's provenance and who may publish). */
+const stagesOf = (tx: Tx, invocationId: string) =>
+  tx.runStage.findMany({ where: { invocationId }, orderBy: { position: 'asc' } });
+
 /** An agent may publish only for an invocation one of whose stages it owns. */
-async function assertMayPublish(tx: Tx, actor: Actor, invocationId: string): Promise<void> {
+function assertMayPublish(actor: Actor, stages: RunStage[]): void {
   if (actor.kind !== 'agent') return;
-  const owns = await tx.runStage.count({ where: { invocationId, ownerAgentId: actor.agentId } });
-  if (owns === 0) {
+  if (!stages.some((s) => s.ownerAgentId === actor.agentId)) {
     throw new AppError({
       status: 403,
       code: 'stage_not_owned',
@@ -108,21 +116,21 @@ async function publicationTarget(
   return { run, template, schema };
 }
 
-async function audit(p: Publication, action: string, data: Record<string, unknown>): Promise<void> {
-  await p.deps.audit.record(
-    {
-      workspaceId: p.invocation.workspaceId,
-      projectId: p.invocation.projectId,
-      actor: p.actor,
-      action,
-      targetType: 'invocation',
-      targetId: p.invocation.id,
-      data: { schema: `${p.schema.name}@${p.schema.version}`, ...data },
-      requestId: p.requestId,
-    },
-    p.tx,
-  );
+/** An audit entry of the publication about its invocation (written with the others by {@link writeAudit}). */
+function audit(p: Publication, action: string, data: Record<string, unknown>): void {
+  p.auditEntries.push({
+    workspaceId: p.invocation.workspaceId,
+    projectId: p.invocation.projectId,
+    actor: p.actor,
+    action,
+    targetType: 'invocation',
+    targetId: p.invocation.id,
+    data: { schema: `${p.schema.name}@${p.schema.version}`, ...data },
+    requestId: p.requestId,
+  });
 }
+
+const writeAudit = (p: Publication) => p.deps.audit.recordMany(p.auditEntries.splice(0), p.tx);
 
 /** A payload that does not match: kept as evidence, the invocation flagged `artifact_rejected`. */
 async function recordRejection(p: Publication, errors: PayloadError[]): Promise<Outcome> {
@@ -148,7 +156,8 @@ async function recordRejection(p: Publication, errors: PayloadError[]): Promise<
       attentionReason: `A published payload did not match ${schema} (${errors.length} error(s)); raw evidence ${evidenceId} is kept. Fix the producer.`,
     },
   });
-  await audit(p, 'artifact.rejected', { evidence_id: evidenceId, errors: errors.length });
+  audit(p, 'artifact.rejected', { evidence_id: evidenceId, errors: errors.length });
+  await writeAudit(p);
   p.deliveryJobs.push(
     ...(await recordDeliveryEvent(p.tx, flagged, 'invocation.artifact_rejected', null, p.now)),
   );
@@ -177,21 +186,17 @@ async function recordRejection(p: Publication, errors: PayloadError[]): Promise<
  * the envelope records when. A stage still open under another publisher (an API key) is not completed by it and
  * keeps `completed_at` null; evidence from anyone but the final stage's owner is refused.
  */
-async function completePublishingStage(p: Publication): Promise<void> {
+async function completePublishingStage(p: Publication, stages: RunStage[]): Promise<RunStage[]> {
   const evidence = p.body.evidence;
-  if (p.actor.kind !== 'agent') return;
-  const final = await p.tx.runStage.findFirst({
-    where: { invocationId: p.invocation.id },
-    orderBy: { position: 'desc' },
-    select: { id: true, state: true, ownerAgentId: true, firstAssignedAt: true, key: true },
-  });
+  if (p.actor.kind !== 'agent') return stages;
+  const final = stages.at(-1);
   const owner = final?.ownerAgentId === p.actor.agentId;
   if (!owner && evidence?.length) throw evidenceNotOwned();
-  if (!final || !owner) return;
+  if (!final || !owner) return stages;
   // The final stage's evidence, even when that stage was completed before the publication (`waiting_for_artifact`).
   await storeEvidenceBatch(p.tx, final.id, p.actor.agentId, evidence, p.now);
-  if (!(OPEN_STAGE_STATES as readonly string[]).includes(final.state)) return;
-  await p.tx.runStage.update({
+  if (!(OPEN_STAGE_STATES as readonly string[]).includes(final.state)) return stages;
+  const completed = await p.tx.runStage.update({
     where: { id: final.id },
     data: {
       state: 'completed',
@@ -202,35 +207,29 @@ async function completePublishingStage(p: Publication): Promise<void> {
     },
   });
   // Audited as the stage's own completion is (see `recordStage`), saying it came with the publication.
-  await p.deps.audit.record(
-    {
-      workspaceId: p.invocation.workspaceId,
-      projectId: p.invocation.projectId,
-      actor: p.actor,
-      action: 'stage.completed',
-      targetType: 'run_stage',
-      targetId: final.id,
-      data: {
-        invocation_id: p.invocation.id,
-        stage_key: final.key,
-        by: 'artifact_publication',
-        duration_ms: final.firstAssignedAt ? p.now.getTime() - final.firstAssignedAt.getTime() : null,
-      },
-      requestId: p.requestId,
+  p.auditEntries.push({
+    workspaceId: p.invocation.workspaceId,
+    projectId: p.invocation.projectId,
+    actor: p.actor,
+    action: 'stage.completed',
+    targetType: 'run_stage',
+    targetId: final.id,
+    data: {
+      invocation_id: p.invocation.id,
+      stage_key: final.key,
+      by: 'artifact_publication',
+      duration_ms: final.firstAssignedAt ? p.now.getTime() - final.firstAssignedAt.getTime() : null,
     },
-    p.tx,
-  );
+    requestId: p.requestId,
+  });
+  return [...stages.slice(0, -1), completed];
 }
 
 /** A valid payload: the immutable envelope, the invocation `completed` and its run ended. */
 async function storeEnvelope(p: Publication): Promise<Outcome> {
   const { tx, invocation, now } = p;
   const who = actorIdentity(p.actor);
-  await completePublishingStage(p);
-  const stages = await tx.runStage.findMany({
-    where: { invocationId: invocation.id },
-    orderBy: { position: 'asc' },
-  });
+  const stages = await completePublishingStage(p, p.stages ?? (await stagesOf(tx, invocation.id)));
   const artifact = await tx.artifact.create({
     data: {
       id: newId('art'),
@@ -270,8 +269,9 @@ async function storeEnvelope(p: Publication): Promise<Outcome> {
     where: { invocationId: invocation.id, endedAt: null },
     data: { state: 'ended', endedAt: now },
   });
-  await audit(p, 'artifact.published', { artifact_id: artifact.id, payload_sha256: p.payloadHash });
-  await audit(p, 'invocation.completed', { artifact_id: artifact.id });
+  audit(p, 'artifact.published', { artifact_id: artifact.id, payload_sha256: p.payloadHash });
+  audit(p, 'invocation.completed', { artifact_id: artifact.id });
+  await writeAudit(p);
   p.deliveryJobs.push(...(await recordDeliveryEvent(tx, completed, 'invocation.completed', artifact, now)));
   return { kind: 'published', artifact, replayed: false };
 }
@@ -310,7 +310,8 @@ export async function publishArtifact(
     async (tx): Promise<Outcome> => {
       const invocation = await lockInvocation(tx, invocationId);
       if (!invocation || invocation.projectId !== project.id) throw invocationNotFound(invocationId);
-      await assertMayPublish(tx, actor, invocationId);
+      const stages = actor.kind === 'agent' ? await stagesOf(tx, invocationId) : null;
+      if (stages) assertMayPublish(actor, stages);
       if (actor.kind !== 'agent' && body.evidence?.length) throw evidenceNotOwned();
       const existing = await tx.artifact.findUnique({ where: { invocationId } });
       if (existing) return replayOf(existing, payloadHash);
@@ -327,6 +328,8 @@ export async function publishArtifact(
         now: deps.now(),
         requestId,
         deliveryJobs,
+        stages,
+        auditEntries: [],
       };
       const check = checkPayload(validators.get(target.schema), payload);
       return check.valid ? storeEnvelope(publication) : recordRejection(publication, check.errors);

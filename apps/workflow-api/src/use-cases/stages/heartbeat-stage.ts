@@ -5,7 +5,7 @@ import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups
 import type { WorkflowDeps } from '../../deps';
 import { OPEN_STAGE_STATES } from '../../domain/invocation-states';
 
-/** Liveness of the owner (no lock: one conditional update); a progress note is redacted and kept. */
+/** Liveness of the owner (no lock: one conditional update that answers the row); a progress note is redacted and kept. */
 export async function heartbeatStage(
   deps: WorkflowDeps,
   actor: AgentActor,
@@ -13,7 +13,8 @@ export async function heartbeatStage(
   progress?: string,
 ): Promise<StageAssignmentRecord> {
   const now = deps.now();
-  const updated = await deps.db.runStage.updateMany({
+  // One statement when the caller owns the open stage: the update answers the row it changed.
+  const [updated] = await deps.db.runStage.updateManyAndReturn({
     where: {
       id: stageId,
       workspaceId: actor.workspaceId,
@@ -22,9 +23,11 @@ export async function heartbeatStage(
     },
     data: { lastHeartbeatAt: now, ...(progress !== undefined ? { progress: redactText(progress) } : {}) },
   });
+  if (updated) return loadStageAssignment(deps.db, updated);
+  // Nothing changed: say why (not found, not the caller's, reassigned, no longer open).
   const stage = await deps.db.runStage.findUnique({ where: { id: stageId } });
   const error = ownershipError(stage, actor, stageId);
   if (error) throw error;
-  if (updated.count === 0) assertOpen(stage!);
+  assertOpen(stage!);
   return loadStageAssignment(deps.db, stage!);
 }
