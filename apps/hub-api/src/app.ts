@@ -157,6 +157,7 @@ export async function createHubService(options: HubServiceOptions): Promise<HubS
   const apiKeys = new ApiKeyCache({ db: database.prisma, logger: logger.child({ module: 'api-keys' }), now });
   const deps: HubDeps = {
     db: database.prisma,
+    pool: database.pool,
     keys,
     box,
     audit: createAuditRepository(database.prisma),
