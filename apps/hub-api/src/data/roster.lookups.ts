@@ -1,14 +1,12 @@
 import type { Pool } from 'pg';
-import type { Db } from '../db';
 import {
   AGENT_HEARTBEAT_FRESH_SECONDS,
   RUNNING_AGENT_STATUSES,
   matchesRunningFilter,
-  runningAgentFilter,
 } from '../domain/host-readiness';
 import { AVAILABLE_STATUSES, compareRosterEntries } from '../domain/roster';
 import type { RosterEntry } from '../domain/roster';
-import type { AgentStatus, Prisma } from '../generated/prisma/client';
+import type { AgentStatus } from '../generated/prisma/client';
 import { projectNotFound } from './projects.lookups';
 import type { InternalProject } from './projects.lookups';
 
@@ -20,76 +18,11 @@ export interface RosterFilters {
 }
 
 /**
- * The agents that can work on a project: members of the teams actively assigned to it (not unassigned)
- * and agents whose own project it is, each once, never evicted ones. Only the project's workspace is
- * looked at, whatever rows point elsewhere.
- */
-export async function readProjectRoster(
-  db: Db,
-  now: Date,
-  project: InternalProject,
-  filters: RosterFilters = {},
-): Promise<RosterEntry[]> {
-  const assignments = await db.projectTeam.findMany({
-    where: { projectId: project.id, unassignedAt: null, team: { workspaceId: project.workspaceId } },
-    select: { teamId: true },
-  });
-  const teamIds = assignments.map((a) => a.teamId);
-  const capabilities = [...new Set(filters.capabilities ?? [])];
-
-  const and: Prisma.AgentWhereInput[] = [
-    { workspaceId: project.workspaceId, status: { not: 'evicted' } },
-    {
-      OR: [
-        { projectId: project.id },
-        ...(teamIds.length > 0 ? [{ teams: { some: { teamId: { in: teamIds } } } }] : []),
-      ],
-    },
-  ];
-  if (capabilities.length > 0) and.push({ capabilities: { hasEvery: capabilities } });
-  if (filters.availableOnly) and.push(runningAgentFilter(now), { status: { in: AVAILABLE_STATUSES } });
-
-  const agents = await db.agent.findMany({
-    where: { AND: and },
-    select: {
-      id: true,
-      name: true,
-      status: true,
-      capabilities: true,
-      runtimeInstanceId: true,
-      lastHeartbeatAt: true,
-      // With no team assigned there is no membership to read (and no statement to send for it).
-      teams: teamIds.length > 0 ? { where: { teamId: { in: teamIds } }, select: { teamId: true } } : false,
-    },
-  });
-  if (agents.length === 0) return [];
-
-  // "Running" is decided by the same rule the Networks view counts with (its filter, applied to the rows
-  // just read), so the two never disagree. With `availableOnly` the query above already applied it.
-  const running = new Set(
-    agents.filter((a) => filters.availableOnly || matchesRunningFilter(a, now)).map((a) => a.id),
-  );
-
-  return agents
-    .map((agent): RosterEntry => ({
-      id: agent.id,
-      name: agent.name,
-      status: agent.status as RosterEntry['status'],
-      capabilities: agent.capabilities,
-      runtimeInstanceId: agent.runtimeInstanceId,
-      lastHeartbeatAt: agent.lastHeartbeatAt,
-      running: running.has(agent.id),
-      teamIds: (agent.teams ?? []).map((t) => t.teamId).sort(),
-    }))
-    .sort(compareRosterEntries);
-}
-
-/**
- * {@link readProjectRoster} with its project, in ONE named prepared statement on the pool (decision 97): the
- * project and its workspace, the project's active teams and the roster agents with their memberships of those
- * teams. The rules are the same as the Prisma reads above (same filters, same running rule, same order, done
- * here in code so that no collation decides it); the project's row comes back with every agent row, or alone
- * (agent columns null) when the roster is empty. A missing project is 404 `project_not_found`.
+ * The agents that can work on a project: members of the teams actively assigned to it (not unassigned) and
+ * agents whose own project it is, each once, never evicted ones; only the project's workspace is looked at,
+ * whatever rows point elsewhere. ONE named prepared statement on the pool (decision 97) reads the project and
+ * its workspace, the project's active teams and the roster agents with their memberships of those teams; the
+ * project's row comes back with every agent row, or alone (agent columns null) when the roster is empty.
  */
 const READ_ROSTER = {
   name: 'hub_project_roster',
@@ -140,6 +73,12 @@ const AVAILABLE_RUNNING = AVAILABLE_STATUSES.filter((s) =>
   (RUNNING_AGENT_STATUSES as readonly string[]).includes(s),
 );
 
+/**
+ * The project (with its workspace) and its roster, best choice first. "Running" is decided by the rule the
+ * Networks view counts with (`matchesRunningFilter`, on the rows read; with `availableOnly` the statement
+ * already applied it), and the order by {@link compareRosterEntries} here, so no collation decides it. A
+ * missing project is 404 `project_not_found`.
+ */
 export async function readRosterOfProject(
   pool: Pool,
   now: Date,
