@@ -157,6 +157,7 @@ export async function createHubService(options: HubServiceOptions): Promise<HubS
   const apiKeys = new ApiKeyCache({ db: database.prisma, logger: logger.child({ module: 'api-keys' }), now });
   const deps: HubDeps = {
     db: database.prisma,
+    pool: database.pool,
     keys,
     box,
     audit: createAuditRepository(database.prisma),
@@ -210,6 +211,22 @@ export async function createHubService(options: HubServiceOptions): Promise<HubS
     ...(settings.HUB_TRUST_PROXY !== undefined ? { trustProxy: settings.HUB_TRUST_PROXY } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     configure(express) {
+      // The internal operations first: the other services' calls are most of the hub's requests on a run
+      // (roster, readiness, stage handoffs), and express tries routes in order, so they no longer walk past
+      // every public route first (decision 97). The two documents' paths are disjoint (`/internal/v1/…`).
+      mountOperations(express, {
+        document: hubInternalDocument,
+        handlers: {
+          ...internalHandlers(deps),
+          ...internalRosterHandlers(deps),
+          ...internalProviderHandlers(deps),
+          ...internalHandoffHandlers(deps),
+          ...internalSpawnHandlers(deps, spawns),
+        },
+        resolver,
+        validateResponses: options.validateResponses,
+        logger,
+      });
       mountOperations(express, {
         document: hubDocument,
         handlers: {
@@ -235,19 +252,6 @@ export async function createHubService(options: HubServiceOptions): Promise<HubS
           runtimeHostGuard(database.prisma, ['recordRelaySpawnEvent', 'recordRuntimeHostHeartbeat']),
           resourceGuard(deps),
         ],
-        validateResponses: options.validateResponses,
-        logger,
-      });
-      mountOperations(express, {
-        document: hubInternalDocument,
-        handlers: {
-          ...internalHandlers(deps),
-          ...internalRosterHandlers(deps),
-          ...internalProviderHandlers(deps),
-          ...internalHandoffHandlers(deps),
-          ...internalSpawnHandlers(deps, spawns),
-        },
-        resolver,
         validateResponses: options.validateResponses,
         logger,
       });

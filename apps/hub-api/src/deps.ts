@@ -4,6 +4,7 @@ import type {
   Logger,
   SecretBox,
 } from '@svc/service-kit';
+import type { Pool } from 'pg';
 import type { ApiKeyCache } from './auth/api-key-cache';
 import type { LoginThrottle } from './auth/login-throttle';
 import type { SigningKeyRing } from './auth/signing-keys';
@@ -14,6 +15,11 @@ import type { Db } from './db';
 /** Everything a hub use-case may need; built once in app wiring, passed explicitly. */
 export interface HubDeps {
   db: Db;
+  /**
+   * The pool Prisma runs on, for the few hot statements sent as named prepared statements outside Prisma
+   * (decision 97).
+   */
+  pool: Pool;
   keys: SigningKeyRing;
   /** Seals secrets the hub must be able to use again (relay tokens, repo and provider credentials). */
   box: SecretBox;

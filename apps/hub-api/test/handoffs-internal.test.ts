@@ -1,4 +1,5 @@
 import { unwrap } from '@svc/contracts';
+import { poolCounts } from '@svc/db-kit';
 import { newId } from '@svc/service-kit';
 import { createKey, SERVICE_TOKEN, startTestHub } from './support/harness';
 import type { SeededAgent, SeededMember, TestHub } from './support/harness';
@@ -67,6 +68,60 @@ describe('POST /internal/v1/handoffs', () => {
     expect(assignments.map((h) => h.id)).toContain(first.data?.data.id);
   });
 
+  test('when a stage handoff is created or asked for again, then one transaction of four statements answers it (decision 97)', async () => {
+    const body = stageRequest();
+    const counted = async (call: () => Promise<{ response: Response }>) => {
+      const before = { ...poolCounts(t.database.pool)! };
+      const { response } = await call();
+      const after = poolCounts(t.database.pool)!;
+      return {
+        status: response.status,
+        statements: after.statements - before.statements,
+        transactions: after.transactions - before.transactions,
+      };
+    };
+    // BEGIN, the advisory lock, the checks with the insert and its audit event, COMMIT.
+    expect(await counted(() => t.internal().POST('/internal/v1/handoffs', { body }))).toEqual({
+      status: 201,
+      statements: 4,
+      transactions: 1,
+    });
+    expect(await counted(() => t.internal().POST('/internal/v1/handoffs', { body }))).toEqual({
+      status: 200,
+      statements: 4,
+      transactions: 1,
+    });
+    const created = await t.database.prisma.handoff.findFirstOrThrow({
+      where: { referenceKind: 'workflow_stage', referenceId: body.reference.id },
+    });
+    expect(created).toMatchObject({
+      title: 'Stage: review',
+      description: 'Review the generated plan.',
+      status: 'open',
+      createdByKind: 'service',
+      createdById: 'internal',
+      referenceData: body.reference.data,
+    });
+    const events = await t.database.prisma.auditEvent.findMany({
+      where: { targetId: created.id, action: 'handoff.created' },
+    });
+    expect(events).toEqual([
+      expect.objectContaining({
+        workspaceId: member.workspace.id,
+        actorKind: 'service',
+        actorId: 'internal',
+        targetType: 'handoff',
+        requestId: expect.any(String),
+        data: {
+          project_id: projectId,
+          assignee_agent_id: owner.id,
+          reference_kind: 'workflow_stage',
+          reference_id: body.reference.id,
+        },
+      }),
+    ]);
+  });
+
   test('when the handoff has moved on, then a repeated call returns it as it is now', async () => {
     const body = stageRequest();
     const created = unwrap(await t.internal().POST('/internal/v1/handoffs', { body }));
@@ -130,6 +185,16 @@ describe('POST /internal/v1/handoffs', () => {
     expect({ status: gone.response.status, code: gone.error?.code }).toEqual({
       status: 409,
       code: 'agent_evicted',
+    });
+    const unknownAgent = await post({ assignee_agent_id: 'agt_unknown' });
+    expect({ status: unknownAgent.response.status, code: unknownAgent.error?.code }).toEqual({
+      status: 400,
+      code: 'assignee_not_found',
+    });
+    const unknownProject = await post({ project_id: 'prj_unknown' });
+    expect({ status: unknownProject.response.status, code: unknownProject.error?.code }).toEqual({
+      status: 400,
+      code: 'project_not_found',
     });
     const noReference = await post({ reference: undefined });
     expect(noReference.error?.errors?.[0]?.location).toBe('body/reference');

@@ -1,3 +1,4 @@
+import { poolCounts } from '@svc/db-kit';
 import { newId } from '@svc/service-kit';
 import { createKey, minutesAgo, SERVICE_TOKEN, startTestHub } from './support/harness';
 import type { SeededMember, TestHub } from './support/harness';
@@ -43,6 +44,18 @@ function readiness(projectId: string) {
   return t.internal().GET('/internal/v1/projects/{projectId}/runtime-readiness', {
     params: { path: { projectId } },
   });
+}
+
+/** The statements and transactions the hub's pool sent while `call` ran. */
+async function statementsOf(call: () => Promise<unknown>) {
+  const count = () => ({ ...poolCounts(t.database.pool)! });
+  const before = count();
+  await call();
+  const after = count();
+  return {
+    statements: after.statements - before.statements,
+    transactions: after.transactions - before.transactions,
+  };
 }
 
 describe('internal: project', () => {
@@ -208,6 +221,14 @@ describe('internal: roster', () => {
     expect(withCapability.data?.data.map((e) => e.name)).toEqual(['idle-zed', 'online-own']);
   });
 
+  test('when the roster is read, with or without filters, then one statement answers it (decision 97)', async () => {
+    expect(await statementsOf(() => roster(projectId))).toEqual({ statements: 1, transactions: 1 });
+    expect(
+      await statementsOf(() => roster(projectId, { available_only: true, capability: ['review'] })),
+    ).toEqual({ statements: 1, transactions: 1 });
+    expect(await statementsOf(() => roster('prj_missing'))).toEqual({ statements: 1, transactions: 1 });
+  });
+
   test('when a project has no teams and no agents, then the roster is empty', async () => {
     const project = await t.seedProject(owner.workspace.id);
     expect((await roster(project.id)).data?.data).toEqual([]);
@@ -353,6 +374,8 @@ describe('internal: runtime readiness', () => {
       ['alpha-stale', false, 1, 1],
     ]);
     expect(onStale.runtimeInstanceId).toBe(stale.id);
+    // The project with its roster, then the hosts with their running agents (decision 97).
+    expect(await statementsOf(() => readiness(project.id))).toEqual({ statements: 2, transactions: 2 });
   });
 
   test('when hosts are reported, then no relay token or other secret is in the answer or the logs', async () => {

@@ -1,6 +1,9 @@
 import type { RuntimeHost } from '../generated/prisma/client';
 import { HOST_HEARTBEAT_FRESH_SECONDS } from './host-readiness';
-import type { HostReadiness } from './host-readiness';
+import type { HostReadiness, ReadinessFacts } from './host-readiness';
+
+/** What readiness needs of a host: who it is and the facts of its latest heartbeat. */
+export type ReadinessHost = Pick<RuntimeHost, 'id' | 'name' | 'hostname'> & ReadinessFacts;
 
 export type ReadinessBlockerCode =
   'no_runtime_host' | 'runtime_host_stale' | 'relay_not_ready' | 'console_router_not_ready';
@@ -13,7 +16,7 @@ export interface ReadinessBlocker {
 }
 
 export interface HostReadinessReport {
-  host: RuntimeHost;
+  host: ReadinessHost;
   readiness: HostReadiness;
   /** Fresh heartbeat, relay ready and console router ready. */
   ready: boolean;

@@ -34,15 +34,40 @@ export interface CreatedHandoff {
 
 type Tx = Prisma.TransactionClient;
 
+export const projectNotInWorkspace = (projectId: string) =>
+  new AppError({
+    status: 400,
+    code: 'project_not_found',
+    detail: `No project '${projectId}' in this workspace.`,
+  });
+
+export const assigneeNotFound = (agentId: string) =>
+  new AppError({
+    status: 400,
+    code: 'assignee_not_found',
+    detail: `No agent '${agentId}' in this workspace.`,
+  });
+
+export const assigneeHostDraining = (agentId: string, hostId: string) =>
+  new AppError({
+    status: 409,
+    code: 'runtime_host_draining',
+    detail: `Agent '${agentId}' runs on runtime host '${hostId}', which is draining: it takes no new work.`,
+    extra: { runtime_instance_id: hostId },
+  });
+
+/** The key of the advisory lock that serializes idempotent creations of one (reference, assignee) pair. */
+export function handoffLockKey(
+  workspaceId: string,
+  reference: HandoffReferenceInput,
+  assigneeAgentId: string,
+) {
+  return JSON.stringify(['handoff', workspaceId, reference.kind, reference.id, assigneeAgentId]);
+}
+
 async function assertProjectInWorkspace(tx: Tx, workspaceId: string, projectId: string): Promise<void> {
   const project = await tx.project.findFirst({ where: { id: projectId, workspaceId }, select: { id: true } });
-  if (!project) {
-    throw new AppError({
-      status: 400,
-      code: 'project_not_found',
-      detail: `No project '${projectId}' in this workspace.`,
-    });
-  }
+  if (!project) throw projectNotInWorkspace(projectId);
 }
 
 async function assertAssignable(tx: Tx, workspaceId: string, agentId: string): Promise<void> {
@@ -50,27 +75,14 @@ async function assertAssignable(tx: Tx, workspaceId: string, agentId: string): P
     where: { id: agentId },
     select: { workspaceId: true, status: true, runtimeInstanceId: true },
   });
-  if (!agent || agent.workspaceId !== workspaceId) {
-    throw new AppError({
-      status: 400,
-      code: 'assignee_not_found',
-      detail: `No agent '${agentId}' in this workspace.`,
-    });
-  }
+  if (!agent || agent.workspaceId !== workspaceId) throw assigneeNotFound(agentId);
   if (agent.status === 'evicted') throw agentEvicted(agentId, 'be assigned a handoff');
   if (agent.runtimeInstanceId) {
     // A share lock on the host row: a drain (which updates the row) commits before this check or after this
     // handoff, so a runtime that saw the drain never misses a handoff created before it.
     const [host] = await tx.$queryRaw<Array<{ drain_requested_at: Date | null }>>`
       SELECT drain_requested_at FROM runtime_hosts WHERE id = ${agent.runtimeInstanceId} FOR SHARE`;
-    if (host?.drain_requested_at) {
-      throw new AppError({
-        status: 409,
-        code: 'runtime_host_draining',
-        detail: `Agent '${agentId}' runs on runtime host '${agent.runtimeInstanceId}', which is draining: it takes no new work.`,
-        extra: { runtime_instance_id: agent.runtimeInstanceId },
-      });
-    }
+    if (host?.drain_requested_at) throw assigneeHostDraining(agentId, agent.runtimeInstanceId);
   }
 }
 
@@ -90,13 +102,7 @@ export async function createHandoff(
   }
   return deps.db.$transaction(async (tx) => {
     if (input.idempotent && reference && input.assigneeAgentId) {
-      const lockKey = JSON.stringify([
-        'handoff',
-        workspaceId,
-        reference.kind,
-        reference.id,
-        input.assigneeAgentId,
-      ]);
+      const lockKey = handoffLockKey(workspaceId, reference, input.assigneeAgentId);
       await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
       const existing = await tx.handoff.findFirst({
         where: {

@@ -1,8 +1,8 @@
-import { findInternalProject } from '../../data/projects.lookups';
 import type { InternalProject } from '../../data/projects.lookups';
-import { readProjectRoster } from '../../data/roster.lookups';
+import { readRosterOfProject } from '../../data/roster.lookups';
+import { readReadinessHosts } from '../../data/runtime-hosts.lookups';
 import type { HubDeps } from '../../deps';
-import { hostReadiness, runningAgentFilter } from '../../domain/host-readiness';
+import { hostReadiness } from '../../domain/host-readiness';
 import { readinessBlockers } from '../../domain/runtime-readiness';
 import type { HostReadinessReport, ReadinessBlocker } from '../../domain/runtime-readiness';
 
@@ -24,9 +24,9 @@ export async function getProjectRuntimeReadiness(
   deps: HubDeps,
   projectId: string,
 ): Promise<ProjectRuntimeReadiness> {
-  const project = await findInternalProject(deps.db, projectId);
   const now = deps.now();
-  const roster = await readProjectRoster(deps.db, now, project);
+  // Two statements (decision 97): the project with its roster, then the hosts with their running agents.
+  const { project, roster } = await readRosterOfProject(deps.pool, now, projectId);
   const rosterPerHost = new Map<string, number>();
   for (const agent of roster) {
     if (agent.runtimeInstanceId) {
@@ -34,34 +34,21 @@ export async function getProjectRuntimeReadiness(
     }
   }
   const scope = rosterPerHost.size > 0 ? 'roster' : 'workspace';
-  const hosts = await deps.db.runtimeHost.findMany({
-    where: {
-      workspaceId: project.workspaceId,
-      ...(scope === 'roster' ? { id: { in: [...rosterPerHost.keys()] } } : {}),
-    },
-  });
-  const running =
-    hosts.length === 0
-      ? []
-      : await deps.db.agent.groupBy({
-          by: ['runtimeInstanceId'],
-          where: {
-            workspaceId: project.workspaceId,
-            runtimeInstanceId: { in: hosts.map((h) => h.id) },
-            ...runningAgentFilter(now),
-          },
-          _count: { _all: true },
-        });
-  const runningPerHost = new Map(running.map((r) => [r.runtimeInstanceId, r._count._all]));
+  const hosts = await readReadinessHosts(
+    deps.pool,
+    now,
+    project.workspaceId,
+    scope === 'roster' ? [...rosterPerHost.keys()] : undefined,
+  );
 
   const reports = hosts
-    .map((host): HostReadinessReport => {
+    .map(({ host, runningAgents }): HostReadinessReport => {
       const readiness = hostReadiness(host, now);
       return {
         host,
         readiness,
         ready: readiness.spawn_ready && readiness.console_router_ready,
-        runningAgents: runningPerHost.get(host.id) ?? 0,
+        runningAgents,
         rosterAgents: rosterPerHost.get(host.id) ?? 0,
       };
     })
