@@ -74,6 +74,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
       httpMetrics?.observe(req, res, durationMs / 1000);
       // 503 is an expected answer (not ready, dependency down), not a fault of ours.
       const level = res.statusCode >= 500 ? (res.statusCode === 503 ? 'warn' : 'error') : 'info';
+      // The entry (its path scrubbed) is built only when its level is logged: a burst at `warn` skips it.
+      if (!logger.isLevelEnabled(level)) return;
       logger[level](
         {
           request_id: req.requestId,
