@@ -30,7 +30,8 @@
 // Scale-out: `--apis N --workers N` (and `--hubs N`) run the same phases over that many replicas behind
 // HAProxy (the harness's `startRunStack`); `--compare-replicas` runs only the warm-up and the burst, first
 // with one Workflow API and one worker and then with `--apis`/`--workers` (2 and 2 unless given), one stack
-// after the other, and prints their runs/s and the machine's CPU left idle (/proc/stat) side by side.
+// after the other, every configuration behind HAProxy (one replica too: a deployment scales out behind the
+// balancer it already has), and prints their runs/s and the machine's CPU left idle (/proc/stat) side by side.
 // Targets: phase 1 median < 250 ms and p99 < 1 s; every invocation of the burst completes; with
 // `--compare-replicas`, more replicas are never slower and turn at least half the CPU one replica left idle
 // into throughput. A missed target is
@@ -203,6 +204,8 @@ async function startReplicated(config) {
   const production = { NODE_ENV: 'production' };
   const started = await startReplicatedRunStack(teardown, {
     ...config,
+    // Compared replica counts sit behind the same balancer, as a deployment scales out behind its own.
+    balancer: compare,
     agents: agentCount,
     intent: 'weekly report',
     env: production,

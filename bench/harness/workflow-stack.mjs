@@ -94,7 +94,18 @@ export async function createReportRoute(post, { wfUrl, workspaceId, projectId, n
  * `/metrics` URLs, its database URLs and the invocations URL and key header of the project.
  */
 export async function startReplicatedRunStack(teardown, options) {
-  const { hubs, apis, workers, agents: agentCount, intent, env, hubEnv, agentEnv, process = {} } = options;
+  const {
+    hubs,
+    apis,
+    workers,
+    balancer,
+    agents: agentCount,
+    intent,
+    env,
+    hubEnv,
+    agentEnv,
+    process = {},
+  } = options;
   let closing;
   let stack;
   const close = () => (closing ??= stack ? stack.close() : Promise.resolve());
@@ -103,6 +114,7 @@ export async function startReplicatedRunStack(teardown, options) {
     hubs,
     apis,
     workers,
+    balancer,
     serviceDefaults: true,
     env,
     hubEnv,

@@ -166,6 +166,11 @@ export async function startRunStack<Database extends Closable | undefined = unde
     apis?: number;
     workers?: number;
     /**
+     * HAProxy in front of the hubs and the Workflow APIs even with one of each: a bench comparing replica counts
+     * then compares them behind the same balancer, as a deployment scales out behind its own.
+     */
+    balancer?: boolean;
+    /**
      * The services' own defaults for the engine's timings and the Workflow API's pool size, instead of the short
      * timings and the pool of 5 the tests use (a bench measures what is deployed).
      */
@@ -187,7 +192,7 @@ export async function startRunStack<Database extends Closable | undefined = unde
   const hubCount = Math.max(1, options.hubs ?? count);
   const apiCount = Math.max(1, options.apis ?? count);
   const workerCount = Math.max(1, options.workers ?? count);
-  const balanced = Math.max(hubCount, apiCount, workerCount) > 1;
+  const balanced = options.balancer === true || Math.max(hubCount, apiCount, workerCount) > 1;
   const processOptions = options.process ?? {};
   const queuePrefix = uniqueQueuePrefix('svct');
   const [hubDb, wfDb] = await Promise.all([
