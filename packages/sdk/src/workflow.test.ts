@@ -115,6 +115,39 @@ describe('invocations.waitForArtifact', () => {
 });
 
 describe('workflow.run', () => {
+  it('waits on the launch’s answer: resolve, invoke, launch, one held read, the artifact', async () => {
+    const asked: string[] = [];
+    answer = (path, res) => {
+      const step = path.split('/').slice(6).join('/');
+      asked.push(step);
+      if (step === 'resolve-intent') return json(res, 200, { data: { matched: true } });
+      if (step === 'invocations')
+        return json(res, 201, { data: invocation({ state: 'received', run_id: null }) });
+      if (step === 'invocations/inv_1/launch')
+        return json(res, 202, {
+          data: invocation({ state: 'launching', run_id: null }),
+          launch: { outcome: 'accepted', blockers: [] },
+        });
+      if (step === 'invocations/inv_1')
+        return json(res, 200, {
+          data: invocation({ state: 'completed', artifact: { artifact_id: 'art_1' } }),
+        });
+      return json(res, 200, { data: { artifact_id: 'art_1', payload: {} } });
+    };
+    const states: string[] = [];
+    await workflow()
+      .run('weekly report', { timeoutMs: 2_000, onState: (inv) => states.push(inv.state) })
+      .catch(() => undefined); // the fake envelope does not verify; the requests are what is checked
+    expect(asked).toEqual([
+      'resolve-intent',
+      'invocations',
+      'invocations/inv_1/launch',
+      'invocations/inv_1',
+      'invocations/inv_1/artifact',
+    ]);
+    expect(states).toEqual(['launching', 'completed']);
+  });
+
   it('requires a timeout and stops at it', async () => {
     await expect(workflow().run('x', { timeoutMs: 0 })).rejects.toMatchObject({
       code: 'argument_invalid',

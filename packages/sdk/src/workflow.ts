@@ -205,15 +205,19 @@ export class Workflow {
       last = created.invocation;
       const launched = await this.invocations.launchWithReport(created.invocation.invocation_id, call);
       last = launched.invocation;
-      const waited = await this.invocations.waitForArtifact<T>(created.invocation.invocation_id, {
-        ...options,
-        ...call,
-        timeoutMs: Math.max(1, timeoutMs - (Date.now() - startedAt)),
-        onState: (invocation) => {
-          last = invocation;
-          options.onState?.(invocation);
+      const waited = await this.invocations.waitForArtifact<T>(
+        created.invocation.invocation_id,
+        {
+          ...options,
+          ...call,
+          timeoutMs: Math.max(1, timeoutMs - (Date.now() - startedAt)),
+          onState: (invocation) => {
+            last = invocation;
+            options.onState?.(invocation);
+          },
         },
-      });
+        launched.invocation,
+      );
       const envelope = await verifyEnvelope<T>(waited.envelope, {
         projectId,
         invocationId: created.invocation.invocation_id,
@@ -542,6 +546,8 @@ export class Invocations extends Resource {
   async waitForArtifact<T = unknown>(
     invocationId: string,
     options: WaitOptions,
+    /** @internal The invocation as the caller last read it (a launch's answer): the first read waits on it. */
+    known?: Invocation,
   ): Promise<{ invocation: Invocation; envelope: ArtifactEnvelope<T> }> {
     const timeoutMs = checkTimeout(options.timeoutMs);
     const projectId = this.project(options);
@@ -557,37 +563,46 @@ export class Invocations extends Resource {
     let seen = '';
     let backoff = options.intervalMs ?? 250;
     let pace = backoff;
+    // What the caller already read is taken as the first read: no request just to see it again.
+    let given = known;
     try {
       for (;;) {
         let invocation: Invocation | undefined;
-        try {
-          const left = (deadline - Date.now()) / 1000;
-          const asked = Date.now();
-          invocation = last
-            ? await this.waitForChange(invocationId, {
-                ...call,
-                waitSeconds: Math.max(1, Math.min(MAX_WAIT_SECONDS, Math.ceil(left))),
-                seen: last,
-              })
-            : await this.get(invocationId, call);
-          backoff = options.intervalMs ?? 250;
-          // A server that does not hold reads (an older one, or a proxy that answers from a cache) answers an
-          // unchanged invocation at once: pace the reads as polling, the pause growing by half up to the cap,
-          // rather than asking in a tight loop. A read the server held for its wait is not paced.
-          const unchanged =
-            last !== undefined && invocation.state === last.state && invocation.attention === last.attention;
-          if (!unchanged) pace = options.intervalMs ?? 250;
-          const pause = pace - (Date.now() - asked);
-          if (unchanged && pause > 0) {
-            await sleep(pause, bound.signal);
-            pace = Math.min(options.maxIntervalMs ?? 2000, pace * 1.5);
+        if (given) {
+          invocation = given;
+          given = undefined;
+        } else {
+          try {
+            const left = (deadline - Date.now()) / 1000;
+            const asked = Date.now();
+            invocation = last
+              ? await this.waitForChange(invocationId, {
+                  ...call,
+                  waitSeconds: Math.max(1, Math.min(MAX_WAIT_SECONDS, Math.ceil(left))),
+                  seen: last,
+                })
+              : await this.get(invocationId, call);
+            backoff = options.intervalMs ?? 250;
+            // A server that does not hold reads (an older one, or a proxy that answers from a cache) answers an
+            // unchanged invocation at once: pace the reads as polling, the pause growing by half up to the cap,
+            // rather than asking in a tight loop. A read the server held for its wait is not paced.
+            const unchanged =
+              last !== undefined &&
+              invocation.state === last.state &&
+              invocation.attention === last.attention;
+            if (!unchanged) pace = options.intervalMs ?? 250;
+            const pause = pace - (Date.now() - asked);
+            if (unchanged && pause > 0) {
+              await sleep(pause, bound.signal);
+              pace = Math.min(options.maxIntervalMs ?? 2000, pace * 1.5);
+            }
+          } catch (error) {
+            if (!isTransient(error) || bound.signal.aborted) throw error;
+            // The service is unreachable for now: try again after a growing pause.
+            await sleep(backoff, bound.signal);
+            backoff = Math.min(options.maxIntervalMs ?? 2000, backoff * 2);
+            continue;
           }
-        } catch (error) {
-          if (!isTransient(error) || bound.signal.aborted) throw error;
-          // The service is unreachable for now: try again after a growing pause.
-          await sleep(backoff, bound.signal);
-          backoff = Math.min(options.maxIntervalMs ?? 2000, backoff * 2);
-          continue;
         }
         last = invocation;
         const key = `${invocation.state}|${invocation.attention}|${invocation.updated_at}`;
