@@ -1,0 +1,82 @@
+import { createWorkflowDatabase } from '@svc/testing';
+import type { TestDatabase } from '@svc/testing';
+import { createDatabase } from '../src/db';
+import type { Database } from '../src/db';
+import { lockInvocation, lockInvocationOfStage } from '../src/data/invocations.locks';
+
+/**
+ * The invocation lock reads the row in the statement that locks it: what it answers is what Prisma's own read
+ * of the row answers, every field with its type (dates, JSON, nulls).
+ */
+jest.setTimeout(60_000);
+
+let testDb: TestDatabase;
+let database: Database;
+
+beforeAll(async () => {
+  testDb = await createWorkflowDatabase();
+  database = createDatabase(testDb.url, { poolSize: 2 });
+});
+
+afterAll(async () => {
+  await database.close();
+  await testDb.drop();
+});
+
+describe('the invocation lock', () => {
+  test('when an invocation with every kind of field is locked, then the row read with the lock equals Prisma’s read of it', async () => {
+    const db = database.prisma;
+    const now = new Date('2026-11-29T05:00:00.123Z');
+    await db.invocation.create({
+      data: {
+        id: 'inv_lock1',
+        workspaceId: 'wsp_1',
+        projectId: 'prj_1',
+        idempotencyKey: 'key-1',
+        fingerprint: 'f'.repeat(64),
+        request: { intent: 'x', nested: { list: [1, 'two', null] } },
+        intent: 'Write the report',
+        route: { matched: true },
+        state: 'launching',
+        createdByKind: 'api_key',
+        keyExpiresAt: now,
+        blockers: [{ code: 'no_stage_owner', message: 'none' }],
+        approvalRequired: true,
+        launchedAt: now,
+        failure: { reason: 'stage_failed' },
+        deadlineAt: new Date(now.getTime() + 60_000),
+      },
+    });
+    await db.workflowRun.create({
+      data: {
+        id: 'run_1',
+        invocationId: 'inv_lock1',
+        workspaceId: 'wsp_1',
+        projectId: 'prj_1',
+        startedAt: now,
+      },
+    });
+    await db.runStage.create({
+      data: {
+        id: 'stg_1',
+        runId: 'run_1',
+        invocationId: 'inv_lock1',
+        workspaceId: 'wsp_1',
+        position: 1,
+        key: 'write',
+        title: 'Write',
+        requiredCapabilities: [],
+      },
+    });
+    const read = await db.invocation.findUnique({ where: { id: 'inv_lock1' } });
+    const [locked, ofStage, missing] = await db.$transaction(async (tx) => [
+      await lockInvocation(tx, 'inv_lock1'),
+      await lockInvocationOfStage(tx, 'stg_1'),
+      await lockInvocation(tx, 'inv_missing'),
+    ]);
+    expect(locked).toEqual(read);
+    expect(ofStage).toEqual(read);
+    expect(locked!.launchedAt).toBeInstanceOf(Date);
+    expect(missing).toBeNull();
+  });
+});
