@@ -7,7 +7,7 @@ import { lockInvocation } from '../../data/invocations.locks';
 import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
 import type { ReconcileJob } from '../../data/reconcile.queue';
 import { loadRunDetails } from '../../data/run-details.lookups';
-import type { InvocationView } from '../../data/run-details.lookups';
+import type { InvocationView, RunDetails } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
 import { invocationNotFound } from '../../domain/errors';
@@ -26,6 +26,9 @@ export interface LaunchResult extends InvocationView {
 }
 
 const launchable = (state: string) => state === 'received' || state === 'blocked';
+
+/** The run details of an invocation that has not launched yet. */
+const NO_DETAILS: RunDetails = { run: null, stages: [], artifact: null, retriedAs: [] };
 
 /** The shared readiness check for an invocation's stored route (outside any transaction: it asks the hub). */
 async function readinessOf(deps: WorkflowDeps, invocation: Invocation): Promise<LaunchReadiness> {
@@ -140,7 +143,9 @@ export async function launchInvocation(
         tx,
       );
       const launch: LaunchReport = { outcome: readiness.outcome, blockers };
-      return { invocation: updated, accepted: true, refused: null, launch };
+      // Received or blocked until now, so it has no run, stages, artifact or retries yet (a run starts only
+      // from `launching`, an artifact only for a run, and only an ended invocation is retried).
+      return { invocation: updated, accepted: true, refused: null, launch, details: NO_DETAILS };
     },
     { timeout: 15_000, maxWait: 10_000 },
   );
@@ -149,7 +154,10 @@ export async function launchInvocation(
   await dispatchOutbox(deps.db, deps.queue, jobs);
   return {
     invocation: outcome.invocation,
-    details: await loadRunDetails(deps.db, outcome.invocation.id),
+    details:
+      'details' in outcome && outcome.details
+        ? outcome.details
+        : await loadRunDetails(deps.db, outcome.invocation.id),
     accepted: outcome.accepted,
     launch: outcome.launch as LaunchReport,
   };
