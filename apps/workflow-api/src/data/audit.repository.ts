@@ -55,6 +55,14 @@ export function createWorkflowAudit(db: Db) {
       await tx.auditEvent.create({ data: auditRow(entry, newId('aud')) });
     },
     /**
+     * Several entries in one statement (their ids taken in order), for a caller that gathers the events of
+     * one transaction and writes them before its commit.
+     */
+    async recordMany(entries: WorkflowAuditEntry[], tx: Pick<Db, 'auditEvent'> = db): Promise<void> {
+      if (entries.length === 0) return;
+      await tx.auditEvent.createMany({ data: entries.map((entry) => auditRow(entry, newId('aud'))) });
+    },
+    /**
      * The values of {@link auditEventInsert} for `entry`: the row {@link record} writes, dated `at` (its id
      * too), for a caller that writes the event in its own statement.
      */
