@@ -2,11 +2,13 @@ import { createWorkflowDatabase } from '@svc/testing';
 import type { TestDatabase } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
+import { readInvocationWithStages } from '../src/data/invocation-stages.lookups';
 import { lockInvocation, lockInvocationOfStage } from '../src/data/invocations.locks';
 
 /**
- * The invocation lock reads the row in the statement that locks it: what it answers is what Prisma's own read
- * of the row answers, every field with its type (dates, JSON, nulls).
+ * The invocation lock reads the row in the statement that locks it, and the reconcile's plan reads an invocation
+ * with its stages in one statement: what they answer is what Prisma's own reads answer, every field with its
+ * type (dates, JSON, nulls).
  */
 jest.setTimeout(60_000);
 
@@ -78,5 +80,55 @@ describe('the invocation lock', () => {
     expect(ofStage).toEqual(read);
     expect(locked!.launchedAt).toBeInstanceOf(Date);
     expect(missing).toBeNull();
+  });
+
+  test('when an invocation is read with its stages, then it and its stages in order equal Prisma’s reads, and one without a run has none', async () => {
+    const db = database.prisma;
+    await db.runStage.create({
+      data: {
+        id: 'stg_0',
+        runId: 'run_1',
+        invocationId: 'inv_lock1',
+        workspaceId: 'wsp_1',
+        position: 0,
+        key: 'collect',
+        title: 'Collect',
+        requiredCapabilities: ['report'],
+        state: 'assigned',
+        ownerAgentId: 'agt_1',
+        stalledAgentIds: ['agt_2'],
+        stalledAt: { agt_2: '2026-11-29T05:00:00.000Z' },
+        attempts: 2,
+        assignedAt: new Date('2026-11-29T05:00:01.456Z'),
+        ownerSpawn: { state: 'started', spawn_id: 'spw_1' },
+      },
+    });
+    await db.invocation.create({
+      data: {
+        id: 'inv_plain',
+        workspaceId: 'wsp_1',
+        projectId: 'prj_1',
+        idempotencyKey: 'key-2',
+        fingerprint: 'e'.repeat(64),
+        request: {},
+        intent: 'Nothing yet',
+        createdByKind: 'api_key',
+        keyExpiresAt: new Date(),
+      },
+    });
+    const read = await readInvocationWithStages(db, 'inv_lock1');
+    expect(read).toEqual({
+      invocation: await db.invocation.findUnique({ where: { id: 'inv_lock1' } }),
+      stages: await db.runStage.findMany({
+        where: { invocationId: 'inv_lock1' },
+        orderBy: { position: 'asc' },
+      }),
+    });
+    expect(read!.stages.map((s) => s.id)).toEqual(['stg_0', 'stg_1']);
+    expect(await readInvocationWithStages(db, 'inv_plain')).toEqual({
+      invocation: await db.invocation.findUnique({ where: { id: 'inv_plain' } }),
+      stages: [],
+    });
+    expect(await readInvocationWithStages(db, 'inv_missing')).toBeNull();
   });
 });

@@ -1,4 +1,5 @@
 import { newId } from '@svc/service-kit';
+import { readInvocationWithStages } from '../../data/invocation-stages.lookups';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { runLimitReachedNow } from '../../data/run-limits.lookups';
 import type { WorkflowDeps } from '../../deps';
@@ -204,7 +205,7 @@ function asReleased(need: CurrentStage & { kind: 'needs_owner' }, now: Date): Ru
 }
 
 /**
- * Reads the invocation and its stages without a lock and, when the pass will have to give the current stage an
+ * Reads the invocation and its stages without a lock (one statement) and, when the pass will have to give the current stage an
  * owner, asks the hub everything that takes (roster, handoff, spawn) before the transaction opens: a slow hub
  * then holds no database connection and no row lock. An owner silent for half the stall window is asked about
  * here too (the roster): one the hub no longer counts as running is planned to be released (`lost`). A run not
@@ -212,15 +213,18 @@ function asReleased(need: CurrentStage & { kind: 'needs_owner' }, now: Date): Ru
  * from the hub.
  */
 export async function planReconcile(deps: WorkflowDeps, invocationId: string): Promise<ReconcilePlan | null> {
-  const invocation = await deps.db.invocation.findUnique({ where: { id: invocationId } });
-  if (!invocation || TERMINAL_STATES.includes(invocation.state as never)) return null;
+  // The invocation and its stages in one round trip (the transaction reads them again under the lock).
+  const read = await readInvocationWithStages(deps.db, invocationId);
+  if (!read) return null;
+  const { invocation } = read;
+  if (TERMINAL_STATES.includes(invocation.state as never)) return null;
   const now = deps.now();
   if (invocation.deadlineAt && invocation.deadlineAt.getTime() <= now.getTime()) return null;
   const launching = invocation.state === 'launching';
   if (launching && invocation.approvalRequired && invocation.approvalDecision === null) return null;
   if (!launching && invocation.state !== 'running' && invocation.state !== 'waiting_for_artifact')
     return null;
-  let stages = await deps.db.runStage.findMany({ where: { invocationId }, orderBy: { position: 'asc' } });
+  let { stages } = read;
   let run: RunIds | null = null;
   if (stages.length === 0) {
     if (!launching) return null;
