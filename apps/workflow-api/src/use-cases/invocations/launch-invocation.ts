@@ -3,6 +3,7 @@ import type { WorkflowApi } from '@svc/contracts';
 import { AppError } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import { writeLaunch } from '../../data/invocation-launch.writer';
 import { lockInvocation } from '../../data/invocations.locks';
 import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
 import type { ReconcileJob } from '../../data/reconcile.queue';
@@ -110,23 +111,17 @@ export async function launchInvocation(
       const approvalRequired = template?.definition.guardrails.human_approval_required === true;
       const launchedAt = invocation.launchedAt ?? deps.now();
       const deadlineSeconds = template?.definition.guardrails.run_deadline_seconds;
-      const updated = await tx.invocation.update({
-        where: { id: invocationId },
-        data: {
-          state: 'launching',
-          attention: 'none',
-          attentionReason: null,
-          // Waiting for an owner: the blockers stay visible until the engine assigns the stage.
-          blockers: blockers as never,
-          approvalRequired,
-          launchedAt,
-          deadlineAt:
-            deadlineSeconds === undefined ? null : new Date(launchedAt.getTime() + deadlineSeconds * 1000),
-        },
-      });
-      jobs.push(await writeOutbox(tx, invocationId, 'launch', project.id));
-      await deps.audit.record(
-        {
+      // The update, its outbox row and its audit event in one statement.
+      const { invocation: updated, job } = await writeLaunch(tx, deps.audit, {
+        invocationId,
+        projectId: project.id,
+        // Waiting for an owner: the blockers stay visible until the engine assigns the stage.
+        blockers,
+        approvalRequired,
+        launchedAt,
+        deadlineAt:
+          deadlineSeconds === undefined ? null : new Date(launchedAt.getTime() + deadlineSeconds * 1000),
+        event: {
           workspaceId: invocation.workspaceId,
           projectId: invocation.projectId,
           actor,
@@ -140,8 +135,8 @@ export async function launchInvocation(
           },
           requestId,
         },
-        tx,
-      );
+      });
+      jobs.push(job);
       const launch: LaunchReport = { outcome: readiness.outcome, blockers };
       // Received or blocked until now, so it has no run, stages, artifact or retries yet (a run starts only
       // from `launching`, an artifact only for a run, and only an ended invocation is retried).
