@@ -3,6 +3,8 @@ import type { TestDatabase } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
 import { readInvocationWithStages } from '../src/data/invocation-stages.lookups';
+import { createWorkflowAudit } from '../src/data/audit.repository';
+import { writeLaunch } from '../src/data/invocation-launch.writer';
 import { lockInvocation, lockInvocationOfStage } from '../src/data/invocations.locks';
 
 /**
@@ -130,5 +132,42 @@ describe('the invocation lock', () => {
       stages: [],
     });
     expect(await readInvocationWithStages(db, 'inv_missing')).toBeNull();
+  });
+
+  test('when a launch is written, then the invocation is launching as Prisma reads it, with one outbox row and one audit event', async () => {
+    const db = database.prisma;
+    const launchedAt = new Date('2026-11-29T05:10:00.000Z');
+    const { invocation, job } = await db.$transaction(async (tx) => {
+      await lockInvocation(tx, 'inv_plain');
+      return writeLaunch(tx, createWorkflowAudit(db), {
+        invocationId: 'inv_plain',
+        projectId: 'prj_1',
+        blockers: [],
+        approvalRequired: false,
+        launchedAt,
+        deadlineAt: null,
+        event: {
+          workspaceId: 'wsp_1',
+          projectId: 'prj_1',
+          action: 'invocation.launch_requested',
+          targetType: 'invocation',
+          targetId: 'inv_plain',
+          data: { outcome: 'accepted' },
+        },
+      });
+    });
+    expect(invocation).toEqual(await db.invocation.findUnique({ where: { id: 'inv_plain' } }));
+    expect(invocation).toMatchObject({ state: 'launching', attention: 'none', blockers: [], launchedAt });
+    expect(job).toEqual({
+      outboxId: expect.stringMatching(/^obx_/),
+      invocationId: 'inv_plain',
+      projectId: 'prj_1',
+    });
+    expect(await db.outboxEntry.findMany({ where: { invocationId: 'inv_plain' } })).toEqual([
+      expect.objectContaining({ id: job.outboxId, reason: 'launch', processedAt: null, enqueuedAt: null }),
+    ]);
+    expect(await db.auditEvent.findMany({ where: { targetId: 'inv_plain' } })).toEqual([
+      expect.objectContaining({ action: 'invocation.launch_requested', data: { outcome: 'accepted' } }),
+    ]);
   });
 });

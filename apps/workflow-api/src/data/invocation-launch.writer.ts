@@ -8,7 +8,7 @@ import type { ReconcileJob } from './reconcile.queue';
 import { INVOCATION_COLUMNS } from './row-columns';
 
 /** Where the values of the `invocation.launch_requested` audit event begin in {@link LAUNCH}. */
-const AUDIT_FIRST_PARAMETER = 9;
+const AUDIT_FIRST_PARAMETER = 8;
 
 /**
  * An accepted launch's one statement: the invocation set `launching`, its outbox row and the audit event
