@@ -5,7 +5,11 @@ import type { Database } from '../src/db';
 import { readInvocationWithStages } from '../src/data/invocation-stages.lookups';
 import { createWorkflowAudit } from '../src/data/audit.repository';
 import { writeLaunch } from '../src/data/invocation-launch.writer';
-import { lockInvocation, lockInvocationOfStage } from '../src/data/invocations.locks';
+import {
+  lockInvocation,
+  lockInvocationOfStage,
+  lockInvocationWithRunLimits,
+} from '../src/data/invocations.locks';
 
 /**
  * The invocation lock reads the row in the statement that locks it, and the reconcile's plan reads an invocation
@@ -73,13 +77,15 @@ describe('the invocation lock', () => {
       },
     });
     const read = await db.invocation.findUnique({ where: { id: 'inv_lock1' } });
-    const [locked, ofStage, missing] = await db.$transaction(async (tx) => [
+    const [locked, ofStage, missing, withLimits] = await db.$transaction(async (tx) => [
       await lockInvocation(tx, 'inv_lock1'),
       await lockInvocationOfStage(tx, 'stg_1'),
       await lockInvocation(tx, 'inv_missing'),
+      await lockInvocationWithRunLimits(tx, 'inv_lock1'),
     ]);
     expect(locked).toEqual(read);
     expect(ofStage).toEqual(read);
+    expect(withLimits).toEqual({ invocation: read, limits: { project: null, workspace: null } });
     expect(locked!.launchedAt).toBeInstanceOf(Date);
     expect(missing).toBeNull();
   });
@@ -118,8 +124,15 @@ describe('the invocation lock', () => {
         keyExpiresAt: new Date(),
       },
     });
+    await db.runLimit.createMany({
+      data: [
+        { scopeId: 'wsp_1', scope: 'workspace', workspaceId: 'wsp_1', maxInProgress: 7 },
+        { scopeId: 'prj_other', scope: 'project', workspaceId: 'wsp_1', maxInProgress: 1 },
+      ],
+    });
     const read = await readInvocationWithStages(db, 'inv_lock1');
     expect(read).toEqual({
+      limits: { project: null, workspace: 7 },
       invocation: await db.invocation.findUnique({ where: { id: 'inv_lock1' } }),
       stages: await db.runStage.findMany({
         where: { invocationId: 'inv_lock1' },
@@ -130,6 +143,15 @@ describe('the invocation lock', () => {
     expect(await readInvocationWithStages(db, 'inv_plain')).toEqual({
       invocation: await db.invocation.findUnique({ where: { id: 'inv_plain' } }),
       stages: [],
+      limits: { project: null, workspace: 7 },
+    });
+    await db.runLimit.create({
+      data: { scopeId: 'prj_1', scope: 'project', workspaceId: 'wsp_1', maxInProgress: 3 },
+    });
+    const locked = await db.$transaction((tx) => lockInvocationWithRunLimits(tx, 'inv_plain'));
+    expect(locked).toEqual({
+      invocation: await db.invocation.findUnique({ where: { id: 'inv_plain' } }),
+      limits: { project: 3, workspace: 7 },
     });
     expect(await readInvocationWithStages(db, 'inv_missing')).toBeNull();
   });

@@ -1,6 +1,8 @@
 import type { Tx } from '../db';
+import type { RunLimits } from '../domain/run-limits';
 import type { Invocation } from '../generated/prisma/client';
 import { INVOCATION_COLUMNS, selectColumns } from './row-columns';
+import { INVOCATION_RUN_LIMITS, runLimitsOfRow } from './run-limits.lookups';
 
 const LOCKED_INVOCATION = selectColumns(INVOCATION_COLUMNS, 'i');
 
@@ -13,6 +15,23 @@ export async function lockInvocation(tx: Tx, invocationId: string): Promise<Invo
   const rows = await tx.$queryRaw<Invocation[]>`
     SELECT ${LOCKED_INVOCATION} FROM invocations i WHERE i.id = ${invocationId} FOR UPDATE`;
   return rows[0] ?? null;
+}
+
+/**
+ * {@link lockInvocation} that also reads the run limits of the invocation's project and workspace in the same
+ * statement (the engine's, which may start the run under them).
+ */
+export async function lockInvocationWithRunLimits(
+  tx: Tx,
+  invocationId: string,
+): Promise<{ invocation: Invocation; limits: RunLimits } | null> {
+  const rows = await tx.$queryRaw<(Invocation & Record<string, unknown>)[]>`
+    SELECT ${LOCKED_INVOCATION}, ${INVOCATION_RUN_LIMITS} FROM invocations i
+    WHERE i.id = ${invocationId} FOR UPDATE OF i`;
+  const row = rows[0];
+  if (!row) return null;
+  const { limitProject: _project, limitWorkspace: _workspace, ...invocation } = row;
+  return { invocation: invocation as Invocation, limits: runLimitsOfRow(row) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { newId } from '@svc/service-kit';
 import { readInvocationWithStages } from '../../data/invocation-stages.lookups';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
-import { runLimitReachedNow } from '../../data/run-limits.lookups';
+import { runLimitReachedUnder } from '../../data/run-limits.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { eligibleOwners } from '../../domain/blockers';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
@@ -213,7 +213,8 @@ function asReleased(need: CurrentStage & { kind: 'needs_owner' }, now: Date): Ru
  * from the hub.
  */
 export async function planReconcile(deps: WorkflowDeps, invocationId: string): Promise<ReconcilePlan | null> {
-  // The invocation and its stages in one round trip (the transaction reads them again under the lock).
+  // The invocation, its stages and its run limits in one round trip (the transaction reads them again under
+  // the lock).
   const read = await readInvocationWithStages(deps.db, invocationId);
   if (!read) return null;
   const { invocation } = read;
@@ -231,7 +232,8 @@ export async function planReconcile(deps: WorkflowDeps, invocationId: string): P
     const template = await loadInvocationTemplate(deps.db, invocation);
     if (!template) return null;
     // A run that will wait for a slot needs nothing from the hub yet.
-    if (await runLimitReachedNow(deps.db, invocation.projectId, invocation.workspaceId)) return null;
+    if (await runLimitReachedUnder(deps.db, read.limits, invocation.projectId, invocation.workspaceId))
+      return null;
     run = { runId: newId('run'), stageIds: template.definition.stages.map(() => newId('stg')) };
     stages = unstartedRunStages(invocation, run, template);
   }

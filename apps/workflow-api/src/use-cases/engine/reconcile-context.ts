@@ -3,6 +3,7 @@ import type { DeliveryJob } from '../../data/delivery.queue';
 import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
+import type { RunLimits } from '../../domain/run-limits';
 import type { Invocation } from '../../generated/prisma/client';
 import type { ReconcilePlan } from './plan-reconcile';
 
@@ -14,6 +15,8 @@ export interface ReconcileContext {
   deps: WorkflowDeps;
   tx: Tx;
   invocation: Invocation;
+  /** The run limits of its project and workspace, read with the invocation's lock. */
+  limits: RunLimits;
   now: Date;
   /** Agents that got a new stage (told after the commit). */
   assignedAgents: string[];

@@ -2,7 +2,7 @@ import { withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries } from '../../data/delivery.events';
 import type { DeliveryJob } from '../../data/delivery.queue';
 import { recordHandoffClosures } from '../../data/handoff-closures';
-import { lockInvocation } from '../../data/invocations.locks';
+import { lockInvocationWithRunLimits } from '../../data/invocations.locks';
 import type { WorkflowDeps } from '../../deps';
 import { TERMINAL_STATES } from '../../domain/invocation-states';
 import type { RunStage } from '../../generated/prisma/client';
@@ -163,8 +163,8 @@ async function reconcileInTransaction(
 ): Promise<ReconcileOutcome & { needsHub: boolean }> {
   return deps.db.$transaction(
     async (tx) => {
-      const invocation = await lockInvocation(tx, invocationId);
-      if (!invocation) {
+      const locked = await lockInvocationWithRunLimits(tx, invocationId);
+      if (!locked) {
         return { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null, needsHub: false };
       }
       const now = deps.now();
@@ -174,10 +174,12 @@ async function reconcileInTransaction(
         data: { processedAt: now },
         select: { id: true },
       });
+      const { invocation, limits } = locked;
       const ctx: ReconcileContext = {
         deps,
         tx,
         invocation,
+        limits,
         now,
         assignedAgents: [],
         deliveryJobs: [],

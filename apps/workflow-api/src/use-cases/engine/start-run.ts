@@ -66,7 +66,7 @@ export async function startRun(ctx: ReconcileContext): Promise<StartedRun> {
     });
     return null;
   }
-  const limited = await runLimitBlocking(ctx.tx, ctx.invocation);
+  const limited = await runLimitBlocking(ctx.tx, ctx.invocation, ctx.limits);
   if (limited) {
     if (await runExists(ctx)) return 'existing';
     await queueForRunSlot(ctx, limited);
