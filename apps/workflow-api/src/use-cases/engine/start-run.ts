@@ -1,5 +1,6 @@
 import { newId } from '@svc/service-kit';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import { insertRunWithStages } from '../../data/run-start.writer';
 import { withEffect } from '../../domain/blockers';
 import type { Blocker } from '../../domain/blockers';
 import type { RunStage } from '../../generated/prisma/client';
@@ -80,21 +81,16 @@ export async function startRun(ctx: ReconcileContext): Promise<StartedRun> {
       ? planned
       : { runId: newId('run'), stageIds: template.definition.stages.map(() => newId('stg')) };
   const runId = ids.runId;
-  // The run and its stages are created together, so an invocation whose run exists has its stages too.
-  const created = await ctx.tx.workflowRun.createMany({
-    data: [
-      {
-        id: runId,
-        invocationId: ctx.invocation.id,
-        workspaceId: ctx.invocation.workspaceId,
-        projectId: ctx.invocation.projectId,
-        startedAt: ctx.now,
-      },
-    ],
-    skipDuplicates: true,
+  // The run and its stages in one statement, which leaves an existing run (and its stages) as they are.
+  const created = await insertRunWithStages(ctx.tx, {
+    runId,
+    invocationId: ctx.invocation.id,
+    workspaceId: ctx.invocation.workspaceId,
+    projectId: ctx.invocation.projectId,
+    startedAt: ctx.now,
+    stages: runStageRows(ctx.invocation, ids, template),
   });
-  if (created.count === 0) return 'existing';
-  await ctx.tx.runStage.createMany({ data: runStageRows(ctx.invocation, ids, template) });
+  if (!created) return 'existing';
   const wasQueued = ctx.invocation.queuedAt !== null;
   await updateInvocation(ctx, {
     state: 'running',

@@ -5,6 +5,7 @@ import type { Database } from '../src/db';
 import { readInvocationWithStages } from '../src/data/invocation-stages.lookups';
 import { createWorkflowAudit } from '../src/data/audit.repository';
 import { writeLaunch } from '../src/data/invocation-launch.writer';
+import { insertRunWithStages } from '../src/data/run-start.writer';
 import {
   lockInvocation,
   lockInvocationOfStage,
@@ -12,9 +13,10 @@ import {
 } from '../src/data/invocations.locks';
 
 /**
- * The invocation lock reads the row in the statement that locks it, and the reconcile's plan reads an invocation
- * with its stages in one statement: what they answer is what Prisma's own reads answer, every field with its
- * type (dates, JSON, nulls).
+ * The engine's statements that read or write whole rows with SQL of their own: the invocation lock reads the row
+ * in the statement that locks it, the reconcile's plan reads an invocation with its stages and run limits in one
+ * statement, a launch and a run's start are written in one statement each. What they read is what Prisma's own
+ * reads answer, every field with its type (dates, JSON, nulls), and what they write reads back as expected.
  */
 jest.setTimeout(60_000);
 
@@ -191,5 +193,69 @@ describe('the invocation lock', () => {
     expect(await db.auditEvent.findMany({ where: { targetId: 'inv_plain' } })).toEqual([
       expect.objectContaining({ action: 'invocation.launch_requested', data: { outcome: 'accepted' } }),
     ]);
+  });
+
+  test('when a run starts, then the run and its stages are stored as the engine expects them, and once only', async () => {
+    const db = database.prisma;
+    const startedAt = new Date('2026-11-29T05:20:00.000Z');
+    const start = {
+      runId: 'run_2',
+      invocationId: 'inv_plain',
+      workspaceId: 'wsp_1',
+      projectId: 'prj_1',
+      startedAt,
+      stages: [
+        { id: 'stg_a', position: 1, key: 'collect', title: 'Collect', requiredCapabilities: ['a', 'b'] },
+        { id: 'stg_b', position: 2, key: 'write', title: 'Write', requiredCapabilities: [] },
+      ],
+    };
+    expect(await db.$transaction((tx) => insertRunWithStages(tx, start))).toBe(true);
+    expect(await db.workflowRun.findUnique({ where: { invocationId: 'inv_plain' } })).toEqual({
+      id: 'run_2',
+      invocationId: 'inv_plain',
+      workspaceId: 'wsp_1',
+      projectId: 'prj_1',
+      state: 'running',
+      startedAt,
+      endedAt: null,
+    });
+    const stages = await db.runStage.findMany({
+      where: { invocationId: 'inv_plain' },
+      orderBy: { position: 'asc' },
+    });
+    expect(stages).toEqual(
+      start.stages.map((stage) => ({
+        id: stage.id,
+        runId: 'run_2',
+        invocationId: 'inv_plain',
+        workspaceId: 'wsp_1',
+        position: stage.position,
+        key: stage.key,
+        title: stage.title,
+        requiredCapabilities: stage.requiredCapabilities,
+        state: 'pending',
+        ownerAgentId: null,
+        handoffId: null,
+        stalledAgentIds: [],
+        stalledAt: {},
+        attempts: 0,
+        failures: 0,
+        failureReason: null,
+        blockerReason: null,
+        progress: null,
+        summary: null,
+        firstAssignedAt: null,
+        assignedAt: null,
+        claimedAt: null,
+        lastHeartbeatAt: null,
+        completedAt: null,
+        ownerSpawn: null,
+      })),
+    );
+    // Again, with other ids (another pass): the invocation's run is left as it is.
+    const again = { ...start, runId: 'run_3', stages: [{ ...start.stages[0]!, id: 'stg_c' }] };
+    expect(await db.$transaction((tx) => insertRunWithStages(tx, again))).toBe(false);
+    expect(await db.workflowRun.count({ where: { invocationId: 'inv_plain' } })).toBe(1);
+    expect(await db.runStage.count({ where: { invocationId: 'inv_plain' } })).toBe(2);
   });
 });
