@@ -9,7 +9,7 @@ import { insertRunWithStages } from '../src/data/run-start.writer';
 import {
   lockInvocation,
   lockInvocationOfStage,
-  lockInvocationWithRunLimits,
+  lockInvocationForReconcile,
 } from '../src/data/invocations.locks';
 
 /**
@@ -83,11 +83,15 @@ describe('the invocation lock', () => {
       await lockInvocation(tx, 'inv_lock1'),
       await lockInvocationOfStage(tx, 'stg_1'),
       await lockInvocation(tx, 'inv_missing'),
-      await lockInvocationWithRunLimits(tx, 'inv_lock1'),
+      await lockInvocationForReconcile(tx, 'inv_lock1', now),
     ]);
     expect(locked).toEqual(read);
     expect(ofStage).toEqual(read);
-    expect(withLimits).toEqual({ invocation: read, limits: { project: null, workspace: null } });
+    expect(withLimits).toEqual({
+      invocation: read,
+      limits: { project: null, workspace: null },
+      outboxIds: [],
+    });
     expect(locked!.launchedAt).toBeInstanceOf(Date);
     expect(missing).toBeNull();
   });
@@ -150,11 +154,45 @@ describe('the invocation lock', () => {
     await db.runLimit.create({
       data: { scopeId: 'prj_1', scope: 'project', workspaceId: 'wsp_1', maxInProgress: 3 },
     });
-    const locked = await db.$transaction((tx) => lockInvocationWithRunLimits(tx, 'inv_plain'));
-    expect(locked).toEqual({
+    await db.outboxEntry.createMany({
+      data: [
+        { id: 'obx_1', invocationId: 'inv_plain', reason: 'launch' },
+        { id: 'obx_2', invocationId: 'inv_plain', reason: 'sweep' },
+        {
+          id: 'obx_3',
+          invocationId: 'inv_plain',
+          reason: 'sweep',
+          processedAt: new Date('2026-11-29T04:00:00Z'),
+        },
+        { id: 'obx_4', invocationId: 'inv_lock1', reason: 'sweep' },
+      ],
+    });
+    const processedAt = new Date('2026-11-29T05:30:00.000Z');
+    const locked = await db.$transaction((tx) => lockInvocationForReconcile(tx, 'inv_plain', processedAt));
+    expect({ ...locked, outboxIds: [...locked!.outboxIds].sort() }).toEqual({
       invocation: await db.invocation.findUnique({ where: { id: 'inv_plain' } }),
       limits: { project: 3, workspace: 7 },
+      outboxIds: ['obx_1', 'obx_2'],
     });
+    // Only the invocation's pending rows were marked, at the time given.
+    const rows = await db.outboxEntry.findMany({ orderBy: { id: 'asc' } });
+    expect(rows.map((row) => [row.id, row.processedAt?.toISOString() ?? null])).toEqual([
+      ['obx_1', processedAt.toISOString()],
+      ['obx_2', processedAt.toISOString()],
+      ['obx_3', '2026-11-29T04:00:00.000Z'],
+      ['obx_4', null],
+    ]);
+    // A transaction that rolls back leaves them as they were.
+    await db.outboxEntry.update({ where: { id: 'obx_4' }, data: { processedAt: null } });
+    await expect(
+      db.$transaction(async (tx) => {
+        expect((await lockInvocationForReconcile(tx, 'inv_lock1', processedAt))?.outboxIds).toEqual([
+          'obx_4',
+        ]);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect((await db.outboxEntry.findUnique({ where: { id: 'obx_4' } }))?.processedAt).toBeNull();
     expect(await readInvocationWithStages(db, 'inv_missing')).toBeNull();
   });
 
@@ -187,7 +225,11 @@ describe('the invocation lock', () => {
       invocationId: 'inv_plain',
       projectId: 'prj_1',
     });
-    expect(await db.outboxEntry.findMany({ where: { invocationId: 'inv_plain' } })).toEqual([
+    expect(
+      await db.outboxEntry.findMany({
+        where: { invocationId: 'inv_plain', reason: 'launch', enqueuedAt: null, processedAt: null },
+      }),
+    ).toEqual([
       expect.objectContaining({ id: job.outboxId, reason: 'launch', processedAt: null, enqueuedAt: null }),
     ]);
     expect(await db.auditEvent.findMany({ where: { targetId: 'inv_plain' } })).toEqual([

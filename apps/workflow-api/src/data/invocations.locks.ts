@@ -17,21 +17,44 @@ export async function lockInvocation(tx: Tx, invocationId: string): Promise<Invo
   return rows[0] ?? null;
 }
 
+/** What the engine's pass finds under the invocation's lock ({@link lockInvocationForReconcile}). */
+export interface ReconcileLock {
+  invocation: Invocation;
+  /** The run limits of its project and workspace. */
+  limits: RunLimits;
+  /** The invocation's outbox rows that were pending, now marked processed in this transaction. */
+  outboxIds: string[];
+}
+
 /**
- * {@link lockInvocation} that also reads the run limits of the invocation's project and workspace in the same
- * statement (the engine's, which may start the run under them).
+ * The reconcile's {@link lockInvocation}: in the same statement it reads the run limits of the invocation's
+ * project and workspace (the pass may start the run under them) and marks the invocation's pending outbox rows
+ * processed at `processedAt`, answering their ids (the pass unmarks them when it does not finish). The mark is
+ * part of the pass's transaction: it commits with what the pass did, or not at all. Null when no such invocation
+ * exists.
  */
-export async function lockInvocationWithRunLimits(
+export async function lockInvocationForReconcile(
   tx: Tx,
   invocationId: string,
-): Promise<{ invocation: Invocation; limits: RunLimits } | null> {
+  processedAt: Date,
+): Promise<ReconcileLock | null> {
   const rows = await tx.$queryRaw<(Invocation & Record<string, unknown>)[]>`
-    SELECT ${LOCKED_INVOCATION}, ${INVOCATION_RUN_LIMITS} FROM invocations i
+    WITH marked AS (
+      UPDATE workflow_outbox SET processed_at = ${processedAt}
+      WHERE invocation_id = ${invocationId} AND processed_at IS NULL
+      RETURNING id
+    )
+    SELECT ${LOCKED_INVOCATION}, ${INVOCATION_RUN_LIMITS}, ARRAY(SELECT id FROM marked) AS "outboxIds"
+    FROM invocations i
     WHERE i.id = ${invocationId} FOR UPDATE OF i`;
   const row = rows[0];
   if (!row) return null;
-  const { limitProject: _project, limitWorkspace: _workspace, ...invocation } = row;
-  return { invocation: invocation as Invocation, limits: runLimitsOfRow(row) };
+  const { limitProject: _project, limitWorkspace: _workspace, outboxIds, ...invocation } = row;
+  return {
+    invocation: invocation as Invocation,
+    limits: runLimitsOfRow(row),
+    outboxIds: (outboxIds as string[] | null) ?? [],
+  };
 }
 
 /**

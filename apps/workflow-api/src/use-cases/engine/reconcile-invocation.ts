@@ -2,7 +2,7 @@ import { withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries } from '../../data/delivery.events';
 import type { DeliveryJob } from '../../data/delivery.queue';
 import { recordHandoffClosures } from '../../data/handoff-closures';
-import { lockInvocationWithRunLimits } from '../../data/invocations.locks';
+import { lockInvocationForReconcile } from '../../data/invocations.locks';
 import type { WorkflowDeps } from '../../deps';
 import { TERMINAL_STATES } from '../../domain/invocation-states';
 import type { RunStage } from '../../generated/prisma/client';
@@ -89,9 +89,9 @@ async function advanceRun(ctx: ReconcileContext, started?: RunStage[]): Promise<
  *
  * The pass is one state machine over the locked invocation; each step it takes is a module of this folder
  * (fail past the deadline, await approval, start the run, end it, release a stalled owner, assign an owner),
- * sharing the pass's {@link ReconcileContext}. The outbox rows are marked at the start of the transaction (the
- * same rows a read there would see; unmarked again before the commit when the pass still needs the hub), and the
- * steps' audit events are written together at its end: fewer statements, the same commit.
+ * sharing the pass's {@link ReconcileContext}. The outbox rows are marked in the statement that takes the lock
+ * (the same rows a read there would see; unmarked again before the commit when the pass still needs the hub), and
+ * the steps' audit events are written together at its end: fewer statements, the same commit.
  */
 export async function reconcileInvocation(
   deps: WorkflowDeps,
@@ -163,18 +163,14 @@ async function reconcileInTransaction(
 ): Promise<ReconcileOutcome & { needsHub: boolean }> {
   return deps.db.$transaction(
     async (tx) => {
-      const locked = await lockInvocationWithRunLimits(tx, invocationId);
+      // The outbox rows pending now are this pass's: marked processed with the lock, in the transaction that
+      // acts on them.
+      const locked = await lockInvocationForReconcile(tx, invocationId, deps.now());
       if (!locked) {
         return { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null, needsHub: false };
       }
       const now = deps.now();
-      // The rows pending now are this pass's: marked processed here, in the transaction that acts on them.
-      const pending = await tx.outboxEntry.updateManyAndReturn({
-        where: { invocationId, processedAt: null },
-        data: { processedAt: now },
-        select: { id: true },
-      });
-      const { invocation, limits } = locked;
+      const { invocation, limits, outboxIds: pending } = locked;
       const ctx: ReconcileContext = {
         deps,
         tx,
@@ -207,10 +203,7 @@ async function reconcileInTransaction(
       await writeEngineEvents(ctx);
       // A pass that still needs the hub leaves its outbox rows to the pass (or job) that finishes.
       if (pending.length > 0 && ctx.needsHub) {
-        await tx.outboxEntry.updateMany({
-          where: { id: { in: pending.map((p) => p.id) } },
-          data: { processedAt: null },
-        });
+        await tx.outboxEntry.updateMany({ where: { id: { in: pending } }, data: { processedAt: null } });
       }
       return {
         assignedAgents: ctx.assignedAgents,
