@@ -237,7 +237,7 @@ describe('the invocation lock', () => {
     ]);
   });
 
-  test('when a run starts, then the run and its stages are stored as the engine expects them, and once only', async () => {
+  test('when a run starts, then the run and its stages are stored as the engine expects them, the invocation is running and out of the queue, and all of it once only', async () => {
     const db = database.prisma;
     const startedAt = new Date('2026-11-29T05:20:00.000Z');
     const start = {
@@ -250,8 +250,29 @@ describe('the invocation lock', () => {
         { id: 'stg_a', position: 1, key: 'collect', title: 'Collect', requiredCapabilities: ['a', 'b'] },
         { id: 'stg_b', position: 2, key: 'write', title: 'Write', requiredCapabilities: [] },
       ],
+      wasQueued: true,
     };
-    expect(await db.$transaction((tx) => insertRunWithStages(tx, start))).toBe(true);
+    // Queued for a run slot until now.
+    await db.invocation.update({
+      where: { id: 'inv_plain' },
+      data: {
+        queuedAt: new Date('2026-11-29T05:15:00.000Z'),
+        attention: 'blocked',
+        attentionReason: 'At the limit.',
+        blockers: [{ code: 'project_run_limit_reached' }],
+      },
+    });
+    const running = await db.$transaction((tx) => insertRunWithStages(tx, start));
+    expect(running).toEqual(await db.invocation.findUnique({ where: { id: 'inv_plain' } }));
+    expect(running).toMatchObject({
+      state: 'running',
+      // Kept from the launch.
+      launchedAt: new Date('2026-11-29T05:10:00.000Z'),
+      queuedAt: null,
+      attention: 'none',
+      attentionReason: null,
+      blockers: [],
+    });
     expect(await db.workflowRun.findUnique({ where: { invocationId: 'inv_plain' } })).toEqual({
       id: 'run_2',
       invocationId: 'inv_plain',
@@ -296,7 +317,7 @@ describe('the invocation lock', () => {
     );
     // Again, with other ids (another pass): the invocation's run is left as it is.
     const again = { ...start, runId: 'run_3', stages: [{ ...start.stages[0]!, id: 'stg_c' }] };
-    expect(await db.$transaction((tx) => insertRunWithStages(tx, again))).toBe(false);
+    expect(await db.$transaction((tx) => insertRunWithStages(tx, again))).toBeNull();
     expect(await db.workflowRun.count({ where: { invocationId: 'inv_plain' } })).toBe(1);
     expect(await db.runStage.count({ where: { invocationId: 'inv_plain' } })).toBe(2);
   });

@@ -1,8 +1,12 @@
 import type { Tx } from '../db';
+import type { Invocation } from '../generated/prisma/client';
+import { INVOCATION_COLUMNS } from './row-columns';
 
 /**
- * A run and its stages in one statement: the run is inserted unless the invocation has one (`ON CONFLICT DO
- * NOTHING`: the run is unique per invocation), and its stages only with a run inserted by this statement.
+ * A run started in one statement: the run is inserted unless the invocation has one (`ON CONFLICT DO NOTHING`:
+ * the run is unique per invocation); its stages, and the invocation set `running`, only with a run inserted by
+ * this statement. A queued launch that got its slot leaves the queue with the limit's blocker ($8). Answers the
+ * invocation as updated, or no row when the run existed.
  */
 const START_RUN = `
   WITH run AS (
@@ -18,7 +22,16 @@ const START_RUN = `
       AS s(id text, position int, key text, title text, required_capabilities jsonb)
     RETURNING id
   )
-  SELECT (SELECT count(*) FROM run)::int AS runs, (SELECT count(*) FROM stages)::int AS stages`;
+  UPDATE invocations i
+  SET state = 'running', launched_at = COALESCE(i.launched_at, $5::timestamptz), updated_at = $7::timestamptz,
+    queued_at = CASE WHEN $8 THEN NULL ELSE i.queued_at END,
+    attention = CASE WHEN $8 THEN 'none' ELSE i.attention END,
+    attention_reason = CASE WHEN $8 THEN NULL ELSE i.attention_reason END,
+    blockers = CASE WHEN $8 THEN '[]'::jsonb ELSE i.blockers END
+  WHERE i.id = $2 AND EXISTS (SELECT 1 FROM run)
+  RETURNING ${Object.entries(INVOCATION_COLUMNS)
+    .map(([field, column]) => `i.${column} AS "${field}"`)
+    .join(', ')}`;
 
 export interface RunStart {
   runId: string;
@@ -27,11 +40,19 @@ export interface RunStart {
   projectId: string;
   startedAt: Date;
   stages: { id: string; position: number; key: string; title: string; requiredCapabilities: string[] }[];
+  /** The invocation waited queued for a run slot: it leaves the queue, its attention and blockers cleared. */
+  wasQueued: boolean;
 }
 
-/** Inserts the run and its stages (see {@link START_RUN}); false when the invocation's run existed already. */
-export async function insertRunWithStages(tx: Pick<Tx, '$queryRawUnsafe'>, run: RunStart): Promise<boolean> {
-  const rows = await tx.$queryRawUnsafe<{ runs: number; stages: number }[]>(
+/**
+ * Starts the run (see {@link START_RUN}): answers the invocation as updated (`running`), or null when its run
+ * existed already (nothing written).
+ */
+export async function insertRunWithStages(
+  tx: Pick<Tx, '$queryRawUnsafe'>,
+  run: RunStart,
+): Promise<Invocation | null> {
+  const rows = await tx.$queryRawUnsafe<Invocation[]>(
     START_RUN,
     run.runId,
     run.invocationId,
@@ -47,6 +68,8 @@ export async function insertRunWithStages(tx: Pick<Tx, '$queryRawUnsafe'>, run: 
         required_capabilities: stage.requiredCapabilities,
       })),
     ),
+    new Date().toISOString(),
+    run.wasQueued,
   );
-  return Number(rows[0]?.runs ?? 0) === 1;
+  return rows[0] ?? null;
 }

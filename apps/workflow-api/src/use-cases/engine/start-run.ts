@@ -45,7 +45,7 @@ export type StartedRun = RunStage[] | 'existing' | null;
 /**
  * Creates the run and its stages from the pinned template (once: the run is unique per invocation, and an insert
  * that meets the invocation's run leaves it as it is), with the ids the pass planned with when it has them, and
- * sets the invocation `running`. The pinned template gone (the invocation is then `blocked`) or a run limit
+ * sets the invocation `running` (one statement). The pinned template gone (the invocation is then `blocked`) or a run limit
  * reached (it waits queued) hold back only an invocation without a run.
  */
 export async function startRun(ctx: ReconcileContext): Promise<StartedRun> {
@@ -81,23 +81,19 @@ export async function startRun(ctx: ReconcileContext): Promise<StartedRun> {
       ? planned
       : { runId: newId('run'), stageIds: template.definition.stages.map(() => newId('stg')) };
   const runId = ids.runId;
-  // The run and its stages in one statement, which leaves an existing run (and its stages) as they are.
-  const created = await insertRunWithStages(ctx.tx, {
+  // The run, its stages and the invocation `running` in one statement, which leaves an existing run (and its
+  // stages) as they are. A queued launch got its slot: the limit's blocker goes with the queue.
+  const running = await insertRunWithStages(ctx.tx, {
     runId,
     invocationId: ctx.invocation.id,
     workspaceId: ctx.invocation.workspaceId,
     projectId: ctx.invocation.projectId,
     startedAt: ctx.now,
     stages: runStageRows(ctx.invocation, ids, template),
+    wasQueued: ctx.invocation.queuedAt !== null,
   });
-  if (!created) return 'existing';
-  const wasQueued = ctx.invocation.queuedAt !== null;
-  await updateInvocation(ctx, {
-    state: 'running',
-    launchedAt: ctx.invocation.launchedAt ?? ctx.now,
-    // A queued launch got its slot: the limit's blocker goes with the queue.
-    ...(wasQueued ? { queuedAt: null, attention: 'none', attentionReason: null, blockers: [] } : {}),
-  });
+  if (!running) return 'existing';
+  ctx.invocation = running;
   await auditEngineEvent(ctx, 'run.started', {
     run_id: runId,
     stages: template.definition.stages.map((s) => s.key),
