@@ -54,7 +54,10 @@ export function createWorkflowAudit(db: Db) {
     async record(entry: WorkflowAuditEntry, tx: Pick<Db, 'auditEvent'> = db): Promise<void> {
       await tx.auditEvent.create({ data: auditRow(entry, newId('aud')) });
     },
-    /** Several entries of one change in one statement (in a transaction they share its time, as apart). */
+    /**
+     * Several entries in one statement (their ids taken in order), for a caller that gathers the events of
+     * one transaction and writes them before its commit.
+     */
     async recordMany(entries: WorkflowAuditEntry[], tx: Pick<Db, 'auditEvent'> = db): Promise<void> {
       if (entries.length === 0) return;
       await tx.auditEvent.createMany({ data: entries.map((entry) => auditRow(entry, newId('aud'))) });

@@ -1,15 +1,10 @@
 import type { Tx } from '../db';
+import type { RunLimits } from '../domain/run-limits';
 import type { Invocation } from '../generated/prisma/client';
+import { INVOCATION_COLUMNS, selectColumns } from './row-columns';
+import { INVOCATION_RUN_LIMITS, runLimitsOfRow } from './run-limits.lookups';
 
-/** `snake_case` column → `camelCase` field: every field of the Invocation model is its column's camel case. */
-const fieldOf = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-
-/** A row of `SELECT * FROM invocations` as the model Prisma reads (its values already typed by the driver). */
-function invocationOf(row: Record<string, unknown>): Invocation {
-  return Object.fromEntries(
-    Object.entries(row).map(([column, value]) => [fieldOf(column), value]),
-  ) as Invocation;
-}
+const LOCKED_INVOCATION = selectColumns(INVOCATION_COLUMNS, 'i');
 
 /**
  * Locks the invocation row for the rest of the transaction and reads it, in one statement. Every writer of an
@@ -17,10 +12,49 @@ function invocationOf(row: Record<string, unknown>): Invocation {
  * never interleave.
  */
 export async function lockInvocation(tx: Tx, invocationId: string): Promise<Invocation | null> {
-  const rows = await tx.$queryRaw<
-    Record<string, unknown>[]
-  >`SELECT * FROM invocations WHERE id = ${invocationId} FOR UPDATE`;
-  return rows[0] ? invocationOf(rows[0]) : null;
+  const rows = await tx.$queryRaw<Invocation[]>`
+    SELECT ${LOCKED_INVOCATION} FROM invocations i WHERE i.id = ${invocationId} FOR UPDATE`;
+  return rows[0] ?? null;
+}
+
+/** What the engine's pass finds under the invocation's lock ({@link lockInvocationForReconcile}). */
+export interface ReconcileLock {
+  invocation: Invocation;
+  /** The run limits of its project and workspace. */
+  limits: RunLimits;
+  /** The invocation's outbox rows that were pending, now marked processed in this transaction. */
+  outboxIds: string[];
+}
+
+/**
+ * The reconcile's {@link lockInvocation}: in the same statement it reads the run limits of the invocation's
+ * project and workspace (the pass may start the run under them) and marks the invocation's pending outbox rows
+ * processed at `processedAt`, answering their ids (the pass unmarks them when it does not finish). The mark is
+ * part of the pass's transaction: it commits with what the pass did, or not at all. Null when no such invocation
+ * exists.
+ */
+export async function lockInvocationForReconcile(
+  tx: Tx,
+  invocationId: string,
+  processedAt: Date,
+): Promise<ReconcileLock | null> {
+  const rows = await tx.$queryRaw<(Invocation & Record<string, unknown>)[]>`
+    WITH marked AS (
+      UPDATE workflow_outbox SET processed_at = ${processedAt}
+      WHERE invocation_id = ${invocationId} AND processed_at IS NULL
+      RETURNING id
+    )
+    SELECT ${LOCKED_INVOCATION}, ${INVOCATION_RUN_LIMITS}, ARRAY(SELECT id FROM marked) AS "outboxIds"
+    FROM invocations i
+    WHERE i.id = ${invocationId} FOR UPDATE OF i`;
+  const row = rows[0];
+  if (!row) return null;
+  const { limitProject: _project, limitWorkspace: _workspace, outboxIds, ...invocation } = row;
+  return {
+    invocation: invocation as Invocation,
+    limits: runLimitsOfRow(row),
+    outboxIds: (outboxIds as string[] | null) ?? [],
+  };
 }
 
 /**
@@ -28,8 +62,8 @@ export async function lockInvocation(tx: Tx, invocationId: string): Promise<Invo
  * such stage exists.
  */
 export async function lockInvocationOfStage(tx: Tx, stageId: string): Promise<Invocation | null> {
-  const rows = await tx.$queryRaw<Record<string, unknown>[]>`
-    SELECT i.* FROM run_stages s JOIN invocations i ON i.id = s.invocation_id
+  const rows = await tx.$queryRaw<Invocation[]>`
+    SELECT ${LOCKED_INVOCATION} FROM run_stages s JOIN invocations i ON i.id = s.invocation_id
     WHERE s.id = ${stageId} FOR UPDATE OF i`;
-  return rows[0] ? invocationOf(rows[0]) : null;
+  return rows[0] ?? null;
 }

@@ -57,6 +57,8 @@ export interface EngineQueue {
   finishedFairJob(projectId: string): Promise<void>;
   /** After a commit that may have changed invocations: wakes the requests waiting on them (`?wait=`). */
   announceInvocationChanges(invocationIds: string[]): Promise<void>;
+  /** Both announcements of one commit in one round trip to Redis. */
+  announce(changes: { assignedAgents: string[]; invocationIds: string[] }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -99,6 +101,25 @@ export function createEngineQueue(options: {
   }
   const channel = assignmentChannel(options.prefix);
   const changes = invocationChangeChannel(options.prefix);
+  /** Publishes every announcement in one pipeline; a failure is logged (agents poll, waits re-read). */
+  async function announce(agentIds: string[], invocationIds: string[]): Promise<void> {
+    const agents = [...new Set(agentIds)];
+    const invocations = [...new Set(invocationIds)];
+    if (agents.length + invocations.length === 0) return;
+    try {
+      const pipeline = options.publisher.pipeline();
+      for (const agentId of agents) pipeline.publish(channel, agentId);
+      for (const invocationId of invocations) pipeline.publish(changes, invocationId);
+      const answers = (await pipeline.exec()) ?? [];
+      const failed = answers.find(([error]) => error);
+      if (failed) throw failed[0];
+    } catch (error) {
+      options.logger.warn(
+        { err: error, agents: agents.length, invocations: invocations.length },
+        'announcement failed; agents poll and waits re-read',
+      );
+    }
+  }
   return {
     async enqueue(jobs) {
       if (jobs.length === 0) return true;
@@ -150,22 +171,13 @@ export function createEngineQueue(options: {
       }
     },
     async announceAssignments(agentIds) {
-      for (const agentId of new Set(agentIds)) {
-        try {
-          await options.publisher.publish(channel, agentId);
-        } catch (error) {
-          options.logger.warn({ err: error }, 'assignment announcement failed; agents poll');
-        }
-      }
+      await announce(agentIds, []);
     },
     async announceInvocationChanges(invocationIds) {
-      for (const invocationId of new Set(invocationIds)) {
-        try {
-          await options.publisher.publish(changes, invocationId);
-        } catch (error) {
-          options.logger.warn({ err: error }, 'invocation change announcement failed; waits re-read');
-        }
-      }
+      await announce([], invocationIds);
+    },
+    async announce(changes) {
+      await announce(changes.assignedAgents, changes.invocationIds);
     },
     async close() {
       await queue?.close();

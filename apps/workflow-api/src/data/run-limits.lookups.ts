@@ -1,3 +1,4 @@
+import { Prisma } from '../generated/prisma/client';
 import type { Db, Tx } from '../db';
 import type { Blocker } from '../domain/blockers';
 import { RUN_IN_PROGRESS_STATES, reachedRunLimit } from '../domain/run-limits';
@@ -11,6 +12,24 @@ export async function loadRunLimits(db: Reader, projectId: string, workspaceId: 
   const of = (scope: string, id: string) =>
     rows.find((r) => r.scope === scope && r.scopeId === id)?.maxInProgress ?? null;
   return { project: of('project', projectId), workspace: of('workspace', workspaceId) };
+}
+
+/**
+ * The run limits of the invocation aliased `i` (its project's, its workspace's) as two columns of a statement
+ * that reads the invocation: `limitProject`, `limitWorkspace` ({@link runLimitsOfRow}). The same rows
+ * {@link loadRunLimits} reads, without a round trip of their own.
+ */
+export const INVOCATION_RUN_LIMITS = Prisma.raw(
+  `(SELECT l.max_in_progress FROM run_limits l WHERE l.scope_id = i.project_id AND l.scope = 'project')
+      AS "limitProject",
+    (SELECT l.max_in_progress FROM run_limits l WHERE l.scope_id = i.workspace_id AND l.scope = 'workspace')
+      AS "limitWorkspace"`,
+);
+
+/** The limits {@link INVOCATION_RUN_LIMITS} read into a row. */
+export function runLimitsOfRow(row: Record<string, unknown>): RunLimits {
+  const of = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  return { project: of(row.limitProject), workspace: of(row.limitWorkspace) };
 }
 
 /** Runs in progress in the project and in its workspace (the workspace count only when `withWorkspace`). */
@@ -44,6 +63,16 @@ export async function runLimitReachedNow(
   workspaceId: string | undefined,
 ): Promise<Blocker | null> {
   const limits = await loadRunLimits(db, projectId, workspaceId ?? projectId);
+  return runLimitReachedUnder(db, limits, projectId, workspaceId);
+}
+
+/** {@link runLimitReachedNow} with the limits already read (no statement at all when none is set). */
+export async function runLimitReachedUnder(
+  db: Reader,
+  limits: RunLimits,
+  projectId: string,
+  workspaceId: string | undefined,
+): Promise<Blocker | null> {
   if (limits.project === null && limits.workspace === null) return null;
   const inProgress = await countRunsInProgress(
     db,

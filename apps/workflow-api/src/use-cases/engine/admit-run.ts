@@ -2,20 +2,23 @@ import { countRunsInProgress, loadRunLimits } from '../../data/run-limits.lookup
 import type { Tx } from '../../db';
 import type { Blocker } from '../../domain/blockers';
 import { reachedRunLimit } from '../../domain/run-limits';
+import type { RunLimits } from '../../domain/run-limits';
 import type { Invocation } from '../../generated/prisma/client';
 
 /**
  * Whether the invocation's run may start now under its project's and workspace's run limits: null when it may,
  * else the limit's blocker. With a limit set, starts in a workspace are serialized by a transaction advisory
  * lock held until the commit that marks the run `running`, so two starts never both take the last slot.
- * Without limits this is one read.
+ * Without limits this is one read (none when the caller read them with the invocation's lock).
  */
 export async function runLimitBlocking(
   tx: Tx,
   invocation: Pick<Invocation, 'projectId' | 'workspaceId'>,
+  /** The limits as read under the invocation's lock in this transaction, when the caller has them. */
+  known?: RunLimits,
 ): Promise<Blocker | null> {
   const { projectId, workspaceId } = invocation;
-  const limits = await loadRunLimits(tx, projectId, workspaceId);
+  const limits = known ?? (await loadRunLimits(tx, projectId, workspaceId));
   if (limits.project === null && limits.workspace === null) return null;
   await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended(${`run-limits:${workspaceId}`}, 0))`;
   const again = await loadRunLimits(tx, projectId, workspaceId);

@@ -1,6 +1,7 @@
 import { newId } from '@svc/service-kit';
+import { readInvocationWithStages } from '../../data/invocation-stages.lookups';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
-import { runLimitReachedNow } from '../../data/run-limits.lookups';
+import { runLimitReachedUnder } from '../../data/run-limits.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { eligibleOwners } from '../../domain/blockers';
 import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
@@ -194,7 +195,7 @@ function asReleased(need: CurrentStage & { kind: 'needs_owner' }, now: Date): Ru
 }
 
 /**
- * Reads the invocation and its stages without a lock and, when the pass will have to give the current stage an
+ * Reads the invocation and its stages without a lock (one statement) and, when the pass will have to give the current stage an
  * owner, asks the hub everything that takes (roster, handoff, spawn) before the transaction opens: a slow hub
  * then holds no database connection and no row lock. An owner silent for half the stall window is asked about
  * here too (the roster): one the hub no longer counts as running is planned to be released (`lost`). A run not
@@ -202,22 +203,27 @@ function asReleased(need: CurrentStage & { kind: 'needs_owner' }, now: Date): Ru
  * from the hub.
  */
 export async function planReconcile(deps: WorkflowDeps, invocationId: string): Promise<ReconcilePlan | null> {
-  const invocation = await deps.db.invocation.findUnique({ where: { id: invocationId } });
-  if (!invocation || TERMINAL_STATES.includes(invocation.state as never)) return null;
+  // The invocation, its stages and its run limits in one round trip (the transaction reads them again under
+  // the lock).
+  const read = await readInvocationWithStages(deps.db, invocationId);
+  if (!read) return null;
+  const { invocation } = read;
+  if (TERMINAL_STATES.includes(invocation.state as never)) return null;
   const now = deps.now();
   if (invocation.deadlineAt && invocation.deadlineAt.getTime() <= now.getTime()) return null;
   const launching = invocation.state === 'launching';
   if (launching && invocation.approvalRequired && invocation.approvalDecision === null) return null;
   if (!launching && invocation.state !== 'running' && invocation.state !== 'waiting_for_artifact')
     return null;
-  let stages = await deps.db.runStage.findMany({ where: { invocationId }, orderBy: { position: 'asc' } });
+  let { stages } = read;
   let run: RunIds | null = null;
   if (stages.length === 0) {
     if (!launching) return null;
     const template = await loadInvocationTemplate(deps.db, invocation);
     if (!template) return null;
     // A run that will wait for a slot needs nothing from the hub yet.
-    if (await runLimitReachedNow(deps.db, invocation.projectId, invocation.workspaceId)) return null;
+    if (await runLimitReachedUnder(deps.db, read.limits, invocation.projectId, invocation.workspaceId))
+      return null;
     run = { runId: newId('run'), stageIds: template.definition.stages.map(() => newId('stg')) };
     stages = unstartedRunStages(invocation, run, template);
   }

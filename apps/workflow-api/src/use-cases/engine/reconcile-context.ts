@@ -1,7 +1,9 @@
+import type { WorkflowAuditEntry } from '../../data/audit.repository';
 import type { DeliveryJob } from '../../data/delivery.queue';
 import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
+import type { RunLimits } from '../../domain/run-limits';
 import type { Invocation } from '../../generated/prisma/client';
 import type { ReconcilePlan } from './plan-reconcile';
 
@@ -13,6 +15,8 @@ export interface ReconcileContext {
   deps: WorkflowDeps;
   tx: Tx;
   invocation: Invocation;
+  /** The run limits of its project and workspace, read with the invocation's lock. */
+  limits: RunLimits;
   now: Date;
   /** Agents that got a new stage (told after the commit). */
   assignedAgents: string[];
@@ -26,6 +30,8 @@ export interface ReconcileContext {
   needsHub: boolean;
   /** Set when the plan's handoff was given to its stage. */
   usedPlannedHandoff: boolean;
+  /** The engine's audit events of the pass, written together before its commit ({@link writeEngineEvents}). */
+  events: WorkflowAuditEntry[];
 }
 
 export type InvocationPatch = Partial<
@@ -44,23 +50,30 @@ export async function updateInvocation(ctx: ReconcileContext, patch: InvocationP
   });
 }
 
-/** The engine's audit event about the invocation, or about one of its stages when `targetId` names it. */
+/**
+ * The engine's audit event about the invocation, or about one of its stages when `targetId` names it. It is
+ * written with the pass's other events in one statement before the pass commits ({@link writeEngineEvents}), so
+ * it commits or rolls back with the change it records.
+ */
 export async function auditEngineEvent(
   ctx: ReconcileContext,
   action: string,
   data: Record<string, unknown>,
   targetId?: string,
 ): Promise<void> {
-  await ctx.deps.audit.record(
-    {
-      workspaceId: ctx.invocation.workspaceId,
-      projectId: ctx.invocation.projectId,
-      actor: { kind: 'service', service: 'workflow-engine' },
-      action,
-      targetType: targetId ? 'run_stage' : 'invocation',
-      targetId: targetId ?? ctx.invocation.id,
-      data: { invocation_id: ctx.invocation.id, ...data },
-    },
-    ctx.tx,
-  );
+  ctx.events.push({
+    workspaceId: ctx.invocation.workspaceId,
+    projectId: ctx.invocation.projectId,
+    actor: { kind: 'service', service: 'workflow-engine' },
+    action,
+    targetType: targetId ? 'run_stage' : 'invocation',
+    targetId: targetId ?? ctx.invocation.id,
+    data: { invocation_id: ctx.invocation.id, ...data },
+  });
+}
+
+/** Writes the audit events the pass gathered, in the pass's transaction (the last step before its commit). */
+export async function writeEngineEvents(ctx: ReconcileContext): Promise<void> {
+  const events = ctx.events.splice(0);
+  await ctx.deps.audit.recordMany(events, ctx.tx);
 }

@@ -2,9 +2,10 @@ import { withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries } from '../../data/delivery.events';
 import type { DeliveryJob } from '../../data/delivery.queue';
 import { recordHandoffClosures } from '../../data/handoff-closures';
-import { lockInvocation } from '../../data/invocations.locks';
+import { lockInvocationForReconcile } from '../../data/invocations.locks';
 import type { WorkflowDeps } from '../../deps';
 import { TERMINAL_STATES } from '../../domain/invocation-states';
+import type { RunStage } from '../../generated/prisma/client';
 import { assignStageOwner } from './assign-stage-owner';
 import { awaitApproval } from './await-approval';
 import { closeInvocationHandoffs } from './close-stage-handoffs';
@@ -13,7 +14,7 @@ import { endRun } from './end-run';
 import { failPastDeadline } from './fail-past-deadline';
 import { planReconcile, plannedLostOwner } from './plan-reconcile';
 import type { ReconcilePlan } from './plan-reconcile';
-import { updateInvocation } from './reconcile-context';
+import { updateInvocation, writeEngineEvents } from './reconcile-context';
 import type { ReconcileContext } from './reconcile-context';
 import { releaseStalledOwner } from './release-stalled-owner';
 import { startRun } from './start-run';
@@ -35,11 +36,14 @@ export interface ReconcileOutcome {
  * counts as running (lost with its host, stopped: the plan asked the hub, {@link plannedLostOwner}); a stage
  * without an owner gets one.
  */
-async function advanceRun(ctx: ReconcileContext): Promise<void> {
-  const stages = await ctx.tx.runStage.findMany({
-    where: { invocationId: ctx.invocation.id },
-    orderBy: { position: 'asc' },
-  });
+async function advanceRun(ctx: ReconcileContext, started?: RunStage[]): Promise<void> {
+  // A run the pass just started comes with its stages as stored; otherwise they are read under the lock.
+  const stages =
+    started ??
+    (await ctx.tx.runStage.findMany({
+      where: { invocationId: ctx.invocation.id },
+      orderBy: { position: 'asc' },
+    }));
   const keepRejected = ctx.invocation.attention === 'artifact_rejected';
   const lost = plannedLostOwner(ctx.plan, stages);
   const need = currentStage(stages, ctx.now, ctx.deps.engine.stallAfterMs, lost?.agentId ?? null);
@@ -85,7 +89,9 @@ async function advanceRun(ctx: ReconcileContext): Promise<void> {
  *
  * The pass is one state machine over the locked invocation; each step it takes is a module of this folder
  * (fail past the deadline, await approval, start the run, end it, release a stalled owner, assign an owner),
- * sharing the pass's {@link ReconcileContext}.
+ * sharing the pass's {@link ReconcileContext}. The outbox rows are marked in the statement that takes the lock
+ * (the same rows a read there would see; unmarked again before the commit when the pass still needs the hub), and
+ * the steps' audit events are written together at its end: fewer statements, the same commit.
  */
 export async function reconcileInvocation(
   deps: WorkflowDeps,
@@ -97,8 +103,7 @@ export async function reconcileInvocation(
     deadlineMs,
     `reconcile of ${invocationId}`,
   );
-  await deps.queue.announceAssignments(outcome.assignedAgents);
-  await deps.queue.announceInvocationChanges([invocationId]);
+  await deps.queue.announce({ assignedAgents: outcome.assignedAgents, invocationIds: [invocationId] });
   await dispatchDeliveries(deps.db, deps.deliveries, outcome.deliveryJobs);
   if (outcome.closesHandoffs) await closeInvocationHandoffs(deps, invocationId);
   return outcome;
@@ -158,25 +163,27 @@ async function reconcileInTransaction(
 ): Promise<ReconcileOutcome & { needsHub: boolean }> {
   return deps.db.$transaction(
     async (tx) => {
-      const invocation = await lockInvocation(tx, invocationId);
-      if (!invocation) {
+      // The outbox rows pending now are this pass's: marked processed with the lock, in the transaction that
+      // acts on them.
+      const locked = await lockInvocationForReconcile(tx, invocationId, deps.now());
+      if (!locked) {
         return { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null, needsHub: false };
       }
-      const pending = await tx.outboxEntry.findMany({
-        where: { invocationId, processedAt: null },
-        select: { id: true },
-      });
+      const now = deps.now();
+      const { invocation, limits, outboxIds: pending } = locked;
       const ctx: ReconcileContext = {
         deps,
         tx,
         invocation,
-        now: deps.now(),
+        limits,
+        now,
         assignedAgents: [],
         deliveryJobs: [],
         closesHandoffs: false,
         plan,
         needsHub: false,
         usedPlannedHandoff: false,
+        events: [],
       };
       if (!TERMINAL_STATES.includes(invocation.state as never)) {
         if (await failPastDeadline(ctx)) {
@@ -184,20 +191,19 @@ async function reconcileInTransaction(
         } else if (ctx.invocation.state === 'launching') {
           if (ctx.invocation.approvalRequired && ctx.invocation.approvalDecision === null) {
             await awaitApproval(ctx);
-          } else if (await startRun(ctx)) {
-            await advanceRun(ctx);
+          } else {
+            const started = await startRun(ctx);
+            if (started !== null) await advanceRun(ctx, started === 'existing' ? undefined : started);
           }
         } else if (ctx.invocation.state === 'running' || ctx.invocation.state === 'waiting_for_artifact') {
           await advanceRun(ctx);
         }
       }
       await closeUnusedHandoff(ctx);
+      await writeEngineEvents(ctx);
       // A pass that still needs the hub leaves its outbox rows to the pass (or job) that finishes.
-      if (pending.length > 0 && !ctx.needsHub) {
-        await tx.outboxEntry.updateMany({
-          where: { id: { in: pending.map((p) => p.id) } },
-          data: { processedAt: ctx.now },
-        });
+      if (pending.length > 0 && ctx.needsHub) {
+        await tx.outboxEntry.updateMany({ where: { id: { in: pending } }, data: { processedAt: null } });
       }
       return {
         assignedAgents: ctx.assignedAgents,

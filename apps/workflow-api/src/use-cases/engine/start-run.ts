@@ -1,11 +1,13 @@
 import { newId } from '@svc/service-kit';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import { insertRunWithStages } from '../../data/run-start.writer';
 import { withEffect } from '../../domain/blockers';
 import type { Blocker } from '../../domain/blockers';
+import type { RunStage } from '../../generated/prisma/client';
 import { auditEngineEvent, updateInvocation } from './reconcile-context';
 import type { ReconcileContext } from './reconcile-context';
 import { runLimitBlocking } from './admit-run';
-import { runStageRows } from './run-stages';
+import { runStageRows, unstartedRunStages } from './run-stages';
 
 /**
  * A run limit is reached: the invocation stays `launching`, queued (`queued_at`, kept from the first time), with
@@ -25,16 +27,31 @@ async function queueForRunSlot(ctx: ReconcileContext, blocker: Blocker): Promise
   if (first) await auditEngineEvent(ctx, 'run.queued', { code: blocker.code });
 }
 
+/** Whether the invocation's run exists (asked only on the paths that would otherwise hold the run back). */
+async function runExists(ctx: ReconcileContext): Promise<boolean> {
+  const run = await ctx.tx.workflowRun.findUnique({
+    where: { invocationId: ctx.invocation.id },
+    select: { id: true },
+  });
+  return run !== null;
+}
+
 /**
- * Creates the run and its stages from the pinned template (once: the run is unique per invocation), with the ids
- * the pass planned with when it has them, and sets the invocation `running`. Returns false when the pinned
- * template is gone (the invocation is then `blocked`) or a run limit is reached (it waits queued).
+ * What {@link startRun} did: the stages of the run it created (as stored), `existing` when the invocation's run
+ * was there already, or null when the run did not start (the invocation is blocked or queued).
  */
-export async function startRun(ctx: ReconcileContext): Promise<boolean> {
-  const existing = await ctx.tx.workflowRun.findUnique({ where: { invocationId: ctx.invocation.id } });
-  if (existing) return true;
+export type StartedRun = RunStage[] | 'existing' | null;
+
+/**
+ * Creates the run and its stages from the pinned template (once: the run is unique per invocation, and an insert
+ * that meets the invocation's run leaves it as it is), with the ids the pass planned with when it has them, and
+ * sets the invocation `running` (one statement). The pinned template gone (the invocation is then `blocked`) or a run limit
+ * reached (it waits queued) hold back only an invocation without a run.
+ */
+export async function startRun(ctx: ReconcileContext): Promise<StartedRun> {
   const template = await loadInvocationTemplate(ctx.tx, ctx.invocation);
   if (!template) {
+    if (await runExists(ctx)) return 'existing';
     await updateInvocation(ctx, {
       state: 'blocked',
       attention: 'blocked',
@@ -48,12 +65,13 @@ export async function startRun(ctx: ReconcileContext): Promise<boolean> {
         }),
       ],
     });
-    return false;
+    return null;
   }
-  const limited = await runLimitBlocking(ctx.tx, ctx.invocation);
+  const limited = await runLimitBlocking(ctx.tx, ctx.invocation, ctx.limits);
   if (limited) {
+    if (await runExists(ctx)) return 'existing';
     await queueForRunSlot(ctx, limited);
-    return false;
+    return null;
   }
   const stageCount = template.definition.stages.length;
   // The ids the hub was asked about before the transaction, when the pass planned for this run.
@@ -63,26 +81,23 @@ export async function startRun(ctx: ReconcileContext): Promise<boolean> {
       ? planned
       : { runId: newId('run'), stageIds: template.definition.stages.map(() => newId('stg')) };
   const runId = ids.runId;
-  await ctx.tx.workflowRun.create({
-    data: {
-      id: runId,
-      invocationId: ctx.invocation.id,
-      workspaceId: ctx.invocation.workspaceId,
-      projectId: ctx.invocation.projectId,
-      startedAt: ctx.now,
-    },
+  // The run, its stages and the invocation `running` in one statement, which leaves an existing run (and its
+  // stages) as they are. A queued launch got its slot: the limit's blocker goes with the queue.
+  const running = await insertRunWithStages(ctx.tx, {
+    runId,
+    invocationId: ctx.invocation.id,
+    workspaceId: ctx.invocation.workspaceId,
+    projectId: ctx.invocation.projectId,
+    startedAt: ctx.now,
+    stages: runStageRows(ctx.invocation, ids, template),
+    wasQueued: ctx.invocation.queuedAt !== null,
   });
-  await ctx.tx.runStage.createMany({ data: runStageRows(ctx.invocation, ids, template) });
-  const wasQueued = ctx.invocation.queuedAt !== null;
-  await updateInvocation(ctx, {
-    state: 'running',
-    launchedAt: ctx.invocation.launchedAt ?? ctx.now,
-    // A queued launch got its slot: the limit's blocker goes with the queue.
-    ...(wasQueued ? { queuedAt: null, attention: 'none', attentionReason: null, blockers: [] } : {}),
-  });
+  if (!running) return 'existing';
+  ctx.invocation = running;
   await auditEngineEvent(ctx, 'run.started', {
     run_id: runId,
     stages: template.definition.stages.map((s) => s.key),
   });
-  return true;
+  // The stages as just stored, so the pass goes on without reading them back.
+  return unstartedRunStages(ctx.invocation, ids, template);
 }

@@ -3,11 +3,12 @@ import type { WorkflowApi } from '@svc/contracts';
 import { AppError } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import { writeLaunch } from '../../data/invocation-launch.writer';
 import { lockInvocation } from '../../data/invocations.locks';
 import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
 import type { ReconcileJob } from '../../data/reconcile.queue';
 import { loadRunDetails } from '../../data/run-details.lookups';
-import type { InvocationView } from '../../data/run-details.lookups';
+import type { InvocationView, RunDetails } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
 import { invocationNotFound } from '../../domain/errors';
@@ -26,6 +27,9 @@ export interface LaunchResult extends InvocationView {
 }
 
 const launchable = (state: string) => state === 'received' || state === 'blocked';
+
+/** The run details of an invocation that has not launched yet. */
+const NO_DETAILS: RunDetails = { run: null, stages: [], artifact: null, retriedAs: [] };
 
 /** The shared readiness check for an invocation's stored route (outside any transaction: it asks the hub). */
 async function readinessOf(deps: WorkflowDeps, invocation: Invocation): Promise<LaunchReadiness> {
@@ -107,23 +111,17 @@ export async function launchInvocation(
       const approvalRequired = template?.definition.guardrails.human_approval_required === true;
       const launchedAt = invocation.launchedAt ?? deps.now();
       const deadlineSeconds = template?.definition.guardrails.run_deadline_seconds;
-      const updated = await tx.invocation.update({
-        where: { id: invocationId },
-        data: {
-          state: 'launching',
-          attention: 'none',
-          attentionReason: null,
-          // Waiting for an owner: the blockers stay visible until the engine assigns the stage.
-          blockers: blockers as never,
-          approvalRequired,
-          launchedAt,
-          deadlineAt:
-            deadlineSeconds === undefined ? null : new Date(launchedAt.getTime() + deadlineSeconds * 1000),
-        },
-      });
-      jobs.push(await writeOutbox(tx, invocationId, 'launch', project.id));
-      await deps.audit.record(
-        {
+      // The update, its outbox row and its audit event in one statement.
+      const { invocation: updated, job } = await writeLaunch(tx, deps.audit, {
+        invocationId,
+        projectId: project.id,
+        // Waiting for an owner: the blockers stay visible until the engine assigns the stage.
+        blockers,
+        approvalRequired,
+        launchedAt,
+        deadlineAt:
+          deadlineSeconds === undefined ? null : new Date(launchedAt.getTime() + deadlineSeconds * 1000),
+        event: {
           workspaceId: invocation.workspaceId,
           projectId: invocation.projectId,
           actor,
@@ -137,10 +135,12 @@ export async function launchInvocation(
           },
           requestId,
         },
-        tx,
-      );
+      });
+      jobs.push(job);
       const launch: LaunchReport = { outcome: readiness.outcome, blockers };
-      return { invocation: updated, accepted: true, refused: null, launch };
+      // Received or blocked until now, so it has no run, stages, artifact or retries yet (a run starts only
+      // from `launching`, an artifact only for a run, and only an ended invocation is retried).
+      return { invocation: updated, accepted: true, refused: null, launch, details: NO_DETAILS };
     },
     { timeout: 15_000, maxWait: 10_000 },
   );
@@ -149,7 +149,10 @@ export async function launchInvocation(
   await dispatchOutbox(deps.db, deps.queue, jobs);
   return {
     invocation: outcome.invocation,
-    details: await loadRunDetails(deps.db, outcome.invocation.id),
+    details:
+      'details' in outcome && outcome.details
+        ? outcome.details
+        : await loadRunDetails(deps.db, outcome.invocation.id),
     accepted: outcome.accepted,
     launch: outcome.launch as LaunchReport,
   };

@@ -1,0 +1,324 @@
+import { createWorkflowDatabase } from '@svc/testing';
+import type { TestDatabase } from '@svc/testing';
+import { createDatabase } from '../src/db';
+import type { Database } from '../src/db';
+import { readInvocationWithStages } from '../src/data/invocation-stages.lookups';
+import { createWorkflowAudit } from '../src/data/audit.repository';
+import { writeLaunch } from '../src/data/invocation-launch.writer';
+import { insertRunWithStages } from '../src/data/run-start.writer';
+import {
+  lockInvocation,
+  lockInvocationOfStage,
+  lockInvocationForReconcile,
+} from '../src/data/invocations.locks';
+
+/**
+ * The engine's statements that read or write whole rows with SQL of their own: the invocation lock reads the row
+ * in the statement that locks it, the reconcile's plan reads an invocation with its stages and run limits in one
+ * statement, a launch and a run's start are written in one statement each. What they read is what Prisma's own
+ * reads answer, every field with its type (dates, JSON, nulls), and what they write reads back as expected.
+ */
+jest.setTimeout(60_000);
+
+let testDb: TestDatabase;
+let database: Database;
+
+beforeAll(async () => {
+  testDb = await createWorkflowDatabase();
+  database = createDatabase(testDb.url, { poolSize: 2 });
+});
+
+afterAll(async () => {
+  await database.close();
+  await testDb.drop();
+});
+
+describe('the invocation lock', () => {
+  test('when an invocation with every kind of field is locked, then the row read with the lock equals Prisma’s read of it', async () => {
+    const db = database.prisma;
+    const now = new Date('2026-11-29T05:00:00.123Z');
+    await db.invocation.create({
+      data: {
+        id: 'inv_lock1',
+        workspaceId: 'wsp_1',
+        projectId: 'prj_1',
+        idempotencyKey: 'key-1',
+        fingerprint: 'f'.repeat(64),
+        request: { intent: 'x', nested: { list: [1, 'two', null] } },
+        intent: 'Write the report',
+        route: { matched: true },
+        state: 'launching',
+        createdByKind: 'api_key',
+        keyExpiresAt: now,
+        blockers: [{ code: 'no_stage_owner', message: 'none' }],
+        approvalRequired: true,
+        launchedAt: now,
+        failure: { reason: 'stage_failed' },
+        deadlineAt: new Date(now.getTime() + 60_000),
+      },
+    });
+    await db.workflowRun.create({
+      data: {
+        id: 'run_1',
+        invocationId: 'inv_lock1',
+        workspaceId: 'wsp_1',
+        projectId: 'prj_1',
+        startedAt: now,
+      },
+    });
+    await db.runStage.create({
+      data: {
+        id: 'stg_1',
+        runId: 'run_1',
+        invocationId: 'inv_lock1',
+        workspaceId: 'wsp_1',
+        position: 1,
+        key: 'write',
+        title: 'Write',
+        requiredCapabilities: [],
+      },
+    });
+    const read = await db.invocation.findUnique({ where: { id: 'inv_lock1' } });
+    const [locked, ofStage, missing, withLimits] = await db.$transaction(async (tx) => [
+      await lockInvocation(tx, 'inv_lock1'),
+      await lockInvocationOfStage(tx, 'stg_1'),
+      await lockInvocation(tx, 'inv_missing'),
+      await lockInvocationForReconcile(tx, 'inv_lock1', now),
+    ]);
+    expect(locked).toEqual(read);
+    expect(ofStage).toEqual(read);
+    expect(withLimits).toEqual({
+      invocation: read,
+      limits: { project: null, workspace: null },
+      outboxIds: [],
+    });
+    expect(locked!.launchedAt).toBeInstanceOf(Date);
+    expect(missing).toBeNull();
+  });
+
+  test('when an invocation is read with its stages, then it and its stages in order equal Prisma’s reads, and one without a run has none', async () => {
+    const db = database.prisma;
+    await db.runStage.create({
+      data: {
+        id: 'stg_0',
+        runId: 'run_1',
+        invocationId: 'inv_lock1',
+        workspaceId: 'wsp_1',
+        position: 0,
+        key: 'collect',
+        title: 'Collect',
+        requiredCapabilities: ['report'],
+        state: 'assigned',
+        ownerAgentId: 'agt_1',
+        stalledAgentIds: ['agt_2'],
+        stalledAt: { agt_2: '2026-11-29T05:00:00.000Z' },
+        attempts: 2,
+        assignedAt: new Date('2026-11-29T05:00:01.456Z'),
+        ownerSpawn: { state: 'started', spawn_id: 'spw_1' },
+      },
+    });
+    await db.invocation.create({
+      data: {
+        id: 'inv_plain',
+        workspaceId: 'wsp_1',
+        projectId: 'prj_1',
+        idempotencyKey: 'key-2',
+        fingerprint: 'e'.repeat(64),
+        request: {},
+        intent: 'Nothing yet',
+        createdByKind: 'api_key',
+        keyExpiresAt: new Date(),
+      },
+    });
+    await db.runLimit.createMany({
+      data: [
+        { scopeId: 'wsp_1', scope: 'workspace', workspaceId: 'wsp_1', maxInProgress: 7 },
+        { scopeId: 'prj_other', scope: 'project', workspaceId: 'wsp_1', maxInProgress: 1 },
+      ],
+    });
+    const read = await readInvocationWithStages(db, 'inv_lock1');
+    expect(read).toEqual({
+      limits: { project: null, workspace: 7 },
+      invocation: await db.invocation.findUnique({ where: { id: 'inv_lock1' } }),
+      stages: await db.runStage.findMany({
+        where: { invocationId: 'inv_lock1' },
+        orderBy: { position: 'asc' },
+      }),
+    });
+    expect(read!.stages.map((s) => s.id)).toEqual(['stg_0', 'stg_1']);
+    expect(await readInvocationWithStages(db, 'inv_plain')).toEqual({
+      invocation: await db.invocation.findUnique({ where: { id: 'inv_plain' } }),
+      stages: [],
+      limits: { project: null, workspace: 7 },
+    });
+    await db.runLimit.create({
+      data: { scopeId: 'prj_1', scope: 'project', workspaceId: 'wsp_1', maxInProgress: 3 },
+    });
+    await db.outboxEntry.createMany({
+      data: [
+        { id: 'obx_1', invocationId: 'inv_plain', reason: 'launch' },
+        { id: 'obx_2', invocationId: 'inv_plain', reason: 'sweep' },
+        {
+          id: 'obx_3',
+          invocationId: 'inv_plain',
+          reason: 'sweep',
+          processedAt: new Date('2026-11-29T04:00:00Z'),
+        },
+        { id: 'obx_4', invocationId: 'inv_lock1', reason: 'sweep' },
+      ],
+    });
+    const processedAt = new Date('2026-11-29T05:30:00.000Z');
+    const locked = await db.$transaction((tx) => lockInvocationForReconcile(tx, 'inv_plain', processedAt));
+    expect({ ...locked, outboxIds: [...locked!.outboxIds].sort() }).toEqual({
+      invocation: await db.invocation.findUnique({ where: { id: 'inv_plain' } }),
+      limits: { project: 3, workspace: 7 },
+      outboxIds: ['obx_1', 'obx_2'],
+    });
+    // Only the invocation's pending rows were marked, at the time given.
+    const rows = await db.outboxEntry.findMany({ orderBy: { id: 'asc' } });
+    expect(rows.map((row) => [row.id, row.processedAt?.toISOString() ?? null])).toEqual([
+      ['obx_1', processedAt.toISOString()],
+      ['obx_2', processedAt.toISOString()],
+      ['obx_3', '2026-11-29T04:00:00.000Z'],
+      ['obx_4', null],
+    ]);
+    // A transaction that rolls back leaves them as they were.
+    await db.outboxEntry.update({ where: { id: 'obx_4' }, data: { processedAt: null } });
+    await expect(
+      db.$transaction(async (tx) => {
+        expect((await lockInvocationForReconcile(tx, 'inv_lock1', processedAt))?.outboxIds).toEqual([
+          'obx_4',
+        ]);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect((await db.outboxEntry.findUnique({ where: { id: 'obx_4' } }))?.processedAt).toBeNull();
+    expect(await readInvocationWithStages(db, 'inv_missing')).toBeNull();
+  });
+
+  test('when a launch is written, then the invocation is launching as Prisma reads it, with one outbox row and one audit event', async () => {
+    const db = database.prisma;
+    const launchedAt = new Date('2026-11-29T05:10:00.000Z');
+    const { invocation, job } = await db.$transaction(async (tx) => {
+      await lockInvocation(tx, 'inv_plain');
+      return writeLaunch(tx, createWorkflowAudit(db), {
+        invocationId: 'inv_plain',
+        projectId: 'prj_1',
+        blockers: [],
+        approvalRequired: false,
+        launchedAt,
+        deadlineAt: null,
+        event: {
+          workspaceId: 'wsp_1',
+          projectId: 'prj_1',
+          action: 'invocation.launch_requested',
+          targetType: 'invocation',
+          targetId: 'inv_plain',
+          data: { outcome: 'accepted' },
+        },
+      });
+    });
+    expect(invocation).toEqual(await db.invocation.findUnique({ where: { id: 'inv_plain' } }));
+    expect(invocation).toMatchObject({ state: 'launching', attention: 'none', blockers: [], launchedAt });
+    expect(job).toEqual({
+      outboxId: expect.stringMatching(/^obx_/),
+      invocationId: 'inv_plain',
+      projectId: 'prj_1',
+    });
+    expect(
+      await db.outboxEntry.findMany({
+        where: { invocationId: 'inv_plain', reason: 'launch', enqueuedAt: null, processedAt: null },
+      }),
+    ).toEqual([
+      expect.objectContaining({ id: job.outboxId, reason: 'launch', processedAt: null, enqueuedAt: null }),
+    ]);
+    expect(await db.auditEvent.findMany({ where: { targetId: 'inv_plain' } })).toEqual([
+      expect.objectContaining({ action: 'invocation.launch_requested', data: { outcome: 'accepted' } }),
+    ]);
+  });
+
+  test('when a run starts, then the run and its stages are stored as the engine expects them, the invocation is running and out of the queue, and all of it once only', async () => {
+    const db = database.prisma;
+    const startedAt = new Date('2026-11-29T05:20:00.000Z');
+    const start = {
+      runId: 'run_2',
+      invocationId: 'inv_plain',
+      workspaceId: 'wsp_1',
+      projectId: 'prj_1',
+      startedAt,
+      stages: [
+        { id: 'stg_a', position: 1, key: 'collect', title: 'Collect', requiredCapabilities: ['a', 'b'] },
+        { id: 'stg_b', position: 2, key: 'write', title: 'Write', requiredCapabilities: [] },
+      ],
+      wasQueued: true,
+    };
+    // Queued for a run slot until now.
+    await db.invocation.update({
+      where: { id: 'inv_plain' },
+      data: {
+        queuedAt: new Date('2026-11-29T05:15:00.000Z'),
+        attention: 'blocked',
+        attentionReason: 'At the limit.',
+        blockers: [{ code: 'project_run_limit_reached' }],
+      },
+    });
+    const running = await db.$transaction((tx) => insertRunWithStages(tx, start));
+    expect(running).toEqual(await db.invocation.findUnique({ where: { id: 'inv_plain' } }));
+    expect(running).toMatchObject({
+      state: 'running',
+      // Kept from the launch.
+      launchedAt: new Date('2026-11-29T05:10:00.000Z'),
+      queuedAt: null,
+      attention: 'none',
+      attentionReason: null,
+      blockers: [],
+    });
+    expect(await db.workflowRun.findUnique({ where: { invocationId: 'inv_plain' } })).toEqual({
+      id: 'run_2',
+      invocationId: 'inv_plain',
+      workspaceId: 'wsp_1',
+      projectId: 'prj_1',
+      state: 'running',
+      startedAt,
+      endedAt: null,
+    });
+    const stages = await db.runStage.findMany({
+      where: { invocationId: 'inv_plain' },
+      orderBy: { position: 'asc' },
+    });
+    expect(stages).toEqual(
+      start.stages.map((stage) => ({
+        id: stage.id,
+        runId: 'run_2',
+        invocationId: 'inv_plain',
+        workspaceId: 'wsp_1',
+        position: stage.position,
+        key: stage.key,
+        title: stage.title,
+        requiredCapabilities: stage.requiredCapabilities,
+        state: 'pending',
+        ownerAgentId: null,
+        handoffId: null,
+        stalledAgentIds: [],
+        stalledAt: {},
+        attempts: 0,
+        failures: 0,
+        failureReason: null,
+        blockerReason: null,
+        progress: null,
+        summary: null,
+        firstAssignedAt: null,
+        assignedAt: null,
+        claimedAt: null,
+        lastHeartbeatAt: null,
+        completedAt: null,
+        ownerSpawn: null,
+      })),
+    );
+    // Again, with other ids (another pass): the invocation's run is left as it is.
+    const again = { ...start, runId: 'run_3', stages: [{ ...start.stages[0]!, id: 'stg_c' }] };
+    expect(await db.$transaction((tx) => insertRunWithStages(tx, again))).toBeNull();
+    expect(await db.workflowRun.count({ where: { invocationId: 'inv_plain' } })).toBe(1);
+    expect(await db.runStage.count({ where: { invocationId: 'inv_plain' } })).toBe(2);
+  });
+});
