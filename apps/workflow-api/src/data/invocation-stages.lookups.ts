@@ -1,7 +1,7 @@
 import type { Db } from '../db';
 import type { RunLimits } from '../domain/run-limits';
 import type { Invocation, RunStage } from '../generated/prisma/client';
-import { INVOCATION_COLUMNS, RUN_STAGE_COLUMNS, selectColumns } from './row-columns';
+import { fieldsOf, INVOCATION_COLUMNS, RUN_STAGE_COLUMNS, selectColumns } from './row-columns';
 import { INVOCATION_RUN_LIMITS, runLimitsOfRow } from './run-limits.lookups';
 
 const STAGE_PREFIX = 'stage.';
@@ -9,10 +9,6 @@ const INVOCATION_AND_STAGES = [
   selectColumns(INVOCATION_COLUMNS, 'i'),
   selectColumns(RUN_STAGE_COLUMNS, 's', STAGE_PREFIX),
 ] as const;
-
-function fieldsOf<T>(row: Record<string, unknown>, columns: Record<string, string>, prefix = ''): T {
-  return Object.fromEntries(Object.keys(columns).map((field) => [field, row[`${prefix}${field}`]])) as T;
-}
 
 /**
  * An invocation, its run's stages in order (none before its run starts) and the run limits of its project and

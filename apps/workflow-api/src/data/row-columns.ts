@@ -1,5 +1,5 @@
 import { Prisma } from '../generated/prisma/client';
-import type { Invocation, RunStage } from '../generated/prisma/client';
+import type { Invocation, RunStage, WorkflowRun } from '../generated/prisma/client';
 
 /**
  * The stored fields of the engine's hot rows and their columns, for the few statements that read a whole row
@@ -71,6 +71,22 @@ export const RUN_STAGE_COLUMNS: Record<keyof RunStage, string> = {
   completedAt: 'completed_at',
   ownerSpawn: 'owner_spawn',
 };
+
+/** Every stored field of a run and its column. */
+export const WORKFLOW_RUN_COLUMNS: Record<keyof WorkflowRun, string> = {
+  id: 'id',
+  invocationId: 'invocation_id',
+  workspaceId: 'workspace_id',
+  projectId: 'project_id',
+  state: 'state',
+  startedAt: 'started_at',
+  endedAt: 'ended_at',
+};
+
+/** The fields `columns` names, read from `row` where each is named with `prefix` before it. */
+export function fieldsOf<T>(row: Record<string, unknown>, columns: Record<string, string>, prefix = ''): T {
+  return Object.fromEntries(Object.keys(columns).map((field) => [field, row[`${prefix}${field}`]])) as T;
+}
 
 /**
  * The select list of `columns` read from `alias`, each column named as its field with `prefix` before it (so two

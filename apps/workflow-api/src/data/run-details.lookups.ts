@@ -1,5 +1,12 @@
 import type { Db } from '../db';
 import type { Artifact, Invocation, RunStage, WorkflowRun } from '../generated/prisma/client';
+import {
+  fieldsOf,
+  INVOCATION_COLUMNS,
+  RUN_STAGE_COLUMNS,
+  selectColumns,
+  WORKFLOW_RUN_COLUMNS,
+} from './row-columns';
 
 /** An invocation's run, its stages in order and the identity of its artifact (what the invocation view shows). */
 export interface RunDetails {
@@ -16,7 +23,7 @@ export interface InvocationView {
   details: RunDetails;
 }
 
-/** Reads the run, stages, artifact identity and retries of an invocation (four indexed reads). */
+/** Reads the run, stages, artifact identity and retries of an invocation (four indexed reads; with the invocation in one: {@link readInvocationView}). */
 export async function loadRunDetails(
   db: Pick<Db, 'workflowRun' | 'runStage' | 'artifact' | 'invocation'>,
   invocationId: string,
@@ -35,4 +42,56 @@ export async function loadRunDetails(
     }),
   ]);
   return { run, stages, artifact, retriedAs: retries.map((r) => r.id) };
+}
+
+const STAGE = 'stage.';
+const RUN = 'run.';
+const VIEW_COLUMNS = [
+  selectColumns(INVOCATION_COLUMNS, 'i'),
+  selectColumns(RUN_STAGE_COLUMNS, 's', STAGE),
+  selectColumns(WORKFLOW_RUN_COLUMNS, 'r', RUN),
+] as const;
+
+/**
+ * {@link loadRunDetails} with the invocation itself, in one statement: the invocation of `projectId` joined with
+ * its stages in order, its run, its artifact's identity and the invocations retrying it. Null when the project
+ * has no such invocation.
+ */
+export async function readInvocationView(
+  db: Pick<Db, '$queryRaw'>,
+  projectId: string,
+  invocationId: string,
+): Promise<InvocationView | null> {
+  const rows = await db.$queryRaw<Record<string, unknown>[]>`
+    SELECT ${VIEW_COLUMNS[0]}, ${VIEW_COLUMNS[1]}, ${VIEW_COLUMNS[2]},
+      a.id AS "artifact.id", a.schema_name AS "artifact.schemaName",
+      a.schema_version AS "artifact.schemaVersion", a.created_at AS "artifact.createdAt",
+      ARRAY(SELECT x.id FROM invocations x WHERE x.retry_of = i.id ORDER BY x.created_at, x.id) AS "retriedAs"
+    FROM invocations i
+      LEFT JOIN run_stages s ON s.invocation_id = i.id
+      LEFT JOIN workflow_runs r ON r.invocation_id = i.id
+      LEFT JOIN artifacts a ON a.invocation_id = i.id
+    WHERE i.id = ${invocationId} AND i.project_id = ${projectId}
+    ORDER BY s.position`;
+  const first = rows[0];
+  if (!first) return null;
+  return {
+    invocation: fieldsOf<Invocation>(first, INVOCATION_COLUMNS),
+    details: {
+      run: first[`${RUN}id`] === null ? null : fieldsOf<WorkflowRun>(first, WORKFLOW_RUN_COLUMNS, RUN),
+      stages: rows
+        .filter((row) => row[`${STAGE}id`] !== null)
+        .map((row) => fieldsOf<RunStage>(row, RUN_STAGE_COLUMNS, STAGE)),
+      artifact:
+        first['artifact.id'] === null
+          ? null
+          : {
+              id: first['artifact.id'] as string,
+              schemaName: first['artifact.schemaName'] as string,
+              schemaVersion: first['artifact.schemaVersion'] as string,
+              createdAt: first['artifact.createdAt'] as Date,
+            },
+      retriedAs: (first.retriedAs as string[] | null) ?? [],
+    },
+  };
 }

@@ -1,10 +1,9 @@
 import type { InvocationChangeWaiter } from '../../data/invocation-change.waiter';
-import { loadRunDetails } from '../../data/run-details.lookups';
+import { readInvocationView } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { invocationNotFound } from '../../domain/errors';
 import { isTerminal } from '../../domain/invocation-states';
-import type { Invocation } from '../../generated/prisma/client';
 
 /** Named here for the route that passes the waiter in (routes do not import `data/`). */
 export type { InvocationChangeWaiter };
@@ -33,13 +32,12 @@ export async function getInvocation(
   invocationId: string,
   hold?: { wait: InvocationWait; waiter: InvocationChangeWaiter; signal?: AbortSignal },
 ): Promise<InvocationView> {
-  // A wait that saw the change answers the row it read; one that ended otherwise reads it again.
+  // A wait that saw the change answers what it read; one that ended otherwise reads it again.
   const changed =
     hold && hold.wait.seconds > 0 ? await waitForChange(deps, projectId, invocationId, hold) : null;
-  const invocation =
-    changed ?? (await deps.db.invocation.findFirst({ where: { id: invocationId, projectId } }));
-  if (!invocation) throw invocationNotFound(invocationId);
-  return { invocation, details: await loadRunDetails(deps.db, invocation.id) };
+  const view = changed ?? (await readInvocationView(deps.db, projectId, invocationId));
+  if (!view) throw invocationNotFound(invocationId);
+  return view;
 }
 
 async function waitForChange(
@@ -47,7 +45,7 @@ async function waitForChange(
   projectId: string,
   invocationId: string,
   hold: { wait: InvocationWait; waiter: InvocationChangeWaiter; signal?: AbortSignal },
-): Promise<Invocation | null> {
+): Promise<InvocationView | null> {
   const { wait, waiter, signal } = hold;
   const deadline = Date.now() + wait.seconds * 1000;
   // Watch first: a change committed after the read below wakes this request.
@@ -55,10 +53,12 @@ async function waitForChange(
   try {
     let seen: { state: string; attention: string } | undefined;
     for (;;) {
-      const row = await deps.db.invocation.findFirst({ where: { id: invocationId, projectId } });
-      if (!row) throw invocationNotFound(invocationId);
+      // The whole view (one statement): when it shows the change, it is the answer.
+      const view = await readInvocationView(deps.db, projectId, invocationId);
+      if (!view) throw invocationNotFound(invocationId);
+      const row = view.invocation;
       seen ??= { state: wait.state ?? row.state, attention: wait.attention ?? row.attention };
-      if (isTerminal(row.state) || row.state !== seen.state || row.attention !== seen.attention) return row;
+      if (isTerminal(row.state) || row.state !== seen.state || row.attention !== seen.attention) return view;
       const left = deadline - Date.now();
       if (left <= 0 || signal?.aborted) return null;
       const recheck = waiter.listening() ? RECHECK_LISTENING_MS : RECHECK_DEAF_MS;
