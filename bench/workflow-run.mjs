@@ -49,6 +49,7 @@ import { configLabel, printScaleout, scaleoutEntry, scaleoutTargets } from './wo
 import { jsonRequest } from './harness/requests.mjs';
 import { noopQueue } from './harness/queues.mjs';
 import {
+  DEPLOYED_NODE_OPTIONS,
   cleanupStack,
   cpuProfileArgs,
   createBenchWorkspace,
@@ -84,6 +85,7 @@ const options = benchCli('workflow-run', ({ flag, int, seconds, text }) => ({
   apis: int('1', 1, 8),
   workers: int('1', 1, 8),
   'compare-replicas': flag(),
+  'node-options': text(),
   json: flag(),
 }));
 const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCount, poll: pollMs } = options;
@@ -91,6 +93,9 @@ const runTimeoutMs = options['run-timeout'];
 const burstTimeoutMs = options['burst-timeout'];
 const burstPollers = options['burst-pollers'];
 const profileDir = options['cpu-prof'] ? path.resolve(options['cpu-prof']) : undefined;
+/** Node's options for the hub, the Workflow API and the worker: as deployed unless given (`--node-options ''`: Node's own). */
+const nodeOptions = (options['node-options'] ?? DEPLOYED_NODE_OPTIONS).split(/\s+/).filter(Boolean);
+const serviceArgs = () => [...nodeOptions, ...cpuProfileArgs(profileDir)];
 const compare = options['compare-replicas'];
 /** The replicated stack of `--apis`/`--workers`/`--hubs` (2 and 2 with `--compare-replicas` when not given). */
 const scaled =
@@ -161,7 +166,7 @@ async function startStack() {
     names: { hub: 'hub', api: 'workflow API', worker: 'workflow worker' },
     hubEnv: { HUB_MANAGED_PROVIDERS: 'local', ...production },
     workflowEnv: production,
-    process: { nodeArgs },
+    process: { nodeArgs: serviceArgs() },
   });
 
   // Workspace, project and keys through the hub's public API.
@@ -211,7 +216,7 @@ async function startReplicated(config) {
     env: production,
     hubEnv: production,
     agentEnv: production,
-    process: { nodeArgs: cpuProfileArgs(profileDir) },
+    process: { nodeArgs: serviceArgs() },
   });
   await checkPreflight(started.project);
   const meter = await openCostMeter({
