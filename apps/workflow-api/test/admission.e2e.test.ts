@@ -55,15 +55,14 @@ describe('fair admission', () => {
     await blocker.query('BEGIN');
     await blocker.query('LOCK TABLE "invocations" IN ACCESS EXCLUSIVE MODE');
     const order: string[] = [];
-    let flood: Promise<number>[] = [];
+    const flood = Array.from({ length: FLOOD }, () =>
+      listOf(projectA.id, keyA).then(async (res) => {
+        await res.arrayBuffer();
+        order.push('A');
+        return res.status;
+      }),
+    );
     try {
-      flood = Array.from({ length: FLOOD }, () =>
-        listOf(projectA.id, keyA).then(async (res) => {
-          await res.arrayBuffer();
-          order.push('A');
-          return res.status;
-        }),
-      );
       await until(() => s.service.admission.stats().queued === FLOOD - 2, "all but two of A's requests wait");
       // B reads its contracts (no lock in its way) but needs a slot like everyone.
       const b = contractsOf(s.otherProject.id, keyB).then(async (res) => {

@@ -6,7 +6,7 @@ import { defaultAdmissionSettings } from '../domain/admission-settings';
 import type { AdmissionSettings } from '../domain/admission-settings';
 import { registerAdmissionMetrics } from '../domain/workflow-metrics';
 import { admissionKey, createAdmission, withSlotSetAside } from './fair-admission';
-import type { Admission } from './fair-admission';
+import type { Admission, AdmissionRefusal } from './fair-admission';
 
 /**
  * The admission middleware on a bare app: an `x-test-actor` header stands for a resolved credential, and
@@ -14,12 +14,12 @@ import type { Admission } from './fair-admission';
  */
 async function startApp(settings: Partial<AdmissionSettings>) {
   const registry = createMetricsRegistry('workflow-api-test');
-  let metrics: ReturnType<typeof registerAdmissionMetrics> | undefined;
+  const refusals: { count?: (reason: AdmissionRefusal) => void } = {};
   const admission: Admission = createAdmission(
     { ...defaultAdmissionSettings(), ...settings },
-    { refused: (reason) => metrics?.refused(reason) },
+    { refused: (reason) => refusals.count?.(reason) },
   );
-  metrics = registerAdmissionMetrics(registry, admission);
+  refusals.count = registerAdmissionMetrics(registry, admission).refused;
   const gates: (() => void)[] = [];
   const actor = (req: Request, _res: Response, next: NextFunction) => {
     const id = req.header('x-test-actor');
@@ -27,7 +27,11 @@ async function startApp(settings: Partial<AdmissionSettings>) {
     next();
   };
   const app = createHttpApp({
-    logger: createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, d) => d() }) }),
+    logger: createLogger({
+      name: 'test',
+      level: 'silent',
+      destination: new Writable({ write: (_c, _e, d) => d() }),
+    }),
     configure(app) {
       app.get('/projects/:projectId/slow', actor, admission.middleware, (req, res) => {
         gates.push(() => res.json({ project: req.params.projectId }));
@@ -67,7 +71,12 @@ const get = (url: string, init: RequestInit = {}) =>
 
 describe('fair admission middleware', () => {
   test('when a request waits longer than the bound, then it is answered 503 overloaded with Retry-After', async () => {
-    const app = await startApp({ maxInFlight: 1, maxInFlightPerKey: 1, queueTimeoutMs: 100, retryAfterSeconds: 2 });
+    const app = await startApp({
+      maxInFlight: 1,
+      maxInFlightPerKey: 1,
+      queueTimeoutMs: 100,
+      retryAfterSeconds: 2,
+    });
     try {
       const first = get(`${app.url}/projects/a/slow`);
       await until(() => app.admission.stats().inFlight === 1);
@@ -88,7 +97,12 @@ describe('fair admission middleware', () => {
   });
 
   test('when the line is full, then a request is refused at once; when its client goes away, it leaves the line', async () => {
-    const app = await startApp({ maxInFlight: 1, maxInFlightPerKey: 1, maxQueued: 1, queueTimeoutMs: 60_000 });
+    const app = await startApp({
+      maxInFlight: 1,
+      maxInFlightPerKey: 1,
+      maxQueued: 1,
+      queueTimeoutMs: 60_000,
+    });
     try {
       const first = get(`${app.url}/projects/a/slow`);
       await until(() => app.admission.stats().inFlight === 1);

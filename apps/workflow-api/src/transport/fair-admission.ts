@@ -136,11 +136,17 @@ export function createAdmission(
       if (offer === 'refused') {
         hooks.refused?.('queue_full');
         ticket.state = 'ended';
-        return Promise.reject(overloaded(settings, 'Too many requests are waiting; retry after Retry-After.'));
+        return Promise.reject(
+          overloaded(settings, 'Too many requests are waiting; retry after Retry-After.'),
+        );
       }
       return ticket.wait(settings.queueTimeoutMs, () => {
         if (queue.remove(ticket.key, ticket)) {
-          refuse(ticket, 'queue_timeout', 'The request waited too long for its turn; retry after Retry-After.');
+          refuse(
+            ticket,
+            'queue_timeout',
+            'The request waited too long for its turn; retry after Retry-After.',
+          );
         }
       });
     },
