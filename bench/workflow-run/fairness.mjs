@@ -2,6 +2,7 @@
 // Not a bench itself.
 import os from 'node:os';
 import { failureLog, printResult } from '../harness/report.mjs';
+import { timelineMedians } from './report.mjs';
 
 /** The p-th percentile (nearest rank) of `values`, in ms; null when empty. */
 function percentile(values, p) {
@@ -10,18 +11,33 @@ function percentile(values, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-/** `count` runs of `client` one at a time (or until `until()` says stop); latencies and failures. */
+/** The median of `values`, in ms; null when empty. */
+const median = (values) => percentile(values, 50);
+
+/** Where a run's time went (medians): invoke and launch round trips, then the run's timeline. */
+function breakdown(runs) {
+  return {
+    invoke_ms: median(runs.map((r) => r.invoke_ms)),
+    launch_ms: median(runs.map((r) => r.launch_ms)),
+    ...timelineMedians(runs),
+  };
+}
+
+/** `count` runs of `client` one at a time (or until `until()` says stop); latencies, runs and failures. */
 async function oneAtATime(client, count, interrupted, until = () => false) {
   const failures = failureLog({ examples: 5 });
   const ms = [];
+  const runs = [];
   for (let i = 0; i < count && !until() && !interrupted.aborted; i += 1) {
     try {
-      ms.push((await client.oneRun()).ms);
+      const run = await client.oneRun();
+      runs.push(run);
+      ms.push(run.ms);
     } catch (error) {
       failures.add(error.label ?? String(error?.message ?? error), error.detail);
     }
   }
-  return { ms, failures };
+  return { ms, runs, failures };
 }
 
 /**
@@ -60,6 +76,8 @@ export async function fairness({
       b_p50_during_burst_ms: percentile(during.ms, 50),
       b_p99_during_burst_ms: p99During,
       ratio_p99: p99Alone && p99During !== null ? p99During / p99Alone : null,
+      b_breakdown_p50_alone_ms: breakdown(alone.runs),
+      b_breakdown_p50_during_burst_ms: breakdown(during.runs),
       a_burst: burstCount,
       a_completed: burst.completed,
       a_runs_per_s: burst.wallMs > 0 ? (burst.completed * 1000) / burst.wallMs : null,
@@ -78,6 +96,12 @@ export async function fairness({
     console.log(
       `  B during burst: ${f.b_runs_during_burst} runs, p50 ${ms(f.b_p50_during_burst_ms)}, p99 ${ms(f.b_p99_during_burst_ms)}`,
     );
+    const parts = (b) =>
+      Object.entries(b)
+        .map(([k, v]) => `${k.replace(/_ms$/, '')} ${v === null || Number.isNaN(v) ? 'n/a' : v.toFixed(0)}`)
+        .join(', ');
+    console.log(`  B p50 breakdown alone (ms):  ${parts(f.b_breakdown_p50_alone_ms)}`);
+    console.log(`  B p50 breakdown during (ms): ${parts(f.b_breakdown_p50_during_burst_ms)}`);
     console.log(
       `  ratio p99 during/alone: ${f.ratio_p99 === null ? 'n/a' : f.ratio_p99.toFixed(2)} (target ≤ 2)`,
     );

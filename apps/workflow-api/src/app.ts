@@ -29,12 +29,14 @@ import { createHubReads } from './data/hub-reads';
 import type { Database } from './db';
 import type { WorkflowDeps } from './deps';
 import { createArtifactValidatorCache } from './domain/artifact-schema-rules';
+import { defaultAdmissionSettings } from './domain/admission-settings';
+import type { AdmissionSettings } from './domain/admission-settings';
 import { DEFAULT_DELIVERY_SETTINGS } from './domain/delivery-settings';
 import type { DeliverySettings } from './domain/delivery-settings';
 import { DEFAULT_ENGINE_SETTINGS } from './domain/engine-settings';
 import type { EngineSettings } from './domain/engine-settings';
 import { createSigningSecretCache } from './domain/signing-secrets';
-import { registerInvocationGauge } from './domain/workflow-metrics';
+import { registerAdmissionMetrics, registerInvocationGauge } from './domain/workflow-metrics';
 import type { DeliveryMetrics, SweeperMetrics } from './domain/workflow-metrics';
 import { artifactSchemaHandlers } from './routes/artifact-schemas.routes';
 import { assistHandlers } from './routes/assist.routes';
@@ -45,6 +47,8 @@ import { invocationHandlers } from './routes/invocations.routes';
 import { preflightHandlers } from './routes/preflight.routes';
 import { stageHandlers } from './routes/stages.routes';
 import { systemHandlers } from './routes/system.routes';
+import { createAdmission } from './transport/fair-admission';
+import type { Admission } from './transport/fair-admission';
 import { DeliveryAgentPool } from './transport/http-sender';
 import { countInvocationsByState } from './use-cases/invocations/count-invocations-by-state';
 
@@ -72,6 +76,10 @@ export interface WorkflowServiceOptions {
   bodyLimit?: string;
   now?: () => Date;
   validateResponses?: boolean;
+  /**
+   * Fair admission of authenticated requests by project (decision 100); defaults for a pool of 10 connections.
+   */
+  admission?: Partial<AdmissionSettings>;
   /** Request metrics and the invocation gauge in this registry; `/metrics` on the app when `serveRoute`. */
   metrics?: AppMetrics;
 }
@@ -132,6 +140,8 @@ export interface WorkflowService {
   deps: WorkflowDeps;
   /** The requests holding a read of an invocation (`?wait=`), by invocation. */
   invocationWaits: InvocationChangeWaiter;
+  /** Admission of the requests (in flight and waiting). */
+  admission: Pick<Admission, 'stats'>;
   /** Closes what the service opened itself (queue and subscriber connections); not the database or `redis`. */
   close(): Promise<void>;
 }
@@ -189,8 +199,14 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
   const waiter = createAssignmentWaiter({ announcements, prefix });
   const invocationWaits = createInvocationChangeWaiter({ announcements, prefix });
   const validators = createArtifactValidatorCache();
+  let admissionMetrics: ReturnType<typeof registerAdmissionMetrics> | undefined;
+  const admission = createAdmission(
+    { ...defaultAdmissionSettings(), ...options.admission },
+    { refused: (reason) => admissionMetrics?.refused(reason) },
+  );
   if (options.metrics) {
     registerInvocationGauge(options.metrics.registry, { count: () => countInvocationsByState(deps), logger });
+    admissionMetrics = registerAdmissionMetrics(options.metrics.registry, admission);
   }
   const app = createHttpApp({
     logger,
@@ -215,6 +231,8 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
           ...runLimitHandlers(deps),
         },
         resolver,
+        // After the credential, before anything that reads the database (decision 100).
+        admission: admission.middleware,
         guards: [accessGuard(deps.projects, members), stageGuard(deps)],
         validateResponses: options.validateResponses,
         logger,
@@ -227,6 +245,7 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
     app,
     deps,
     invocationWaits,
+    admission,
     async close() {
       await Promise.all([announcements.close(), queue.close(), deliveries.close(), notices.close()]);
       deps.deliveryAgents.close();

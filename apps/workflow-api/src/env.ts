@@ -7,6 +7,8 @@ import {
   metricsPortField,
   parseSecretBoxKeys,
 } from '@svc/service-kit';
+import { defaultAdmissionSettings } from './domain/admission-settings';
+import type { AdmissionSettings } from './domain/admission-settings';
 import type { DeliverySettings } from './domain/delivery-settings';
 import type { EngineSettings } from './domain/engine-settings';
 
@@ -88,6 +90,14 @@ const schema = z.object({
   /** The queue dashboard shows queues and jobs only; `false` allows retry, clean, pause and the like. */
   WORKFLOW_QUEUE_DASHBOARD_READ_ONLY: envFields.boolean(true),
   WORKFLOW_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  /** Authenticated requests in flight in the process (decision 100); default 3 × WORKFLOW_DB_POOL_SIZE. */
+  WORKFLOW_ADMISSION_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** Requests in flight of one project (or agent); default ¾ of WORKFLOW_ADMISSION_MAX_IN_FLIGHT. */
+  WORKFLOW_ADMISSION_MAX_IN_FLIGHT_PER_KEY: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** Requests waiting for their turn in the process; one more is answered 503 `overloaded` at once. */
+  WORKFLOW_ADMISSION_MAX_QUEUED: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  /** A request waiting longer than this for its turn is answered 503 `overloaded` with `Retry-After`. */
+  WORKFLOW_ADMISSION_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   LOG_LEVEL: envFields.logLevel(),
 });
 
@@ -121,5 +131,20 @@ export function deliverySettingsOf(config: WorkflowConfig): DeliverySettings {
     ...(config.WORKFLOW_DELIVERY_CA_FILE
       ? { ca: readFileSync(config.WORKFLOW_DELIVERY_CA_FILE, 'utf8') }
       : {}),
+  };
+}
+
+/** Fair admission of requests (decision 100): defaults follow the database pool. */
+export function admissionSettingsOf(config: WorkflowConfig): AdmissionSettings {
+  const defaults = defaultAdmissionSettings(config.WORKFLOW_DB_POOL_SIZE);
+  const maxInFlight = config.WORKFLOW_ADMISSION_MAX_IN_FLIGHT ?? defaults.maxInFlight;
+  const perKey =
+    config.WORKFLOW_ADMISSION_MAX_IN_FLIGHT_PER_KEY ?? Math.max(1, Math.floor((maxInFlight * 3) / 4));
+  return {
+    ...defaults,
+    maxInFlight,
+    maxInFlightPerKey: Math.min(perKey, maxInFlight),
+    maxQueued: config.WORKFLOW_ADMISSION_MAX_QUEUED,
+    queueTimeoutMs: config.WORKFLOW_ADMISSION_QUEUE_TIMEOUT_MS,
   };
 }

@@ -11,7 +11,7 @@ import {
 } from '@svc/service-kit';
 import { createWorkflowService } from './app';
 import { createDatabase } from './db';
-import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env';
+import { admissionSettingsOf, deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env';
 
 runMain('workflow-api', async () => {
   const config = loadWorkflowConfig();
@@ -38,6 +38,7 @@ runMain('workflow-api', async () => {
     engine: engineSettingsOf(config),
     delivery: deliverySettingsOf(config),
     bodyLimit: config.WORKFLOW_BODY_LIMIT,
+    admission: admissionSettingsOf(config),
     metrics: { registry, serveRoute: metricsPort === undefined },
   });
   const server = await startHttpServer(service.app, {

@@ -190,6 +190,14 @@ export const PROBLEM_CODES: readonly ProblemCodeDoc[] = [
     fix: RETRY_SHORTLY,
   },
   {
+    code: 'overloaded',
+    status: [503],
+    title: 'The service is overloaded',
+    meaning:
+      'The Workflow API holds as many requests as it admits and yours waited its turn too long (or the line was full); nothing of it was done.',
+    fix: RETRY_SHORTLY,
+  },
+  {
     code: 'hub_unavailable',
     status: [503],
     title: 'The hub is unreachable',

@@ -69,6 +69,12 @@ export interface MountOptions<Ops, Elsewhere extends keyof Ops = never> {
   /** How credentials become actors. Omit for services whose document has anonymous operations only. */
   resolver?: CredentialResolver;
   guards?: OperationGuard[];
+  /**
+   * Express middleware run on each operation with a credential, once the credential is resolved (`req.actor`,
+   * `req.params`) and before access is checked and anything else is done: admission control. Operations open to
+   * anonymous callers (probes, documents) do not pass through it.
+   */
+  admission?: RequestHandler;
   /** Check every success body against the contract (on in tests; a mismatch is a 500 and an error log). */
   validateResponses?: boolean;
   logger: Logger;
@@ -300,6 +306,7 @@ export function mountOperations<Ops, Elsewhere extends keyof Ops = never>(
     if (!anonymous) {
       if (!options.resolver) throw new Error(`${op.operationId}: a credential resolver is required`);
       pipeline.push(authenticate(options.resolver));
+      if (options.admission) pipeline.push(options.admission);
     }
     pipeline.push(async (req: Request, res: Response, next: NextFunction) => {
       try {

@@ -142,3 +142,42 @@ export function createSweeperMetrics(registry: Registry): SweeperMetrics {
     },
   };
 }
+
+/** The admission of the Workflow API's requests, read on scrape (decision 100). */
+export interface AdmissionGaugeSource {
+  stats(): { inFlight: number; queued: number; waitingKeys: number };
+}
+
+/**
+ * `svc_workflow_admission_in_flight`, `svc_workflow_admission_queued` and `svc_workflow_admission_waiting_keys`
+ * (read on scrape), and `svc_workflow_admission_refused_total{reason}` (`queue_timeout`, `queue_full`,
+ * `client_gone`): requests answered 503 `overloaded` instead of being admitted. Returns the refusal counter.
+ */
+export function registerAdmissionMetrics(
+  registry: Registry,
+  admission: AdmissionGaugeSource,
+): { refused(reason: 'queue_timeout' | 'queue_full' | 'client_gone'): void } {
+  const gauges = [
+    ['svc_workflow_admission_in_flight', 'Requests admitted and not yet answered.', 'inFlight'],
+    ['svc_workflow_admission_queued', 'Requests waiting for their turn to be admitted.', 'queued'],
+    ['svc_workflow_admission_waiting_keys', 'Projects (or agents) with requests waiting.', 'waitingKeys'],
+  ] as const;
+  for (const [name, help, field] of gauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(admission.stats()[field]);
+      },
+    });
+  }
+  const refused = new Counter({
+    name: 'svc_workflow_admission_refused_total',
+    help: 'Requests answered 503 overloaded instead of admitted, by reason: queue_timeout, queue_full, client_gone.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of ['queue_timeout', 'queue_full', 'client_gone'] as const) refused.inc({ reason }, 0);
+  return { refused: (reason) => refused.inc({ reason }) };
+}

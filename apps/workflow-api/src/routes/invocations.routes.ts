@@ -16,6 +16,7 @@ import { launchInvocation } from '../use-cases/invocations/launch-invocation';
 import { listInvocations } from '../use-cases/invocations/list-invocations';
 import { publishArtifact } from '../use-cases/invocations/publish-artifact';
 import { retryInvocation } from '../use-cases/invocations/retry-invocation';
+import { invocationWaitsOf } from '../transport/fair-admission';
 import { actorOf } from './types';
 import type { WorkflowHandlers } from './types';
 
@@ -89,7 +90,8 @@ export function invocationHandlers(
           ctx.params.invocationId,
           {
             wait: { seconds: wait, ...(state ? { state } : {}), ...(attention ? { attention } : {}) },
-            waiter: extra.invocationWaits,
+            // The slot of a held read goes to others while it only waits (decision 100).
+            waiter: invocationWaitsOf(ctx.req, extra.invocationWaits),
             signal: abort.signal,
           },
         );

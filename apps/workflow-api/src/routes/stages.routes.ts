@@ -11,6 +11,7 @@ import { listMyStages } from '../use-cases/stages/list-my-stages';
 import type { AssignmentWaiter } from '../use-cases/stages/list-my-stages';
 import { reportStageBlocker } from '../use-cases/stages/report-stage-blocker';
 import { submitStageEvidence } from '../use-cases/stages/submit-stage-evidence';
+import { assignmentWaiterOf } from '../transport/fair-admission';
 import { actorOf } from './types';
 import type { WorkflowHandlers } from './types';
 
@@ -46,7 +47,8 @@ export function stageHandlers(
       try {
         const records = await listMyStages(
           deps,
-          extra.waiter,
+          // The slot of a long-poll goes to others while it only waits (decision 100).
+          assignmentWaiterOf(ctx.req, extra.waiter),
           agentOf(actorOf(ctx.actor)),
           ctx.query.wait ?? 0,
           abort.signal,

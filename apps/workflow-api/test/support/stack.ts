@@ -17,6 +17,7 @@ import { createWorkflowService } from '../../src/app';
 import type { WorkflowService } from '../../src/app';
 import { createDatabase } from '../../src/db';
 import type { Database } from '../../src/db';
+import type { AdmissionSettings } from '../../src/domain/admission-settings';
 import type { DeliverySettings } from '../../src/domain/delivery-settings';
 import { DELIVERY_QUEUE } from '../../src/data/delivery.queue';
 import { RECONCILE_QUEUE } from '../../src/data/reconcile.queue';
@@ -36,8 +37,8 @@ export interface WorkflowTestStack {
   /** This stack's own queue key prefix (its keys are removed at close). */
   queuePrefix: string;
   logs: string[];
-  /** The service's use-case dependencies and its held invocation reads (`?wait=`). */
-  service: Pick<WorkflowService, 'deps' | 'invocationWaits'>;
+  /** The service's use-case dependencies, its held invocation reads (`?wait=`) and its admission. */
+  service: Pick<WorkflowService, 'deps' | 'invocationWaits' | 'admission'>;
   /** A workspace API key holding exactly these scopes. */
   key(scopes: string[]): Promise<string>;
   client(apiKey?: string, headers?: Record<string, string>): WorkflowClient;
@@ -53,6 +54,8 @@ export async function startWorkflowTestStack(
   options: {
     /** Delivery settings of the app (signing-secret box, loopback endpoints, retry schedule). */
     delivery?: Partial<DeliverySettings>;
+    /** Admission of requests (decision 100). */
+    admission?: Partial<AdmissionSettings>;
   } = {},
 ): Promise<WorkflowTestStack> {
   const serviceToken = newServiceToken();
@@ -94,6 +97,7 @@ export async function startWorkflowTestStack(
     queuePrefix,
     validateResponses: true,
     ...(options.delivery ? { delivery: options.delivery } : {}),
+    ...(options.admission ? { admission: options.admission } : {}),
   });
   const server: RunningServer = await startHttpServer(service.app, { host: '127.0.0.1', port: 0 });
 
@@ -112,7 +116,7 @@ export async function startWorkflowTestStack(
     database,
     queuePrefix,
     logs,
-    service: { deps: service.deps, invocationWaits: service.invocationWaits },
+    service: { deps: service.deps, invocationWaits: service.invocationWaits, admission: service.admission },
     key: (scopes) => owner.createApiKey(scopes),
     client: (apiKey, headers) => createWorkflowClient({ baseUrl: server.url, apiKey, headers }),
     async close() {
