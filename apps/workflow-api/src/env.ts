@@ -90,14 +90,14 @@ const schema = z.object({
   /** The queue dashboard shows queues and jobs only; `false` allows retry, clean, pause and the like. */
   WORKFLOW_QUEUE_DASHBOARD_READ_ONLY: envFields.boolean(true),
   WORKFLOW_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
-  /** Authenticated requests in flight in the process (decision 100); default 3 × WORKFLOW_DB_POOL_SIZE. */
+  /** Authenticated requests in flight in the process (decision 100); default WORKFLOW_DB_POOL_SIZE. */
   WORKFLOW_ADMISSION_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).optional(),
   /** Requests in flight of one project (or agent); default ¾ of WORKFLOW_ADMISSION_MAX_IN_FLIGHT. */
   WORKFLOW_ADMISSION_MAX_IN_FLIGHT_PER_KEY: z.coerce.number().int().min(1).max(10_000).optional(),
   /** Requests waiting for their turn in the process; one more is answered 503 `overloaded` at once. */
   WORKFLOW_ADMISSION_MAX_QUEUED: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** A request waiting longer than this for its turn is answered 503 `overloaded` with `Retry-After`. */
-  WORKFLOW_ADMISSION_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  WORKFLOW_ADMISSION_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
   LOG_LEVEL: envFields.logLevel(),
 });
 

@@ -12,14 +12,17 @@ export interface AdmissionSettings {
   retryAfterSeconds: number;
 }
 
-/** Defaults for a database pool of `poolSize` connections: 3× the pool in flight, ¾ of it for one key. */
+/**
+ * Defaults for a database pool of `poolSize` connections: as many in flight as the pool has connections (a request
+ * admitted does not then wait for one), ¾ of them for one key.
+ */
 export function defaultAdmissionSettings(poolSize = 10): AdmissionSettings {
-  const maxInFlight = Math.max(2, 3 * poolSize);
+  const maxInFlight = Math.max(2, poolSize);
   return {
     maxInFlight,
     maxInFlightPerKey: Math.max(1, Math.floor((maxInFlight * 3) / 4)),
     maxQueued: 10_000,
-    queueTimeoutMs: 10_000,
+    queueTimeoutMs: 30_000,
     retryAfterSeconds: 1,
   };
 }
