@@ -65,6 +65,21 @@ describe('StageTracker', () => {
     expect(events.slice(-2)).toEqual(['working-changed', 'settled']);
   });
 
+  it('when a listing read before a stage completed still shows it, then it is not started again; a later one is', async () => {
+    const { tracker, runs, finish } = setup();
+    const before = Date.now();
+    tracker.reconcile([stage('s1')], before);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await finish('s1', { kind: 'completed' });
+    runs.clear();
+    // Answered after the completion, read before it: stale for s1.
+    expect(tracker.reconcile([stage('s1'), stage('s2')], before)).toBe(1);
+    expect([...runs.keys()]).toEqual(['s2']);
+    // A listing that started after the completion and shows it open: it is this agent's again.
+    expect(tracker.reconcile([stage('s1')], Date.now() + 1)).toBe(1);
+    expect([...runs.keys()]).toEqual(['s2', 's1']);
+  });
+
   it('when a stage was dropped, then it is ignored while its cooldown lasts', async () => {
     const { tracker, finish } = setup();
     tracker.reconcile([stage('s1')], Date.now());

@@ -11,6 +11,8 @@ import type { StageOutcome, StageRunnerDeps } from './run-stage';
 const HELD_HEARTBEAT_MS = 1_000;
 /** After giving up on stages at stop, how long their runners get to notice. */
 const ABANDON_GRACE_MS = 1_000;
+/** How long a completed stage is remembered, so a listing answered from before its completion does not restart it. */
+const COMPLETED_MEMORY_MS = 5 * 60_000;
 
 interface TrackedStage {
   stage: AgentStageAssignment;
@@ -65,6 +67,12 @@ export class StageTracker {
    * this agent again (a new `assigned_at`, after the engine gave it back) is worked at once.
    */
   private readonly cooldowns = new Map<string, { until: number; assignedAt: string | null }>();
+  /**
+   * Stages this agent completed, by id, with when: a listing that started before that still shows them open
+   * (it was read before the completion) and must not start them again; one that started after does (the stage
+   * was given back to this agent).
+   */
+  private readonly completed = new Map<string, number>();
   private heldTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: StageTrackerDeps) {}
@@ -99,10 +107,16 @@ export class StageTracker {
       }
     }
     for (const [id, { until }] of this.cooldowns) if (until <= now) this.cooldowns.delete(id);
+    for (const [id, at] of this.completed) if (at + COMPLETED_MEMORY_MS <= now) this.completed.delete(id);
 
     let started = 0;
     for (const stage of stages) {
       if (this.isFull()) break;
+      const completedAt = this.completed.get(stage.stage_id);
+      if (completedAt !== undefined) {
+        if (listedAt < completedAt) continue;
+        this.completed.delete(stage.stage_id);
+      }
       const dropped = this.cooldowns.get(stage.stage_id);
       if (dropped && dropped.assignedAt === stage.assigned_at) continue;
       if (dropped) this.cooldowns.delete(stage.stage_id);
@@ -198,6 +212,7 @@ export class StageTracker {
           return;
         }
         if (this.tracked.get(stage.stage_id) === entry) this.tracked.delete(stage.stage_id);
+        if (outcome.kind === 'completed') this.completed.set(stage.stage_id, Date.now());
         if (outcome.kind === 'dropped')
           this.cooldowns.set(stage.stage_id, {
             until: Date.now() + this.deps.dropCooldownMs,

@@ -11,6 +11,7 @@ import type { DeliveryJob } from '../../data/delivery.queue';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
+import { readInvocationView } from '../../data/run-details.lookups';
 import { redactText } from '../../data/run-stage.ownership';
 import { storeEvidenceBatch } from '../../data/stage-evidence.writer';
 import type { Tx } from '../../db';
@@ -46,15 +47,11 @@ interface Publication {
   requestId: string | undefined;
   /** Deliveries recorded by the publication, enqueued after the commit. */
   deliveryJobs: DeliveryJob[];
-  /** The invocation's stages in order, read once under the lock (an agent's publication reads them first). */
-  stages: RunStage[] | null;
+  /** The invocation's stages in order, read once under the lock. */
+  stages: RunStage[];
   /** Audit entries of the publication, written together in one statement. */
   auditEntries: WorkflowAuditEntry[];
 }
-
-/** The invocation's stages in order (its run's provenance and who may publish). */
-const stagesOf = (tx: Tx, invocationId: string) =>
-  tx.runStage.findMany({ where: { invocationId }, orderBy: { position: 'asc' } });
 
 /** An agent may publish only for an invocation one of whose stages it owns. */
 function assertMayPublish(actor: Actor, stages: RunStage[]): void {
@@ -91,6 +88,7 @@ async function publicationTarget(
   tx: Tx,
   projectId: string,
   invocation: Invocation,
+  run: WorkflowRun | null,
 ): Promise<{ run: WorkflowRun; template: RouteTemplate; schema: PinnedArtifactSchema }> {
   if (invocation.state === 'failed' || invocation.state === 'cancelled') {
     throw conflict(
@@ -98,7 +96,6 @@ async function publicationTarget(
       `The invocation is '${invocation.state}'; nothing can be published.`,
     );
   }
-  const run = await tx.workflowRun.findUnique({ where: { invocationId: invocation.id } });
   if (!run) {
     throw conflict('invocation_not_launched', 'The invocation has no run yet; launch it first.', {
       state: invocation.state,
@@ -229,7 +226,7 @@ async function completePublishingStage(p: Publication, stages: RunStage[]): Prom
 async function storeEnvelope(p: Publication): Promise<Outcome> {
   const { tx, invocation, now } = p;
   const who = actorIdentity(p.actor);
-  const stages = await completePublishingStage(p, p.stages ?? (await stagesOf(tx, invocation.id)));
+  const stages = await completePublishingStage(p, p.stages);
   const artifact = await tx.artifact.create({
     data: {
       id: newId('art'),
@@ -310,12 +307,18 @@ export async function publishArtifact(
     async (tx): Promise<Outcome> => {
       const invocation = await lockInvocation(tx, invocationId);
       if (!invocation || invocation.projectId !== project.id) throw invocationNotFound(invocationId);
-      const stages = actor.kind === 'agent' ? await stagesOf(tx, invocationId) : null;
-      if (stages) assertMayPublish(actor, stages);
+      // Under the lock, in one statement: the stages (who may publish, the final stage, the provenance), the
+      // run and whether an artifact exists.
+      const view = await readInvocationView(tx, project.id, invocationId);
+      if (!view) throw invocationNotFound(invocationId);
+      const { stages, run, artifact: published } = view.details;
+      assertMayPublish(actor, stages);
       if (actor.kind !== 'agent' && body.evidence?.length) throw evidenceNotOwned();
-      const existing = await tx.artifact.findUnique({ where: { invocationId } });
-      if (existing) return replayOf(existing, payloadHash);
-      const target = await publicationTarget(tx, project.id, invocation);
+      if (published) {
+        const existing = await tx.artifact.findUnique({ where: { invocationId } });
+        if (existing) return replayOf(existing, payloadHash);
+      }
+      const target = await publicationTarget(tx, project.id, invocation, run);
       const publication: Publication = {
         ...target,
         deps,
