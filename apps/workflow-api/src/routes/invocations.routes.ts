@@ -1,4 +1,5 @@
 import type { ParticipantActor } from '@svc/auth';
+import type { Request } from 'express';
 import { projectOf } from '../auth/access-guard';
 import type { MemberDirectory } from '../auth/member-directory';
 import type { WorkflowDeps } from '../deps';
@@ -16,9 +17,24 @@ import { launchInvocation } from '../use-cases/invocations/launch-invocation';
 import { listInvocations } from '../use-cases/invocations/list-invocations';
 import { publishArtifact } from '../use-cases/invocations/publish-artifact';
 import { retryInvocation } from '../use-cases/invocations/retry-invocation';
-import { invocationWaitsOf } from '../transport/fair-admission';
+import { withSlotSetAside } from '../transport/fair-admission';
 import { actorOf } from './types';
 import type { WorkflowHandlers } from './types';
+
+/** The invocation change waiter of one request, its admission slot set aside while it waits (decision 100). */
+function invocationWaitsOf(req: Request, waits: InvocationChangeWaiter): InvocationChangeWaiter {
+  return {
+    watch(invocationId) {
+      const watch = waits.watch(invocationId);
+      return {
+        next: (ms, signal) => withSlotSetAside(req, () => watch.next(ms, signal)),
+        close: () => watch.close(),
+      };
+    },
+    listening: () => waits.listening(),
+    size: () => waits.size(),
+  };
+}
 
 /** A repeatable query parameter arrives as one value or a list. */
 const listOf = <T>(value: T | T[] | undefined): T[] | undefined =>

@@ -1,4 +1,5 @@
 import type { AgentActor } from '@svc/auth';
+import type { Request } from 'express';
 import { AppError } from '@svc/service-kit';
 import type { WorkflowDeps } from '../deps';
 import { presentAssignment, presentEvidence } from '../presenters/stages';
@@ -11,7 +12,7 @@ import { listMyStages } from '../use-cases/stages/list-my-stages';
 import type { AssignmentWaiter } from '../use-cases/stages/list-my-stages';
 import { reportStageBlocker } from '../use-cases/stages/report-stage-blocker';
 import { submitStageEvidence } from '../use-cases/stages/submit-stage-evidence';
-import { assignmentWaiterOf } from '../transport/fair-admission';
+import { withSlotSetAside } from '../transport/fair-admission';
 import { actorOf } from './types';
 import type { WorkflowHandlers } from './types';
 
@@ -22,6 +23,11 @@ function agentOf(actor: ReturnType<typeof actorOf>): AgentActor {
 }
 
 /** The agent-stage operations (`/agents/me/workflow-stages…`): an agent's own stages of workflow runs. */
+/** The assignment waiter of one request, its admission slot set aside while it waits (decision 100). */
+function assignmentWaiterOf(req: Request, waiter: AssignmentWaiter): AssignmentWaiter {
+  return { wait: (agentId, ms, signal) => withSlotSetAside(req, () => waiter.wait(agentId, ms, signal)) };
+}
+
 export function stageHandlers(
   deps: WorkflowDeps,
   extra: { waiter: AssignmentWaiter },

@@ -1,8 +1,6 @@
 import { actorIdentity } from '@svc/auth';
 import { AppError } from '@svc/service-kit';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AssignmentWaiter } from '../data/assignment.waiter';
-import type { InvocationChangeWaiter } from '../data/invocation-change.waiter';
 import type { AdmissionSettings } from '../domain/admission-settings';
 import { FairQueue } from '../domain/fair-queue';
 
@@ -199,24 +197,4 @@ export async function withSlotSetAside<T>(req: Request, hold: () => Promise<T>):
   } finally {
     await ticket.resume();
   }
-}
-
-/** The assignment waiter of one request, its slot set aside while it waits. */
-export function assignmentWaiterOf(req: Request, waiter: AssignmentWaiter): AssignmentWaiter {
-  return { wait: (agentId, ms, signal) => withSlotSetAside(req, () => waiter.wait(agentId, ms, signal)) };
-}
-
-/** The invocation change waiter of one request, its slot set aside while it waits for a change. */
-export function invocationWaitsOf(req: Request, waits: InvocationChangeWaiter): InvocationChangeWaiter {
-  return {
-    watch(invocationId) {
-      const watch = waits.watch(invocationId);
-      return {
-        next: (ms, signal) => withSlotSetAside(req, () => watch.next(ms, signal)),
-        close: () => watch.close(),
-      };
-    },
-    listening: () => waits.listening(),
-    size: () => waits.size(),
-  };
 }
