@@ -5,7 +5,7 @@ import type { Invocation } from '../generated/prisma/client';
 import { auditEventInsert } from './audit.repository';
 import type { WorkflowAudit, WorkflowAuditEntry } from './audit.repository';
 import type { ReconcileJob } from './reconcile.queue';
-import { INVOCATION_COLUMNS } from './row-columns';
+import { columnList, INVOCATION_COLUMNS } from './row-columns';
 
 /** Where the values of the `invocation.launch_requested` audit event begin in {@link LAUNCH}. */
 const AUDIT_FIRST_PARAMETER = 8;
@@ -27,9 +27,7 @@ const LAUNCH = `
     approval_required = $3, launched_at = $4::timestamptz, deadline_at = $5::timestamptz,
     updated_at = $6::timestamptz
   WHERE i.id = $1
-  RETURNING ${Object.entries(INVOCATION_COLUMNS)
-    .map(([field, column]) => `i.${column} AS "${field}"`)
-    .join(', ')}`;
+  RETURNING ${columnList(INVOCATION_COLUMNS, 'i')}`;
 
 export interface LaunchWrite {
   invocationId: string;

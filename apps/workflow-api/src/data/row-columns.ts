@@ -90,12 +90,15 @@ export function fieldsOf<T>(row: Record<string, unknown>, columns: Record<string
 
 /**
  * The select list of `columns` read from `alias`, each column named as its field with `prefix` before it (so two
- * tables' fields can share one row).
+ * tables' fields can share one row), as text (a `RETURNING` list of a statement written as text).
  */
+export function columnList(columns: Record<string, string>, alias: string, prefix = ''): string {
+  return Object.entries(columns)
+    .map(([field, column]) => `${alias}.${column} AS "${prefix}${field}"`)
+    .join(', ');
+}
+
+/** {@link columnList} as a fragment of a tagged `$queryRaw` statement. */
 export function selectColumns(columns: Record<string, string>, alias: string, prefix = ''): Prisma.Sql {
-  return Prisma.raw(
-    Object.entries(columns)
-      .map(([field, column]) => `${alias}.${column} AS "${prefix}${field}"`)
-      .join(', '),
-  );
+  return Prisma.raw(columnList(columns, alias, prefix));
 }

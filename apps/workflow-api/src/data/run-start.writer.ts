@@ -1,6 +1,6 @@
 import type { Tx } from '../db';
 import type { Invocation } from '../generated/prisma/client';
-import { INVOCATION_COLUMNS } from './row-columns';
+import { columnList, INVOCATION_COLUMNS } from './row-columns';
 
 /**
  * A run started in one statement: the run is inserted unless the invocation has one (`ON CONFLICT DO NOTHING`:
@@ -29,9 +29,7 @@ const START_RUN = `
     attention_reason = CASE WHEN $8 THEN NULL ELSE i.attention_reason END,
     blockers = CASE WHEN $8 THEN '[]'::jsonb ELSE i.blockers END
   WHERE i.id = $2 AND EXISTS (SELECT 1 FROM run)
-  RETURNING ${Object.entries(INVOCATION_COLUMNS)
-    .map(([field, column]) => `i.${column} AS "${field}"`)
-    .join(', ')}`;
+  RETURNING ${columnList(INVOCATION_COLUMNS, 'i')}`;
 
 export interface RunStart {
   runId: string;
