@@ -102,7 +102,7 @@ test('when the stack is killed with kill -9, then its services are left running 
 
   expect(await stillRunning(left)).toEqual([]);
   expect(stack.stdout()).toContain(
-    `stopped the svc-runtime (pid ${left[3]!.pid}) left running by a development stack that did not stop`,
+    `stopped the svc-runtime (pid ${left.find((c) => c.name === 'svc-runtime')!.pid}) left running by a development stack that did not stop`,
   );
   const file = readFile();
   expect((await fetch(`${file.hub_url}/readyz`)).status).toBe(200);

@@ -56,6 +56,17 @@ describe('the children registry of a supervisor', () => {
     expect(fs.existsSync(file)).toBe(false);
   });
 
+  test('when children are added at once, then the file keeps the order they were spawned in, whichever start time is read first', async () => {
+    const registry = new ChildRegistry(file);
+    const spawned = Array.from({ length: 6 }, () => sleeper());
+    children.push(...spawned);
+    // Added together, as a supervisor starting several services in parallel does.
+    await Promise.all(spawned.map((child, i) => registry.add(`service ${i}`, child.pid!)));
+    const recorded = JSON.parse(fs.readFileSync(file, 'utf8')) as Array<{ name: string; pid: number }>;
+    expect(recorded.map((c) => c.name)).toEqual(spawned.map((_, i) => `service ${i}`));
+    expect(recorded.map((c) => c.pid)).toEqual(spawned.map((c) => c.pid));
+  });
+
   test('when they must stop last first, then each gets SIGTERM only after the one started after it has exited, and the line names who left them', async () => {
     const registry = new ChildRegistry(file);
     const hub = sleeper();

@@ -60,14 +60,20 @@ function hasProc(): Promise<boolean> {
  * tunnel connector and agents; the development stack (`pnpm start`) its services and `svc runtime up`.
  */
 export class ChildRegistry {
-  private readonly children = new Map<number, ChildRecord>();
+  /** In spawn order: a child's place is taken when it is added, before its start time is read. */
+  private readonly children = new Map<number, ChildRecord | 'pending'>();
   private saving: Promise<void> = Promise.resolve();
 
   constructor(private readonly file: string) {}
 
   async add(name: string, pid: number): Promise<void> {
+    this.children.set(pid, 'pending');
     const started = await processStartTime(pid);
-    if (started === null) return;
+    if (this.children.get(pid) !== 'pending') return; // removed (or added again) meanwhile
+    if (started === null) {
+      this.children.delete(pid);
+      return;
+    }
     this.children.set(pid, { name, pid, started });
     await this.save();
   }
@@ -84,7 +90,7 @@ export class ChildRegistry {
   }
 
   private save(): Promise<void> {
-    const contents = JSON.stringify([...this.children.values()]);
+    const contents = JSON.stringify([...this.children.values()].filter((child) => child !== 'pending'));
     // One write at a time, in order; a failed write only loses the record (the runtime goes on).
     this.saving = this.saving.then(() => writePrivateFile(this.file, contents)).catch(() => undefined);
     return this.saving;
