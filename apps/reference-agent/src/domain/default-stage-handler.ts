@@ -18,7 +18,8 @@ function clip(text: string, max: number): string {
 export async function defaultStageHandler(ctx: StageContext): Promise<StageResult> {
   const { stage } = ctx;
   const where = `stage ${stage.position}/${stage.stage_count} "${stage.title}" (${stage.key})`;
-  await ctx.progress(`Working on ${where}`);
+  // No progress note: the answer takes no time, and a note would cost the run a heartbeat round trip. A
+  // handler doing real work reports progress with `ctx.progress`; the stage's timer heartbeat says it is alive.
   const intent = stage.intent.replace(/\s+/g, ' ').trim();
 
   if (!stage.is_final) {
