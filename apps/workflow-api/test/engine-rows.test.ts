@@ -4,7 +4,9 @@ import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
 import { readInvocationWithStages } from '../src/data/invocation-stages.lookups';
 import { createWorkflowAudit } from '../src/data/audit.repository';
-import { writeLaunch } from '../src/data/invocation-launch.writer';
+import { launchAtOnce, writeLaunch } from '../src/data/invocation-launch.writer';
+import { dispatchStampedOutbox } from '../src/data/outbox.writer';
+import type { EngineQueue } from '../src/data/reconcile.queue';
 import { insertRunWithStages } from '../src/data/run-start.writer';
 import {
   lockInvocation,
@@ -235,6 +237,97 @@ describe('the invocation lock', () => {
     expect(await db.auditEvent.findMany({ where: { targetId: 'inv_plain' } })).toEqual([
       expect.objectContaining({ action: 'invocation.launch_requested', data: { outcome: 'accepted' } }),
     ]);
+  });
+
+  test('when a launch is written in one statement, then it is the locked launch’s rows with the outbox row stamped; a launched invocation is left alone; a refused enqueue clears the stamp', async () => {
+    const db = database.prisma;
+    await db.invocation.create({
+      data: {
+        id: 'inv_once',
+        workspaceId: 'wsp_1',
+        projectId: 'prj_1',
+        idempotencyKey: 'key-once',
+        fingerprint: 'd'.repeat(64),
+        request: {},
+        intent: 'Launch me',
+        createdByKind: 'api_key',
+        keyExpiresAt: new Date(),
+        state: 'blocked',
+      },
+    });
+    const now = new Date('2026-11-29T05:12:00.000Z');
+    const launch = {
+      invocationId: 'inv_once',
+      projectId: 'prj_1',
+      blockers: [{ code: 'no_stage_owner', message: 'waiting' }] as never,
+      approvalRequired: true,
+      now,
+      deadlineSeconds: 90,
+      event: {
+        workspaceId: 'wsp_1',
+        projectId: 'prj_1',
+        action: 'invocation.launch_requested',
+        targetType: 'invocation',
+        targetId: 'inv_once',
+        data: { outcome: 'accepted_waiting_for_owner' },
+      },
+    };
+    // Another project's id launches nothing.
+    expect(
+      await launchAtOnce(database.pool, createWorkflowAudit(db), { ...launch, projectId: 'prj_2' }),
+    ).toBeNull();
+    const written = await launchAtOnce(database.pool, createWorkflowAudit(db), launch);
+    expect(written!.invocation).toEqual(await db.invocation.findUnique({ where: { id: 'inv_once' } }));
+    expect(written!.invocation).toMatchObject({
+      state: 'launching',
+      attention: 'none',
+      attentionReason: null,
+      blockers: [{ code: 'no_stage_owner', message: 'waiting' }],
+      approvalRequired: true,
+      launchedAt: now,
+      deadlineAt: new Date(now.getTime() + 90_000),
+      updatedAt: now,
+    });
+    expect(written!.job).toEqual({
+      outboxId: expect.stringMatching(/^obx_/),
+      invocationId: 'inv_once',
+      projectId: 'prj_1',
+    });
+    expect(await db.outboxEntry.findMany({ where: { invocationId: 'inv_once' } })).toEqual([
+      expect.objectContaining({
+        id: written!.job.outboxId,
+        reason: 'launch',
+        enqueuedAt: now,
+        attempts: 1,
+        processedAt: null,
+      }),
+    ]);
+    expect(await db.auditEvent.findMany({ where: { targetId: 'inv_once' } })).toEqual([
+      expect.objectContaining({
+        action: 'invocation.launch_requested',
+        data: { outcome: 'accepted_waiting_for_owner' },
+      }),
+    ]);
+
+    // Launching now: a second launch writes nothing (the caller takes the locked way).
+    expect(
+      await launchAtOnce(database.pool, createWorkflowAudit(db), { ...launch, now: new Date() }),
+    ).toBeNull();
+    expect(await db.outboxEntry.count({ where: { invocationId: 'inv_once' } })).toBe(1);
+    expect(await db.auditEvent.count({ where: { targetId: 'inv_once' } })).toBe(1);
+
+    // Redis refuses the job: the stamp goes, so the sweeper's first pass enqueues the row.
+    const refusing = { enqueue: async () => false } as unknown as EngineQueue;
+    await dispatchStampedOutbox(db, refusing, [written!.job]);
+    expect(
+      (await db.outboxEntry.findUnique({ where: { id: written!.job.outboxId } }))?.enqueuedAt,
+    ).toBeNull();
+    const accepting = { enqueue: async () => true } as unknown as EngineQueue;
+    await db.outboxEntry.update({ where: { id: written!.job.outboxId }, data: { enqueuedAt: now } });
+    await dispatchStampedOutbox(db, accepting, [written!.job]);
+    expect((await db.outboxEntry.findUnique({ where: { id: written!.job.outboxId } }))?.enqueuedAt).toEqual(
+      now,
+    );
   });
 
   test('when a run starts, then the run and its stages are stored as the engine expects them, the invocation is running and out of the queue, and all of it once only', async () => {

@@ -42,3 +42,18 @@ export async function dispatchOutbox(db: Db, queue: EngineQueue, jobs: Reconcile
     })
     .catch(() => undefined);
 }
+
+/**
+ * After the commit, for rows written already stamped as enqueued (the one-statement launch): enqueue their jobs;
+ * when Redis refuses, the stamps are cleared, so the sweeper enqueues the rows at its next pass as it does any
+ * row never enqueued.
+ */
+export async function dispatchStampedOutbox(db: Db, queue: EngineQueue, jobs: ReconcileJob[]): Promise<void> {
+  if (jobs.length === 0 || (await queue.enqueue(jobs))) return;
+  await db.outboxEntry
+    .updateMany({
+      where: { id: { in: jobs.map((j) => j.outboxId) }, processedAt: null },
+      data: { enqueuedAt: null },
+    })
+    .catch(() => undefined);
+}

@@ -3,9 +3,10 @@ import type { WorkflowApi } from '@svc/contracts';
 import { AppError } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
-import { writeLaunch } from '../../data/invocation-launch.writer';
+import { launchAtOnce, writeLaunch } from '../../data/invocation-launch.writer';
+import type { LaunchWrite } from '../../data/invocation-launch.writer';
 import { lockInvocation } from '../../data/invocations.locks';
-import { dispatchOutbox, writeOutbox } from '../../data/outbox.writer';
+import { dispatchOutbox, dispatchStampedOutbox, writeOutbox } from '../../data/outbox.writer';
 import type { ReconcileJob } from '../../data/reconcile.queue';
 import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView, RunDetails } from '../../data/run-details.lookups';
@@ -43,6 +44,41 @@ async function readinessOf(deps: WorkflowDeps, invocation: Invocation): Promise<
   );
 }
 
+/** What an accepted launch writes besides its times: blockers, approval, the audit event; and the run deadline. */
+async function acceptedLaunch(
+  deps: WorkflowDeps,
+  actor: Actor,
+  invocation: Invocation,
+  readiness: LaunchReadiness,
+  requestId: string | undefined,
+): Promise<Omit<LaunchWrite, 'launchedAt' | 'deadlineAt'> & { deadlineSeconds: number | undefined }> {
+  const template = await loadInvocationTemplate(deps.db, invocation);
+  const approvalRequired = template?.definition.guardrails.human_approval_required === true;
+  const { blockers } = readiness;
+  return {
+    invocationId: invocation.id,
+    projectId: invocation.projectId,
+    // Waiting for an owner: the blockers stay visible until the engine assigns the stage.
+    blockers,
+    approvalRequired,
+    deadlineSeconds: template?.definition.guardrails.run_deadline_seconds,
+    event: {
+      workspaceId: invocation.workspaceId,
+      projectId: invocation.projectId,
+      actor,
+      action: 'invocation.launch_requested',
+      targetType: 'invocation',
+      targetId: invocation.id,
+      data: {
+        approval_required: approvalRequired,
+        outcome: readiness.outcome,
+        codes: blockers.map((b) => b.code),
+      },
+      requestId,
+    },
+  };
+}
+
 /**
  * Launch: runs the readiness check preflight reports ({@link assessLaunchReadiness}) and acts on its outcome.
  * `refused` (a `refuses_launch` blocker): 409 `launch_blocked`, the invocation `blocked`. `accepted` or
@@ -62,6 +98,23 @@ export async function launchInvocation(
   if (!peek) throw invocationNotFound(invocationId);
   // The hub is asked before the transaction, so no row lock or pooled connection waits on it.
   const readiness = launchable(peek.state) ? await readinessOf(deps, peek) : null;
+  if (readiness && readiness.outcome !== 'refused') {
+    // The usual launch: one statement, when the invocation is still launchable (else the locked way below).
+    const accepted = await acceptedLaunch(deps, actor, peek, readiness, requestId);
+    const written = await launchAtOnce(deps.pool, deps.audit, { ...accepted, now: deps.now() });
+    if (written) {
+      await deps.queue.announceInvocationChanges([invocationId]);
+      await dispatchStampedOutbox(deps.db, deps.queue, [written.job]);
+      return {
+        invocation: written.invocation,
+        // Received or blocked until now, so it has no run, stages, artifact or retries yet (a run starts only
+        // from `launching`, an artifact only for a run, and only an ended invocation is retried).
+        details: NO_DETAILS,
+        accepted: true,
+        launch: { outcome: readiness.outcome, blockers: readiness.blockers },
+      };
+    }
+  }
 
   const jobs: ReconcileJob[] = [];
   const outcome = await deps.db.$transaction(
@@ -107,39 +160,23 @@ export async function launchInvocation(
         );
         return { invocation: updated, accepted: false, refused: blockers, launch: null };
       }
-      const template = await loadInvocationTemplate(tx, invocation);
-      const approvalRequired = template?.definition.guardrails.human_approval_required === true;
+      const { deadlineSeconds, ...accepted } = await acceptedLaunch(
+        deps,
+        actor,
+        invocation,
+        readiness,
+        requestId,
+      );
       const launchedAt = invocation.launchedAt ?? deps.now();
-      const deadlineSeconds = template?.definition.guardrails.run_deadline_seconds;
       // The update, its outbox row and its audit event in one statement.
       const { invocation: updated, job } = await writeLaunch(tx, deps.audit, {
-        invocationId,
-        projectId: project.id,
-        // Waiting for an owner: the blockers stay visible until the engine assigns the stage.
-        blockers,
-        approvalRequired,
+        ...accepted,
         launchedAt,
         deadlineAt:
           deadlineSeconds === undefined ? null : new Date(launchedAt.getTime() + deadlineSeconds * 1000),
-        event: {
-          workspaceId: invocation.workspaceId,
-          projectId: invocation.projectId,
-          actor,
-          action: 'invocation.launch_requested',
-          targetType: 'invocation',
-          targetId: invocationId,
-          data: {
-            approval_required: approvalRequired,
-            outcome: readiness.outcome,
-            codes: blockers.map((b) => b.code),
-          },
-          requestId,
-        },
       });
       jobs.push(job);
-      const launch: LaunchReport = { outcome: readiness.outcome, blockers };
-      // Received or blocked until now, so it has no run, stages, artifact or retries yet (a run starts only
-      // from `launching`, an artifact only for a run, and only an ended invocation is retried).
+      const launch: LaunchReport = { outcome: readiness.outcome, blockers: readiness.blockers };
       return { invocation: updated, accepted: true, refused: null, launch, details: NO_DETAILS };
     },
     { timeout: 15_000, maxWait: 10_000 },
