@@ -9,6 +9,7 @@ import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
 import type { WorkflowDeps } from '../src/deps';
 import { claimStage } from '../src/use-cases/stages/claim-stage';
+import { heartbeatStage } from '../src/use-cases/stages/heartbeat-stage';
 import { listMyStages } from '../src/use-cases/stages/list-my-stages';
 import type { AssignmentWaiter } from '../src/use-cases/stages/list-my-stages';
 
@@ -16,7 +17,8 @@ import type { AssignmentWaiter } from '../src/use-cases/stages/list-my-stages';
  * An agent's claim of a stage and its listing of its stages, each a few statements of its own on the pool: the
  * claim answers what the listing then answers for the stage (every field typed as Prisma reads it), its checks
  * and its audit event are those of every owner's action, and under the invocation's lock it sees what the
- * writer it waited for committed (another claim, a reassignment) without a deadlock.
+ * writer it waited for committed (another claim, a reassignment) without a deadlock. A heartbeat is one
+ * statement that answers the stage with its invocation.
  */
 jest.setTimeout(60_000);
 
@@ -344,5 +346,47 @@ describe('claims under the invocation’s lock', () => {
     expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
     const claims = await auditOf(stageId);
     expect(claims.length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('a heartbeat', () => {
+  test('when the owner heartbeats, then one statement answers what its listing answers, its progress note kept until replaced', async () => {
+    const stageId = await seedRun('inv_beat1', 'agt_a');
+    await claimStage(deps, agent('agt_a'), stageId);
+    let beat!: Awaited<ReturnType<typeof heartbeatStage>>;
+    expect(
+      await statementsOf(async () => {
+        beat = await heartbeatStage(deps, agent('agt_a'), stageId, 'half way');
+      }),
+    ).toBe(1);
+    expect(beat.stage.progress).toBe('half way');
+    expect(beat).toStrictEqual((await listMyStages(deps, noWaiter, agent('agt_a'), 0))[0]);
+    expect(beat.stage).toStrictEqual(await database.prisma.runStage.findUnique({ where: { id: stageId } }));
+
+    const kept = await heartbeatStage(deps, agent('agt_a'), stageId);
+    expect(kept.stage.progress).toBe('half way');
+    expect(kept.stage.lastHeartbeatAt!.getTime()).toBeGreaterThanOrEqual(
+      beat.stage.lastHeartbeatAt!.getTime(),
+    );
+    expect(kept).toStrictEqual((await listMyStages(deps, noWaiter, agent('agt_a'), 0))[0]);
+  });
+
+  test('when another agent heartbeats the stage, or it is not open, then the problem is the one of every owner action', async () => {
+    const stageId = await seedRun('inv_beat2', 'agt_a');
+    expect(await problemOf(heartbeatStage(deps, agent('agt_b'), stageId))).toEqual({
+      status: 403,
+      code: 'stage_not_owned',
+    });
+    expect(await problemOf(heartbeatStage(deps, agent('agt_a'), 'stg_unknown'))).toEqual({
+      status: 404,
+      code: 'stage_not_found',
+    });
+    await database.prisma.runStage.update({ where: { id: stageId }, data: { state: 'completed' } });
+    expect(await problemOf(heartbeatStage(deps, agent('agt_a'), stageId))).toEqual({
+      status: 409,
+      code: 'stage_completed',
+    });
+    const stage = await database.prisma.runStage.findUnique({ where: { id: stageId } });
+    expect(stage?.lastHeartbeatAt).toBeNull();
   });
 });
