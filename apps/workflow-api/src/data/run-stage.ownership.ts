@@ -104,33 +104,3 @@ export async function clearStageAttention(locked: Locked): Promise<void> {
     data: { attention: 'none', attentionReason: null, blockers: [] },
   });
 }
-
-/**
- * `assigned` → `claimed` (a blocked stage resumes); repeating it is harmless. Counts as a heartbeat. Claiming
- * and clearing a blocker are this same step.
- */
-export async function claimOwnedStage(
-  deps: WorkflowDeps,
-  actor: AgentActor,
-  stageId: string,
-): Promise<{ stage: RunStage; invocation: Invocation }> {
-  return withOwnedStage(deps, actor, stageId, async (locked) => {
-    assertOpen(locked.stage);
-    const now = deps.now();
-    const first = locked.stage.state === 'assigned';
-    const stage = await locked.tx.runStage.update({
-      where: { id: stageId },
-      data: {
-        state: 'claimed',
-        blockerReason: null,
-        lastHeartbeatAt: now,
-        ...(first ? { claimedAt: now } : {}),
-      },
-    });
-    if (locked.stage.state !== 'claimed') {
-      await clearStageAttention(locked);
-      await recordStage(deps, locked, actor, first ? 'stage.claimed' : 'stage.resumed');
-    }
-    return { stage, invocation: locked.invocation };
-  });
-}

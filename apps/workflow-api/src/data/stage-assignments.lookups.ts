@@ -1,7 +1,10 @@
+import type { Pool } from 'pg';
 import type { Db } from '../db';
+import { OPEN_STAGE_STATES } from '../domain/invocation-states';
 import type { Invocation, RunStage } from '../generated/prisma/client';
 import { findPinnedArtifactSchema } from './artifact-schemas.lookups';
 import { loadInvocationTemplate } from './invocation-templates.lookups';
+import { columnList, fieldsOf, INVOCATION_COLUMNS, RUN_STAGE_COLUMNS } from './row-columns';
 
 /** What the owner of a stage needs to do it: the invocation, the stage's place in the run, the pinned schema. */
 export interface StageAssignmentRecord {
@@ -81,4 +84,41 @@ export async function loadStageAssignment(
 ): Promise<StageAssignmentRecord> {
   const [record] = await loadStageAssignments(db, [stage], invocation ? [invocation] : []);
   return record!;
+}
+
+/** The most open stages an agent's listing answers. */
+export const OPEN_STAGES_LIMIT = 100;
+
+/**
+ * An agent's open stages with their invocations, oldest assignment first: one statement on the pool, named so
+ * each connection parses and plans it once (the listing runs each time an agent's long poll wakes).
+ */
+const OPEN_STAGES = {
+  name: 'stage_list_open',
+  text: `
+    SELECT ${columnList(RUN_STAGE_COLUMNS, 's', 's_')}, ${columnList(INVOCATION_COLUMNS, 'i', 'i_')}
+    FROM run_stages s JOIN invocations i ON i.id = s.invocation_id
+    WHERE s.owner_agent_id = $1 AND s.workspace_id = $2 AND s.state = ANY($3::text[])
+    ORDER BY s.assigned_at ASC, s.id ASC
+    LIMIT ${OPEN_STAGES_LIMIT}`,
+};
+
+/**
+ * The open stages (`assigned`, `claimed`, `blocked`) of `agentId` in `workspaceId`, oldest assignment first (at
+ * most {@link OPEN_STAGES_LIMIT}), each with its invocation, read together (a stage whose invocation is gone is
+ * left out).
+ */
+export async function readOpenStages(
+  pool: Pool,
+  agentId: string,
+  workspaceId: string,
+): Promise<{ stages: RunStage[]; invocations: Invocation[] }> {
+  const { rows } = await pool.query<Record<string, unknown>>({
+    ...OPEN_STAGES,
+    values: [agentId, workspaceId, [...OPEN_STAGE_STATES]],
+  });
+  return {
+    stages: rows.map((row) => fieldsOf<RunStage>(row, RUN_STAGE_COLUMNS, 's_')),
+    invocations: rows.map((row) => fieldsOf<Invocation>(row, INVOCATION_COLUMNS, 'i_')),
+  };
 }

@@ -1,5 +1,5 @@
 import type { AgentActor } from '@svc/auth';
-import { claimOwnedStage } from '../../data/run-stage.ownership';
+import { claimOwnedStage } from '../../data/stage-claim.writer';
 import { loadStageAssignment } from '../../data/stage-assignments.lookups';
 import type { StageAssignmentRecord } from '../../data/stage-assignments.lookups';
 import type { WorkflowDeps } from '../../deps';
