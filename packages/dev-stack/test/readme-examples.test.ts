@@ -15,31 +15,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DevStackSettings, NodeProcess } from '@svc/testing';
 import { devStackSettings, removeDevStack, startDevStack } from '@svc/testing';
+import { codeBlocks } from './support/markdown';
 
 const REPO = path.resolve(__dirname, '../../..');
 jest.setTimeout(600_000);
-
-interface Block {
-  lang: string;
-  code: string;
-  line: number;
-}
-
-/** The fenced code blocks of a Markdown text, with their language and first line. */
-function codeBlocks(markdown: string): Block[] {
-  const blocks: Block[] = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i += 1) {
-    const open = /^```(\S*)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const body: string[] = [];
-    let j = i + 1;
-    while (j < lines.length && !/^```\s*$/.test(lines[j]!)) body.push(lines[j++]!);
-    blocks.push({ lang: open[1] ?? '', code: body.join('\n'), line: i + 1 });
-    i = j;
-  }
-  return blocks;
-}
 
 const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
 const blocks = codeBlocks(readme);

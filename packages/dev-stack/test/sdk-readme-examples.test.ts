@@ -21,6 +21,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startRunStack } from '@svc/testing';
 import type { RunStack } from '@svc/testing';
+import { codeBlocks } from './support/markdown';
+import type { CodeBlock } from './support/markdown';
 
 const REPO = path.resolve(__dirname, '../../..');
 const SDK_DIR = path.join(REPO, 'packages', 'sdk');
@@ -28,31 +30,15 @@ const README = readFileSync(path.join(SDK_DIR, 'README.md'), 'utf8');
 const exec = promisify(execFile);
 jest.setTimeout(420_000);
 
-interface Block {
-  lang: string;
-  code: string;
-  line: number;
+/** A fenced code block with the file a TypeScript block names on its first line (`// name.ts`). */
+interface Block extends CodeBlock {
   file: string;
 }
 
-/** The fenced code blocks of a Markdown text, with their language, first line and (TypeScript) file name. */
-function codeBlocks(markdown: string): Block[] {
-  const blocks: Block[] = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i += 1) {
-    const open = /^```(\S*)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const body: string[] = [];
-    let j = i + 1;
-    while (j < lines.length && !/^```\s*$/.test(lines[j]!)) body.push(lines[j++]!);
-    const file = /^\/\/ ([\w-]+\.ts)$/.exec(body[0] ?? '')?.[1] ?? '';
-    blocks.push({ lang: open[1] ?? '', code: body.join('\n'), line: i + 1, file });
-    i = j;
-  }
-  return blocks;
-}
-
-const blocks = codeBlocks(README);
+const blocks: Block[] = codeBlocks(README).map((block) => ({
+  ...block,
+  file: /^\/\/ ([\w-]+\.ts)$/.exec(block.code.split('\n')[0] ?? '')?.[1] ?? '',
+}));
 const tsBlocks = blocks.filter((b) => b.lang === 'ts');
 /** The TypeScript versions the README names: "TypeScript <oldest> to <newest>". */
 const named = /TypeScript (\d+\.\d+) to (\d+\.\d+)/.exec(README);
