@@ -51,6 +51,7 @@ import { createAdmission } from './transport/fair-admission';
 import type { Admission } from './transport/fair-admission';
 import { DeliveryAgentPool } from './transport/http-sender';
 import { countInvocationsByState } from './use-cases/invocations/count-invocations-by-state';
+import { nodeFetch } from '@svc/service-kit/node-fetch';
 
 /** SQL migrations of the workflow database (same relative place from src/ and dist/). */
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'prisma', 'migrations');
@@ -90,6 +91,8 @@ function hubClientOf(options: WorkflowServiceOptions): HubInternalClient {
         baseUrl: options.hub.url,
         serviceToken: options.hub.serviceToken,
         clientName: 'workflow-api',
+        // Node's own HTTP client: half the CPU of the global fetch per hub call (see `nodeFetch`).
+        fetch: nodeFetch(),
       })
     : options.hub;
 }

@@ -49,7 +49,9 @@ export async function readControlStatus(
     if (res.data) return { running: true, socket, status: res.data };
     return { running: false, socket, detail: `the control socket answered HTTP ${res.response.status}` };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    // The system error, as the control client's fetch gives it (its cause).
+    const failed = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+    const code = failed.cause?.code ?? failed.code;
     const detail =
       code === 'ENOENT'
         ? `no control socket at ${socket}`
