@@ -220,13 +220,15 @@ async function counted<T>(call: () => Promise<T>): Promise<{ result: T; statemen
 const publish = (invocationId: string, actor: AgentActor, request: PublishBody) =>
   publishArtifact(deps, validators, actor, PROJECT, invocationId, request, `req-${invocationId}`);
 
+beforeAll(async () => {
+  // A first publication reads the template and the schema version once for the process.
+  await runningInvocation('inv_warm');
+  now = new Date(T0.getTime() + 5_000);
+  await publish('inv_warm', agent(FINAL_OWNER), body());
+});
+
 describe('a publication by the final stage’s owner', () => {
   test('when the owner publishes a valid payload, then the envelope, the completed invocation, stage and run, the evidence, the audit events and the deliveries are stored as before, in few statements', async () => {
-    // A first publication reads the template and the schema version once for the process.
-    await runningInvocation('inv_warm');
-    now = new Date(T0.getTime() + 5_000);
-    await publish('inv_warm', agent(FINAL_OWNER), body());
-
     await runningInvocation('inv_pub');
     now = new Date(T0.getTime() + 10_000);
     enqueued.length = 0;
@@ -404,9 +406,9 @@ describe('a publication by the final stage’s owner', () => {
     expect(enqueued.map((job) => job.deliveryId).sort()).toEqual(deliveries.map((d) => d.id).sort());
     expect(enqueued.every((job) => job.trigger === 'scheduled' && job.invocationId === 'inv_pub')).toBe(true);
     expect(announced).toEqual(['inv_pub']);
-    // BEGIN, the lock, the read, the evidence, the stage, the artifact, the invocation, the run, the audit
-    // events, the subscriptions, the deliveries, COMMIT; the deliveries marked enqueued after the commit.
-    expect(statements).toBe(13);
+    // BEGIN, the lock with the read, the write, COMMIT; the deliveries marked enqueued after the commit (before
+    // decision 102: thirteen, each of the rows in a statement of its own).
+    expect(statements).toBe(5);
   });
 
   test('when the same payload is published again, then the envelope is answered as a replay; another payload is refused', async () => {
@@ -486,5 +488,42 @@ describe('a publication by the final stage’s owner', () => {
         where: { targetId: 'stg_inv_waiting_1', action: 'stage.completed' },
       }),
     ).toBe(0);
+  });
+
+  test('when another writer changes the run while the publication waits for the lock, then what it read is not trusted: the publication is decided again on the latest rows', async () => {
+    await runningInvocation('inv_race');
+    now = new Date(T0.getTime() + 60_000);
+    const other = await database.pool.connect();
+    try {
+      // Another writer holds the invocation's lock and gives the final stage to another agent.
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM invocations WHERE id = $1 FOR UPDATE', ['inv_race']);
+      await other.query("UPDATE run_stages SET owner_agent_id = 'agt_next' WHERE id = 'stg_inv_race_1'");
+      const publishing = publish('inv_race', agent(FINAL_OWNER), body()).catch((e: unknown) => e);
+      // The publication's read started before that commit and waits for the lock.
+      // (Asked outside the writer's transaction: a transaction sees the activity as of its first look.)
+      for (let waited = 0; ; waited += 1) {
+        const { rows } = await database.pool.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+        );
+        if (rows[0]!.waiting > 0) break;
+        if (waited > 200) throw new Error('the publication never waited for the lock');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await other.query('COMMIT');
+      // The agent no longer owns a stage of the invocation: refused, as when it asked after the change.
+      expect(await publishing).toMatchObject({ status: 403, code: 'stage_not_owned' });
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      other.release();
+    }
+    const db = database.prisma;
+    expect(await db.artifact.findUnique({ where: { invocationId: 'inv_race' } })).toBeNull();
+    expect(await db.invocation.findUniqueOrThrow({ where: { id: 'inv_race' } })).toMatchObject({
+      state: 'running',
+    });
+    expect(await db.stageEvidence.count({ where: { stageId: 'stg_inv_race_1' } })).toBe(0);
+    expect(await db.auditEvent.count({ where: { targetId: 'inv_race' } })).toBe(0);
   });
 });

@@ -45,6 +45,15 @@ export async function findPinnedArtifactSchema(
   return pinned;
 }
 
+/** The registered schema version a run pins when this process has read it already (see above), without a read. */
+export function cachedPinnedArtifactSchema(
+  projectId: string,
+  name: string,
+  version: string,
+): PinnedArtifactSchema | undefined {
+  return registered.get(`${projectId}\u0000${name}\u0000${version}`);
+}
+
 /** A schema version of the workspace by id; one of another workspace is reported as not found (404). */
 export async function getWorkspaceArtifactSchema(
   db: Pick<Db, 'artifactSchema'>,
