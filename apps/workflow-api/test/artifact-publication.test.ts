@@ -526,4 +526,22 @@ describe('a publication by the final stage’s owner', () => {
     expect(await db.stageEvidence.count({ where: { stageId: 'stg_inv_race_1' } })).toBe(0);
     expect(await db.auditEvent.count({ where: { targetId: 'inv_race' } })).toBe(0);
   });
+
+  test('when the owner publishes the same payload twice at once, then one publication is made and the other answered as its replay', async () => {
+    await runningInvocation('inv_twice');
+    now = new Date(T0.getTime() + 70_000);
+    const answers = await Promise.all([
+      publish('inv_twice', agent(FINAL_OWNER), body()),
+      publish('inv_twice', agent(FINAL_OWNER), body()),
+    ]);
+    expect(answers.map((a) => a.replayed).sort()).toEqual([false, true]);
+    expect(answers[0]!.artifact).toEqual(answers[1]!.artifact);
+    const db = database.prisma;
+    expect(await db.artifact.count({ where: { invocationId: 'inv_twice' } })).toBe(1);
+    expect(await db.stageEvidence.count({ where: { stageId: 'stg_inv_twice_1' } })).toBe(2);
+    expect(await db.delivery.count({ where: { invocationId: 'inv_twice' } })).toBe(2);
+    expect(await db.auditEvent.count({ where: { targetId: { in: ['inv_twice', 'stg_inv_twice_1'] } } })).toBe(
+      3,
+    );
+  });
 });
