@@ -24,6 +24,8 @@ export type PinnedArtifactSchema = Pick<ArtifactSchema, 'id' | 'name' | 'version
 
 /** Registered versions by project, name and version: never changed nor deleted once registered. */
 const registered = createBoundedCache<PinnedArtifactSchema>(1000);
+const schemaKey = (projectId: string, name: string, version: string) =>
+  `${projectId}\u0000${name}\u0000${version}`;
 
 /**
  * The registered schema version a run pins, or null when none is registered; read once per process (a version
@@ -35,7 +37,7 @@ export async function findPinnedArtifactSchema(
   name: string,
   version: string,
 ): Promise<PinnedArtifactSchema | null> {
-  const key = `${projectId}\u0000${name}\u0000${version}`;
+  const key = schemaKey(projectId, name, version);
   const hit = registered.get(key);
   if (hit) return hit;
   const row = await findArtifactSchema(db, projectId, name, version);
@@ -51,7 +53,7 @@ export function cachedPinnedArtifactSchema(
   name: string,
   version: string,
 ): PinnedArtifactSchema | undefined {
-  return registered.get(`${projectId}\u0000${name}\u0000${version}`);
+  return registered.get(schemaKey(projectId, name, version));
 }
 
 /** A schema version of the workspace by id; one of another workspace is reported as not found (404). */

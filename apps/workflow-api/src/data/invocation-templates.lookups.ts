@@ -17,6 +17,8 @@ export interface StoredTemplate {
  * once; a version not used yet is read every time.
  */
 const usedTemplates = createBoundedCache<StoredTemplate>(1000);
+const templateKey = (projectId: string, key: string, version: string) =>
+  `${projectId}\u0000${key}\u0000${version}`;
 
 async function storedTemplate(
   db: Pick<Tx, 'workflowTemplate'>,
@@ -24,7 +26,7 @@ async function storedTemplate(
   key: string,
   version: string,
 ): Promise<StoredTemplate | null> {
-  const cacheKey = `${projectId}\u0000${key}\u0000${version}`;
+  const cacheKey = templateKey(projectId, key, version);
   const hit = usedTemplates.get(cacheKey);
   if (hit) return hit;
   const row = await db.workflowTemplate.findUnique({
@@ -74,6 +76,6 @@ export function cachedInvocationTemplate(
 ): StoredTemplate | undefined {
   if (!invocation.templateKey || !invocation.templateVersion) return undefined;
   return usedTemplates.get(
-    `${invocation.projectId}\u0000${invocation.templateKey}\u0000${invocation.templateVersion}`,
+    templateKey(invocation.projectId, invocation.templateKey, invocation.templateVersion),
   );
 }
