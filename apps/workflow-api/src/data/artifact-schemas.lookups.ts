@@ -24,6 +24,8 @@ export type PinnedArtifactSchema = Pick<ArtifactSchema, 'id' | 'name' | 'version
 
 /** Registered versions by project, name and version: never changed nor deleted once registered. */
 const registered = createBoundedCache<PinnedArtifactSchema>(1000);
+const schemaKey = (projectId: string, name: string, version: string) =>
+  `${projectId}\u0000${name}\u0000${version}`;
 
 /**
  * The registered schema version a run pins, or null when none is registered; read once per process (a version
@@ -35,7 +37,7 @@ export async function findPinnedArtifactSchema(
   name: string,
   version: string,
 ): Promise<PinnedArtifactSchema | null> {
-  const key = `${projectId}\u0000${name}\u0000${version}`;
+  const key = schemaKey(projectId, name, version);
   const hit = registered.get(key);
   if (hit) return hit;
   const row = await findArtifactSchema(db, projectId, name, version);
@@ -43,6 +45,15 @@ export async function findPinnedArtifactSchema(
   const pinned = { id: row.id, name: row.name, version: row.version, jsonSchema: row.jsonSchema };
   registered.set(key, pinned);
   return pinned;
+}
+
+/** The registered schema version a run pins when this process has read it already (see above), without a read. */
+export function cachedPinnedArtifactSchema(
+  projectId: string,
+  name: string,
+  version: string,
+): PinnedArtifactSchema | undefined {
+  return registered.get(schemaKey(projectId, name, version));
 }
 
 /** A schema version of the workspace by id; one of another workspace is reported as not found (404). */

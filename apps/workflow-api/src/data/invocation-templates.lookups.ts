@@ -4,7 +4,8 @@ import type { Invocation } from '../generated/prisma/client';
 import { effectiveDefinition, parseTemplateDefinition } from '../domain/template-definition';
 import type { RouteTemplate, TemplateDefinition } from '../domain/template-definition';
 
-interface StoredTemplate {
+/** A template version as stored: its definition parsed, stages as listed. */
+export interface StoredTemplate {
   key: string;
   version: string;
   definition: TemplateDefinition;
@@ -16,6 +17,8 @@ interface StoredTemplate {
  * once; a version not used yet is read every time.
  */
 const usedTemplates = createBoundedCache<StoredTemplate>(1000);
+const templateKey = (projectId: string, key: string, version: string) =>
+  `${projectId}\u0000${key}\u0000${version}`;
 
 async function storedTemplate(
   db: Pick<Tx, 'workflowTemplate'>,
@@ -23,7 +26,7 @@ async function storedTemplate(
   key: string,
   version: string,
 ): Promise<StoredTemplate | null> {
-  const cacheKey = `${projectId}\u0000${key}\u0000${version}`;
+  const cacheKey = templateKey(projectId, key, version);
   const hit = usedTemplates.get(cacheKey);
   if (hit) return hit;
   const row = await db.workflowTemplate.findUnique({
@@ -61,4 +64,18 @@ export async function loadInvocationTemplate(
     version: stored.version,
     definition: effectiveDefinition(stored.key, stored.definition, contract?.name ?? stored.key),
   };
+}
+
+/**
+ * The stored template an invocation pinned when this process has read it already (a used version never
+ * changes), without a read: undefined otherwise. Its definition as stored (stages as listed), for a caller
+ * that needs only what the template pins (its artifact schema) and must not wait for another connection.
+ */
+export function cachedInvocationTemplate(
+  invocation: Pick<Invocation, 'projectId' | 'templateKey' | 'templateVersion'>,
+): StoredTemplate | undefined {
+  if (!invocation.templateKey || !invocation.templateVersion) return undefined;
+  return usedTemplates.get(
+    templateKey(invocation.projectId, invocation.templateKey, invocation.templateVersion),
+  );
 }

@@ -1,5 +1,5 @@
 import { Prisma } from '../generated/prisma/client';
-import type { Invocation, RunStage, WorkflowRun } from '../generated/prisma/client';
+import type { Artifact, Invocation, RunStage, WorkflowRun } from '../generated/prisma/client';
 
 /**
  * The stored fields of the engine's hot rows and their columns, for the few statements that read a whole row
@@ -102,3 +102,24 @@ export function columnList(columns: Record<string, string>, alias: string, prefi
 export function selectColumns(columns: Record<string, string>, alias: string, prefix = ''): Prisma.Sql {
   return Prisma.raw(columnList(columns, alias, prefix));
 }
+
+/** Every stored field of an artifact and its column. */
+export const ARTIFACT_COLUMNS: Record<keyof Artifact, string> = {
+  id: 'id',
+  invocationId: 'invocation_id',
+  runId: 'run_id',
+  workspaceId: 'workspace_id',
+  projectId: 'project_id',
+  schemaId: 'schema_id',
+  schemaName: 'schema_name',
+  schemaVersion: 'schema_version',
+  version: 'version',
+  summary: 'summary',
+  payload: 'payload',
+  payloadHash: 'payload_hash',
+  provenance: 'provenance',
+  limitations: 'limitations',
+  createdByKind: 'created_by_kind',
+  createdById: 'created_by_id',
+  createdAt: 'created_at',
+};

@@ -30,9 +30,20 @@ export function storeEvidence(
 }
 
 /**
- * Evidence that comes with a completion or a publication, in its transaction: one statement for all of it, in
- * the order given (each row a millisecond apart, so listings by time keep that order).
+ * The rows of evidence that comes with a completion or a publication, in the order given (each row a
+ * millisecond apart, so listings by time keep that order).
  */
+export function evidenceBatchRows(
+  stageId: string,
+  agentId: string,
+  items: readonly EvidenceItem[],
+  now: Date,
+): (ReturnType<typeof evidenceRow> & { createdAt: Date })[] {
+  const first = now.getTime() - items.length;
+  return items.map((item, i) => ({ ...evidenceRow(stageId, agentId, item), createdAt: new Date(first + i) }));
+}
+
+/** Evidence that comes with a completion or a publication, in its transaction: one statement for all of it. */
 export async function storeEvidenceBatch(
   tx: Tx,
   stageId: string,
@@ -41,11 +52,5 @@ export async function storeEvidenceBatch(
   now: Date,
 ): Promise<void> {
   if (!items || items.length === 0) return;
-  const first = now.getTime() - items.length;
-  await tx.stageEvidence.createMany({
-    data: items.map((item, i) => ({
-      ...evidenceRow(stageId, agentId, item),
-      createdAt: new Date(first + i),
-    })),
-  });
+  await tx.stageEvidence.createMany({ data: evidenceBatchRows(stageId, agentId, items, now) });
 }

@@ -1,19 +1,24 @@
+// One file because a publication has two paths that must decide alike: a valid payload written in one pass, and
+// the transaction that answers every other case (and a valid one whose rows changed under the lock).
 import { actorIdentity } from '@svc/auth';
 import type { Actor } from '@svc/auth';
 import type { WorkflowApi } from '@svc/contracts';
 import { AppError, canonicalHash, conflict, newId, redactValue } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
-import { findPinnedArtifactSchema } from '../../data/artifact-schemas.lookups';
+import { publishUnderLock } from '../../data/artifact-publication.writer';
+import type { PublicationRead, PublicationWrite } from '../../data/artifact-publication.writer';
+import { cachedPinnedArtifactSchema, findPinnedArtifactSchema } from '../../data/artifact-schemas.lookups';
 import type { PinnedArtifactSchema } from '../../data/artifact-schemas.lookups';
 import type { WorkflowAuditEntry } from '../../data/audit.repository';
 import { dispatchDeliveries, recordDeliveryEvent } from '../../data/delivery.events';
+import { deliveryBody } from '../../domain/delivery-event';
 import type { DeliveryJob } from '../../data/delivery.queue';
-import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
+import { cachedInvocationTemplate, loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { endInvocation } from '../../data/invocation.ending';
 import { lockInvocation } from '../../data/invocations.locks';
 import { readInvocationView } from '../../data/run-details.lookups';
 import { redactText } from '../../data/run-stage.ownership';
-import { storeEvidenceBatch } from '../../data/stage-evidence.writer';
+import { evidenceBatchRows, storeEvidenceBatch } from '../../data/stage-evidence.writer';
 import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import { checkPayload } from '../../domain/artifact-schema-rules';
@@ -222,6 +227,26 @@ async function completePublishingStage(p: Publication, stages: RunStage[]): Prom
   return [...stages.slice(0, -1), completed];
 }
 
+/** Where an envelope comes from: the contract, template, stages (as completed now), correlation and producer. */
+function envelopeProvenance(
+  invocation: Invocation,
+  template: { key: string; version: string },
+  stages: RunStage[],
+  body: PublishBody,
+) {
+  return {
+    contract_id: invocation.contractId,
+    template: { key: template.key, version: template.version },
+    stages: stages.map((s) => ({
+      key: s.key,
+      owner_agent_id: s.ownerAgentId,
+      completed_at: s.completedAt ? s.completedAt.toISOString() : null,
+    })),
+    correlation_id: invocation.correlationId,
+    producer: redactValue(body.provenance ?? {}) as object,
+  };
+}
+
 /** A valid payload: the immutable envelope, the invocation `completed` and its run ended. */
 async function storeEnvelope(p: Publication): Promise<Outcome> {
   const { tx, invocation, now } = p;
@@ -241,17 +266,7 @@ async function storeEnvelope(p: Publication): Promise<Outcome> {
       summary: p.body.summary ?? '',
       payload: p.payload as never,
       payloadHash: p.payloadHash,
-      provenance: {
-        contract_id: invocation.contractId,
-        template: { key: p.template.key, version: p.template.version },
-        stages: stages.map((s) => ({
-          key: s.key,
-          owner_agent_id: s.ownerAgentId,
-          completed_at: s.completedAt ? s.completedAt.toISOString() : null,
-        })),
-        correlation_id: invocation.correlationId,
-        producer: redactValue(p.body.provenance ?? {}) as object,
-      } as never,
+      provenance: envelopeProvenance(invocation, p.template, stages, p.body) as never,
       limitations: p.body.limitations ?? [],
       createdByKind: who.kind,
       createdById: who.id,
@@ -271,6 +286,125 @@ async function storeEnvelope(p: Publication): Promise<Outcome> {
   await writeAudit(p);
   p.deliveryJobs.push(...(await recordDeliveryEvent(tx, completed, 'invocation.completed', artifact, now)));
   return { kind: 'published', artifact, replayed: false };
+}
+
+/** What a publication needs to be written in one pass: everything it reads known, nothing to refuse. */
+interface OnePassRequest {
+  deps: WorkflowDeps;
+  validators: ArtifactValidatorCache;
+  actor: Actor;
+  body: PublishBody;
+  payload: unknown;
+  payloadHash: string;
+  requestId: string | undefined;
+}
+
+/**
+ * The rows of a valid publication from what was read under the lock ({@link storeEnvelope}'s, written in one
+ * statement), or null when the publication is anything else: a problem to answer, a replay, a payload to refuse,
+ * a template or schema version this process has not read yet. Those take the transaction that handles every
+ * case, which answers them from its own reads.
+ */
+async function onePassWrite(r: OnePassRequest, read: PublicationRead): Promise<PublicationWrite | null> {
+  const { actor, body } = r;
+  const { invocation, stages, run } = read;
+  if (actor.kind === 'agent' && !stages.some((s) => s.ownerAgentId === actor.agentId)) return null;
+  if (actor.kind !== 'agent' && body.evidence?.length) return null;
+  if (read.artifactId !== null || !run) return null;
+  if (invocation.state === 'failed' || invocation.state === 'cancelled') return null;
+  const template = cachedInvocationTemplate(invocation);
+  const pinned = template?.definition.artifact_schema;
+  const schema = pinned
+    ? cachedPinnedArtifactSchema(invocation.projectId, pinned.name, pinned.version)
+    : undefined;
+  if (!template || !schema) return null;
+  if (!checkPayload(r.validators.get(schema), r.payload).valid) return null;
+
+  const now = r.deps.now();
+  const who = actorIdentity(actor);
+  const entry = (action: string, targetType: string, targetId: string, data: Record<string, unknown>) => ({
+    workspaceId: invocation.workspaceId,
+    projectId: invocation.projectId,
+    actor,
+    action,
+    targetType,
+    targetId,
+    data,
+    requestId: r.requestId,
+  });
+  // As {@link completePublishingStage}: the final stage's owner brings its evidence and completes it when open.
+  let evidence: PublicationWrite['evidence'] = null;
+  let stageCompletion: PublicationWrite['stageCompletion'] = null;
+  let provenanceStages = stages;
+  const final = stages.at(-1);
+  if (actor.kind === 'agent') {
+    const owner = final?.ownerAgentId === actor.agentId;
+    if (!owner && body.evidence?.length) return null;
+    if (final && owner) {
+      if (body.evidence?.length) {
+        evidence = {
+          stageId: final.id,
+          agentId: actor.agentId,
+          rows: evidenceBatchRows(final.id, actor.agentId, body.evidence, now),
+        };
+      }
+      if ((OPEN_STAGE_STATES as readonly string[]).includes(final.state)) {
+        stageCompletion = {
+          stageId: final.id,
+          summary: body.summary !== undefined ? redactText(body.summary) : undefined,
+          event: entry('stage.completed', 'run_stage', final.id, {
+            invocation_id: invocation.id,
+            stage_key: final.key,
+            by: 'artifact_publication',
+            duration_ms: final.firstAssignedAt ? now.getTime() - final.firstAssignedAt.getTime() : null,
+          }),
+        };
+        provenanceStages = [...stages.slice(0, -1), { ...final, completedAt: now }];
+      }
+    }
+  }
+  const artifactId = newId('art');
+  const schemaLabel = `${schema.name}@${schema.version}`;
+  const artifact = {
+    id: artifactId,
+    schemaId: schema.id,
+    schemaName: schema.name,
+    schemaVersion: schema.version,
+  };
+  const completed = { ...invocation, state: 'completed', attention: 'none', attentionReason: null };
+  return {
+    now,
+    stageCompletion,
+    evidence,
+    artifact: {
+      ...artifact,
+      runId: run.id,
+      workspaceId: invocation.workspaceId,
+      summary: body.summary ?? '',
+      payload: r.payload as never,
+      payloadHash: r.payloadHash,
+      provenance: envelopeProvenance(invocation, template, provenanceStages, body),
+      limitations: body.limitations ?? [],
+      createdByKind: who.kind,
+      createdById: who.id,
+    },
+    events: [
+      entry('artifact.published', 'invocation', invocation.id, {
+        schema: schemaLabel,
+        artifact_id: artifactId,
+        payload_sha256: r.payloadHash,
+      }),
+      entry('invocation.completed', 'invocation', invocation.id, {
+        schema: schemaLabel,
+        artifact_id: artifactId,
+      }),
+    ],
+    deliveries: {
+      ids: read.subscriberIds.map((subscriptionId) => ({ id: newId('msg'), subscriptionId })),
+      event: 'invocation.completed',
+      body: deliveryBody('invocation.completed', completed, artifact, now),
+    },
+  };
 }
 
 /** The 422 for a refused payload, sent after its evidence is committed. */
@@ -302,6 +436,23 @@ export async function publishArtifact(
 ): Promise<{ artifact: Artifact; replayed: boolean }> {
   const payload = body.payload === undefined ? null : body.payload;
   const payloadHash = canonicalHash(payload);
+  // A valid payload is written in one pass (decision 102); anything else, or rows that changed under the lock,
+  // takes the transaction below, which answers every case.
+  const onePass = await publishUnderLock(
+    deps.pool,
+    deps.audit,
+    { projectId: project.id, invocationId, event: 'invocation.completed' },
+    (read) => onePassWrite({ deps, validators, actor, body, payload, payloadHash, requestId }, read),
+  );
+  if (onePass) {
+    await deps.queue.announceInvocationChanges([invocationId]);
+    await dispatchDeliveries(
+      deps.db,
+      deps.deliveries,
+      onePass.deliveryIds.map((deliveryId) => ({ deliveryId, trigger: 'scheduled' as const, invocationId })),
+    );
+    return { artifact: onePass.artifact, replayed: false };
+  }
   const deliveryJobs: DeliveryJob[] = [];
   const outcome = await deps.db.$transaction(
     async (tx): Promise<Outcome> => {
