@@ -31,6 +31,7 @@ export type {
 export { compareModels, normalizeType, readDatabaseColumns } from './drift';
 export type { DatabaseColumn, DatabaseColumns, ExpectedModel } from './drift';
 export { checkDatabase, createPool, poolCounts } from './pool';
+export { inPooledTransaction } from './pooled-transaction';
 export type { PoolCounts } from './pool';
 export type { CheckDatabaseOptions, CreatePoolOptions } from './pool';
 export * from './prisma-schema';

@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
+import { inPooledTransaction } from '@svc/db-kit';
+import type { Pool } from 'pg';
 import type { Handoff, HandoffStatus, Prisma } from '../generated/prisma/client';
 
 /** The handoff's columns, in the order and with the names {@link handoffOfRow} reads. */
@@ -147,16 +148,6 @@ export type StageHandoffOutcome =
   | { kind: 'workspace_not_found' | 'project_not_found' | 'assignee_not_found' | 'assignee_evicted' }
   | { kind: 'host_draining'; hostId: string };
 
-async function rollback(client: PoolClient): Promise<Error | undefined> {
-  try {
-    await client.query('ROLLBACK');
-    return undefined;
-  } catch (error) {
-    // The connection is unusable: the pool must close it rather than lend it again.
-    return error as Error;
-  }
-}
-
 /**
  * The idempotent creation of a stage handoff in four statements on one pooled connection (decision 97):
  * `BEGIN`, the advisory lock of the triple, the statement above, `COMMIT`. The lock is its own statement so
@@ -166,52 +157,39 @@ export async function insertStageHandoff(
   pool: Pool,
   input: StageHandoffInsert,
 ): Promise<StageHandoffOutcome> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    let row: CreateRow | undefined;
-    try {
-      await client.query({ ...LOCK, values: [input.lockKey] });
-      ({
-        rows: [row],
-      } = await client.query<CreateRow>({
-        ...CREATE,
-        values: [
-          input.workspaceId,
-          input.referenceKind,
-          input.referenceId,
-          input.assigneeAgentId,
-          input.projectId,
-          input.id,
-          input.title,
-          input.description,
-          input.createdByKind,
-          input.createdById,
-          JSON.stringify(input.referenceData),
-          input.at.toISOString(),
-          input.audit.id,
-          JSON.stringify(input.audit.data),
-          input.audit.requestId,
-        ],
-      }));
-      await client.query('COMMIT');
-    } catch (error) {
-      broken = await rollback(client);
-      throw error;
-    }
-    if (!row) throw new Error('insertStageHandoff: the statement answered no row');
-    // In the order of the separate checks: the workspace, an earlier handoff, the project, the assignee, its host.
-    if (!row.workspace_found) return { kind: 'workspace_not_found' };
-    if (row.id !== undefined && row.id !== null) {
-      return { kind: row.created ? 'created' : 'existing', handoff: handoffOfRow(row as HandoffRow) };
-    }
-    if (!row.project_found) return { kind: 'project_not_found' };
-    if (row.agent_workspace_id !== input.workspaceId) return { kind: 'assignee_not_found' };
-    if (row.agent_status === 'evicted') return { kind: 'assignee_evicted' };
-    if (row.host_draining && row.agent_host_id) return { kind: 'host_draining', hostId: row.agent_host_id };
-    throw new Error('insertStageHandoff: no handoff and no failed check');
-  } finally {
-    client.release(broken);
+  const row = await inPooledTransaction(pool, async (client) => {
+    await client.query({ ...LOCK, values: [input.lockKey] });
+    const { rows } = await client.query<CreateRow>({
+      ...CREATE,
+      values: [
+        input.workspaceId,
+        input.referenceKind,
+        input.referenceId,
+        input.assigneeAgentId,
+        input.projectId,
+        input.id,
+        input.title,
+        input.description,
+        input.createdByKind,
+        input.createdById,
+        JSON.stringify(input.referenceData),
+        input.at.toISOString(),
+        input.audit.id,
+        JSON.stringify(input.audit.data),
+        input.audit.requestId,
+      ],
+    });
+    return rows[0];
+  });
+  if (!row) throw new Error('insertStageHandoff: the statement answered no row');
+  // In the order of the separate checks: the workspace, an earlier handoff, the project, the assignee, its host.
+  if (!row.workspace_found) return { kind: 'workspace_not_found' };
+  if (row.id !== undefined && row.id !== null) {
+    return { kind: row.created ? 'created' : 'existing', handoff: handoffOfRow(row as HandoffRow) };
   }
+  if (!row.project_found) return { kind: 'project_not_found' };
+  if (row.agent_workspace_id !== input.workspaceId) return { kind: 'assignee_not_found' };
+  if (row.agent_status === 'evicted') return { kind: 'assignee_evicted' };
+  if (row.host_draining && row.agent_host_id) return { kind: 'host_draining', hostId: row.agent_host_id };
+  throw new Error('insertStageHandoff: no handoff and no failed check');
 }

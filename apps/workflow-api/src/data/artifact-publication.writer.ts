@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
+import { inPooledTransaction } from '@svc/db-kit';
+import type { Pool } from 'pg';
 import type { Artifact, Invocation, RunStage, WorkflowRun } from '../generated/prisma/client';
 import { auditEventInsert } from './audit.repository';
 import type { WorkflowAudit, WorkflowAuditEntry } from './audit.repository';
@@ -167,16 +168,6 @@ export interface PublicationWrite {
   deliveries: { ids: { id: string; subscriptionId: string }[]; event: string; body: string };
 }
 
-async function rollback(client: PoolClient): Promise<Error | undefined> {
-  try {
-    await client.query('ROLLBACK');
-    return undefined;
-  } catch (error) {
-    // The connection is unusable: the pool must close it rather than lend it again.
-    return error as Error;
-  }
-}
-
 function readOf(rows: Record<string, unknown>[]): { read: PublicationRead; seen: string } | null {
   const first = rows[0];
   if (!first) return null;
@@ -260,40 +251,30 @@ export async function publishUnderLock(
   target: { projectId: string; invocationId: string; event: string },
   plan: (read: PublicationRead) => Promise<PublicationWrite | null>,
 ): Promise<{ artifact: Artifact; deliveryIds: string[] } | null> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    let written: Record<string, unknown> | undefined;
-    try {
+  const written = await inPooledTransaction(
+    pool,
+    async (client) => {
       const { rows } = await client.query<Record<string, unknown>>({
         ...READ,
         values: [target.invocationId, target.projectId, target.event],
       });
       const found = readOf(rows);
       const write = found ? await plan(found.read) : null;
-      if (found && write) {
-        ({
-          rows: [written],
-        } = await client.query<Record<string, unknown>>({
-          ...WRITE,
-          values: writeValues(audit, found.read.invocation, found.seen, write),
-        }));
-      }
-      if (!written) {
-        broken = await rollback(client);
-        return null;
-      }
-      await client.query('COMMIT');
-    } catch (error) {
-      broken = await rollback(client);
-      throw error;
-    }
-    return {
-      artifact: fieldsOf<Artifact>(written, ARTIFACT_COLUMNS),
-      deliveryIds: (written.deliveryIds as string[] | null) ?? [],
-    };
-  } finally {
-    client.release(broken);
-  }
+      if (!found || !write) return null;
+      const {
+        rows: [row],
+      } = await client.query<Record<string, unknown>>({
+        ...WRITE,
+        values: writeValues(audit, found.read.invocation, found.seen, write),
+      });
+      return row ?? null;
+    },
+    // Nothing to write here, or the rows changed under the read: nothing is kept.
+    { commitIf: (row) => row !== null },
+  );
+  if (!written) return null;
+  return {
+    artifact: fieldsOf<Artifact>(written, ARTIFACT_COLUMNS),
+    deliveryIds: (written.deliveryIds as string[] | null) ?? [],
+  };
 }

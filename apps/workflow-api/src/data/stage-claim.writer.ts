@@ -1,8 +1,8 @@
 import type { AgentActor } from '@svc/auth';
+import { inPooledTransaction } from '@svc/db-kit';
 import type { WorkflowDeps } from '../deps';
 import type { Invocation, RunStage } from '../generated/prisma/client';
 import { auditEventInsert } from './audit.repository';
-import { inPooledTransaction } from './pooled.transaction';
 import { columnList, fieldsOf, INVOCATION_COLUMNS, RUN_STAGE_COLUMNS } from './row-columns';
 import { assertOpen, ownershipError } from './run-stage.ownership';
 
