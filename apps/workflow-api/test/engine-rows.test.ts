@@ -2,7 +2,7 @@ import { createWorkflowDatabase } from '@svc/testing';
 import type { TestDatabase } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
-import { readInvocationWithStages } from '../src/data/invocation-stages.lookups';
+import { openStagesByOwner, readInvocationWithStages } from '../src/data/invocation-stages.lookups';
 import { createWorkflowAudit } from '../src/data/audit.repository';
 import { launchAtOnce, writeLaunch } from '../src/data/invocation-launch.writer';
 import { dispatchStampedOutbox } from '../src/data/outbox.writer';
@@ -138,7 +138,7 @@ describe('the invocation lock', () => {
         { scopeId: 'prj_other', scope: 'project', workspaceId: 'wsp_1', maxInProgress: 1 },
       ],
     });
-    const read = await readInvocationWithStages(db, 'inv_lock1');
+    const read = await readInvocationWithStages(database.pool, 'inv_lock1');
     expect(read).toEqual({
       limits: { project: null, workspace: 7 },
       invocation: await db.invocation.findUnique({ where: { id: 'inv_lock1' } }),
@@ -148,7 +148,7 @@ describe('the invocation lock', () => {
       }),
     });
     expect(read!.stages.map((s) => s.id)).toEqual(['stg_0', 'stg_1']);
-    expect(await readInvocationWithStages(db, 'inv_plain')).toEqual({
+    expect(await readInvocationWithStages(database.pool, 'inv_plain')).toEqual({
       invocation: await db.invocation.findUnique({ where: { id: 'inv_plain' } }),
       stages: [],
       limits: { project: null, workspace: 7 },
@@ -195,7 +195,36 @@ describe('the invocation lock', () => {
       }),
     ).rejects.toThrow('rolled back');
     expect((await db.outboxEntry.findUnique({ where: { id: 'obx_4' } }))?.processedAt).toBeNull();
-    expect(await readInvocationWithStages(db, 'inv_missing')).toBeNull();
+    expect(await readInvocationWithStages(database.pool, 'inv_missing')).toBeNull();
+  });
+
+  test('when owners are counted, then each agent has its open stages (assigned, claimed, blocked) and one with none is left out', async () => {
+    const db = database.prisma;
+    const stage = (id: string, owner: string | null, state: string, position: number) => ({
+      id,
+      runId: 'run_1',
+      invocationId: 'inv_lock1',
+      workspaceId: 'wsp_1',
+      position,
+      key: id,
+      title: id,
+      requiredCapabilities: [],
+      ownerAgentId: owner,
+      state,
+    });
+    await db.runStage.createMany({
+      data: [
+        stage('stg_o1', 'agt_a', 'assigned', 11),
+        stage('stg_o2', 'agt_a', 'claimed', 12),
+        stage('stg_o3', 'agt_a', 'completed', 13),
+        stage('stg_o4', 'agt_b', 'blocked', 14),
+        stage('stg_o5', 'agt_c', 'completed', 15),
+        stage('stg_o6', null, 'pending', 16),
+      ],
+    });
+    const open = await openStagesByOwner(database.pool, ['agt_a', 'agt_b', 'agt_c', 'agt_none']);
+    expect(Object.fromEntries(open)).toEqual({ agt_a: 2, agt_b: 1 });
+    await db.runStage.deleteMany({ where: { id: { startsWith: 'stg_o' } } });
   });
 
   test('when a launch is written, then the invocation is launching as Prisma reads it, with one outbox row and one audit event', async () => {

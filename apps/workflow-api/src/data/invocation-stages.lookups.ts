@@ -1,28 +1,45 @@
-import type { Db } from '../db';
+import type { Pool } from 'pg';
 import type { RunLimits } from '../domain/run-limits';
+import { OPEN_STAGE_STATES } from '../domain/invocation-states';
 import type { Invocation, RunStage } from '../generated/prisma/client';
-import { fieldsOf, INVOCATION_COLUMNS, RUN_STAGE_COLUMNS, selectColumns } from './row-columns';
-import { INVOCATION_RUN_LIMITS, runLimitsOfRow } from './run-limits.lookups';
+import { columnList, fieldsOf, INVOCATION_COLUMNS, RUN_STAGE_COLUMNS } from './row-columns';
+import { INVOCATION_RUN_LIMITS_TEXT, runLimitsOfRow } from './run-limits.lookups';
 
 const STAGE_PREFIX = 'stage.';
-const INVOCATION_AND_STAGES = [
-  selectColumns(INVOCATION_COLUMNS, 'i'),
-  selectColumns(RUN_STAGE_COLUMNS, 's', STAGE_PREFIX),
-] as const;
+
+/** A named statement on the pool: each connection parses and plans it once. */
+const INVOCATION_WITH_STAGES = {
+  name: 'engine_invocation_with_stages',
+  text: `
+    SELECT ${columnList(INVOCATION_COLUMNS, 'i')}, ${columnList(RUN_STAGE_COLUMNS, 's', STAGE_PREFIX)},
+      ${INVOCATION_RUN_LIMITS_TEXT}
+    FROM invocations i LEFT JOIN run_stages s ON s.invocation_id = i.id
+    WHERE i.id = $1
+    ORDER BY s.position`,
+};
+
+/** How many open stages each of the agents owns (agents owning none are left out). */
+const OPEN_STAGES_BY_OWNER = {
+  name: 'engine_open_stages_by_owner',
+  text: `
+    SELECT owner_agent_id AS "agentId", count(*)::int AS "open"
+    FROM run_stages
+    WHERE owner_agent_id = ANY($1::text[]) AND state = ANY($2::text[])
+    GROUP BY owner_agent_id`,
+};
 
 /**
  * An invocation, its run's stages in order (none before its run starts) and the run limits of its project and
  * workspace, read without a lock in one statement; null when no such invocation exists.
  */
 export async function readInvocationWithStages(
-  db: Pick<Db, '$queryRaw'>,
+  pool: Pick<Pool, 'query'>,
   invocationId: string,
 ): Promise<{ invocation: Invocation; stages: RunStage[]; limits: RunLimits } | null> {
-  const rows = await db.$queryRaw<Record<string, unknown>[]>`
-    SELECT ${INVOCATION_AND_STAGES[0]}, ${INVOCATION_AND_STAGES[1]}, ${INVOCATION_RUN_LIMITS}
-    FROM invocations i LEFT JOIN run_stages s ON s.invocation_id = i.id
-    WHERE i.id = ${invocationId}
-    ORDER BY s.position`;
+  const { rows } = await pool.query<Record<string, unknown>>({
+    ...INVOCATION_WITH_STAGES,
+    values: [invocationId],
+  });
   const first = rows[0];
   if (!first) return null;
   return {
@@ -32,4 +49,16 @@ export async function readInvocationWithStages(
       .map((row) => fieldsOf<RunStage>(row, RUN_STAGE_COLUMNS, STAGE_PREFIX)),
     limits: runLimitsOfRow(first),
   };
+}
+
+/** The open stages (assigned, claimed, blocked) each of `agentIds` owns, by agent; one statement. */
+export async function openStagesByOwner(
+  pool: Pick<Pool, 'query'>,
+  agentIds: string[],
+): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ agentId: string; open: number }>({
+    ...OPEN_STAGES_BY_OWNER,
+    values: [agentIds, [...OPEN_STAGE_STATES]],
+  });
+  return new Map(rows.map((row) => [row.agentId, row.open]));
 }

@@ -19,12 +19,13 @@ export async function loadRunLimits(db: Reader, projectId: string, workspaceId: 
  * that reads the invocation: `limitProject`, `limitWorkspace` ({@link runLimitsOfRow}). The same rows
  * {@link loadRunLimits} reads, without a round trip of their own.
  */
-export const INVOCATION_RUN_LIMITS = Prisma.raw(
-  `(SELECT l.max_in_progress FROM run_limits l WHERE l.scope_id = i.project_id AND l.scope = 'project')
+export const INVOCATION_RUN_LIMITS_TEXT = `(SELECT l.max_in_progress FROM run_limits l WHERE l.scope_id = i.project_id AND l.scope = 'project')
       AS "limitProject",
     (SELECT l.max_in_progress FROM run_limits l WHERE l.scope_id = i.workspace_id AND l.scope = 'workspace')
-      AS "limitWorkspace"`,
-);
+      AS "limitWorkspace"`;
+
+/** {@link INVOCATION_RUN_LIMITS_TEXT} as a fragment of a tagged `$queryRaw` statement. */
+export const INVOCATION_RUN_LIMITS = Prisma.raw(INVOCATION_RUN_LIMITS_TEXT);
 
 /** The limits {@link INVOCATION_RUN_LIMITS} read into a row. */
 export function runLimitsOfRow(row: Record<string, unknown>): RunLimits {

@@ -1,10 +1,10 @@
 import { newId } from '@svc/service-kit';
-import { readInvocationWithStages } from '../../data/invocation-stages.lookups';
+import { openStagesByOwner, readInvocationWithStages } from '../../data/invocation-stages.lookups';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { runLimitReachedUnder } from '../../data/run-limits.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { eligibleOwners } from '../../domain/blockers';
-import { OPEN_STAGE_STATES, TERMINAL_STATES } from '../../domain/invocation-states';
+import { TERMINAL_STATES } from '../../domain/invocation-states';
 import type { StoredOwnerSpawn } from '../../domain/owner-spawn';
 import {
   ownerCheckAfterMs,
@@ -112,12 +112,10 @@ async function candidates(deps: WorkflowDeps, stage: RunStage, roster: StageRost
   );
   const running = eligibleOwners(roster, needed, stalled.excluded);
   if (running.length === 0) return [];
-  const load = await deps.db.runStage.groupBy({
-    by: ['ownerAgentId'],
-    where: { ownerAgentId: { in: running.map((a) => a.agent_id) }, state: { in: [...OPEN_STAGE_STATES] } },
-    _count: { _all: true },
-  });
-  const open = new Map(load.map((row) => [row.ownerAgentId, row._count._all]));
+  const open = await openStagesByOwner(
+    deps.pool,
+    running.map((a) => a.agent_id),
+  );
   const returned = new Set(stalled.returned);
   return running
     .map((agent, index) => ({
@@ -205,7 +203,7 @@ function asReleased(need: CurrentStage & { kind: 'needs_owner' }, now: Date): Ru
 export async function planReconcile(deps: WorkflowDeps, invocationId: string): Promise<ReconcilePlan | null> {
   // The invocation, its stages and its run limits in one round trip (the transaction reads them again under
   // the lock).
-  const read = await readInvocationWithStages(deps.db, invocationId);
+  const read = await readInvocationWithStages(deps.pool, invocationId);
   if (!read) return null;
   const { invocation } = read;
   if (TERMINAL_STATES.includes(invocation.state as never)) return null;
