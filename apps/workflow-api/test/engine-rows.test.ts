@@ -2,7 +2,11 @@ import { createWorkflowDatabase } from '@svc/testing';
 import type { TestDatabase } from '@svc/testing';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
-import { openStagesByOwner, readInvocationWithStages } from '../src/data/invocation-stages.lookups';
+import {
+  openStagesByOwner,
+  readInvocationWithLimits,
+  readInvocationWithStages,
+} from '../src/data/invocation-stages.lookups';
 import { createWorkflowAudit } from '../src/data/audit.repository';
 import { launchAtOnce, writeLaunch } from '../src/data/invocation-launch.writer';
 import { dispatchStampedOutbox } from '../src/data/outbox.writer';
@@ -196,6 +200,15 @@ describe('the invocation lock', () => {
     ).rejects.toThrow('rolled back');
     expect((await db.outboxEntry.findUnique({ where: { id: 'obx_4' } }))?.processedAt).toBeNull();
     expect(await readInvocationWithStages(database.pool, 'inv_missing')).toBeNull();
+  });
+
+  test('when a launch reads the invocation with its run limits, then it is Prisma’s row and the limits set, and another project’s id finds nothing', async () => {
+    const db = database.prisma;
+    expect(await readInvocationWithLimits(database.pool, 'inv_lock1', 'prj_1')).toEqual({
+      invocation: await db.invocation.findUnique({ where: { id: 'inv_lock1' } }),
+      limits: { project: 3, workspace: 7 },
+    });
+    expect(await readInvocationWithLimits(database.pool, 'inv_lock1', 'prj_2')).toBeNull();
   });
 
   test('when owners are counted, then each agent has its open stages (assigned, claimed, blocked) and one with none is left out', async () => {

@@ -18,6 +18,15 @@ const INVOCATION_WITH_STAGES = {
     ORDER BY s.position`,
 };
 
+/** An invocation of a project with its run limits (the launch's read before it asks the hub). */
+const INVOCATION_WITH_LIMITS = {
+  name: 'invocation_with_run_limits',
+  text: `
+    SELECT ${columnList(INVOCATION_COLUMNS, 'i')}, ${INVOCATION_RUN_LIMITS_TEXT}
+    FROM invocations i
+    WHERE i.id = $1 AND i.project_id = $2`,
+};
+
 /** How many open stages each of the agents owns (agents owning none are left out). */
 const OPEN_STAGES_BY_OWNER = {
   name: 'engine_open_stages_by_owner',
@@ -61,4 +70,24 @@ export async function openStagesByOwner(
     values: [agentIds, [...OPEN_STAGE_STATES]],
   });
   return new Map(rows.map((row) => [row.agentId, row.open]));
+}
+
+/**
+ * The project's invocation and the run limits of its project and workspace, read without a lock in one
+ * statement; null when the project has no such invocation.
+ */
+export async function readInvocationWithLimits(
+  pool: Pick<Pool, 'query'>,
+  invocationId: string,
+  projectId: string,
+): Promise<{ invocation: Invocation; limits: RunLimits } | null> {
+  const {
+    rows: [row],
+  } = await pool.query<Record<string, unknown>>({
+    ...INVOCATION_WITH_LIMITS,
+    values: [invocationId, projectId],
+  });
+  return row
+    ? { invocation: fieldsOf<Invocation>(row, INVOCATION_COLUMNS), limits: runLimitsOfRow(row) }
+    : null;
 }

@@ -2,6 +2,7 @@ import type { Actor } from '@svc/auth';
 import type { WorkflowApi } from '@svc/contracts';
 import { AppError } from '@svc/service-kit';
 import type { ProjectRef } from '../../auth/project-directory';
+import { readInvocationWithLimits } from '../../data/invocation-stages.lookups';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { launchAtOnce, writeLaunch } from '../../data/invocation-launch.writer';
 import type { LaunchWrite } from '../../data/invocation-launch.writer';
@@ -12,6 +13,7 @@ import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView, RunDetails } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
+import type { RunLimits } from '../../domain/run-limits';
 import { invocationNotFound } from '../../domain/errors';
 import type { InvocationRoute } from '../../domain/invocation-request';
 import { isTerminal } from '../../domain/invocation-states';
@@ -33,7 +35,11 @@ const launchable = (state: string) => state === 'received' || state === 'blocked
 const NO_DETAILS: RunDetails = { run: null, stages: [], artifact: null, retriedAs: [] };
 
 /** The shared readiness check for an invocation's stored route (outside any transaction: it asks the hub). */
-async function readinessOf(deps: WorkflowDeps, invocation: Invocation): Promise<LaunchReadiness> {
+async function readinessOf(
+  deps: WorkflowDeps,
+  invocation: Invocation,
+  limits: RunLimits,
+): Promise<LaunchReadiness> {
   const route = (invocation.route ?? {}) as Partial<InvocationRoute>;
   const template = route.matched ? await loadInvocationTemplate(deps.db, invocation) : null;
   return assessLaunchReadiness(
@@ -41,6 +47,7 @@ async function readinessOf(deps: WorkflowDeps, invocation: Invocation): Promise<
     invocation.projectId,
     { matched: route.matched === true, contractId: invocation.contractId, template },
     invocation.workspaceId,
+    { limits },
   );
 }
 
@@ -94,10 +101,12 @@ export async function launchInvocation(
   invocationId: string,
   requestId?: string,
 ): Promise<LaunchResult> {
-  const peek = await deps.db.invocation.findFirst({ where: { id: invocationId, projectId: project.id } });
-  if (!peek) throw invocationNotFound(invocationId);
-  // The hub is asked before the transaction, so no row lock or pooled connection waits on it.
-  const readiness = launchable(peek.state) ? await readinessOf(deps, peek) : null;
+  // The invocation and its run limits in one statement; the hub is asked before any transaction, so no row lock
+  // or pooled connection waits on it.
+  const read = await readInvocationWithLimits(deps.pool, invocationId, project.id);
+  if (!read) throw invocationNotFound(invocationId);
+  const peek = read.invocation;
+  const readiness = launchable(peek.state) ? await readinessOf(deps, peek, read.limits) : null;
   if (readiness && readiness.outcome !== 'refused') {
     // The usual launch: one statement, when the invocation is still launchable (else the locked way below).
     const accepted = await acceptedLaunch(deps, actor, peek, readiness, requestId);

@@ -1,11 +1,12 @@
 import { readSpawnReadiness } from '../../data/owner-spawns.hub';
 import { templateReadiness } from '../../data/route.readiness';
 import type { WorkflowDeps } from '../../deps';
-import { runLimitReachedNow } from '../../data/run-limits.lookups';
+import { runLimitReachedNow, runLimitReachedUnder } from '../../data/run-limits.lookups';
 import { eligibleOwners, launchOutcomeOf, withEffect } from '../../domain/blockers';
 import type { Blocker, LaunchOutcome } from '../../domain/blockers';
 import { spawnPolicyBlockers } from '../../domain/owner-spawn';
 import type { RouteTemplate } from '../../domain/template-definition';
+import type { RunLimits } from '../../domain/run-limits';
 
 const hubUnreachable = (what: string): Blocker =>
   withEffect({
@@ -92,6 +93,8 @@ export async function assessLaunchReadiness(
   projectId: string,
   route: { matched: boolean; contractId: string | null; template: RouteTemplate | null },
   workspaceId?: string,
+  /** What the caller read already: the run limits of the project and its workspace. */
+  known?: { limits: RunLimits },
 ): Promise<LaunchReadiness> {
   const blockers: Blocker[] = [];
   let routeReady = false;
@@ -112,7 +115,9 @@ export async function assessLaunchReadiness(
       ? runtime.filter((b) => b.code !== 'hub_unreachable')
       : runtime;
     blockers.push(...roster, ...runtimeOnly);
-    const limit = await runLimitReachedNow(deps.db, projectId, workspaceId);
+    const limit = known?.limits
+      ? await runLimitReachedUnder(deps.db, known.limits, projectId, workspaceId)
+      : await runLimitReachedNow(deps.db, projectId, workspaceId);
     if (limit) blockers.push(limit);
   }
   return { routeReady, blockers, outcome: launchOutcomeOf(blockers) };
