@@ -45,7 +45,9 @@ describe('the invocation view in one statement', () => {
       invocation: await database.prisma.invocation.findFirst({ where: { id, projectId: 'prj_1' } }),
       details: await loadRunDetails(database.prisma, id),
     };
+    // In a transaction's client and on the pool alike.
     expect(await readInvocationView(database.prisma, 'prj_1', id)).toStrictEqual(expected);
+    expect(await readInvocationView(database.pool, 'prj_1', id)).toStrictEqual(expected);
   }
 
   test('an invocation without a run', async () => {
@@ -121,5 +123,6 @@ describe('the invocation view in one statement', () => {
     await invocation('inv_view2');
     expect(await readInvocationView(database.prisma, 'prj_other', 'inv_view2')).toBeNull();
     expect(await readInvocationView(database.prisma, 'prj_1', 'inv_unknown')).toBeNull();
+    expect(await readInvocationView(database.pool, 'prj_other', 'inv_view2')).toBeNull();
   });
 });

@@ -1,10 +1,11 @@
+import type { Pool } from 'pg';
 import type { Db } from '../db';
 import type { Artifact, Invocation, RunStage, WorkflowRun } from '../generated/prisma/client';
 import {
+  columnList,
   fieldsOf,
   INVOCATION_COLUMNS,
   RUN_STAGE_COLUMNS,
-  selectColumns,
   WORKFLOW_RUN_COLUMNS,
 } from './row-columns';
 
@@ -46,24 +47,13 @@ export async function loadRunDetails(
 
 const STAGE = 'stage.';
 const RUN = 'run.';
-const VIEW_COLUMNS = [
-  selectColumns(INVOCATION_COLUMNS, 'i'),
-  selectColumns(RUN_STAGE_COLUMNS, 's', STAGE),
-  selectColumns(WORKFLOW_RUN_COLUMNS, 'r', RUN),
-] as const;
 
-/**
- * {@link loadRunDetails} with the invocation itself, in one statement: the invocation of `projectId` joined with
- * its stages in order, its run, its artifact's identity and the invocations retrying it. Null when the project
- * has no such invocation.
- */
-export async function readInvocationView(
-  db: Pick<Db, '$queryRaw'>,
-  projectId: string,
-  invocationId: string,
-): Promise<InvocationView | null> {
-  const rows = await db.$queryRaw<Record<string, unknown>[]>`
-    SELECT ${VIEW_COLUMNS[0]}, ${VIEW_COLUMNS[1]}, ${VIEW_COLUMNS[2]},
+/** The invocation view's one statement: `$1` the invocation, `$2` its project. */
+const INVOCATION_VIEW = {
+  name: 'invocation_view',
+  text: `
+    SELECT ${columnList(INVOCATION_COLUMNS, 'i')}, ${columnList(RUN_STAGE_COLUMNS, 's', STAGE)},
+      ${columnList(WORKFLOW_RUN_COLUMNS, 'r', RUN)},
       a.id AS "artifact.id", a.schema_name AS "artifact.schemaName",
       a.schema_version AS "artifact.schemaVersion", a.created_at AS "artifact.createdAt",
       ARRAY(SELECT x.id FROM invocations x WHERE x.retry_of = i.id ORDER BY x.created_at, x.id) AS "retriedAs"
@@ -71,8 +61,26 @@ export async function readInvocationView(
       LEFT JOIN run_stages s ON s.invocation_id = i.id
       LEFT JOIN workflow_runs r ON r.invocation_id = i.id
       LEFT JOIN artifacts a ON a.invocation_id = i.id
-    WHERE i.id = ${invocationId} AND i.project_id = ${projectId}
-    ORDER BY s.position`;
+    WHERE i.id = $1 AND i.project_id = $2
+    ORDER BY s.position`,
+};
+
+/**
+ * {@link loadRunDetails} with the invocation itself, in one statement: the invocation of `projectId` joined with
+ * its stages in order, its run, its artifact's identity and the invocations retrying it. Null when the project
+ * has no such invocation. On the pool it is a named statement (each connection plans it once); in a Prisma
+ * transaction, the same text on the transaction's connection.
+ */
+export async function readInvocationView(
+  db: Pick<Pool, 'query'> | Pick<Db, '$queryRawUnsafe'>,
+  projectId: string,
+  invocationId: string,
+): Promise<InvocationView | null> {
+  const rows =
+    'query' in db
+      ? (await db.query<Record<string, unknown>>({ ...INVOCATION_VIEW, values: [invocationId, projectId] }))
+          .rows
+      : await db.$queryRawUnsafe<Record<string, unknown>[]>(INVOCATION_VIEW.text, invocationId, projectId);
   const first = rows[0];
   if (!first) return null;
   return {

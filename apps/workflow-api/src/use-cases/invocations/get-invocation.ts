@@ -35,7 +35,7 @@ export async function getInvocation(
   // A wait that saw the change answers what it read; one that ended otherwise reads it again.
   const changed =
     hold && hold.wait.seconds > 0 ? await waitForChange(deps, projectId, invocationId, hold) : null;
-  const view = changed ?? (await readInvocationView(deps.db, projectId, invocationId));
+  const view = changed ?? (await readInvocationView(deps.pool, projectId, invocationId));
   if (!view) throw invocationNotFound(invocationId);
   return view;
 }
@@ -54,7 +54,7 @@ async function waitForChange(
     let seen: { state: string; attention: string } | undefined;
     for (;;) {
       // The whole view (one statement): when it shows the change, it is the answer.
-      const view = await readInvocationView(deps.db, projectId, invocationId);
+      const view = await readInvocationView(deps.pool, projectId, invocationId);
       if (!view) throw invocationNotFound(invocationId);
       const row = view.invocation;
       seen ??= { state: wait.state ?? row.state, attention: wait.attention ?? row.attention };
