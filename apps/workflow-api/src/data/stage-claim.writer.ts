@@ -30,7 +30,9 @@ const LOCK_STAGE = {
  * An agent's next assigned stages with their invocations, oldest assignment first (as its listing orders them),
  * locked as {@link LOCK_STAGE} locks one: each invocation `FOR UPDATE`, then its stage, in that order. A row
  * another request holds (a claim, a reassignment, a reconcile of the run) is skipped rather than waited for:
- * that stage is left for a later call, and this one claims the next instead of queueing behind it.
+ * that stage is left for a later call, and this one claims the next instead of queueing behind it. Each
+ * locking clause says `SKIP LOCKED` (each has its own wait policy). An invocation locked for a stage that is
+ * then skipped stays locked until this short transaction ends, as a claim's lock would.
  */
 const LOCK_NEXT_STAGES = {
   name: 'stage_claim_next_lock',
@@ -40,7 +42,7 @@ const LOCK_NEXT_STAGES = {
     WHERE s.owner_agent_id = $1 AND s.workspace_id = $2 AND s.state = 'assigned'
     ORDER BY s.assigned_at ASC, s.id ASC
     LIMIT $3
-    FOR UPDATE OF i FOR NO KEY UPDATE OF s SKIP LOCKED`,
+    FOR UPDATE OF i SKIP LOCKED FOR NO KEY UPDATE OF s SKIP LOCKED`,
 };
 
 /** Where the values of the `stage.claimed` / `stage.resumed` audit events begin in {@link WRITE_CLAIMS}. */
