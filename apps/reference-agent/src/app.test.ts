@@ -121,12 +121,15 @@ describe('reference agent', () => {
     expect(firstActions).not.toContain('evidence');
     const [complete] = platform.callsFor(first.stage_id, 'complete');
     expect((complete?.body as { summary: string }).summary).toContain(first.title);
+    // The first stage came with the agent's first listing and was claimed on its own; the second, assigned
+    // while the agent waited, came claimed by one claim-next and was never claimed again.
+    expect(platform.claimedNext.flat()).toEqual([second.stage_id]);
     expect(
       platform
         .callsFor(second.stage_id)
         .map((call) => call.path.split('/').pop())
         .filter((a) => a !== 'heartbeat'),
-    ).toEqual(['claim']);
+    ).toEqual([]);
     for (const stage of [first, second]) {
       expect(platform.evidence.get(stage.stage_id)).toEqual([
         { kind: 'stage.result', content: expect.objectContaining({ stage_key: stage.key }) },
@@ -164,6 +167,101 @@ describe('reference agent', () => {
       });
     }
     expect(logged('artifact published')).toHaveLength(1);
+  });
+
+  /** The agent's stage requests in order: `list`, `claims` (claim-next) or `<action> <stage>`. */
+  const stageRequests = () =>
+    platform.calls
+      .filter((call) => call.path.startsWith('/api/v1/agents/me/workflow-stages'))
+      .map((call) => {
+        if (call.path.endsWith('/workflow-stages')) return 'list';
+        if (call.path.endsWith('/claims')) return 'claims';
+        return `${call.method === 'DELETE' ? 'clear' : call.path.split('/').pop()} ${call.stageId}`;
+      })
+      .filter((request) => !request.startsWith('heartbeat'));
+
+  it('when a stage is assigned while the agent waits, then one claim-next claims it and it is never claimed again', async () => {
+    await startAgent({ handler: async () => ({ summary: 'done' }) }).start();
+    // The first poll lists (nothing held from before); the next ones claim.
+    await eventually(
+      () => platform.pendingPolls === 1 && platform.calls.some((call) => call.path.endsWith('/claims')),
+      5_000,
+      'a waiting claim-next',
+    );
+    const stage = platform.assign({ is_final: false });
+
+    await eventually(() => platform.stages.get(stage.stage_id)?.state === 'completed', 5_000, 'completion');
+    expect(platform.claimedNext.filter((ids) => ids.length > 0)).toEqual([[stage.stage_id]]);
+    expect(platform.callsFor(stage.stage_id, 'claim')).toHaveLength(0);
+    const requests = stageRequests();
+    expect(requests[0]).toBe('list');
+    expect(requests.slice(1, requests.indexOf(`complete ${stage.stage_id}`))).toEqual(
+      requests.slice(1, requests.indexOf(`complete ${stage.stage_id}`)).map(() => 'claims'),
+    );
+    expect(logged('stage claimed')[0]).toMatchObject({ stage_id: stage.stage_id, claimed_by: 'claim_next' });
+  });
+
+  it('when the agent restarts while holding a claimed and a blocked stage, then its first listing resumes both', async () => {
+    // What a previous process of this agent left: one stage claimed, one blocked.
+    const claimed = platform.assign({ is_final: false, state: 'claimed' });
+    const blocked = platform.assign({ is_final: false, state: 'blocked' });
+    const seen: string[] = [];
+    await startAgent({
+      handler: async (ctx) => {
+        seen.push(ctx.stage.stage_id);
+        return { summary: 'done' };
+      },
+    }).start();
+
+    await eventually(
+      () => [claimed, blocked].every((s) => platform.stages.get(s.stage_id)?.state === 'completed'),
+      5_000,
+      'both stages',
+    );
+    expect(seen.sort()).toEqual([claimed.stage_id, blocked.stage_id].sort());
+    const requests = stageRequests();
+    expect(requests[0]).toBe('list');
+    expect(
+      requests
+        .filter((r) => r !== 'claims')
+        .slice(0, 6)
+        .sort(),
+    ).toEqual(
+      [
+        'list',
+        `claim ${claimed.stage_id}`,
+        `complete ${claimed.stage_id}`,
+        `clear ${blocked.stage_id}`,
+        `claim ${blocked.stage_id}`,
+        `complete ${blocked.stage_id}`,
+      ].sort(),
+    );
+    expect(platform.claimedNext.flat()).toEqual([]);
+  });
+
+  it('while the agent holds a blocked stage, then it lists (not claims) and still picks up new stages', async () => {
+    const stuck = platform.assign({ is_final: false });
+    await startAgent({
+      handler: async (ctx) => {
+        if (ctx.stage.stage_id === stuck.stage_id) throw new StageBlockedError('Waiting for a person.');
+        return { summary: 'done' };
+      },
+    }).start();
+    await eventually(() => platform.callsFor(stuck.stage_id, 'blocker').length === 1, 5_000, 'the blocker');
+    const blockedAt = platform.calls.length;
+    const listingsAfter = () =>
+      platform.calls.slice(blockedAt).filter((call) => call.path.endsWith('/workflow-stages')).length;
+    // A claim-next already waiting when the stage was held ends its wait (1 s here); listings follow.
+    await eventually(() => listingsAfter() >= 3, 5_000, 'listings while a stage is held');
+    expect(
+      platform.calls.slice(blockedAt).filter((call) => call.path.endsWith('/claims')).length,
+    ).toBeLessThanOrEqual(1);
+
+    // A new stage is seen by a listing and claimed on its own; the held one is left alone.
+    const next = platform.assign({ is_final: false });
+    await eventually(() => platform.stages.get(next.stage_id)?.state === 'completed', 5_000, 'the new stage');
+    expect(platform.callsFor(stuck.stage_id, 'claim')).toHaveLength(1);
+    expect(platform.stages.get(stuck.stage_id)?.state).toBe('blocked');
   });
 
   it('when the handler throws StageBlockedError, then the blocker is reported and the stage is kept, not completed or re-run', async () => {

@@ -454,6 +454,22 @@ describe('stage ownership', () => {
     expect(unknown.response.status).toBe(404);
     const anonymous = await fetch(`${s.workflowUrl}/api/v1/agents/me/workflow-stages`);
     expect(anonymous.status).toBe(401);
+    // Claim-next is the agents' own: a key is refused, another agent claims nothing of the owner's.
+    const claimByKey = await fetch(`${s.workflowUrl}/api/v1/agents/me/workflow-stages/claims`, {
+      method: 'POST',
+      headers: { 'x-api-key': s.apiKey },
+    });
+    expect(claimByKey.status).toBe(403);
+    expect(((await claimByKey.json()) as { code?: string }).code).toBe('actor_not_allowed');
+    const strangerNext = await asStranger.POST('/api/v1/agents/me/workflow-stages/claims', {
+      params: { query: { wait: 0, max: 20 } },
+    });
+    expect(strangerNext.response.status).toBe(200);
+    expect(strangerNext.data?.data).toEqual([]);
+    const tooMany = await asStranger.POST('/api/v1/agents/me/workflow-stages/claims', {
+      params: { query: { max: 21 } },
+    });
+    expect(tooMany.response.status).toBe(400);
 
     // The owner reports a blocker: the invocation's attention says so; clearing it resumes.
     const asOwner = createWorkflowClient({ baseUrl: s.workflowUrl, token: owner.token });

@@ -8,6 +8,7 @@ import { lockInvocation } from '../src/data/invocations.locks';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
 import type { WorkflowDeps } from '../src/deps';
+import { claimNextStages } from '../src/use-cases/stages/claim-next-stages';
 import { claimStage } from '../src/use-cases/stages/claim-stage';
 import { heartbeatStage } from '../src/use-cases/stages/heartbeat-stage';
 import { listMyStages } from '../src/use-cases/stages/list-my-stages';
@@ -279,26 +280,26 @@ describe('claiming a stage', () => {
   });
 });
 
-describe('claims under the invocation’s lock', () => {
-  /** Holds the invocation's lock while `during` runs `fn` (which waits for it), then lets go. */
-  async function whileLocked<T>(
-    invocationId: string,
-    fn: () => Promise<T>,
-    during: (
-      tx: Parameters<Parameters<Database['prisma']['$transaction']>[0]>[0],
-    ) => Promise<void> = async () => undefined,
-  ): Promise<T> {
-    let waiting!: Promise<T>;
-    await database.prisma.$transaction(async (tx) => {
-      await lockInvocation(tx, invocationId);
-      waiting = fn();
-      waiting.catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      await during(tx);
-    });
-    return waiting;
-  }
+/** Holds the invocation's lock while `during` runs `fn` (which may wait for it), then lets go. */
+async function whileLocked<T>(
+  invocationId: string,
+  fn: () => Promise<T>,
+  during: (
+    tx: Parameters<Parameters<Database['prisma']['$transaction']>[0]>[0],
+  ) => Promise<void> = async () => undefined,
+): Promise<T> {
+  let waiting!: Promise<T>;
+  await database.prisma.$transaction(async (tx) => {
+    await lockInvocation(tx, invocationId);
+    waiting = fn();
+    waiting.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await during(tx);
+  });
+  return waiting;
+}
 
+describe('claims under the invocation’s lock', () => {
   test('when two claims of a stage wait for the lock, then both answer the claimed stage and one event is recorded', async () => {
     const stageId = await seedRun('inv_claim5', 'agt_a');
     const [one, two] = await whileLocked('inv_claim5', () =>
@@ -346,6 +347,147 @@ describe('claims under the invocation’s lock', () => {
     expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
     const claims = await auditOf(stageId);
     expect(claims.length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('claiming the next stages', () => {
+  /** Seeds a run whose first stage is assigned to `owner` at `assignedAt`. */
+  async function seedAssigned(id: string, owner: string, assignedAt: string): Promise<string> {
+    const stageId = await seedRun(id, owner);
+    await database.prisma.runStage.update({
+      where: { id: stageId },
+      data: { assignedAt: new Date(assignedAt) },
+    });
+    return stageId;
+  }
+  const noWait = { waitSeconds: 0 };
+
+  test('when an agent claims its next stages, then the oldest assigned ones up to `max` are claimed as a claim claims them, in 4 statements', async () => {
+    const newest = await seedAssigned('inv_next1', 'agt_n', '2026-11-29T05:30:00.000Z');
+    const oldest = await seedAssigned('inv_next2', 'agt_n', '2026-11-29T05:10:00.000Z');
+    const middle = await seedAssigned('inv_next3', 'agt_n', '2026-11-29T05:20:00.000Z');
+    // Neither another agent's stage nor one this agent already claimed is taken.
+    const others = await seedAssigned('inv_next4', 'agt_other', '2026-11-29T05:00:00.000Z');
+    const held = await seedAssigned('inv_next5', 'agt_n', '2026-11-29T05:00:00.000Z');
+    await claimStage(deps, agent('agt_n'), held);
+
+    let claimed!: Awaited<ReturnType<typeof claimNextStages>>;
+    expect(
+      await statementsOf(async () => {
+        claimed = await claimNextStages(deps, noWaiter, agent('agt_n'), { ...noWait, max: 2 });
+      }),
+    ).toBe(4);
+    expect(claimed.map((r) => r.stage.id)).toEqual([oldest, middle]);
+    // Each answer is what the listing answers for the stage next, and what a single claim would have written.
+    const listed = await listMyStages(deps, noWaiter, agent('agt_n'), 0);
+    expect(listed.map((r) => r.stage.id)).toEqual([held, oldest, middle, newest]);
+    expect(claimed).toStrictEqual(listed.slice(1, 3));
+    for (const record of claimed) {
+      expect(record).toMatchObject({
+        stage: { state: 'claimed', blockerReason: null, attempts: 2 },
+        invocation: { attention: 'none', attentionReason: null, blockers: [] },
+        stageCount: 2,
+      });
+      expect(record.stage.claimedAt).toStrictEqual(record.stage.lastHeartbeatAt);
+      expect(record.stage).toStrictEqual(
+        await database.prisma.runStage.findUnique({ where: { id: record.stage.id } }),
+      );
+      expect(record.invocation).toStrictEqual(
+        await database.prisma.invocation.findUnique({ where: { id: record.invocation.id } }),
+      );
+      const events = await auditOf(record.stage.id);
+      expect(
+        events.map((e) => [e.action, e.actorKind, e.actorId, e.projectId, e.targetType, e.data]),
+      ).toEqual([
+        [
+          'stage.claimed',
+          'agent',
+          'agt_n',
+          'prj_1',
+          'run_stage',
+          { invocation_id: record.invocation.id, stage_key: 'collect' },
+        ],
+      ]);
+    }
+
+    const rest = await claimNextStages(deps, noWaiter, agent('agt_n'), { ...noWait, max: 20 });
+    expect(rest.map((r) => r.stage.id)).toEqual([newest]);
+    expect(await claimNextStages(deps, noWaiter, agent('agt_n'), { ...noWait, max: 20 })).toEqual([]);
+    expect((await auditOf(held)).map((e) => e.action)).toEqual(['stage.claimed']);
+    expect((await database.prisma.runStage.findUnique({ where: { id: others } }))?.state).toBe('assigned');
+  });
+
+  test('when another request holds the oldest stage’s invocation, then the next one is claimed without waiting for it', async () => {
+    const busy = await seedAssigned('inv_next6', 'agt_s', '2026-11-29T05:10:00.000Z');
+    const free = await seedAssigned('inv_next7', 'agt_s', '2026-11-29T05:20:00.000Z');
+    let answered = false;
+    const claimed = await whileLocked(
+      'inv_next6',
+      async () => {
+        const records = await claimNextStages(deps, noWaiter, agent('agt_s'), { ...noWait, max: 2 });
+        answered = true;
+        return records;
+      },
+      async () => {
+        // Still under the lock: the call has answered already.
+        expect(answered).toBe(true);
+      },
+    );
+    expect(claimed.map((r) => r.stage.id)).toEqual([free]);
+    expect((await database.prisma.runStage.findUnique({ where: { id: busy } }))?.state).toBe('assigned');
+    // Two calls at once each claim a different stage: one skips the row the other holds.
+    await database.prisma.runStage.update({
+      where: { id: free },
+      data: { state: 'assigned', assignedAt: new Date('2026-11-29T05:30:00.000Z') },
+    });
+    const third = await seedAssigned('inv_next8', 'agt_s', '2026-11-29T05:40:00.000Z');
+    const [one, two] = await Promise.all([
+      claimNextStages(deps, noWaiter, agent('agt_s'), { ...noWait, max: 1 }),
+      claimNextStages(deps, noWaiter, agent('agt_s'), { ...noWait, max: 1 }),
+    ]);
+    const ids = [...one, ...two].map((r) => r.stage.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const rest = await claimNextStages(deps, noWaiter, agent('agt_s'), { ...noWait, max: 20 });
+    expect([...ids, ...rest.map((r) => r.stage.id)].sort()).toEqual([busy, free, third].sort());
+  });
+
+  test('when none is assigned, then it waits for an assignment and claims it, or answers nothing when the wait ends', async () => {
+    const waits: unknown[][] = [];
+    const quiet: AssignmentWaiter = {
+      wait: async (...args) => {
+        waits.push(args);
+      },
+    };
+    expect(await claimNextStages(deps, quiet, agent('agt_w'), { waitSeconds: 2, max: 3 })).toEqual([]);
+    expect(waits).toEqual([['agt_w', 2000, undefined]]);
+    expect(await claimNextStages(deps, quiet, agent('agt_w'), { waitSeconds: 0, max: 3 })).toEqual([]);
+    expect(waits).toHaveLength(1);
+
+    let stageId = '';
+    const woken: AssignmentWaiter = {
+      // The engine assigns a stage while the call waits, and announces it.
+      wait: async () => {
+        stageId = await seedRun('inv_next9', 'agt_w');
+      },
+    };
+    const claimed = await claimNextStages(deps, woken, agent('agt_w'), { waitSeconds: 5, max: 3 });
+    expect(claimed.map((r) => [r.stage.id, r.stage.state])).toEqual([[stageId, 'claimed']]);
+    expect((await auditOf(stageId)).map((e) => e.action)).toEqual(['stage.claimed']);
+
+    // A caller gone while it waited claims nothing.
+    const abort = new AbortController();
+    const gone: AssignmentWaiter = {
+      wait: async () => {
+        await seedRun('inv_next10', 'agt_w');
+        abort.abort();
+      },
+    };
+    expect(
+      await claimNextStages(deps, gone, agent('agt_w'), { waitSeconds: 5, max: 3 }, abort.signal),
+    ).toEqual([]);
+    expect((await database.prisma.runStage.findUnique({ where: { id: 'stg_inv_next10_1' } }))?.state).toBe(
+      'assigned',
+    );
   });
 });
 

@@ -141,6 +141,28 @@ export class WorkflowAgent {
     }
   }
 
+  /**
+   * Claims up to `max` (1–20, default 1) of this agent's assigned stages, oldest first, and returns them
+   * already claimed: no {@link claim} after it. With `wait` (at most 30 s) and none assigned, it long-polls for
+   * an assignment; an empty list when none came. One round trip from assignment to a claimed stage. Stages
+   * already claimed or blocked are not returned (after a restart, list them with {@link stages}).
+   */
+  async claimNext(
+    options: RequestOptions & { wait?: number; max?: number } = {},
+  ): Promise<StageAssignment[]> {
+    return unwrap(
+      await this.raw.POST('/api/v1/agents/me/workflow-stages/claims', {
+        params: {
+          query: {
+            ...(options.wait !== undefined ? { wait: options.wait } : {}),
+            ...(options.max !== undefined ? { max: options.max } : {}),
+          },
+        },
+        ...signalOf(options),
+      }),
+    );
+  }
+
   /** Claims an assigned stage (repeating it is harmless; it counts as a heartbeat). */
   async claim(stageId: string, options?: RequestOptions): Promise<Stage> {
     return unwrap(

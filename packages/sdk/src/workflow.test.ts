@@ -174,3 +174,25 @@ describe('WorkflowAgent.waitForStage', () => {
     expect(auth).toHaveLength(3);
   });
 });
+
+describe('WorkflowAgent.claimNext', () => {
+  it('posts to the claims route with its wait and max and returns the claimed stages', async () => {
+    const seen: string[] = [];
+    server.removeAllListeners('request');
+    server.on('request', (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        seen.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+        json(res, 200, { data: [{ stage_id: 'stg_1', state: 'claimed' }] });
+      });
+    });
+    const agent = new WorkflowAgent({ baseUrl, token: 'agent-jwt' });
+    const stages = await agent.claimNext({ wait: 20, max: 3 });
+    expect(stages.map((stage) => [stage.stage_id, stage.state])).toEqual([['stg_1', 'claimed']]);
+    expect(await agent.claimNext()).toHaveLength(1);
+    expect(seen).toEqual([
+      'POST /api/v1/agents/me/workflow-stages/claims?wait=20&max=3 Bearer agent-jwt',
+      'POST /api/v1/agents/me/workflow-stages/claims Bearer agent-jwt',
+    ]);
+  });
+});

@@ -29,6 +29,11 @@ export interface PlatformApi {
   /** The hub's active provider/model catalog. */
   listProviderModels(signal: AbortSignal): Promise<ProviderModel[]>;
   listStages(waitSeconds: number, signal: AbortSignal): Promise<AgentStageAssignment[]>;
+  /**
+   * Claims up to `max` of the agent's assigned stages, oldest first, waiting up to `waitSeconds` for one:
+   * the stages answered are claimed already.
+   */
+  claimNext(waitSeconds: number, max: number, signal: AbortSignal): Promise<AgentStageAssignment[]>;
   claim(stageId: string, signal: AbortSignal): Promise<AgentStageAssignment>;
   heartbeat(
     stageId: string,
@@ -84,6 +89,14 @@ export function createPlatformApi(options: PlatformApiOptions): PlatformApi {
       return unwrap(
         await workflow.GET('/api/v1/agents/me/workflow-stages', {
           params: { query: { wait: waitSeconds } },
+          signal,
+        }),
+      );
+    },
+    async claimNext(waitSeconds, max, signal) {
+      return unwrap(
+        await workflow.POST('/api/v1/agents/me/workflow-stages/claims', {
+          params: { query: { wait: waitSeconds, max } },
           signal,
         }),
       );

@@ -9,11 +9,13 @@ import type { Wakeup } from '../domain/wakeup';
 const LONG_POLL_SLACK_MS = 15_000;
 
 export interface PollLoopDeps {
-  api: Pick<PlatformApi, 'listStages'>;
-  /** Where listings go; it says whether a slot is free and how many stages a listing started. */
+  api: Pick<PlatformApi, 'listStages' | 'claimNext'>;
+  /** Where answers go; it says how many slots are free, whether a stage is held, and how many an answer started. */
   stages: {
     isFull(): boolean;
-    reconcile(stages: AgentStageAssignment[], listedAt: number): number;
+    freeSlots(): number;
+    holdsHeld(): boolean;
+    reconcile(stages: AgentStageAssignment[], listedAt: number, options?: { claimed?: boolean }): number;
   };
   /** Notified when a stage settles, so a full or idle loop polls again at once. */
   wakeup: Wakeup;
@@ -28,36 +30,46 @@ export interface PollLoopDeps {
 }
 
 /**
- * Long-polls the agent's stages and hands each listing to the tracker until `signal` aborts. A failed
- * listing is retried with capped backoff; the loop never ends on its own.
+ * Long-polls the agent's stages and hands each answer to the tracker until `signal` aborts. Mostly it asks
+ * for its next assigned stages claimed (claim-next, up to its free slots): one round trip from assignment to
+ * a claimed stage, and a wait that only ends on a new assignment. It lists its open stages instead on its
+ * first poll (stages it held before a restart, blocked ones included), while it holds a blocked stage (only a
+ * listing shows it resumed or taken away) and after a failed claim-next (whose stages may be claimed though
+ * the answer was lost). A failed call is retried with capped backoff; the loop never ends on its own.
  */
 export async function runPollLoop(deps: PollLoopDeps, signal: AbortSignal): Promise<void> {
   const { api, stages: tracker, wakeup, logger, policy, secrets, pollWaitSeconds, idlePollMs } = deps;
   let failures = 0;
+  let listNext = true;
   while (!signal.aborted) {
     if (tracker.isFull()) {
       await wakeup.wait(idlePollMs, signal);
       continue;
     }
+    const listing = listNext || tracker.holdsHeld();
     const listedAt = Date.now();
     let stages: AgentStageAssignment[];
     try {
       stages = await within(signal, pollWaitSeconds * 1000 + LONG_POLL_SLACK_MS, (s) =>
-        api.listStages(pollWaitSeconds, s),
+        listing
+          ? api.listStages(pollWaitSeconds, s)
+          : api.claimNext(pollWaitSeconds, Math.max(1, tracker.freeSlots()), s),
       );
       failures = 0;
     } catch (error) {
       if (signal.aborted) break;
       failures += 1;
+      if (!listing) listNext = true;
       const delayMs = backoffDelay(failures, policy);
       logger.warn(
         { attempt: failures, retry_in_ms: delayMs, error: describeError(error, secrets) },
-        'listing stages failed; retrying',
+        listing ? 'listing stages failed; retrying' : 'claiming stages failed; retrying',
       );
       await sleep(delayMs, signal).catch(() => undefined);
       continue;
     }
-    const started = tracker.reconcile(stages, listedAt);
+    if (listing) listNext = false;
+    const started = tracker.reconcile(stages, listedAt, listing ? {} : { claimed: true });
     // The list answers at once while any stage is open, ours in progress included: pause rather than spin.
     const quick = Date.now() - listedAt < idlePollMs;
     if (started === 0 && (stages.length > 0 || quick)) await wakeup.wait(idlePollMs, signal);

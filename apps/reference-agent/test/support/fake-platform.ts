@@ -46,7 +46,9 @@ export class FakePlatform {
   readonly hubStatuses: string[] = [];
   /** Stages another agent took over: every call about them answers 409 `stage_reassigned`. */
   readonly reassigned = new Set<string>();
-  /** Long polls currently held open, and how many ended because the client went away. */
+  /** The stage ids each claim-next answered, in order (one entry per call, empty when none was claimed). */
+  readonly claimedNext: string[][] = [];
+  /** Long polls currently held open (listings and claim-next calls), and how many ended because the client went away. */
   pendingPolls = 0;
   abandonedPolls = 0;
   /** Called when a stage completes (e.g. to assign the next stage of the run). */
@@ -153,7 +155,14 @@ export class FakePlatform {
       return json(res, 200, { data: this.agent(status) });
     }
     if (method === 'GET' && path === '/api/v1/agents/me/workflow-stages') {
-      return this.listStages(req, res, Number(url.searchParams.get('wait') ?? 0));
+      return this.listStages(res, Number(url.searchParams.get('wait') ?? 0));
+    }
+    if (method === 'POST' && path === '/api/v1/agents/me/workflow-stages/claims') {
+      return this.claimNext(
+        res,
+        Number(url.searchParams.get('wait') ?? 0),
+        Number(url.searchParams.get('max') ?? 1),
+      );
     }
     if (stageMatch)
       return this.stageAction(res, method, stageMatch[1] as string, stageMatch[2] as string, body);
@@ -170,30 +179,54 @@ export class FakePlatform {
     );
   }
 
-  private async listStages(req: IncomingMessage, res: ServerResponse, wait: number): Promise<void> {
-    if (this.open().length === 0 && wait > 0) {
-      this.pendingPolls += 1;
-      let gone = false;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.pollWaiters.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, wait * 1000);
-        this.pollWaiters.add(done);
-        res.once('close', () => {
-          if (!res.writableEnded) gone = true;
-          done();
-        });
+  /** The agent's assigned stages, oldest assignment first, as the platform claims them. */
+  private assigned(): AgentStageAssignment[] {
+    return this.open()
+      .filter((s) => s.state === 'assigned')
+      .sort((a, b) => (a.assigned_at ?? '').localeCompare(b.assigned_at ?? ''));
+  }
+
+  /**
+   * Waits up to `wait` seconds for an assignment (or the client to go away, answered true). Counted in
+   * `pendingPolls` while it waits.
+   */
+  private async waitForAssignment(res: ServerResponse, wait: number): Promise<boolean> {
+    this.pendingPolls += 1;
+    let gone = false;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.pollWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, wait * 1000);
+      this.pollWaiters.add(done);
+      res.once('close', () => {
+        if (!res.writableEnded) gone = true;
+        done();
       });
-      this.pendingPolls -= 1;
-      if (gone || req.destroyed) {
-        this.abandonedPolls += 1;
-        return;
-      }
+    });
+    this.pendingPolls -= 1;
+    // Only the response closing unanswered says the client went away (the request is destroyed once read).
+    if (gone) {
+      this.abandonedPolls += 1;
+      return true;
     }
+    return false;
+  }
+
+  private async listStages(res: ServerResponse, wait: number): Promise<void> {
+    if (this.open().length === 0 && wait > 0 && (await this.waitForAssignment(res, wait))) return;
     json(res, 200, { data: this.open() });
+  }
+
+  /** As the platform does: claims up to `max` assigned stages, waiting once for an assignment when none is. */
+  private async claimNext(res: ServerResponse, wait: number, max: number): Promise<void> {
+    if (this.assigned().length === 0 && wait > 0 && (await this.waitForAssignment(res, wait))) return;
+    const claimed = this.assigned().slice(0, max);
+    for (const stage of claimed) stage.state = 'claimed';
+    this.claimedNext.push(claimed.map((stage) => stage.stage_id));
+    json(res, 200, { data: claimed });
   }
 
   private stageAction(res: ServerResponse, method: string, id: string, action: string, body: unknown): void {

@@ -48,6 +48,42 @@ export function auditEventInsert(first: number, condition: string): string {
       WHERE ${condition}`;
 }
 
+/**
+ * {@link auditEventInsert} for several events at once: each element of the arrays in parameters `$<first>` to
+ * `$<first + 10>` is one event (see `statementColumns`), so one prepared statement writes any number of them
+ * (none for empty arrays).
+ */
+export function auditEventsInsert(first: number): string {
+  const $ = (i: number) => `$${first + i}`;
+  return `INSERT INTO audit_events (id, workspace_id, project_id, actor_kind, actor_id, action, target_type,
+        target_id, data, request_id, created_at)
+      SELECT e.id, e.workspace_id, e.project_id, e.actor_kind, e.actor_id, e.action, e.target_type, e.target_id,
+        e.data::jsonb, e.request_id, e.created_at
+      FROM unnest(${$(0)}::text[], ${$(1)}::text[], ${$(2)}::text[], ${$(3)}::text[], ${$(4)}::text[],
+        ${$(5)}::text[], ${$(6)}::text[], ${$(7)}::text[], ${$(8)}::text[], ${$(9)}::text[],
+        ${$(10)}::timestamptz[])
+        AS e(id, workspace_id, project_id, actor_kind, actor_id, action, target_type, target_id, data, request_id,
+          created_at)`;
+}
+
+/** The values of {@link auditEventInsert} for `entry`, dated `at` (its id too). */
+function statementValues(entry: WorkflowAuditEntry, at: Date): unknown[] {
+  const row = auditRow(entry, newId('aud', at.getTime()));
+  return [
+    row.id,
+    row.workspaceId,
+    row.projectId,
+    row.actorKind,
+    row.actorId,
+    row.action,
+    row.targetType,
+    row.targetId,
+    JSON.stringify(row.data),
+    row.requestId,
+    at.toISOString(),
+  ];
+}
+
 /** Append-only record of workflow changes; the repository offers no update or delete. */
 export function createWorkflowAudit(db: Db) {
   return {
@@ -66,21 +102,11 @@ export function createWorkflowAudit(db: Db) {
      * The values of {@link auditEventInsert} for `entry`: the row {@link record} writes, dated `at` (its id
      * too), for a caller that writes the event in its own statement.
      */
-    statementValues(entry: WorkflowAuditEntry, at: Date): unknown[] {
-      const row = auditRow(entry, newId('aud', at.getTime()));
-      return [
-        row.id,
-        row.workspaceId,
-        row.projectId,
-        row.actorKind,
-        row.actorId,
-        row.action,
-        row.targetType,
-        row.targetId,
-        JSON.stringify(row.data),
-        row.requestId,
-        at.toISOString(),
-      ];
+    statementValues,
+    /** The values of {@link auditEventsInsert} for `entries`: {@link statementValues} of each, by column. */
+    statementColumns(entries: WorkflowAuditEntry[], at: Date): unknown[][] {
+      const rows = entries.map((entry) => statementValues(entry, at));
+      return Array.from({ length: 11 }, (_, column) => rows.map((row) => row[column]));
     },
   };
 }

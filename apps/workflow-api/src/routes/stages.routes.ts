@@ -1,8 +1,9 @@
 import type { AgentActor } from '@svc/auth';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { AppError } from '@svc/service-kit';
 import type { WorkflowDeps } from '../deps';
 import { presentAssignment, presentEvidence } from '../presenters/stages';
+import { claimNextStages } from '../use-cases/stages/claim-next-stages';
 import { claimStage } from '../use-cases/stages/claim-stage';
 import { clearStageBlocker } from '../use-cases/stages/clear-stage-blocker';
 import { completeStage } from '../use-cases/stages/complete-stage';
@@ -33,6 +34,7 @@ export function stageHandlers(
   extra: { waiter: AssignmentWaiter },
 ): WorkflowHandlers<
   | 'listMyWorkflowStages'
+  | 'claimNextWorkflowStages'
   | 'claimWorkflowStage'
   | 'heartbeatWorkflowStage'
   | 'reportWorkflowStageBlocker'
@@ -45,27 +47,49 @@ export function stageHandlers(
     status: 200 as const,
     body: { data: presentAssignment(record, deps.engine) },
   });
+  /** Runs a long-poll with a signal aborted when its caller goes away (its wait then ends at once). */
+  const untilClosed = async <T>(res: Response, fn: (signal: AbortSignal) => Promise<T>) => {
+    const abort = new AbortController();
+    const onClose = () => abort.abort();
+    res.on('close', onClose);
+    try {
+      return await fn(abort.signal);
+    } finally {
+      res.off('close', onClose);
+    }
+  };
+  const listResponse = (records: Parameters<typeof presentAssignment>[0][]) => ({
+    status: 200 as const,
+    body: { data: records.map((record) => presentAssignment(record, deps.engine)) },
+  });
   return {
     async listMyWorkflowStages(ctx) {
-      const abort = new AbortController();
-      const onClose = () => abort.abort();
-      ctx.res.on('close', onClose);
-      try {
-        const records = await listMyStages(
+      const actor = agentOf(actorOf(ctx.actor));
+      const records = await untilClosed(ctx.res, (signal) =>
+        listMyStages(
           deps,
           // The slot of a long-poll goes to others while it only waits (decision 100).
           assignmentWaiterOf(ctx.req, extra.waiter),
-          agentOf(actorOf(ctx.actor)),
+          actor,
           ctx.query.wait ?? 0,
-          abort.signal,
-        );
-        return {
-          status: 200,
-          body: { data: records.map((record) => presentAssignment(record, deps.engine)) },
-        };
-      } finally {
-        ctx.res.off('close', onClose);
-      }
+          signal,
+        ),
+      );
+      return listResponse(records);
+    },
+    async claimNextWorkflowStages(ctx) {
+      const actor = agentOf(actorOf(ctx.actor));
+      const records = await untilClosed(ctx.res, (signal) =>
+        claimNextStages(
+          deps,
+          // Waits like the listing: its slot goes to others meanwhile (decision 100).
+          assignmentWaiterOf(ctx.req, extra.waiter),
+          actor,
+          { waitSeconds: ctx.query.wait ?? 0, max: ctx.query.max ?? 1 },
+          signal,
+        ),
+      );
+      return listResponse(records);
     },
     async claimWorkflowStage(ctx) {
       return stageResponse(await claimStage(deps, agentOf(actorOf(ctx.actor)), ctx.params.stageId));

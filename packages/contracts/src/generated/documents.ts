@@ -15639,6 +15639,85 @@ export const workflowDocument: OpenApiDocument = {
         }
       }
     },
+    "/api/v1/agents/me/workflow-stages/claims": {
+      "post": {
+        "operationId": "claimNextWorkflowStages",
+        "tags": [
+          "agent-stages"
+        ],
+        "summary": "Claim this agent's next assigned stages, oldest first, waiting for one when none is assigned.",
+        "description": "Claims up to `max` of the agent's `assigned` stages, oldest assignment first, each exactly as `claimWorkflowStage` claims it (`assigned` → `claimed`, counted as a heartbeat, the `stage.claimed` audit event), and answers the claimed stages. With `wait` (seconds, at most 30) and none assigned, the call waits until a stage is assigned to the agent or the time is up, then tries once more (possibly answering an empty list). A stage another request is acting on at that moment is left for a later call. Claimed and blocked stages are not answered: list them with `listMyWorkflowStages` (after a restart, or to see a blocked stage resumed). Why: one round trip from assignment to a claimed stage, where the listing needs a claim per stage after it.",
+        "x-svc-actors": [
+          "agent"
+        ],
+        "x-svc-scopes": [
+          "handoffs:write"
+        ],
+        "security": [
+          {
+            "agentBearer": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "wait",
+            "in": "query",
+            "required": false,
+            "description": "Wait for up to this many seconds when no stage is assigned.",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 30,
+              "default": 0
+            }
+          },
+          {
+            "name": "max",
+            "in": "query",
+            "required": false,
+            "description": "Claim at most this many stages.",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 20,
+              "default": 1
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The stages claimed by this call (empty when none was assigned).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AgentStageAssignment"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "401": {
+            "$ref": "#/components/responses/Problem"
+          },
+          "403": {
+            "$ref": "#/components/responses/Problem"
+          }
+        }
+      }
+    },
     "/api/v1/agents/me/workflow-stages/{stageId}/claim": {
       "parameters": [
         {

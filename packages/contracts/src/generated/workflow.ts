@@ -751,6 +751,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agents/me/workflow-stages/claims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim this agent's next assigned stages, oldest first, waiting for one when none is assigned.
+         * @description Claims up to `max` of the agent's `assigned` stages, oldest assignment first, each exactly as `claimWorkflowStage` claims it (`assigned` → `claimed`, counted as a heartbeat, the `stage.claimed` audit event), and answers the claimed stages. With `wait` (seconds, at most 30) and none assigned, the call waits until a stage is assigned to the agent or the time is up, then tries once more (possibly answering an empty list). A stage another request is acting on at that moment is left for a later call. Claimed and blocked stages are not answered: list them with `listMyWorkflowStages` (after a restart, or to see a blocked stage resumed). Why: one round trip from assignment to a claimed stage, where the listing needs a claim per stage after it.
+         */
+        post: operations["claimNextWorkflowStages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents/me/workflow-stages/{stageId}/claim": {
         parameters: {
             query?: never;
@@ -3306,6 +3326,36 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The open stages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentStageAssignment"][];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
+    claimNextWorkflowStages: {
+        parameters: {
+            query?: {
+                /** @description Wait for up to this many seconds when no stage is assigned. */
+                wait?: number;
+                /** @description Claim at most this many stages. */
+                max?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stages claimed by this call (empty when none was assigned). */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -137,8 +137,15 @@ function publishBody(
   return { payload: result.payload, summary, limitations, provenance };
 }
 
+/** How a stage reached the runner. */
+export interface StageRunOptions {
+  /** The stage was claimed by the call that answered it (claim-next): the runner does not claim it again. */
+  claimed?: boolean;
+}
+
 /**
- * Works one stage to its end: claim (or clear its blocker) → stage heartbeats every
+ * Works one stage to its end: claim (or clear its blocker; neither for a stage answered claimed) → stage
+ * heartbeats every
  * `heartbeat_interval_seconds` → handler → the artifact with the `stage.result` evidence (a final stage: the
  * publication completes it) or the completion with that evidence (any other stage, or a publication replayed).
  * Never throws; the outcome says what happened. `signal` aborts when the agent gives up on the stage.
@@ -147,6 +154,7 @@ export async function runStage(
   stage: AgentStageAssignment,
   signal: AbortSignal,
   deps: StageRunnerDeps,
+  options: StageRunOptions = {},
 ): Promise<StageOutcome> {
   const { api, secrets } = deps;
   const log = deps.logger.child({
@@ -202,15 +210,28 @@ export async function runStage(
   };
 
   try {
-    if (stage.state === 'blocked') {
-      await step('clear_blocker', (s) => api.clearBlocker(stage.stage_id, s));
-      log.info({ duration_ms: elapsed() }, 'stage blocker cleared; trying the stage again');
+    if (options.claimed) {
+      // Claimed with its assignment, in the call that answered it: no round trip of its own.
+      log.info(
+        {
+          duration_ms: 0,
+          position: stage.position,
+          stage_count: stage.stage_count,
+          claimed_by: 'claim_next',
+        },
+        'stage claimed',
+      );
+    } else {
+      if (stage.state === 'blocked') {
+        await step('clear_blocker', (s) => api.clearBlocker(stage.stage_id, s));
+        log.info({ duration_ms: elapsed() }, 'stage blocker cleared; trying the stage again');
+      }
+      await step('claim', (s) => api.claim(stage.stage_id, s));
+      log.info(
+        { duration_ms: elapsed(), position: stage.position, stage_count: stage.stage_count },
+        'stage claimed',
+      );
     }
-    await step('claim', (s) => api.claim(stage.stage_id, s));
-    log.info(
-      { duration_ms: elapsed(), position: stage.position, stage_count: stage.stage_count },
-      'stage claimed',
-    );
 
     const interval = stage.heartbeat_interval_seconds;
     const intervalMs =

@@ -23,7 +23,10 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A tracker whose stage runs end when the test says so. */
 function setup(options: { concurrency?: number; dropCooldownMs?: number } = {}) {
-  const runs = new Map<string, { finish: (outcome: StageOutcome) => void; signal: AbortSignal }>();
+  const runs = new Map<
+    string,
+    { finish: (outcome: StageOutcome) => void; signal: AbortSignal; claimed: boolean }
+  >();
   const events: string[] = [];
   const tracker = new StageTracker({
     api: {} as PlatformApi,
@@ -36,8 +39,10 @@ function setup(options: { concurrency?: number; dropCooldownMs?: number } = {}) 
     lifetime: new AbortController().signal,
     onWorkingChanged: () => events.push('working-changed'),
     onSettled: () => events.push('settled'),
-    runStage: (assigned, signal) =>
-      new Promise<StageOutcome>((resolve) => runs.set(assigned.stage_id, { finish: resolve, signal })),
+    runStage: (assigned, signal, _deps, runOptions) =>
+      new Promise<StageOutcome>((resolve) =>
+        runs.set(assigned.stage_id, { finish: resolve, signal, claimed: runOptions?.claimed === true }),
+      ),
   });
   const finish = async (id: string, outcome: StageOutcome) => {
     runs.get(id)?.finish(outcome);
@@ -128,5 +133,26 @@ describe('StageTracker', () => {
     await tracker.settleInFlight(20);
     expect(run?.signal.aborted).toBe(true);
     expect(tracker.workingCount()).toBe(0);
+  });
+
+  it('when claim-next answers stages, then they start without another claim, within the free slots, and held stages are kept', async () => {
+    const { tracker, runs, finish } = setup({ concurrency: 3 });
+    tracker.reconcile([stage('held')], Date.now());
+    await finish('held', { kind: 'held', blockerReported: true });
+    expect(tracker.holdsHeld()).toBe(true);
+    expect(tracker.freeSlots()).toBe(3);
+    expect(
+      tracker.reconcile([stage('c1', 'claimed'), stage('c2', 'claimed')], Date.now(), { claimed: true }),
+    ).toBe(2);
+    expect([runs.get('c1')?.claimed, runs.get('c2')?.claimed]).toEqual([true, true]);
+    expect(tracker.freeSlots()).toBe(1);
+    // Not a listing: the held stage, absent from the answer, is still held.
+    expect(tracker.holdsHeld()).toBe(true);
+    // A stage completed since is not started again from an answer read before its completion.
+    await finish('c1', { kind: 'completed' });
+    expect(tracker.reconcile([stage('c1', 'claimed')], Date.now() - 60_000, { claimed: true })).toBe(0);
+    // A listed stage is claimed by its runner as before.
+    expect(tracker.reconcile([stage('l1')], Date.now())).toBe(1);
+    expect(runs.get('l1')?.claimed).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import type { RetryPolicy } from '../../domain/call-policy';
 import type { PlatformApi } from '../../data/platform-api';
 import type { AgentStageAssignment, StageHandler } from '../../domain/stage-handler';
 import { runStage } from './run-stage';
-import type { StageOutcome, StageRunnerDeps } from './run-stage';
+import type { StageOutcome, StageRunnerDeps, StageRunOptions } from './run-stage';
 
 /** How often held (blocked) stages are checked for a due heartbeat (each at its own interval). */
 const HELD_HEARTBEAT_MS = 1_000;
@@ -51,6 +51,7 @@ export interface StageTrackerDeps {
     stage: AgentStageAssignment,
     signal: AbortSignal,
     deps: StageRunnerDeps,
+    options?: StageRunOptions,
   ) => Promise<StageOutcome>;
 }
 
@@ -92,12 +93,27 @@ export class StageTracker {
     return this.workingCount() >= this.deps.concurrency;
   }
 
-  /** Starts the listed stages that are new (or due again) within the free slots; returns how many. */
-  reconcile(stages: AgentStageAssignment[], listedAt: number): number {
+  /** How many more stages can be worked now. */
+  freeSlots(): number {
+    return Math.max(0, this.deps.concurrency - this.workingCount());
+  }
+
+  /** True while a stage is held after a blocker: only a listing shows it resumed or taken away. */
+  holdsHeld(): boolean {
+    return [...this.tracked.values()].some((entry) => entry.status === 'held');
+  }
+
+  /**
+   * Starts the listed stages that are new (or due again) within the free slots; returns how many. With
+   * `claimed`, `stages` is what a claim-next answered (stages just claimed, not a listing of all the open ones):
+   * they are started without claiming them again, and held stages are not forgotten for being absent.
+   */
+  reconcile(stages: AgentStageAssignment[], listedAt: number, options: StageRunOptions = {}): number {
     const { logger } = this.deps;
     const now = Date.now();
     const listed = new Set(stages.map((stage) => stage.stage_id));
     for (const [id, entry] of this.tracked) {
+      if (options.claimed) break;
       if (entry.status === 'held' && !listed.has(id) && listedAt >= entry.heldAt) {
         this.tracked.delete(id);
         logger.info(
@@ -110,26 +126,41 @@ export class StageTracker {
     for (const [id, at] of this.completed) if (at + COMPLETED_MEMORY_MS <= now) this.completed.delete(id);
 
     let started = 0;
+    const skipped: string[] = [];
     for (const stage of stages) {
-      if (this.isFull()) break;
+      if (this.isFull()) {
+        skipped.push(stage.stage_id);
+        continue;
+      }
       const completedAt = this.completed.get(stage.stage_id);
       if (completedAt !== undefined) {
-        if (listedAt < completedAt) continue;
+        if (listedAt < completedAt) {
+          skipped.push(stage.stage_id);
+          continue;
+        }
         this.completed.delete(stage.stage_id);
       }
       const dropped = this.cooldowns.get(stage.stage_id);
-      if (dropped && dropped.assignedAt === stage.assigned_at) continue;
+      if (dropped && dropped.assignedAt === stage.assigned_at) {
+        skipped.push(stage.stage_id);
+        continue;
+      }
       if (dropped) this.cooldowns.delete(stage.stage_id);
       const entry = this.tracked.get(stage.stage_id);
       if (entry?.status === 'working') continue;
-      if (entry?.status === 'held') {
+      // A stage claimed from `assigned` was given to this agent afresh: a held entry of it is stale.
+      if (entry?.status === 'held' && !options.claimed) {
         entry.stage = stage;
         const resumed = entry.blockerReported && stage.state !== 'blocked' && listedAt >= entry.heldAt;
         const due = entry.retryAt !== undefined && now >= entry.retryAt;
         if (!resumed && !due) continue;
       }
-      this.start(stage);
+      this.start(stage, options);
       started += 1;
+    }
+    if (options.claimed && skipped.length > 0) {
+      // Claimed but not worked: the engine stalls and reassigns them, or the next listing after a restart shows them.
+      logger.warn({ stage_ids: skipped }, 'claimed stages not started');
     }
     return started;
   }
@@ -187,7 +218,7 @@ export class StageTracker {
     return [...this.tracked.values()].filter((t) => t.status === 'working');
   }
 
-  private start(stage: AgentStageAssignment): void {
+  private start(stage: AgentStageAssignment, options: StageRunOptions = {}): void {
     const { api, handler, logger, policy, secrets } = this.deps;
     const run = this.deps.runStage ?? runStage;
     const controller = new AbortController();
@@ -202,7 +233,7 @@ export class StageTracker {
     };
     this.tracked.set(stage.stage_id, entry);
     this.deps.onWorkingChanged();
-    entry.done = run(stage, controller.signal, { api, handler, logger, policy, secrets })
+    entry.done = run(stage, controller.signal, { api, handler, logger, policy, secrets }, options)
       .then((outcome: StageOutcome) => {
         if (outcome.kind === 'held') {
           entry.status = 'held';
