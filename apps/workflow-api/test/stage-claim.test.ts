@@ -453,35 +453,33 @@ describe('claiming the next stages', () => {
 
   test('when none is assigned, then it waits for an assignment and claims it, or answers nothing when the wait ends', async () => {
     const waits: unknown[][] = [];
-    const quiet: AssignmentWaiter = {
-      wait: async (...args) => {
-        waits.push(args);
-      },
-    };
+    /** A waiter whose wait runs `during` (what happens while the call waits). */
+    const waiter = (during: (...args: unknown[]) => Promise<void>): AssignmentWaiter => ({
+      watch: (agentId) => ({ wait: (ms, signal) => during(agentId, ms, signal), stop: () => undefined }),
+    });
+    const quiet = waiter(async (...args) => {
+      waits.push(args);
+    });
     expect(await claimNextStages(deps, quiet, agent('agt_w'), { waitSeconds: 2, max: 3 })).toEqual([]);
     expect(waits).toEqual([['agt_w', 2000, undefined]]);
     expect(await claimNextStages(deps, quiet, agent('agt_w'), { waitSeconds: 0, max: 3 })).toEqual([]);
     expect(waits).toHaveLength(1);
 
     let stageId = '';
-    const woken: AssignmentWaiter = {
-      // The engine assigns a stage while the call waits, and announces it.
-      wait: async () => {
-        stageId = await seedRun('inv_next9', 'agt_w');
-      },
-    };
+    // The engine assigns a stage while the call waits, and announces it.
+    const woken = waiter(async () => {
+      stageId = await seedRun('inv_next9', 'agt_w');
+    });
     const claimed = await claimNextStages(deps, woken, agent('agt_w'), { waitSeconds: 5, max: 3 });
     expect(claimed.map((r) => [r.stage.id, r.stage.state])).toEqual([[stageId, 'claimed']]);
     expect((await auditOf(stageId)).map((e) => e.action)).toEqual(['stage.claimed']);
 
     // A caller gone while it waited claims nothing.
     const abort = new AbortController();
-    const gone: AssignmentWaiter = {
-      wait: async () => {
-        await seedRun('inv_next10', 'agt_w');
-        abort.abort();
-      },
-    };
+    const gone = waiter(async () => {
+      await seedRun('inv_next10', 'agt_w');
+      abort.abort();
+    });
     expect(
       await claimNextStages(deps, gone, agent('agt_w'), { waitSeconds: 5, max: 3 }, abort.signal),
     ).toEqual([]);

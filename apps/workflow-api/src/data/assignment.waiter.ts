@@ -1,15 +1,26 @@
 import type { Announcements } from './announcements.subscriber';
 import { assignmentChannel } from './reconcile.queue';
 
-/** Something that resolves when an assignment for an agent is announced (or the time is up). */
+/** Listening for one agent's assignments, from when it was made. */
+export interface AssignmentWatch {
+  /**
+   * Resolves when an assignment for the agent was announced since the watch began (at once when one already
+   * was), after `ms`, or when `signal` aborts, whichever comes first.
+   */
+  wait(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Stops listening. */
+  stop(): void;
+}
+
+/** Watches for assignments announced for an agent. */
 export interface AssignmentWaiter {
-  wait(agentId: string, ms: number, signal?: AbortSignal): Promise<void>;
+  watch(agentId: string): AssignmentWatch;
 }
 
 /**
- * Waits for assignment announcements on the process's announcement subscription. Each waiting request is woken
- * by an announcement for its agent, by its own timeout or by its abort signal, whichever comes first. There is a
- * race the caller covers: an assignment committed just before the wait began is seen by the re-read after it.
+ * Watches the process's announcement subscription for assignments. A caller starts the watch before it reads
+ * the agent's stages, so an assignment committed between that read and the wait still wakes it (its announcement
+ * comes after its commit): the re-read after the wake sees it.
  */
 export function createAssignmentWaiter(options: {
   announcements: Announcements;
@@ -17,20 +28,31 @@ export function createAssignmentWaiter(options: {
 }): AssignmentWaiter {
   const channel = assignmentChannel(options.prefix);
   return {
-    wait(agentId, ms, signal) {
-      return new Promise<void>((resolve) => {
-        if (signal?.aborted) return resolve();
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          stop();
-          resolve();
-        };
-        const stop = options.announcements.listen(channel, agentId, done);
-        const timer = setTimeout(done, ms);
-        timer.unref?.();
-        signal?.addEventListener('abort', done, { once: true });
+    watch(agentId) {
+      let announced = false;
+      let wake: (() => void) | undefined;
+      const stop = options.announcements.listen(channel, agentId, () => {
+        announced = true;
+        wake?.();
       });
+      return {
+        wait(ms, signal) {
+          return new Promise<void>((resolve) => {
+            if (announced || signal?.aborted) return resolve();
+            const done = () => {
+              clearTimeout(timer);
+              signal?.removeEventListener('abort', done);
+              wake = undefined;
+              resolve();
+            };
+            wake = done;
+            const timer = setTimeout(done, ms);
+            timer.unref?.();
+            signal?.addEventListener('abort', done, { once: true });
+          });
+        },
+        stop,
+      };
     },
   };
 }

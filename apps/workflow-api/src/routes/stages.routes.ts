@@ -23,12 +23,17 @@ function agentOf(actor: ReturnType<typeof actorOf>): AgentActor {
   return actor;
 }
 
-/** The agent-stage operations (`/agents/me/workflow-stages…`): an agent's own stages of workflow runs. */
 /** The assignment waiter of one request, its admission slot set aside while it waits (decision 100). */
 function assignmentWaiterOf(req: Request, waiter: AssignmentWaiter): AssignmentWaiter {
-  return { wait: (agentId, ms, signal) => withSlotSetAside(req, () => waiter.wait(agentId, ms, signal)) };
+  return {
+    watch(agentId) {
+      const watch = waiter.watch(agentId);
+      return { wait: (ms, signal) => withSlotSetAside(req, () => watch.wait(ms, signal)), stop: watch.stop };
+    },
+  };
 }
 
+/** The agent-stage operations (`/agents/me/workflow-stages…`): an agent's own stages of workflow runs. */
 export function stageHandlers(
   deps: WorkflowDeps,
   extra: { waiter: AssignmentWaiter },

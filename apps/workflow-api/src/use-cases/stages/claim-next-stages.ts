@@ -27,13 +27,19 @@ export async function claimNextStages(
   options: { waitSeconds: number; max: number },
   signal?: AbortSignal,
 ): Promise<StageAssignmentRecord[]> {
-  let claimed = await claimNext(deps, actor, options.max);
-  if (claimed.stages.length === 0 && options.waitSeconds > 0) {
-    await waiter.wait(actor.agentId, options.waitSeconds * 1000, signal);
-    // A caller gone while it waited claims nothing: its stages stay assigned for its next call.
-    if (signal?.aborted) return [];
-    claimed = await claimNext(deps, actor, options.max);
+  // Watching before the first claim: an assignment committed after it wakes the wait below.
+  const watch = options.waitSeconds > 0 ? waiter.watch(actor.agentId) : undefined;
+  try {
+    let claimed = await claimNext(deps, actor, options.max);
+    if (claimed.stages.length === 0 && watch) {
+      await watch.wait(options.waitSeconds * 1000, signal);
+      // A caller gone while it waited claims nothing: its stages stay assigned for its next call.
+      if (signal?.aborted) return [];
+      claimed = await claimNext(deps, actor, options.max);
+    }
+    // The invocations were read with the stages: only the templates and schemas are looked up (cached).
+    return await loadStageAssignments(deps.db, claimed.stages, claimed.invocations);
+  } finally {
+    watch?.stop();
   }
-  // The invocations were read with the stages: only the templates and schemas are looked up (cached).
-  return loadStageAssignments(deps.db, claimed.stages, claimed.invocations);
 }

@@ -23,12 +23,18 @@ export async function listMyStages(
   waitSeconds: number,
   signal?: AbortSignal,
 ): Promise<StageAssignmentRecord[]> {
-  let open = await openStagesOf(deps, actor);
-  if (open.stages.length === 0 && waitSeconds > 0) {
-    await waiter.wait(actor.agentId, waitSeconds * 1000, signal);
-    if (signal?.aborted) return [];
-    open = await openStagesOf(deps, actor);
+  // Watching before the first read: an assignment committed after it wakes the wait below.
+  const watch = waitSeconds > 0 ? waiter.watch(actor.agentId) : undefined;
+  try {
+    let open = await openStagesOf(deps, actor);
+    if (open.stages.length === 0 && watch) {
+      await watch.wait(waitSeconds * 1000, signal);
+      if (signal?.aborted) return [];
+      open = await openStagesOf(deps, actor);
+    }
+    // The invocations were read with the stages: only the templates and schemas are looked up (cached).
+    return await loadStageAssignments(deps.db, open.stages, open.invocations);
+  } finally {
+    watch?.stop();
   }
-  // The invocations were read with the stages: only the templates and schemas are looked up (cached).
-  return loadStageAssignments(deps.db, open.stages, open.invocations);
 }
