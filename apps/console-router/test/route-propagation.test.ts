@@ -131,6 +131,11 @@ describe.each([
   test(`when it is ${done} with a WebSocket and keep-alive connections open, then the route and every socket to it are gone by announcement`, async () => {
     const server = await agentServer();
     const agent = await s.registerAgent(s.home, `closing-${action}`, { servePort: server.port });
+    // The start's announcement reaches the router a few tens of milliseconds after the hub answered.
+    await msUntil(
+      () => router.router.routes.current()?.find(slug(), agent.id)?.running === true,
+      performance.now(),
+    );
     expect((await request(routeOf(agent.id), { headers: auth() })).status).toBe(200);
     const ticket = await s.ticket(s.home, agent.id);
     const ws: WebSocket = await openSocket(
