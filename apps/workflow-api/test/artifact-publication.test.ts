@@ -11,6 +11,7 @@ import type { WorkflowDeps } from '../src/deps';
 import { createArtifactValidatorCache } from '../src/domain/artifact-schema-rules';
 import { publishArtifact } from '../src/use-cases/invocations/publish-artifact';
 import type { PublishBody } from '../src/use-cases/invocations/publish-artifact';
+import { agentActor } from './support/invocations-fixtures';
 
 /**
  * The publication of an invocation's artifact by the owner of its final stage (decision 102): what it answers
@@ -39,13 +40,7 @@ const enqueued: DeliveryJob[] = [];
 const announced: string[] = [];
 const validators = createArtifactValidatorCache();
 
-const agent = (agentId: string): AgentActor => ({
-  kind: 'agent',
-  agentId,
-  workspaceId: WORKSPACE,
-  runtimeInstanceId: null,
-  scopes: [],
-});
+const agent = (agentId: string) => agentActor(agentId, WORKSPACE);
 
 beforeAll(async () => {
   testDb = await createWorkflowDatabase();

@@ -1,4 +1,3 @@
-import type { AgentActor } from '@svc/auth';
 import { poolCounts } from '@svc/db-kit';
 import { AppError } from '@svc/service-kit';
 import { createWorkflowDatabase } from '@svc/testing';
@@ -13,6 +12,7 @@ import { claimStage } from '../src/use-cases/stages/claim-stage';
 import { heartbeatStage } from '../src/use-cases/stages/heartbeat-stage';
 import { listMyStages } from '../src/use-cases/stages/list-my-stages';
 import type { AssignmentWaiter } from '../src/use-cases/stages/list-my-stages';
+import { agentActor } from './support/invocations-fixtures';
 
 /**
  * An agent's claim of a stage and its listing of its stages, each a few statements of its own on the pool: the
@@ -28,13 +28,7 @@ let database: Database;
 let deps: WorkflowDeps;
 const noWaiter = {} as AssignmentWaiter;
 
-const agent = (agentId: string, workspaceId = 'wks_1'): AgentActor => ({
-  kind: 'agent',
-  agentId,
-  workspaceId,
-  runtimeInstanceId: null,
-  scopes: [],
-});
+const agent = (agentId: string, workspaceId = 'wks_1') => agentActor(agentId, workspaceId);
 
 beforeAll(async () => {
   testDb = await createWorkflowDatabase();

@@ -1,3 +1,4 @@
+import type { AgentActor } from '@svc/auth';
 import { randomBytes } from 'node:crypto';
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
@@ -187,3 +188,12 @@ export async function startAndHeartbeat(s: WorkflowTestStack, agentId: string): 
   });
   expect(res.status).toBe(200);
 }
+
+/** An agent acting in `workspaceId`, as its token's actor, for the use cases called directly. */
+export const agentActor = (agentId: string, workspaceId: string): AgentActor => ({
+  kind: 'agent',
+  agentId,
+  workspaceId,
+  runtimeInstanceId: null,
+  scopes: [],
+});
