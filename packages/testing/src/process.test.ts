@@ -1,4 +1,4 @@
-import { eventually, freePort } from './process';
+import { eventually, fetchRefusesPort, freePort } from './process';
 import { testRedisUrl } from './servers';
 
 describe('freePort', () => {
@@ -7,6 +7,14 @@ describe('freePort', () => {
     for (let i = 0; i < 200; i += 1) ports.push(await freePort());
     expect(new Set(ports).size).toBe(ports.length);
     expect(ports.every((port) => port > 0 && port < 65_536)).toBe(true);
+    expect(ports.some(fetchRefusesPort)).toBe(false);
+  });
+
+  test("when a port is on the list freePort skips, then Node's fetch refuses it indeed (a readiness probe there never answers)", async () => {
+    expect(fetchRefusesPort(10_080)).toBe(true);
+    expect(fetchRefusesPort(10_081)).toBe(false);
+    const refusal = await fetch('http://127.0.0.1:10080/readyz').catch((error: Error) => error);
+    expect((refusal as Error & { cause?: Error }).cause?.message).toBe('bad port');
   });
 });
 

@@ -81,6 +81,20 @@ function portSlice(): { low: number; high: number } {
 
 let nextPort: number | undefined;
 
+/**
+ * The ports at or above 1024 that Node's fetch and the browsers refuse to connect to (the Fetch standard's "bad
+ * ports"; the rest are below 1024, where {@link freePort} never looks): a service given one would never answer a
+ * readiness probe (`fetch failed`, cause `bad port`).
+ */
+const FETCH_REFUSED_PORTS = new Set([
+  1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697,
+  10080,
+]);
+
+export function fetchRefusesPort(port: number): boolean {
+  return FETCH_REFUSED_PORTS.has(port);
+}
+
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -99,7 +113,7 @@ export async function freePort(): Promise<number> {
   for (let tried = 0; tried <= high - low; tried += 1) {
     const port: number = nextPort;
     nextPort = port >= high ? low : port + 1;
-    if (portsGiven.has(port)) continue;
+    if (portsGiven.has(port) || fetchRefusesPort(port)) continue;
     if (await canListen(port)) {
       portsGiven.add(port);
       return port;
@@ -263,7 +277,8 @@ export async function waitUntilLive(
         if (res.status === 200) return 'live';
         last = `HTTP ${res.status}`;
       } catch (error) {
-        last = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        last = cause?.code ?? cause?.message ?? (error as Error).message;
       }
       return false;
     },

@@ -1,4 +1,12 @@
-/** Small HTTP probes of the runtime's local services (relay, console router). Never sends a credential. */
+import { nodeFetch } from '@svc/service-kit/node-fetch';
+
+/**
+ * Small HTTP probes of the runtime's local services (relay, console router). Never sends a credential. They go
+ * through Node's HTTP client, not the global fetch: the global fetch refuses the ports of the Fetch standard's
+ * "bad port" list (10080 among them) with a bare `fetch failed`, and a relay an operator put on such a port
+ * would look down forever.
+ */
+const localFetch = nodeFetch();
 
 export interface Probe {
   ok: boolean;
@@ -10,7 +18,7 @@ export interface Probe {
 
 async function request(url: string, method: 'GET' | 'POST', timeoutMs: number): Promise<Probe> {
   try {
-    const res = await fetch(url, { method, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await localFetch(new Request(url, { method, signal: AbortSignal.timeout(timeoutMs) }));
     const text = await res.text();
     let body: unknown = text;
     try {
