@@ -16,7 +16,14 @@ export type CredentialNotice =
    */
   | { kind: 'agent_revoked'; agent_id: string; workspace_id: string; tokens_expire_by: string }
   /** A project was archived or brought back: a cached project record (archived mark included) goes at once. */
-  | { kind: 'project_changed'; project_id: string; workspace_id: string };
+  | { kind: 'project_changed'; project_id: string; workspace_id: string }
+  /**
+   * What a roster of some project of the workspace answers may have changed (an agent registered, started,
+   * stopped, evicted, came back or was marked lost; a team gained or lost an agent or a project): a cached
+   * roster of the workspace's projects goes at once (decision 105). The roster is computed from the rows of
+   * one workspace only, so the workspace is the whole scope of the change.
+   */
+  | { kind: 'roster_changed'; workspace_id: string };
 
 /** The Redis pub/sub channel of the notices, under the deployment's key prefix (`svc` unless configured). */
 export function credentialNoticeChannel(prefix: string): string {
@@ -88,6 +95,9 @@ function parseNotice(message: string): CredentialNotice | undefined {
       project_id: v.project_id as string,
       workspace_id: v.workspace_id as string,
     };
+  }
+  if (v.kind === 'roster_changed' && text('workspace_id')) {
+    return { kind: 'roster_changed', workspace_id: v.workspace_id as string };
   }
   return undefined;
 }

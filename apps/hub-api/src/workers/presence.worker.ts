@@ -13,7 +13,7 @@ export interface PresenceSweeper {
  * the work, under an advisory lock).
  */
 export function startPresenceSweeper(
-  deps: Pick<HubDeps, 'db' | 'audit' | 'now' | 'logger'>,
+  deps: Pick<HubDeps, 'db' | 'audit' | 'now' | 'logger' | 'notices'>,
   intervalMs: number,
 ): PresenceSweeper {
   let timer: NodeJS.Timeout | undefined;

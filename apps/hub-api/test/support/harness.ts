@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { createHubClient, createHubInternalClient, unwrap } from '@svc/contracts';
 import type { HubClient } from '@svc/contracts';
 import { createLogger, startHttpServer } from '@svc/service-kit';
-import type { Logger, RunningServer } from '@svc/service-kit';
+import type { Logger, Redis, RunningServer } from '@svc/service-kit';
 import { createTestDatabase } from '@svc/testing';
 import { createHubService, MIGRATIONS_DIR } from '../../src/app';
 import type { HubService, HubSettings } from '../../src/app';
@@ -123,6 +123,8 @@ export async function startTestHub(
     settings?: Partial<HubSettings>;
     /** Starts a second replica: another hub process's worth of state on the first one's database. */
     replicaOf?: TestHub;
+    /** Announces credential and roster notices on this Redis prefix (default: none are sent). */
+    notices?: { redis: Redis; prefix: string };
   } = {},
 ): Promise<TestHub> {
   const db = options.replicaOf
@@ -141,6 +143,7 @@ export async function startTestHub(
     validateResponses: true,
     now: options.now,
     keyRefreshIntervalMs: 0,
+    ...(options.notices ? { notices: options.notices } : {}),
   });
   const server: RunningServer = await startHttpServer(hub.app, { host: '127.0.0.1', port: 0 });
   const client = (o: { apiKey?: string; token?: string } = {}) =>

@@ -1,6 +1,7 @@
 import type { Actor } from '@svc/auth';
 import { announceAgentRevoked } from '../../auth/agent-notices';
 import { announceConsoleRoutes } from '../../data/console-routes.notices';
+import { announceRosterChanged } from '../../data/roster.notices';
 import type { HubDeps } from '../../deps';
 import type { Agent } from '../../generated/prisma/client';
 import { lockAgent } from '../../data/agents.locks';
@@ -12,7 +13,8 @@ import { AGENT_OPERATOR_ROLES } from '../../domain/roles';
  * (the credential resolver reads the current row), and it can no longer be started, heartbeat or refresh
  * its token. Nothing is deleted. Idempotent: evicting an evicted agent changes nothing. After the commit a
  * notice tells services that verify agent tokens locally to refuse this agent's (decision 60); an
- * evicted agent is announced again on a repeated eviction, in case the first notice was lost.
+ * evicted agent is announced again on a repeated eviction, in case the first notice was lost. The rosters of
+ * its projects leave it out from then on, which is announced too (decision 105).
  */
 export async function evictAgent(
   deps: HubDeps,
@@ -49,5 +51,6 @@ export async function evictAgent(
   });
   await announceAgentRevoked(deps, result);
   await announceConsoleRoutes(deps, result);
+  await announceRosterChanged(deps, result.workspaceId);
   return result;
 }

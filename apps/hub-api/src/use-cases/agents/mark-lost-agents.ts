@@ -1,3 +1,4 @@
+import { announceRosterChanged } from '../../data/roster.notices';
 import type { HubDeps } from '../../deps';
 import { AGENT_HEARTBEAT_FRESH_SECONDS, HOST_LOST_SECONDS } from '../../domain/host-readiness';
 
@@ -39,12 +40,18 @@ interface LostAgent {
  * Safe with several hub replicas: the pass runs under a transaction-scoped advisory lock taken with `try`
  * (a replica that finds it held skips the pass), and each update changes only rows not already marked, so a row
  * is marked, and audited, once.
+ *
+ * After the commit, each workspace with an agent marked lost is announced (its rosters changed; decision 105),
+ * so the engine releases a lost owner's stage without waiting for its roster's time limit.
  */
-export async function markLostAgents(deps: Pick<HubDeps, 'db' | 'audit' | 'now'>): Promise<PresenceSweep> {
+export async function markLostAgents(
+  deps: Pick<HubDeps, 'db' | 'audit' | 'now' | 'notices'>,
+): Promise<PresenceSweep> {
   const now = deps.now();
   const hostCut = new Date(now.getTime() - HOST_LOST_SECONDS * 1000);
   const agentCut = new Date(now.getTime() - AGENT_HEARTBEAT_FRESH_SECONDS * 1000);
-  return deps.db.$transaction(
+  const workspaces = new Set<string>();
+  const sweep = await deps.db.$transaction(
     async (tx) => {
       const [lock] = await tx.$queryRaw<{ taken: boolean }[]>`
         SELECT pg_try_advisory_xact_lock(${PRESENCE_LOCK[0]}::int4, ${PRESENCE_LOCK[1]}::int4) AS taken`;
@@ -98,8 +105,11 @@ export async function markLostAgents(deps: Pick<HubDeps, 'db' | 'audit' | 'now'>
           tx,
         );
       }
+      for (const agent of agents) workspaces.add(agent.workspace_id);
       return { ran: true, hosts: hosts.map((h) => h.id), agents: agents.map((a) => a.id) };
     },
     { timeout: 15_000 },
   );
+  for (const workspaceId of workspaces) await announceRosterChanged(deps, workspaceId);
+  return sweep;
 }

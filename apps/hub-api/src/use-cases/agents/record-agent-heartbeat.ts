@@ -3,6 +3,8 @@ import type { HubDeps } from '../../deps';
 import type { Agent, AgentStatus } from '../../generated/prisma/client';
 import { lockAgent } from '../../data/agents.locks';
 import { agentEvicted, agentNotFound, findSelfAgent } from '../../data/agents.lookups';
+import { announceRosterChanged } from '../../data/roster.notices';
+import { isRunning } from '../../domain/host-readiness';
 
 export type RunningStatus = Extract<AgentStatus, 'online' | 'idle' | 'busy'>;
 
@@ -10,7 +12,9 @@ export type RunningStatus = Extract<AgentStatus, 'online' | 'idle' | 'busy'>;
  * An agent's heartbeat: refreshes `lastHeartbeatAt` and moves between the running statuses (`online`,
  * `idle`, `busy`). A stopped (`offline`) or `lost` agent that heartbeats is running again: it becomes the
  * reported status, or `online` (a lost agent shows life again: the engine may give it stages again). An
- * evicted agent's heartbeat is refused.
+ * evicted agent's heartbeat is refused. A heartbeat that makes the agent running again (it was stopped, lost or
+ * silent too long) is announced after the commit, so the engine sees it back at once (decision 105); the
+ * others are not (a running agent's fresher heartbeat or idle/busy swap waits for the roster's time limit).
  */
 export async function recordAgentHeartbeat(
   deps: HubDeps,
@@ -18,15 +22,18 @@ export async function recordAgentHeartbeat(
   input: { status?: RunningStatus; requestId?: string },
 ): Promise<Agent> {
   const target = await findSelfAgent(deps, actor);
-  return deps.db.$transaction(async (tx) => {
+  let back = false;
+  const result = await deps.db.$transaction(async (tx) => {
     const agent = await lockAgent(tx, target.id);
     if (!agent) throw agentNotFound(target.id);
     if (agent.status === 'evicted') throw agentEvicted(agent.id, 'heartbeat');
     const stopped = agent.status === 'offline' || agent.status === 'lost';
     const status: AgentStatus = input.status ?? (stopped ? 'online' : agent.status);
+    const now = deps.now();
+    back = !isRunning(agent, now);
     const updated = await tx.agent.update({
       where: { id: agent.id },
-      data: { status, lastHeartbeatAt: deps.now(), ...(agent.status === 'lost' ? { lostAt: null } : {}) },
+      data: { status, lastHeartbeatAt: now, ...(agent.status === 'lost' ? { lostAt: null } : {}) },
     });
     if (stopped) {
       await deps.audit.record(
@@ -44,4 +51,6 @@ export async function recordAgentHeartbeat(
     }
     return updated;
   });
+  if (back) await announceRosterChanged(deps, result.workspaceId);
+  return result;
 }

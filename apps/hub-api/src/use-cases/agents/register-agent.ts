@@ -5,6 +5,7 @@ import type { HubDeps } from '../../deps';
 import type { Workspace } from '../../generated/prisma/client';
 import { assertPlacementFree, lockHostPlacement } from '../../data/agents.locks';
 import { announceConsoleRoutes } from '../../data/console-routes.notices';
+import { announceRosterChanged } from '../../data/roster.notices';
 import { defaultConsoleRoute, normalizeCapabilities, workdirUnderRoot } from '../../domain/agent-placement';
 import { requireProviderModel } from '../../data/provider-models.lookups';
 import { resolveRuntimeInstanceId } from '../../data/runtime-hosts.lookups';
@@ -30,7 +31,8 @@ const badRequest = (code: string, detail: string, extra?: Record<string, unknown
  * Registers an agent on a runtime host of the workspace (direct start rules 2, 3 and 5): the host is named
  * by its inventory id, the agent works either on a project or in a workdir inside the host's workdir root,
  * its serve port and console route are free on the host, and its model is an exact catalog identifier.
- * The agent starts `offline`; `POST /agents/{id}/start` brings it online.
+ * The agent starts `offline`; `POST /agents/{id}/start` brings it online. It is on its projects' rosters (not
+ * running) from the commit, which is announced (decision 105).
  */
 export async function registerAgent(
   deps: HubDeps,
@@ -156,5 +158,6 @@ export async function registerAgent(
     throw error;
   }
   if (registered.servePort !== null) await announceConsoleRoutes(deps, registered);
+  await announceRosterChanged(deps, registered.workspaceId);
   return registered;
 }

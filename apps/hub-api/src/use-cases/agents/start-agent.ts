@@ -4,6 +4,7 @@ import type { HubDeps } from '../../deps';
 import type { Agent } from '../../generated/prisma/client';
 import { assertPlacementFree, lockAgent, lockHostPlacement } from '../../data/agents.locks';
 import { announceConsoleRoutes } from '../../data/console-routes.notices';
+import { announceRosterChanged } from '../../data/roster.notices';
 import { isWorkdirUnderRoot } from '../../domain/agent-placement';
 import { agentEvicted, agentNotFound, findAgentFor } from '../../data/agents.lookups';
 import { AGENT_OPERATOR_ROLES } from '../../domain/roles';
@@ -36,7 +37,8 @@ const hostNotReady = (detail: string, extra: Record<string, unknown>) =>
  * agent must not be evicted or already running; its runtime host must have a fresh heartbeat and, for a
  * relay spawn, a ready relay; its workdir must still be inside the host's workdir root. The agent becomes
  * `online` and gets a new AGENT_TOKEN and exactly one runtime credential, both returned once. The row is
- * locked while the credential is issued, so concurrent starts of one agent cannot both succeed.
+ * locked while the credential is issued, so concurrent starts of one agent cannot both succeed. The start is
+ * announced after the commit (the agent is running on its projects' rosters; decision 105).
  */
 export async function startAgent(
   deps: HubDeps,
@@ -156,6 +158,7 @@ export async function startAgent(
     { timeout: 15_000 },
   );
   await announceConsoleRoutes(deps, started.agent);
+  await announceRosterChanged(deps, started.agent.workspaceId);
   const issued = issueAgentToken(deps, started.agent);
   return {
     agent: started.agent,

@@ -3,13 +3,15 @@ import type { HubDeps } from '../../deps';
 import type { Agent } from '../../generated/prisma/client';
 import { lockAgent } from '../../data/agents.locks';
 import { announceConsoleRoutes } from '../../data/console-routes.notices';
+import { announceRosterChanged } from '../../data/roster.notices';
 import { agentEvicted, agentNotFound, findAgentFor, findSelfAgent } from '../../data/agents.lookups';
 import { AGENT_OPERATOR_ROLES } from '../../domain/roles';
 
 /**
  * Records that an agent stopped locally (spec: local stop command): it becomes `offline` with `stoppedAt`
  * set and keeps its id for a restart. Idempotent: stopping a stopped agent changes nothing. An evicted
- * agent stays evicted. An operator stops an agent by id; an agent stops itself (`'self'`).
+ * agent stays evicted. An operator stops an agent by id; an agent stops itself (`'self'`). A stop is announced
+ * after the commit (the agent no longer runs on its projects' rosters; decision 105).
  */
 export async function stopAgent(
   deps: HubDeps,
@@ -46,6 +48,9 @@ export async function stopAgent(
     changed = true;
     return stopped;
   });
-  if (changed) await announceConsoleRoutes(deps, result);
+  if (changed) {
+    await announceConsoleRoutes(deps, result);
+    await announceRosterChanged(deps, result.workspaceId);
+  }
   return result;
 }

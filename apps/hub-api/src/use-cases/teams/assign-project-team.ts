@@ -2,11 +2,13 @@ import type { Actor } from '@svc/auth';
 import { AppError } from '@svc/service-kit';
 import type { HubDeps } from '../../deps';
 import { findProjectFor } from '../../data/projects.lookups';
+import { announceRosterChanged } from '../../data/roster.notices';
 import { TEAM_MANAGER_ROLES } from '../../domain/roles';
 
 /**
  * Assigns a team of the project's workspace to the project. A new assignment or the reactivation of an
- * ended one reports `changed: true`; a team that is already assigned is returned unchanged.
+ * ended one reports `changed: true`, announced after the commit (the project's roster changes; decision 105);
+ * a team that is already assigned is returned unchanged.
  */
 export async function assignProjectTeam(
   deps: HubDeps,
@@ -15,7 +17,7 @@ export async function assignProjectTeam(
 ) {
   const project = await findProjectFor(deps, actor, input.projectId, TEAM_MANAGER_ROLES);
   const key = { projectId_teamId: { projectId: project.id, teamId: input.teamId } };
-  return deps.db.$transaction(async (tx) => {
+  const result = await deps.db.$transaction(async (tx) => {
     const team = await tx.team.findFirst({ where: { id: input.teamId, workspaceId: project.workspaceId } });
     if (!team) {
       throw new AppError({
@@ -56,4 +58,6 @@ export async function assignProjectTeam(
     const assignment = await tx.projectTeam.findUniqueOrThrow({ where: key, include: { team: true } });
     return { assignment, changed };
   });
+  if (result.changed) await announceRosterChanged(deps, project.workspaceId);
+  return result;
 }

@@ -1,24 +1,28 @@
 import type { Actor } from '@svc/auth';
 import type { HubDeps } from '../../deps';
 import { agentNotFound } from '../../data/agents.lookups';
+import { announceRosterChanged } from '../../data/roster.notices';
 import { findTeamFor } from '../../data/teams.lookups';
 import { TEAM_MANAGER_ROLES } from '../../domain/roles';
 
-/** Removes an agent from a team. Idempotent: removing a non-member changes nothing. */
+/**
+ * Removes an agent from a team. Idempotent: removing a non-member changes nothing. A removal is announced
+ * after the commit (the rosters of the team's projects change; decision 105).
+ */
 export async function removeTeamAgent(
   deps: HubDeps,
   actor: Actor,
   input: { teamId: string; agentId: string; requestId?: string },
 ): Promise<void> {
   const team = await findTeamFor(deps, actor, input.teamId, TEAM_MANAGER_ROLES);
-  await deps.db.$transaction(async (tx) => {
+  const removed = await deps.db.$transaction(async (tx) => {
     const agent = await tx.agent.findFirst({
       where: { id: input.agentId, workspaceId: team.workspaceId },
       select: { id: true, name: true },
     });
     if (!agent) throw agentNotFound(input.agentId);
     const { count } = await tx.teamAgent.deleteMany({ where: { teamId: team.id, agentId: agent.id } });
-    if (count === 0) return;
+    if (count === 0) return false;
     await deps.audit.record(
       {
         workspaceId: team.workspaceId,
@@ -31,5 +35,7 @@ export async function removeTeamAgent(
       },
       tx,
     );
+    return true;
   });
+  if (removed) await announceRosterChanged(deps, team.workspaceId);
 }

@@ -2,11 +2,13 @@ import type { Actor } from '@svc/auth';
 import { AppError } from '@svc/service-kit';
 import type { HubDeps } from '../../deps';
 import { findProjectFor } from '../../data/projects.lookups';
+import { announceRosterChanged } from '../../data/roster.notices';
 import { TEAM_MANAGER_ROLES } from '../../domain/roles';
 
 /**
  * Ends a team's assignment to a project. The assignment is kept with `unassignedAt` set (assigning again
- * reactivates it); ending an ended assignment changes nothing.
+ * reactivates it); ending an ended assignment changes nothing. An ended assignment is announced after the
+ * commit (the project's roster changes; decision 105).
  */
 export async function unassignProjectTeam(
   deps: HubDeps,
@@ -15,7 +17,8 @@ export async function unassignProjectTeam(
 ) {
   const project = await findProjectFor(deps, actor, input.projectId, TEAM_MANAGER_ROLES);
   const key = { projectId_teamId: { projectId: project.id, teamId: input.teamId } };
-  return deps.db.$transaction(async (tx) => {
+  let ended = false;
+  const assignment = await deps.db.$transaction(async (tx) => {
     const { count } = await tx.projectTeam.updateMany({
       where: { projectId: project.id, teamId: input.teamId, unassignedAt: null },
       data: { unassignedAt: deps.now() },
@@ -29,6 +32,7 @@ export async function unassignProjectTeam(
       });
     }
     if (count === 1) {
+      ended = true;
       await deps.audit.record(
         {
           workspaceId: project.workspaceId,
@@ -44,4 +48,6 @@ export async function unassignProjectTeam(
     }
     return assignment;
   });
+  if (ended) await announceRosterChanged(deps, project.workspaceId);
+  return assignment;
 }
