@@ -115,17 +115,18 @@ export function createWorkflowDeps(
   },
 ): WorkflowDeps {
   const delivery = { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery };
+  const engine = { ...DEFAULT_ENGINE_SETTINGS, ...options.engine };
   return {
     db: options.database.prisma,
     pool: options.database.pool,
     hub: options.hub,
-    hubReads: createHubReads(options.hub, options.logger),
+    hubReads: createHubReads(options.hub, options.logger, { rosterMaxAgeMs: engine.rosterMaxAgeMs }),
     projects: createProjectDirectory({ hub: options.hub }),
     audit: createWorkflowAudit(options.database.prisma),
     logger: options.logger,
     now: options.now ?? (() => new Date()),
     queue: options.queue,
-    engine: { ...DEFAULT_ENGINE_SETTINGS, ...options.engine },
+    engine,
     delivery,
     deliveries: options.deliveries,
     contractIndex: createContractIndex(options.database.prisma),
@@ -191,6 +192,7 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
       else if (notice.kind === 'agent_revoked')
         agents.revoke(notice.agent_id, Date.parse(notice.tokens_expire_by));
       else if (notice.kind === 'project_changed') deps.projects.forget(notice.project_id);
+      else if (notice.kind === 'roster_changed') deps.hubReads.forgetRosters(notice.workspace_id);
       else members.forget(notice.workspace_id, notice.participant_id);
     },
   });

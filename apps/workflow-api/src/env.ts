@@ -48,6 +48,12 @@ const schema = z.object({
   WORKFLOW_JOB_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   WORKFLOW_RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(20),
   /**
+   * How old a project's roster the reconcile may plan with (decision 105): kept in the worker and dropped at once
+   * by the hub's roster notice; 0 asks the hub on every reconcile. A lost notice or a stale heartbeat is seen at
+   * most this much later.
+   */
+  WORKFLOW_ROSTER_MAX_AGE_MS: z.coerce.number().int().min(0).max(10_000).default(1_000),
+  /**
    * `id:base64(32 bytes)[,…]`: seals delivery signing secrets (the first key seals, every key opens). Without it
    * delivery subscriptions cannot be created (503 delivery_not_configured).
    */
@@ -114,6 +120,7 @@ export function engineSettingsOf(config: WorkflowConfig): EngineSettings {
     sweepIntervalMs: config.WORKFLOW_SWEEP_INTERVAL_MS,
     outboxRedeliverMs: config.WORKFLOW_OUTBOX_REDELIVER_MS,
     recheckMs: config.WORKFLOW_RECHECK_MS,
+    rosterMaxAgeMs: config.WORKFLOW_ROSTER_MAX_AGE_MS,
   };
 }
 

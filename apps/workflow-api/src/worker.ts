@@ -11,6 +11,7 @@ import {
   readinessHandler,
   redisConnectionOptions,
   startWorker,
+  subscribeCredentialNotices,
 } from '@svc/service-kit';
 import type {
   Logger,
@@ -81,6 +82,8 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
   app: Express;
   workers: ManagedWorker[];
   deps: WorkflowDeps;
+  /** Resolves once the roster notices are listened to (decision 105). */
+  noticesReady: Promise<void>;
   close(): Promise<void>;
 } {
   const connection = redisConnectionOptions(options.redisUrl);
@@ -137,6 +140,16 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
         }
       : {}),
   });
+  // The hub announces changes to its rosters; the rosters the reconcile keeps for that workspace go at once
+  // (decision 105). Without the notice they last `engine.rosterMaxAgeMs`.
+  const notices = subscribeCredentialNotices({
+    subscriber: options.redis.duplicate({ lazyConnect: true, connectionName: 'workflow-worker-notices' }),
+    prefix: options.queuePrefix,
+    logger: options.logger,
+    onNotice: (notice) => {
+      if (notice.kind === 'roster_changed') deps.hubReads.forgetRosters(notice.workspace_id);
+    },
+  });
   const lockMs = options.jobLockMs ?? 30_000;
   const workers = (
     options.definitions ??
@@ -182,10 +195,16 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
     app,
     workers,
     deps,
+    noticesReady: notices.ready,
     close: async () => {
       await sweeper?.stop();
       await Promise.all(workers.map((w) => w.close()));
-      await Promise.all([queue.close(), deliveries.close(), ...watched.map((handle) => handle.close())]);
+      await Promise.all([
+        queue.close(),
+        deliveries.close(),
+        notices.close(),
+        ...watched.map((handle) => handle.close()),
+      ]);
       deps.deliveryAgents.close();
     },
   };

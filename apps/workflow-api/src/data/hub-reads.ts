@@ -8,31 +8,81 @@ export type RuntimeReadiness = Schemas['RosterRuntimeReadiness'];
 
 const HUB_TIMEOUT_MS = 5_000;
 
+/** Rosters kept at most by one process (the oldest read goes first). */
+export const ROSTER_MAX_ENTRIES = 2_000;
+
 /**
  * The hub reads every launch and every reconcile makes: a project's roster and its runtime readiness. Reads of
- * the same thing asked at the same time share one call ({@link CoalescedReads}), and each answer was read after
- * its caller asked, so a burst of launches of one project asks the hub a few times instead of once per launch,
- * and nobody is answered from before a change it made.
+ * the same thing asked at the same time share one call ({@link CoalescedReads}), and each answer of `roster`
+ * and `runtimeReadiness` was read after its caller asked, so a burst of launches of one project asks the hub a
+ * few times instead of once per launch, and nobody is answered from before a change it made.
+ *
+ * The reconcile takes `recentRoster` instead (decision 105): a roster read at most `rosterMaxAgeMs` ago, kept
+ * in this process, dropped at once when the hub announces a change to a roster of the project's workspace
+ * ({@link HubReads.forgetRosters}).
  */
 export interface HubReads {
-  /** The project's roster (only agents holding every one of `capabilities`, when given); null when the hub could not answer. */
+  /**
+   * The project's roster (only agents holding every one of `capabilities`, when given), read after the call;
+   * null when the hub could not answer.
+   */
   roster(projectId: string, capabilities?: readonly string[]): Promise<RosterAgent[] | null>;
+  /**
+   * The same roster read at most `rosterMaxAgeMs` before the call, or since the last roster notice of the
+   * project's workspace, whichever is later; null when the hub could not answer (a failure is not kept).
+   */
+  recentRoster(
+    project: { id: string; workspaceId: string },
+    capabilities?: readonly string[],
+  ): Promise<RosterAgent[] | null>;
+  /** Drops every kept roster of the workspace's projects (the hub announced a change; decision 105). */
+  forgetRosters(workspaceId: string): void;
   /** The project's runtime readiness; null when the hub could not answer. */
   runtimeReadiness(projectId: string): Promise<RuntimeReadiness | null>;
 }
 
-export function createHubReads(hub: HubInternalClient, logger: Logger): HubReads {
+export interface HubReadsOptions {
+  /** How old a roster `recentRoster` may answer with (ms; 0 reads every time). */
+  rosterMaxAgeMs?: number;
+  /** How many rosters are kept at most (default {@link ROSTER_MAX_ENTRIES}). */
+  rosterMaxEntries?: number;
+  /** Milliseconds of a monotonic clock (default `performance.now`). */
+  clock?: () => number;
+}
+
+interface KeptRoster {
+  workspaceId: string;
+  /** When the read that answered it was asked (it started later): the age counts from here. */
+  askedAt: number;
+  roster: RosterAgent[];
+}
+
+export function createHubReads(
+  hub: HubInternalClient,
+  logger: Logger,
+  options: HubReadsOptions = {},
+): HubReads {
+  const maxAgeMs = options.rosterMaxAgeMs ?? 0;
+  const maxEntries = options.rosterMaxEntries ?? ROSTER_MAX_ENTRIES;
+  const clock = options.clock ?? (() => performance.now());
   const rosters = new CoalescedReads<RosterAgent[] | null>();
   const readiness = new CoalescedReads<RuntimeReadiness | null>();
+  /** Kept rosters by read key, oldest read first (a new read is moved to the end). */
+  const kept = new Map<string, KeptRoster>();
+  /**
+   * Counts roster notices: a read asked before one and answered after it may hold the old roster, so it is
+   * not kept (its callers still get it: they asked before the change was announced).
+   */
+  let notices = 0;
   const failed = (what: string, projectId: string) => (error: unknown) => {
     logger.warn({ err: error, project_id: projectId }, `${what} read failed`);
     return null;
   };
-  return {
-    roster(projectId, capabilities) {
-      const capability = capabilities?.length ? [...new Set(capabilities)].sort() : undefined;
-      const key = capability ? `${projectId} ${capability.join(',')}` : projectId;
-      return rosters.read(key, () =>
+  const readRoster = (projectId: string, capabilities: readonly string[] | undefined) => {
+    const capability = capabilities?.length ? [...new Set(capabilities)].sort() : undefined;
+    const key = capability ? `${projectId} ${capability.join(',')}` : projectId;
+    const read = () =>
+      rosters.read(key, () =>
         hub
           .GET('/internal/v1/projects/{projectId}/roster', {
             params: { path: { projectId }, ...(capability ? { query: { capability } } : {}) },
@@ -40,6 +90,33 @@ export function createHubReads(hub: HubInternalClient, logger: Logger): HubReads
           })
           .then((res) => res.data?.data ?? null, failed('roster', projectId)),
       );
+    return { key, read };
+  };
+  const keep = (key: string, entry: KeptRoster) => {
+    kept.delete(key);
+    kept.set(key, entry);
+    if (kept.size > maxEntries) kept.delete(kept.keys().next().value as string);
+  };
+  return {
+    roster(projectId, capabilities) {
+      return readRoster(projectId, capabilities).read();
+    },
+    async recentRoster(project, capabilities) {
+      const { key, read } = readRoster(project.id, capabilities);
+      if (maxAgeMs <= 0) return read();
+      const askedAt = clock();
+      const entry = kept.get(key);
+      if (entry && askedAt - entry.askedAt <= maxAgeMs) return entry.roster;
+      if (entry) kept.delete(key);
+      const before = notices;
+      const roster = await read();
+      if (roster !== null && notices === before)
+        keep(key, { workspaceId: project.workspaceId, askedAt, roster });
+      return roster;
+    },
+    forgetRosters(workspaceId) {
+      notices += 1;
+      for (const [key, entry] of kept) if (entry.workspaceId === workspaceId) kept.delete(key);
     },
     runtimeReadiness(projectId) {
       return readiness.read(projectId, () =>

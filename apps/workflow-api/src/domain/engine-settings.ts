@@ -8,6 +8,11 @@ export interface EngineSettings {
   outboxRedeliverMs: number;
   /** A launching or running invocation untouched this long is reconciled again. */
   recheckMs: number;
+  /**
+   * How old a project's roster the reconcile may plan with (ms; 0 asks the hub every time): kept in the process,
+   * dropped at once by the hub's roster notice (decision 105).
+   */
+  rosterMaxAgeMs: number;
 }
 
 export const DEFAULT_ENGINE_SETTINGS: EngineSettings = {
@@ -15,6 +20,7 @@ export const DEFAULT_ENGINE_SETTINGS: EngineSettings = {
   sweepIntervalMs: 2_000,
   outboxRedeliverMs: 10_000,
   recheckMs: 15_000,
+  rosterMaxAgeMs: 1_000,
 };
 
 /** What owners are told: heartbeat four times per stall window, at least once a second. */

@@ -26,6 +26,8 @@ const REDIS_URL = testRedisUrl();
 
 export interface WorkflowTestStack {
   hubUrl: string;
+  /** The service token the hub's internal API accepts from the Workflow API. */
+  serviceToken: string;
   url: string;
   workspace: { id: string; slug: string };
   project: { id: string; code: string };
@@ -103,6 +105,7 @@ export async function startWorkflowTestStack(
 
   return {
     hubUrl: hub.url,
+    serviceToken,
     url: server.url,
     workspace: owner.workspace,
     project,

@@ -93,9 +93,21 @@ export function plannedLostOwner(plan: ReconcilePlan | null, stages: RunStage[])
 
 export type StageRoster = NonNullable<Awaited<ReturnType<typeof readStageRoster>>>;
 
-/** The project's roster agents holding the stage's capabilities (the hub's order); null when the hub cannot be asked. */
-function readStageRoster(deps: WorkflowDeps, projectId: string, stage: RunStage) {
-  return deps.hubReads.roster(projectId, (stage.requiredCapabilities as string[]) ?? []);
+/**
+ * The project's roster agents holding the stage's capabilities (the hub's order), read at most
+ * `engine.rosterMaxAgeMs` ago or since the hub's last roster notice of the workspace (decision 105); null when
+ * the hub cannot be asked. A roster that is out of date by then can only offer a candidate the handoff below
+ * finds refused, or an owner found lost that much later.
+ */
+function readStageRoster(
+  deps: WorkflowDeps,
+  invocation: { projectId: string; workspaceId: string },
+  stage: RunStage,
+) {
+  return deps.hubReads.recentRoster(
+    { id: invocation.projectId, workspaceId: invocation.workspaceId },
+    (stage.requiredCapabilities as string[]) ?? [],
+  );
 }
 
 /**
@@ -236,7 +248,7 @@ export async function planReconcile(deps: WorkflowDeps, invocationId: string): P
     // Silent for half the stall window: the hub says whether the owner still runs (a dead host's agents are
     // marked lost within seconds of its heartbeats stopping), so a lost owner's stage moves on before the stall.
     const owner = need.current.ownerAgentId!;
-    roster = await readStageRoster(deps, invocation.projectId, need.current);
+    roster = await readStageRoster(deps, invocation, need.current);
     const gone = roster ? ownerGone(roster, owner) : null;
     if (gone) {
       lost = {
@@ -249,7 +261,7 @@ export async function planReconcile(deps: WorkflowDeps, invocationId: string): P
   }
   if (need.kind !== 'needs_owner') return { run, owner: null };
   const stage = asReleased(need, now);
-  if (roster === undefined) roster = await readStageRoster(deps, invocation.projectId, stage);
+  if (roster === undefined) roster = await readStageRoster(deps, invocation, stage);
   const answer = await handoffFromRoster(deps, invocation, stage, roster);
   const spawn = answer.kind === 'none' ? await spawnStageOwner({ deps, invocation, stage, now }) : null;
   const settled = answer.kind === 'assigned' ? await settleStageOwnerSpawn(deps, stage) : null;

@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { createHubInternalClient, unwrap } from '@svc/contracts';
+import { createLogger, createRedis } from '@svc/service-kit';
+import { eventually, testRedisUrl } from '@svc/testing';
+import { createHubReads } from '../src/data/hub-reads';
+import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
+import { startWorkerProcess } from '../src/worker';
+import {
+  newProject,
+  seedContract,
+  seedSchema,
+  startAndHeartbeat,
+  templateDefinition,
+} from './support/invocations-fixtures';
+import { startWorkflowTestStack } from './support/stack';
+import type { WorkflowTestStack } from './support/stack';
+
+/**
+ * The rosters the reconcile keeps (decision 105), against the real hub (its build, announcing on this stack's
+ * Redis prefix) over HTTP: a roster read counter sits in the hub client's fetch.
+ */
+let s: WorkflowTestStack;
+const logger = createLogger({ name: 'roster-cache-test', level: 'silent' });
+/** Roster reads that reached the hub, by project. */
+const rosterCalls = new Map<string, number>();
+const calls = (projectId: string) => rosterCalls.get(projectId) ?? 0;
+
+function countingHub() {
+  return createHubInternalClient({
+    baseUrl: s.hubUrl,
+    serviceToken: s.serviceToken,
+    fetch: (input: Request) => {
+      const match = /\/internal\/v1\/projects\/([^/]+)\/roster/.exec(new URL(input.url).pathname);
+      if (match) rosterCalls.set(match[1]!, calls(match[1]!) + 1);
+      return fetch(input);
+    },
+  });
+}
+
+beforeAll(async () => {
+  s = await startWorkflowTestStack();
+}, 60_000);
+
+afterAll(async () => {
+  await s?.close();
+});
+
+/** A host with a fresh heartbeat and an agent of `project` on it (registered: on the roster, not running). */
+async function registeredAgent(project: { code: string }, capabilities: string[]) {
+  const host = unwrap(
+    await s.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
+      params: { path: { workspace: s.workspace.slug } },
+      body: {
+        name: `host-${randomBytes(4).toString('hex')}`,
+        workdir_root: '/srv/agents',
+        console_public_base_url: 'https://console.example.test',
+        relay_public_url: 'https://relay.example.test',
+      } as never,
+    }),
+  );
+  const res = await fetch(`${s.hubUrl}/api/v1/runtime-hosts/${host.host.id}/heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': await s.key(['runtime-hosts:write']) },
+    body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
+  });
+  expect(res.status).toBe(200);
+  const registered = unwrap(
+    await s.hub.POST('/api/v1/workspaces/{workspace}/agents', {
+      params: { path: { workspace: s.workspace.slug } },
+      body: {
+        name: `agent-${randomBytes(4).toString('hex')}`,
+        runtime_instance_id: host.host.id,
+        capabilities,
+        project_code: project.code,
+        model: 'local/echo',
+      } as never,
+    }),
+  ) as { id?: string; agent?: { id: string } };
+  return (registered.agent?.id ?? registered.id) as string;
+}
+
+describe('the roster kept for the reconcile', () => {
+  test('when the reconcile reads a roster twice within its age, then the hub is asked once; when the entry is older, then it is read again; a failed read is not kept', async () => {
+    const project = await newProject(s);
+    let now = 0;
+    const reads = createHubReads(countingHub(), logger, { rosterMaxAgeMs: 1_000, clock: () => now });
+    const ref = { id: project.id, workspaceId: s.workspace.id };
+
+    expect(await reads.recentRoster(ref, ['code'])).toEqual([]);
+    now = 1_000;
+    expect(await reads.recentRoster(ref, ['code'])).toEqual([]);
+    expect(calls(project.id)).toBe(1);
+    // Another capability set is another read.
+    await reads.recentRoster(ref, ['review']);
+    expect(calls(project.id)).toBe(2);
+    now = 1_001;
+    await reads.recentRoster(ref, ['code']);
+    expect(calls(project.id)).toBe(3);
+
+    // A project the hub does not know: null, asked again each time.
+    const missing = { id: 'prj_missing', workspaceId: s.workspace.id };
+    expect(await reads.recentRoster(missing)).toBeNull();
+    expect(await reads.recentRoster(missing)).toBeNull();
+    expect(calls('prj_missing')).toBe(2);
+  });
+
+  test('when the hub announces a roster change of the workspace, then the worker’s next reconcile read asks the hub and sees it; the launch readiness path asks every time', async () => {
+    const redis = createRedis(testRedisUrl(), { name: 'roster-cache-worker' });
+    const worker = startWorkerProcess({
+      database: s.database,
+      redis,
+      redisUrl: testRedisUrl(),
+      queuePrefix: s.queuePrefix,
+      logger,
+      hub: countingHub(),
+      // A long age: only the notice can make the next read ask the hub.
+      engine: { rosterMaxAgeMs: 10_000 },
+      definitions: [],
+      sweeper: false,
+    });
+    try {
+      await worker.noticesReady;
+      const project = await newProject(s);
+      await seedContract(s, project.id, { definition: templateDefinition(['cache-cap']) });
+      await seedSchema(s, project.id);
+      const agentId = await registeredAgent(project, ['cache-cap']);
+      const ref = { id: project.id, workspaceId: s.workspace.id };
+      const reads = worker.deps.hubReads;
+
+      const before = await reads.recentRoster(ref, ['cache-cap']);
+      expect(before?.map((a) => [a.agent_id, a.running])).toEqual([[agentId, false]]);
+      await reads.recentRoster(ref, ['cache-cap']);
+      expect(calls(project.id)).toBe(1);
+
+      // The launch readiness path reads after it asked, kept roster or not.
+      await preflightIntent(worker.deps, project.id, { intent: 'weekly report' });
+      await preflightIntent(worker.deps, project.id, { intent: 'weekly report' });
+      expect(calls(project.id)).toBe(3);
+
+      // The hub announces the start (and the heartbeat that follows it changes nothing it would announce).
+      await startAndHeartbeat(s, agentId);
+      await eventually(
+        async () => {
+          const roster = await reads.recentRoster(ref, ['cache-cap']);
+          return roster?.[0]?.running === true;
+        },
+        5_000,
+        'the started agent running on the kept roster',
+        { intervalMs: 20 },
+      );
+      const after = calls(project.id);
+      expect(after).toBeGreaterThan(3);
+      // Kept again from that read on.
+      await reads.recentRoster(ref, ['cache-cap']);
+      expect(calls(project.id)).toBe(after);
+    } finally {
+      await worker.close();
+      await redis.quit();
+    }
+  });
+});
