@@ -96,8 +96,10 @@ export type StageRoster = NonNullable<Awaited<ReturnType<typeof readStageRoster>
 /**
  * The project's roster agents holding the stage's capabilities (the hub's order), read at most
  * `engine.rosterMaxAgeMs` ago or since the hub's last roster notice of the workspace (decision 105); null when
- * the hub cannot be asked. A roster that is out of date by then can only offer a candidate the handoff below
- * finds refused, or an owner found lost that much later.
+ * the hub cannot be asked. What a stale roster costs: an owner found lost (or a stalled agent found back) that
+ * much later, and a candidate that stopped or left the project meanwhile — the hub's handoff refuses an evicted
+ * agent or a draining host's (the next candidate is tried), but takes a stopped one, whose stage then waits
+ * for the lost-owner check, as when an owner stops just after its handoff.
  */
 function readStageRoster(
   deps: WorkflowDeps,
