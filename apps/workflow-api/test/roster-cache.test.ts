@@ -3,6 +3,7 @@ import { createHubInternalClient, unwrap } from '@svc/contracts';
 import { createLogger, createRedis } from '@svc/service-kit';
 import { eventually, testRedisUrl } from '@svc/testing';
 import { createHubReads } from '../src/data/hub-reads';
+import { assessLaunchReadiness } from '../src/use-cases/resolve/assess-launch-readiness';
 import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
 import { startWorkerProcess } from '../src/worker';
 import {
@@ -24,6 +25,9 @@ const logger = createLogger({ name: 'roster-cache-test', level: 'silent' });
 /** Roster reads that reached the hub, by project. */
 const rosterCalls = new Map<string, number>();
 const calls = (projectId: string) => rosterCalls.get(projectId) ?? 0;
+/** Runtime readiness reads that reached the hub, by project. */
+const readinessCalls = new Map<string, number>();
+const readinessReads = (projectId: string) => readinessCalls.get(projectId) ?? 0;
 
 function countingHub() {
   return createHubInternalClient({
@@ -32,6 +36,8 @@ function countingHub() {
     fetch: (input: Request) => {
       const match = /\/internal\/v1\/projects\/([^/]+)\/roster/.exec(new URL(input.url).pathname);
       if (match) rosterCalls.set(match[1]!, calls(match[1]!) + 1);
+      const ready = /\/internal\/v1\/projects\/([^/]+)\/runtime-readiness/.exec(new URL(input.url).pathname);
+      if (ready) readinessCalls.set(ready[1]!, readinessReads(ready[1]!) + 1);
       return fetch(input);
     },
   });
@@ -157,5 +163,42 @@ describe('the roster kept for the reconcile', () => {
       await worker.close();
       await redis.quit();
     }
+  });
+
+  test('when a launch finds nothing missing in the recent answers, then it asks the hub nothing more; when they miss an owner, then it asks again and sees the agent started a moment ago', async () => {
+    const project = await newProject(s);
+    const definition = templateDefinition(['launch-cap']);
+    await seedContract(s, project.id, { definition });
+    const agentId = await registeredAgent(project, ['launch-cap']);
+    const reads = createHubReads(countingHub(), logger, { rosterMaxAgeMs: 60_000 });
+    const deps = { ...s.service.deps, hubReads: reads };
+    const route = {
+      matched: true,
+      contractId: 'wfc_test',
+      template: { key: 'launch-cap', version: '1', definition } as never,
+    };
+    const launch = () =>
+      assessLaunchReadiness(deps, project.id, route, s.workspace.id, {
+        limits: { project: null, workspace: null },
+        recentHubAnswers: true,
+      });
+    const codes = (readiness: { blockers: Array<{ code: string }> }) => readiness.blockers.map((b) => b.code);
+
+    // Registered, not running: the recent answers miss an owner, so each launch asks the hub again.
+    expect(codes(await launch())).toContain('no_stage_owner');
+    const first = calls(project.id);
+    expect(codes(await launch())).toContain('no_stage_owner');
+    expect(calls(project.id)).toBeGreaterThan(first);
+
+    // Started a moment ago, with no notice to drop the kept roster: the launch still sees it (asked again).
+    await startAndHeartbeat(s, agentId);
+    const started = await launch();
+    expect(codes(started)).not.toContain('no_stage_owner');
+
+    // Nothing missing now: the next launches take the kept answers.
+    const [rosterBefore, readinessBefore] = [calls(project.id), readinessReads(project.id)];
+    await launch();
+    await launch();
+    expect([calls(project.id), readinessReads(project.id)]).toEqual([rosterBefore, readinessBefore]);
   });
 });

@@ -19,7 +19,8 @@ export const ROSTER_MAX_ENTRIES = 2_000;
  *
  * The reconcile takes `recentRoster` instead (decision 105): a roster read at most `rosterMaxAgeMs` ago, kept
  * in this process, dropped at once when the hub announces a change to a roster of the project's workspace
- * ({@link HubReads.forgetRosters}).
+ * ({@link HubReads.forgetRosters}). Launch readiness takes the recent answers first and trusts them only when
+ * they find nothing missing; anything missing is read again after the call (decision 106).
  */
 export interface HubReads {
   /**
@@ -34,27 +35,38 @@ export interface HubReads {
   recentRoster(
     project: { id: string; workspaceId: string },
     capabilities?: readonly string[],
+    read?: RecentRead,
   ): Promise<RosterAgent[] | null>;
-  /** Drops every kept roster of the workspace's projects (the hub announced a change; decision 105). */
+  /** Drops every kept roster and readiness answer of the workspace's projects (the hub announced a change; decision 105). */
   forgetRosters(workspaceId: string): void;
   /** The project's runtime readiness; null when the hub could not answer. */
   runtimeReadiness(projectId: string): Promise<RuntimeReadiness | null>;
+  /** The same readiness read at most `rosterMaxAgeMs` before the call (kept and dropped as rosters are). */
+  recentRuntimeReadiness(
+    project: { id: string; workspaceId: string },
+    read?: RecentRead,
+  ): Promise<RuntimeReadiness | null>;
+}
+
+/** `fresh`: read after the call, and keep that answer for the recent reads that follow. */
+export interface RecentRead {
+  fresh?: boolean;
 }
 
 export interface HubReadsOptions {
   /** How old a roster `recentRoster` may answer with (ms; 0 reads every time). */
   rosterMaxAgeMs?: number;
-  /** How many rosters are kept at most (default {@link ROSTER_MAX_ENTRIES}). */
+  /** How many rosters (and readiness answers) are kept at most (default {@link ROSTER_MAX_ENTRIES}). */
   rosterMaxEntries?: number;
   /** Milliseconds of a monotonic clock (default `performance.now`). */
   clock?: () => number;
 }
 
-interface KeptRoster {
+interface Kept {
   workspaceId: string;
   /** When the read that answered it was asked (it started later): the age counts from here. */
   askedAt: number;
-  roster: RosterAgent[];
+  answer: RosterAgent[] | RuntimeReadiness;
 }
 
 export function createHubReads(
@@ -67,8 +79,8 @@ export function createHubReads(
   const clock = options.clock ?? (() => performance.now());
   const rosters = new CoalescedReads<RosterAgent[] | null>();
   const readiness = new CoalescedReads<RuntimeReadiness | null>();
-  /** Kept rosters by read key, oldest read first (a new read is moved to the end). */
-  const kept = new Map<string, KeptRoster>();
+  /** Kept answers by read key, oldest read first (a new read is moved to the end). */
+  const kept = new Map<string, Kept>();
   /**
    * Counts roster notices: a read asked before one and answered after it may hold the old roster, so it is
    * not kept (its callers still get it: they asked before the change was announced).
@@ -92,41 +104,57 @@ export function createHubReads(
       );
     return { key, read };
   };
-  const keep = (key: string, entry: KeptRoster) => {
-    kept.delete(key);
-    kept.set(key, entry);
-    if (kept.size > maxEntries) kept.delete(kept.keys().next().value as string);
-  };
+  const readReadiness = (projectId: string) =>
+    readiness.read(projectId, () =>
+      hub
+        .GET('/internal/v1/projects/{projectId}/runtime-readiness', {
+          params: { path: { projectId } },
+          signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
+        })
+        .then((res) => res.data?.data ?? null, failed('runtime readiness', projectId)),
+    );
+  /**
+   * The answer kept under `key` when read at most `maxAgeMs` ago (unless `fresh`); otherwise read, and kept
+   * unless it failed or a notice came while it was read.
+   */
+  async function recent<T extends Kept['answer']>(
+    key: string,
+    workspaceId: string,
+    read: () => Promise<T | null>,
+    fresh = false,
+  ): Promise<T | null> {
+    if (maxAgeMs <= 0) return read();
+    const askedAt = clock();
+    const entry = kept.get(key);
+    if (!fresh && entry && askedAt - entry.askedAt <= maxAgeMs) return entry.answer as T;
+    if (entry) kept.delete(key);
+    const before = notices;
+    const answer = await read();
+    if (answer !== null && notices === before) {
+      kept.delete(key);
+      kept.set(key, { workspaceId, askedAt, answer });
+      if (kept.size > maxEntries) kept.delete(kept.keys().next().value as string);
+    }
+    return answer;
+  }
   return {
     roster(projectId, capabilities) {
       return readRoster(projectId, capabilities).read();
     },
-    async recentRoster(project, capabilities) {
+    recentRoster(project, capabilities, options) {
       const { key, read } = readRoster(project.id, capabilities);
-      if (maxAgeMs <= 0) return read();
-      const askedAt = clock();
-      const entry = kept.get(key);
-      if (entry && askedAt - entry.askedAt <= maxAgeMs) return entry.roster;
-      if (entry) kept.delete(key);
-      const before = notices;
-      const roster = await read();
-      if (roster !== null && notices === before)
-        keep(key, { workspaceId: project.workspaceId, askedAt, roster });
-      return roster;
+      return recent(`roster ${key}`, project.workspaceId, read, options?.fresh);
     },
     forgetRosters(workspaceId) {
       notices += 1;
       for (const [key, entry] of kept) if (entry.workspaceId === workspaceId) kept.delete(key);
     },
     runtimeReadiness(projectId) {
-      return readiness.read(projectId, () =>
-        hub
-          .GET('/internal/v1/projects/{projectId}/runtime-readiness', {
-            params: { path: { projectId } },
-            signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
-          })
-          .then((res) => res.data?.data ?? null, failed('runtime readiness', projectId)),
-      );
+      return readReadiness(projectId);
+    },
+    recentRuntimeReadiness(project, options) {
+      const read = () => readReadiness(project.id);
+      return recent(`readiness ${project.id}`, project.workspaceId, read, options?.fresh);
     },
   };
 }

@@ -47,7 +47,7 @@ async function readinessOf(
     invocation.projectId,
     { matched: route.matched === true, contractId: invocation.contractId, template },
     invocation.workspaceId,
-    { limits },
+    { limits, recentHubAnswers: true },
   );
 }
 

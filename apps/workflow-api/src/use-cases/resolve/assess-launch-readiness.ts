@@ -6,6 +6,7 @@ import { eligibleOwners, launchOutcomeOf, withEffect } from '../../domain/blocke
 import type { Blocker, LaunchOutcome } from '../../domain/blockers';
 import { spawnPolicyBlockers } from '../../domain/owner-spawn';
 import type { RouteTemplate } from '../../domain/template-definition';
+import type { RosterAgent, RuntimeReadiness } from '../../data/hub-reads';
 import type { RunLimits } from '../../domain/run-limits';
 
 const hubUnreachable = (what: string): Blocker =>
@@ -25,8 +26,38 @@ const NO_MATCH: Blocker = withEffect({
     'Create a contract whose classifier matches the intent (or an explicit universal fallback), or pin one with workflow_contract_id, then invoke again with a new Idempotency-Key.',
 });
 
-async function rosterBlockers(deps: WorkflowDeps, projectId: string, template: RouteTemplate) {
-  const roster = await deps.hubReads.roster(projectId);
+/** How the hub's answers are read: after the call, or the recent answers a process keeps (decision 106). */
+interface HubAnswers {
+  roster(): Promise<RosterAgent[] | null>;
+  runtimeReadiness(): Promise<RuntimeReadiness | null>;
+}
+
+function freshAnswers(deps: WorkflowDeps, projectId: string): HubAnswers {
+  return {
+    roster: () => deps.hubReads.roster(projectId),
+    runtimeReadiness: () => deps.hubReads.runtimeReadiness(projectId),
+  };
+}
+
+/** The answers kept in this process (or, `fresh`, read after the call and kept for the next launches). */
+function recentAnswers(
+  deps: WorkflowDeps,
+  project: { id: string; workspaceId: string },
+  fresh: boolean,
+): HubAnswers {
+  return {
+    roster: () => deps.hubReads.recentRoster(project, undefined, { fresh }),
+    runtimeReadiness: () => deps.hubReads.recentRuntimeReadiness(project, { fresh }),
+  };
+}
+
+async function rosterBlockers(
+  deps: WorkflowDeps,
+  projectId: string,
+  template: RouteTemplate,
+  answers: HubAnswers,
+) {
+  const roster = await answers.roster();
   if (!roster) return [hubUnreachable('roster')];
   const blockers: Blocker[] = [];
   // Stages needing the same capabilities ask the hub once.
@@ -59,8 +90,8 @@ async function rosterBlockers(deps: WorkflowDeps, projectId: string, template: R
   return blockers;
 }
 
-async function runtimeBlockers(deps: WorkflowDeps, projectId: string): Promise<Blocker[]> {
-  const readiness = await deps.hubReads.runtimeReadiness(projectId);
+async function runtimeBlockers(answers: HubAnswers): Promise<Blocker[]> {
+  const readiness = await answers.runtimeReadiness();
   if (!readiness) return [hubUnreachable('runtime readiness')];
   if (readiness.ready) return [];
   return readiness.blockers.map((b) =>
@@ -93,8 +124,11 @@ export async function assessLaunchReadiness(
   projectId: string,
   route: { matched: boolean; contractId: string | null; template: RouteTemplate | null },
   workspaceId?: string,
-  /** What the caller read already: the run limits of the project and its workspace. */
-  known?: { limits: RunLimits },
+  /**
+   * What the caller read already: the run limits of the project and its workspace; and whether the hub's recent
+   * answers may stand when they find nothing missing (a launch; preflight always asks after the call).
+   */
+  known?: { limits: RunLimits; recentHubAnswers?: boolean },
 ): Promise<LaunchReadiness> {
   const blockers: Blocker[] = [];
   let routeReady = false;
@@ -106,15 +140,27 @@ export async function assessLaunchReadiness(
     blockers.push(...readiness.blockers.map(withEffect));
   }
   if (route.matched && route.template) {
-    const [roster, runtime] = await Promise.all([
-      rosterBlockers(deps, projectId, route.template),
-      runtimeBlockers(deps, projectId),
-    ]);
-    // Both reads failing is one infrastructure problem, reported once.
-    const runtimeOnly = roster.some((b) => b.code === 'hub_unreachable')
-      ? runtime.filter((b) => b.code !== 'hub_unreachable')
-      : runtime;
-    blockers.push(...roster, ...runtimeOnly);
+    const template = route.template;
+    const hubBlockers = async (answers: HubAnswers) => {
+      const [roster, runtime] = await Promise.all([
+        rosterBlockers(deps, projectId, template, answers),
+        runtimeBlockers(answers),
+      ]);
+      // Both reads failing is one infrastructure problem, reported once.
+      const runtimeOnly = roster.some((b) => b.code === 'hub_unreachable')
+        ? runtime.filter((b) => b.code !== 'hub_unreachable')
+        : runtime;
+      return [...roster, ...runtimeOnly];
+    };
+    // A launch trusts the hub's recent answers when they find nothing missing; whatever they find missing is
+    // asked again, so an agent started or a host brought up a moment ago is seen (decision 106).
+    const project = known?.recentHubAnswers && workspaceId ? { id: projectId, workspaceId } : null;
+    let fromHub = project ? await hubBlockers(recentAnswers(deps, project, false)) : null;
+    if (fromHub === null || fromHub.length > 0)
+      fromHub = await hubBlockers(
+        project ? recentAnswers(deps, project, true) : freshAnswers(deps, projectId),
+      );
+    blockers.push(...fromHub);
     const limit = known?.limits
       ? await runLimitReachedUnder(deps.db, known.limits, projectId, workspaceId)
       : await runLimitReachedNow(deps.db, projectId, workspaceId);
