@@ -154,6 +154,20 @@ async function call(step, method, url, { headers = {}, body, ok = [200] } = {}) 
  * and every clean-up step is registered as soon as it exists, so a failure half-way leaves nothing behind.
  * Resolves to what the measurements need: the invocations URL and the key's header.
  */
+/** What the bench wires itself (addresses, tokens, keys, queue prefixes): never taken from its environment. */
+const WIRING = /(?:_HOST|_PORT|_URL|_TOKEN|_ISSUER|_PREFIX|_KEYS|_SEALED)$/;
+
+/**
+ * The services' tuning settings from the bench's environment (`WORKFLOW_*` to the Workflow API and its worker,
+ * `HUB_*` to the hub; not their wiring), so a setting is compared without a rebuild:
+ * `WORKFLOW_ROSTER_MAX_AGE_MS=0 node bench/workflow-run.mjs`.
+ */
+function settingsFromEnvironment(prefix) {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => key.startsWith(prefix) && !WIRING.test(key)),
+  );
+}
+
 async function startStack() {
   const databases = await createBenchDatabases(teardown);
   // The Workflow API and its worker: production defaults but for their own queue prefix.
@@ -164,8 +178,8 @@ async function startStack() {
     queuePrefix: uniqueQueuePrefix('bench'),
     queues: ENGINE_QUEUES,
     names: { hub: 'hub', api: 'workflow API', worker: 'workflow worker' },
-    hubEnv: { HUB_MANAGED_PROVIDERS: 'local', ...production },
-    workflowEnv: production,
+    hubEnv: { HUB_MANAGED_PROVIDERS: 'local', ...settingsFromEnvironment('HUB_'), ...production },
+    workflowEnv: { ...settingsFromEnvironment('WORKFLOW_'), ...production },
     process: { nodeArgs: serviceArgs() },
   });
 
@@ -213,8 +227,8 @@ async function startReplicated(config) {
     balancer: compare,
     agents: agentCount,
     intent: 'weekly report',
-    env: production,
-    hubEnv: production,
+    env: { ...settingsFromEnvironment('WORKFLOW_'), ...production },
+    hubEnv: { ...settingsFromEnvironment('HUB_'), ...production },
     agentEnv: production,
     process: { nodeArgs: serviceArgs() },
   });
