@@ -12,7 +12,7 @@ import {
   seedSchema,
   templateDefinition,
 } from './support/invocations-fixtures';
-import { startAndHeartbeat } from './support/invocations-fixtures';
+import { registerRuntimeHost, startAndHeartbeat } from './support/invocations-fixtures';
 import { startWorkflowTestStack } from './support/stack';
 import type { WorkflowTestStack } from './support/stack';
 
@@ -74,31 +74,7 @@ const CATEGORIES = [
 ];
 
 /** Hub-side fixtures made through the hub's public API as the workspace owner. */
-async function registerHost(heartbeat: boolean) {
-  const host = unwrap(
-    await s.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
-      params: { path: { workspace: s.workspace.slug } },
-      body: {
-        name: `host-${randomBytes(4).toString('hex')}`,
-        hostname: 'runtime-1.internal',
-        workdir_root: '/srv/agents',
-        console_public_base_url: 'https://console.example.test',
-        relay_public_url: 'https://relay.example.test',
-      } as never,
-    }),
-  );
-  const hostId = host.host.id;
-  if (heartbeat) {
-    const key = await s.key(['runtime-hosts:write']);
-    const res = await fetch(`${s.hubUrl}/api/v1/runtime-hosts/${hostId}/heartbeat`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
-    });
-    expect(res.status).toBe(200);
-  }
-  return hostId;
-}
+const registerHost = (heartbeat: boolean) => registerRuntimeHost(s, heartbeat);
 
 async function registerAgent(hostId: string, capabilities: string[], placement: Record<string, unknown>) {
   return unwrap(

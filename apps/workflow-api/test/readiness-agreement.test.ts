@@ -11,6 +11,7 @@ import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
 import { launchInvocation } from '../src/use-cases/invocations/launch-invocation';
 import {
   newProject,
+  registerRuntimeHost,
   seedContract,
   seedSchema,
   startAndHeartbeat,
@@ -96,30 +97,7 @@ async function preflightThenLaunch(projectId: string, intent: string) {
   return { preflight, launch, invocationId: id };
 }
 
-async function registerHost(heartbeat: boolean): Promise<string> {
-  const host = unwrap(
-    await s.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
-      params: { path: { workspace: s.workspace.slug } },
-      body: {
-        name: `host-${randomBytes(4).toString('hex')}`,
-        hostname: 'runtime-1.internal',
-        workdir_root: '/srv/agents',
-        console_public_base_url: 'https://console.example.test',
-        relay_public_url: 'https://relay.example.test',
-      } as never,
-    }),
-  );
-  if (heartbeat) {
-    const key = await s.key(['runtime-hosts:write']);
-    const res = await fetch(`${s.hubUrl}/api/v1/runtime-hosts/${host.host.id}/heartbeat`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
-    });
-    expect(res.status).toBe(200);
-  }
-  return host.host.id;
-}
+const registerHost = (heartbeat: boolean) => registerRuntimeHost(s, heartbeat);
 
 /** Registers an agent of the project on the host; `running` starts it at the hub and heartbeats it idle. */
 async function addAgent(hostId: string, projectCode: string, capabilities: string[], running: boolean) {

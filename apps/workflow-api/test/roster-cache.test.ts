@@ -8,6 +8,7 @@ import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
 import { startWorkerProcess } from '../src/worker';
 import {
   newProject,
+  registerRuntimeHost,
   seedContract,
   seedSchema,
   startAndHeartbeat,
@@ -53,29 +54,13 @@ afterAll(async () => {
 
 /** A host with a fresh heartbeat and an agent of `project` on it (registered: on the roster, not running). */
 async function registeredAgent(project: { code: string }, capabilities: string[]) {
-  const host = unwrap(
-    await s.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
-      params: { path: { workspace: s.workspace.slug } },
-      body: {
-        name: `host-${randomBytes(4).toString('hex')}`,
-        workdir_root: '/srv/agents',
-        console_public_base_url: 'https://console.example.test',
-        relay_public_url: 'https://relay.example.test',
-      } as never,
-    }),
-  );
-  const res = await fetch(`${s.hubUrl}/api/v1/runtime-hosts/${host.host.id}/heartbeat`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': await s.key(['runtime-hosts:write']) },
-    body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
-  });
-  expect(res.status).toBe(200);
+  const hostId = await registerRuntimeHost(s, true);
   const registered = unwrap(
     await s.hub.POST('/api/v1/workspaces/{workspace}/agents', {
       params: { path: { workspace: s.workspace.slug } },
       body: {
         name: `agent-${randomBytes(4).toString('hex')}`,
-        runtime_instance_id: host.host.id,
+        runtime_instance_id: hostId,
         capabilities,
         project_code: project.code,
         model: 'local/echo',

@@ -197,3 +197,31 @@ export const agentActor = (agentId: string, workspaceId: string): AgentActor => 
   runtimeInstanceId: null,
   scopes: [],
 });
+
+/**
+ * A runtime host of the stack's workspace, registered through the hub's public API as its owner; `heartbeat`
+ * sends one ready heartbeat (relay and console router ready), so the host counts as live for a while.
+ */
+export async function registerRuntimeHost(s: WorkflowTestStack, heartbeat: boolean): Promise<string> {
+  const host = unwrap(
+    await s.hub.POST('/api/v1/workspaces/{workspace}/runtime-hosts', {
+      params: { path: { workspace: s.workspace.slug } },
+      body: {
+        name: `host-${randomBytes(4).toString('hex')}`,
+        hostname: 'runtime-1.internal',
+        workdir_root: '/srv/agents',
+        console_public_base_url: 'https://console.example.test',
+        relay_public_url: 'https://relay.example.test',
+      } as never,
+    }),
+  );
+  if (heartbeat) {
+    const res = await fetch(`${s.hubUrl}/api/v1/runtime-hosts/${host.host.id}/heartbeat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': await s.key(['runtime-hosts:write']) },
+      body: JSON.stringify({ relay_ready: true, console_router_ready: true, runtime_version: '1.0.0' }),
+    });
+    expect(res.status).toBe(200);
+  }
+  return host.host.id;
+}
