@@ -330,6 +330,8 @@ export const CROSS_WORKSPACE_EXCEPTIONS: Record<string, string> = {
   'packages/db-kit/src/drift.test.ts': '@svc/testing depends on db-kit; it reads the test servers by path',
   'packages/db-kit/src/migrator.test.ts': '@svc/testing depends on db-kit; it reads the test servers by path',
   'packages/db-kit/src/pool.test.ts': '@svc/testing depends on db-kit; it reads the test servers by path',
+  'packages/service-kit/src/credential-notices.test.ts':
+    '@svc/testing depends on service-kit; it reads the test servers by path',
   'packages/service-kit/src/metrics.test.ts':
     '@svc/testing depends on service-kit; it reads the test servers by path',
   'packages/service-kit/src/worker.test.ts':
