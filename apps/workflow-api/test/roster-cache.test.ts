@@ -171,6 +171,8 @@ describe('the roster kept for the reconcile', () => {
 
     // Registered, not running: the recent answers miss an owner, so each launch asks the hub again.
     expect(codes(await launch())).toContain('no_stage_owner');
+    // Nothing kept yet: one read of each, not a recent read and then a fresh one.
+    expect([calls(project.id), readinessReads(project.id)]).toEqual([1, 1]);
     const first = calls(project.id);
     expect(codes(await launch())).toContain('no_stage_owner');
     expect(calls(project.id)).toBeGreaterThan(first);

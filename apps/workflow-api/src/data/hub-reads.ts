@@ -37,6 +37,11 @@ export interface HubReads {
     capabilities?: readonly string[],
     read?: RecentRead,
   ): Promise<RosterAgent[] | null>;
+  /**
+   * Only what is kept (read at most `rosterMaxAgeMs` ago): the project's whole roster and its runtime readiness,
+   * undefined when either is not kept. Asks the hub nothing.
+   */
+  kept(project: { id: string }): { roster: RosterAgent[]; readiness: RuntimeReadiness } | undefined;
   /** Drops every kept roster and readiness answer of the workspace's projects (the hub announced a change; decision 105). */
   forgetRosters(workspaceId: string): void;
   /** The project's runtime readiness; null when the hub could not answer. */
@@ -113,6 +118,10 @@ export function createHubReads(
         })
         .then((res) => res.data?.data ?? null, failed('runtime readiness', projectId)),
     );
+  const keptAnswer = (key: string) => {
+    const entry = kept.get(key);
+    return entry && clock() - entry.askedAt <= maxAgeMs ? entry.answer : undefined;
+  };
   /**
    * The answer kept under `key` when read at most `maxAgeMs` ago (unless `fresh`); otherwise read, and kept
    * unless it failed or a notice came while it was read.
@@ -144,6 +153,12 @@ export function createHubReads(
     recentRoster(project, capabilities, options) {
       const { key, read } = readRoster(project.id, capabilities);
       return recent(`roster ${key}`, project.workspaceId, read, options?.fresh);
+    },
+    kept(project) {
+      if (maxAgeMs <= 0) return undefined;
+      const roster = keptAnswer(`roster ${project.id}`) as RosterAgent[] | undefined;
+      const readiness = keptAnswer(`readiness ${project.id}`) as RuntimeReadiness | undefined;
+      return roster && readiness ? { roster, readiness } : undefined;
     },
     forgetRosters(workspaceId) {
       notices += 1;

@@ -40,15 +40,20 @@ function freshAnswers(deps: WorkflowDeps, projectId: string): HubAnswers {
 }
 
 /** The answers kept in this process (or, `fresh`, read after the call and kept for the next launches). */
-function recentAnswers(
-  deps: WorkflowDeps,
-  project: { id: string; workspaceId: string },
-  fresh: boolean,
-): HubAnswers {
+function recentAnswers(deps: WorkflowDeps, project: { id: string; workspaceId: string }): HubAnswers {
   return {
-    roster: () => deps.hubReads.recentRoster(project, undefined, { fresh }),
-    runtimeReadiness: () => deps.hubReads.recentRuntimeReadiness(project, { fresh }),
+    roster: () => deps.hubReads.recentRoster(project, undefined, { fresh: true }),
+    runtimeReadiness: () => deps.hubReads.recentRuntimeReadiness(project, { fresh: true }),
   };
+}
+
+/** Whether the answers this process keeps show nothing missing: an owner for every stage, a ready runtime. */
+function keptYes(deps: WorkflowDeps, projectId: string, template: RouteTemplate): boolean {
+  const kept = deps.hubReads.kept({ id: projectId });
+  if (!kept?.readiness.ready) return false;
+  return template.definition.stages.every(
+    (stage) => eligibleOwners(kept.roster, [...new Set(stage.required_capabilities)].sort()).length > 0,
+  );
 }
 
 async function rosterBlockers(
@@ -155,12 +160,10 @@ export async function assessLaunchReadiness(
     // A launch trusts the hub's recent answers when they find nothing missing; whatever they find missing is
     // asked again, so an agent started or a host brought up a moment ago is seen (decision 106).
     const project = known?.recentHubAnswers && workspaceId ? { id: projectId, workspaceId } : null;
-    let fromHub = project ? await hubBlockers(recentAnswers(deps, project, false)) : null;
-    if (fromHub === null || fromHub.length > 0)
-      fromHub = await hubBlockers(
-        project ? recentAnswers(deps, project, true) : freshAnswers(deps, projectId),
+    if (!project || !keptYes(deps, projectId, template))
+      blockers.push(
+        ...(await hubBlockers(project ? recentAnswers(deps, project) : freshAnswers(deps, projectId))),
       );
-    blockers.push(...fromHub);
     const limit = known?.limits
       ? await runLimitReachedUnder(deps.db, known.limits, projectId, workspaceId)
       : await runLimitReachedNow(deps.db, projectId, workspaceId);
