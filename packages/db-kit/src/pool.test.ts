@@ -1,7 +1,7 @@
 // @svc/testing depends on this package, so its test servers are read from its source, not through a dependency.
 import { testDatabaseServerUrl } from '../../testing/src/servers';
 import { Pool } from 'pg';
-import { checkDatabase, createPool, poolCounts } from './pool';
+import { BUSY_ANSWER_MS, checkDatabase, createPool, poolCounts } from './pool';
 
 const SERVER = testDatabaseServerUrl();
 
@@ -91,6 +91,24 @@ describe('checkDatabase', () => {
       busy.release();
       expect((await queued).rows[0]).toEqual({ two: 2 });
     } finally {
+      await pool.end();
+    }
+  });
+
+  it('when every connection is in use and the last answer is 10 s old (a stalled disk), then it still passes', async () => {
+    const pool = createPool(SERVER, { max: 1 });
+    const busy = await pool.connect();
+    const now = jest.spyOn(Date, 'now');
+    try {
+      await busy.query('select 1');
+      const answeredAt = Date.now();
+      now.mockReturnValue(answeredAt + 10_000);
+      await expect(checkDatabase(pool, { timeoutMs: 150 })).resolves.toBeUndefined();
+      now.mockReturnValue(answeredAt + BUSY_ANSWER_MS + 1);
+      await expect(checkDatabase(pool, { timeoutMs: 150 })).rejects.toThrow('database check timed out after 150 ms');
+    } finally {
+      now.mockRestore();
+      busy.release();
       await pool.end();
     }
   });

@@ -125,10 +125,19 @@ export interface CheckDatabaseOptions {
   timeoutMs?: number;
   /**
    * With every connection of the pool in use, a statement answered within this long counts as the check
-   * (default 5000 ms).
+   * (default {@link BUSY_ANSWER_MS}).
    */
   busyAnswerMs?: number;
 }
+
+/**
+ * How long a pool whose every connection is in use counts as busy rather than broken after the database's last
+ * answer. Longer than a stall of the database's disk (commits wait for their WAL flush, seconds on a loaded
+ * host): such a stall holds every replica's statements alike, and failing readiness on all of them at once
+ * would turn slow into down behind the load balancer. A database that stops answering for longer fails the
+ * check, as Kubernetes' default readiness would after three failed 10 s probes.
+ */
+export const BUSY_ANSWER_MS = 30_000;
 
 /**
  * Readiness probe: runs `select 1` on the pool and resolves when it answers within the timeout (default 2 s),
@@ -145,7 +154,7 @@ export async function checkDatabase(pool: Pool, opts: CheckDatabaseOptions = {})
   const max = (pool as Pool & { options: { max?: number } }).options.max ?? 10;
   if (
     lastAnswerAt !== undefined &&
-    Date.now() - lastAnswerAt < (opts.busyAnswerMs ?? 5_000) &&
+    Date.now() - lastAnswerAt < (opts.busyAnswerMs ?? BUSY_ANSWER_MS) &&
     pool.idleCount === 0 &&
     pool.totalCount >= max
   )
