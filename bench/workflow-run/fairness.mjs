@@ -23,6 +23,22 @@ function breakdown(runs) {
   };
 }
 
+/** The slowest `n` runs' own timelines, slowest first: where a p99 run spent its time. */
+function slowest(runs, n = 3) {
+  return [...runs]
+    .sort((x, y) => y.ms - x.ms)
+    .slice(0, n)
+    .map((r) => ({
+      total_ms: r.ms,
+      invoke_ms: r.invoke_ms,
+      launch_ms: r.launch_ms,
+      created_to_assigned_ms: r.created_to_assigned_ms,
+      assigned_to_claimed_ms: r.assigned_to_claimed_ms,
+      claimed_to_artifact_ms: r.claimed_to_artifact_ms,
+      artifact_to_seen_ms: r.artifact_to_seen_ms,
+    }));
+}
+
 /** `count` runs of `client` one at a time (or until `until()` says stop); latencies, runs and failures. */
 async function oneAtATime(client, count, interrupted, until = () => false) {
   const failures = failureLog({ examples: 5 });
@@ -78,6 +94,7 @@ export async function fairness({
       ratio_p99: p99Alone && p99During !== null ? p99During / p99Alone : null,
       b_breakdown_p50_alone_ms: breakdown(alone.runs),
       b_breakdown_p50_during_burst_ms: breakdown(during.runs),
+      b_slowest_during_burst_ms: slowest(during.runs),
       a_burst: burstCount,
       a_completed: burst.completed,
       a_runs_per_s: burst.wallMs > 0 ? (burst.completed * 1000) / burst.wallMs : null,
@@ -102,6 +119,7 @@ export async function fairness({
         .join(', ');
     console.log(`  B p50 breakdown alone (ms):  ${parts(f.b_breakdown_p50_alone_ms)}`);
     console.log(`  B p50 breakdown during (ms): ${parts(f.b_breakdown_p50_during_burst_ms)}`);
+    for (const run of f.b_slowest_during_burst_ms) console.log(`  B slowest during (ms):       ${parts(run)}`);
     console.log(
       `  ratio p99 during/alone: ${f.ratio_p99 === null ? 'n/a' : f.ratio_p99.toFixed(2)} (target ≤ 2)`,
     );
