@@ -119,7 +119,8 @@ export async function fairness({
         .join(', ');
     console.log(`  B p50 breakdown alone (ms):  ${parts(f.b_breakdown_p50_alone_ms)}`);
     console.log(`  B p50 breakdown during (ms): ${parts(f.b_breakdown_p50_during_burst_ms)}`);
-    for (const run of f.b_slowest_during_burst_ms) console.log(`  B slowest during (ms):       ${parts(run)}`);
+    for (const run of f.b_slowest_during_burst_ms)
+      console.log(`  B slowest during (ms):       ${parts(run)}`);
     console.log(
       `  ratio p99 during/alone: ${f.ratio_p99 === null ? 'n/a' : f.ratio_p99.toFixed(2)} (target ≤ 2)`,
     );

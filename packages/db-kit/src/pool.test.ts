@@ -105,7 +105,9 @@ describe('checkDatabase', () => {
       now.mockReturnValue(answeredAt + 10_000);
       await expect(checkDatabase(pool, { timeoutMs: 150 })).resolves.toBeUndefined();
       now.mockReturnValue(answeredAt + BUSY_ANSWER_MS + 1);
-      await expect(checkDatabase(pool, { timeoutMs: 150 })).rejects.toThrow('database check timed out after 150 ms');
+      await expect(checkDatabase(pool, { timeoutMs: 150 })).rejects.toThrow(
+        'database check timed out after 150 ms',
+      );
     } finally {
       now.mockRestore();
       busy.release();
