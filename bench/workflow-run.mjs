@@ -37,16 +37,16 @@
 // into throughput. A missed target is
 // reported, not failed: the exit code is non-zero only when a request or a run fails or set-up fails.
 // Processes, databases and queue keys are removed at the end, also on failure. Only 127.0.0.1 is contacted.
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { assertBuilt, benchCli, fail, run, testing } from './harness/cli.mjs';
 import { openCostMeter, printCost } from './harness/cost.mjs';
 import { failureLog, machine, printResult } from './harness/report.mjs';
 import { fairness } from './workflow-run/fairness.mjs';
-import { RequestFailed, describeView, runBurst, timeline } from './workflow-run/runs.mjs';
+import { INTENT, call, runClient } from './workflow-run/client.mjs';
+import { startProjectThread } from './workflow-run/project-thread.mjs';
+import { runBurst } from './workflow-run/runs.mjs';
 import { configLabel, printScaleout, scaleoutEntry, scaleoutTargets } from './workflow-run/scaleout.mjs';
-import { jsonRequest } from './harness/requests.mjs';
 import { noopQueue } from './harness/queues.mjs';
 import {
   DEPLOYED_NODE_OPTIONS,
@@ -67,7 +67,6 @@ import {
 
 /** The engine's reconcile queue (apps/workflow-api/src/data/reconcile.queue.ts), obliterated at the end. */
 const ENGINE_QUEUES = ['workflow-reconcile'];
-const INTENT = 'Please write the weekly report for the bench';
 
 const options = benchCli('workflow-run', ({ flag, int, seconds, text }) => ({
   runs: int('200', 1, 100_000),
@@ -90,6 +89,8 @@ const options = benchCli('workflow-run', ({ flag, int, seconds, text }) => ({
 }));
 const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCount, poll: pollMs } = options;
 const runTimeoutMs = options['run-timeout'];
+/** How a project's client runs one run at a time. */
+const runSettings = { runTimeoutMs, pollMs };
 const burstTimeoutMs = options['burst-timeout'];
 const burstPollers = options['burst-pollers'];
 const profileDir = options['cpu-prof'] ? path.resolve(options['cpu-prof']) : undefined;
@@ -135,19 +136,6 @@ const teardown = cleanupStack(
 );
 /** Aborted on SIGINT/SIGTERM: the measurements stop and nothing is reported. */
 const interrupted = teardown.interrupted;
-
-/** One JSON request; resolves to the answer's `data` when the status is one of `ok`. */
-async function call(step, method, url, { headers = {}, body, ok = [200] } = {}) {
-  const answer = await jsonRequest(url, { method, headers, body });
-  if (!ok.includes(answer.status)) {
-    const json = answer.json ?? {};
-    throw new RequestFailed(
-      `${step}: ${answer.label}`,
-      [json.code, json.detail ?? json.title].filter(Boolean).join(' — '),
-    );
-  }
-  return answer.json?.data;
-}
 
 /**
  * Starts the hub, the Workflow API, its worker and the reference agents, and seeds one route. Every process
@@ -319,70 +307,6 @@ async function setUpProject({
   return client;
 }
 
-/** The Workflow API calls of a run over one key, and phase 1's unit built from them. */
-function runClient({ invocations, headers }) {
-  let sequence = 0;
-  /** Invoke and launch one invocation; resolves to its id and the two round trips. */
-  async function invokeAndLaunch() {
-    sequence += 1;
-    const invoked = await call('invoke', 'POST', invocations, {
-      headers: {
-        ...headers,
-        'idempotency-key': `bench-run-${process.pid}-${sequence}-${randomBytes(4).toString('hex')}`,
-      },
-      body: { intent: INTENT },
-      ok: [201],
-    });
-    const t1 = performance.now();
-    await call('launch', 'POST', `${invocations}/${invoked.invocation_id}/launch`, {
-      headers,
-      ok: [200, 202],
-    });
-    return { id: invoked.invocation_id, launchedAt: t1, launchDoneAt: performance.now() };
-  }
-  const getInvocation = (id, query) =>
-    call('get invocation', 'GET', `${invocations}/${id}${query ? `?${new URLSearchParams(query)}` : ''}`, {
-      headers,
-    });
-
-  /** Phase 1's unit: invoke → launch → poll until completed. Throws RequestFailed on any failure. */
-  async function oneRun() {
-    const t0 = performance.now();
-    const { id, launchedAt, launchDoneAt } = await invokeAndLaunch();
-    const deadline = t0 + runTimeoutMs;
-    let polls = 0;
-    let view;
-    for (;;) {
-      const pollStarted = performance.now();
-      view = await getInvocation(id);
-      polls += 1;
-      if (view.state === 'completed') {
-        const ms = performance.now() - t0;
-        return {
-          ms,
-          invoke_ms: launchedAt - t0,
-          launch_ms: launchDoneAt - launchedAt,
-          polls,
-          ...timeline(view, Date.now()),
-        };
-      }
-      if (view.state === 'failed' || view.state === 'cancelled') {
-        throw new RequestFailed(`run ended ${view.state}`, `${id}: ${describeView(view)}`);
-      }
-      if (performance.now() >= deadline) {
-        throw new RequestFailed(
-          `run not completed within ${runTimeoutMs / 1000} s (last state ${view.state})`,
-          `${id}: ${describeView(view)}`,
-        );
-      }
-      const wait = pollStarted + pollMs - performance.now();
-      if (wait > 0) await sleep(wait);
-    }
-  }
-
-  return { invokeAndLaunch, getInvocation, oneRun };
-}
-
 /**
  * `count` sequential runs, each preceded by one no-op round trip of the floor queue, so that the floor is
  * measured under the same conditions as the runs; failures are counted, never thrown.
@@ -427,9 +351,12 @@ async function main() {
     const stack = replicated(scaled) ? await startReplicated(scaled) : await startStack();
     const { procs } = stack;
     if (options.fairness) {
+      // Project B's client runs in a thread of its own, as another partner's would on its own machine.
+      const b = await startProjectThread(stack.other, runSettings);
+      teardown.push(() => b.close());
       await fairness({
-        a: runClient(stack.client),
-        b: runClient(stack.other),
+        a: runClient(stack.client, runSettings),
+        b,
         burst: (client) => runBurst(client, burstSettings()),
         runCount,
         warmupCount,
@@ -439,7 +366,7 @@ async function main() {
       });
       return;
     }
-    const client = runClient(stack.client);
+    const client = runClient(stack.client, runSettings);
     const { meter } = stack;
     const loadBefore = os.loadavg()[0];
     // Phase 1 (after its warm-up) with the floor's round trips between its runs, then the burst.
@@ -511,7 +438,7 @@ async function compareReplicas() {
   const loadBefore = os.loadavg()[0];
   for (const config of settings.replicas) {
     const stack = await startReplicated(config);
-    const client = runClient(stack.client);
+    const client = runClient(stack.client, runSettings);
     const warmup = await sequentialRuns(client, null, warmupCount);
     if (interrupted.aborted) return false;
     await sleep(500);
