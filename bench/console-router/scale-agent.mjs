@@ -36,10 +36,21 @@ setInterval(() => {
     ws.send(frame, { binary: true });
   }
 }, interval);
-// Pings to every idle console, as the agent console does (every 30 s there).
+// Pings to every idle console every `pingMs`, as the agent console does (every 30 s there). Spread over the
+// interval in slices of 100 ms: thousands of consoles belong to many agents, whose timers do not fire at the same
+// instant; pinging all 8 000 in one loop sent a storm through the router every interval that the streams beside
+// it queued behind, a load no fleet makes.
+const SLICE_MS = Math.min(100, pingMs);
+const slices = Math.max(1, Math.round(pingMs / SLICE_MS));
+let slice = 0;
 setInterval(() => {
-  for (const ws of wss.clients) if (!streams.has(ws)) ws.ping();
-}, pingMs);
+  let i = 0;
+  for (const ws of wss.clients) {
+    if (i % slices === slice && !streams.has(ws)) ws.ping();
+    i += 1;
+  }
+  slice = (slice + 1) % slices;
+}, SLICE_MS);
 
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port, intervalMs: interval }));
 process.on('disconnect', () => process.exit(0));
