@@ -64,25 +64,28 @@ export class FrameScanner {
         i += take;
         continue;
       }
+      // The header is read where it lies in the chunk (no copy, no view), unless it began in an earlier read.
       const held = this.pending;
-      const h = held ? Buffer.concat([held, chunk.subarray(i, i + 14)]) : chunk.subarray(i);
-      if (h.length < 2) {
-        this.pending = Buffer.from(h);
+      const h = held ? Buffer.concat([held, chunk.subarray(i, i + 14)]) : chunk;
+      const at = held ? 0 : i;
+      const available = h.length - at;
+      if (available < 2) {
+        this.pending = Buffer.from(h.subarray(at));
         return true;
       }
-      const b0 = h[0]!;
-      const b1 = h[1]!;
+      const b0 = h[at]!;
+      const b1 = h[at + 1]!;
       const len7 = b1 & 0x7f;
       const headerLength = 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + (b1 & 0x80 ? 4 : 0);
-      if (h.length < headerLength) {
-        this.pending = Buffer.from(h.subarray(0, Math.min(h.length, 14)));
+      if (available < headerLength) {
+        this.pending = Buffer.from(h.subarray(at, at + Math.min(available, 14)));
         return true;
       }
       const payload =
         len7 === 126
-          ? h.readUInt16BE(2)
+          ? h.readUInt16BE(at + 2)
           : len7 === 127
-            ? h.readUInt32BE(2) * 2 ** 32 + h.readUInt32BE(6)
+            ? h.readUInt32BE(at + 2) * 2 ** 32 + h.readUInt32BE(at + 6)
             : len7;
       i += headerLength - (held ? held.length : 0);
       this.pending = undefined;
