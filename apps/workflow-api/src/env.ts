@@ -46,7 +46,11 @@ const schema = z.object({
   WORKFLOW_RECHECK_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   /** Queue job lock: a job held by a dead worker becomes available again after about this long. */
   WORKFLOW_JOB_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
-  WORKFLOW_RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(20),
+  /**
+   * Reconciles one worker process runs at once; default WORKFLOW_DB_POOL_SIZE, so a reconcile never waits for a
+   * connection behind other projects' and every wait is in the reconcile queue, where projects take turns.
+   */
+  WORKFLOW_RECONCILE_CONCURRENCY: z.coerce.number().int().min(1).max(200).optional(),
   /**
    * How old a project's roster the reconcile may plan with (decision 105): kept in the worker and dropped at once
    * by the hub's roster notice; 0 asks the hub on every reconcile. A lost notice or a stale heartbeat is seen at
@@ -154,4 +158,9 @@ export function admissionSettingsOf(config: WorkflowConfig): AdmissionSettings {
     maxQueued: config.WORKFLOW_ADMISSION_MAX_QUEUED,
     queueTimeoutMs: config.WORKFLOW_ADMISSION_QUEUE_TIMEOUT_MS,
   };
+}
+
+/** Reconciles a worker runs at once: as set, else as many as its pool has connections (decision 107). */
+export function reconcileConcurrencyOf(config: WorkflowConfig): number {
+  return config.WORKFLOW_RECONCILE_CONCURRENCY ?? config.WORKFLOW_DB_POOL_SIZE;
 }

@@ -9,7 +9,7 @@ import {
   startTracing,
 } from '@svc/service-kit';
 import { createDatabase } from './db';
-import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig } from './env';
+import { deliverySettingsOf, engineSettingsOf, loadWorkflowConfig, reconcileConcurrencyOf } from './env';
 import { startWorkerProcess } from './worker';
 
 /** Entry of the worker process (`node dist/worker-main.js`): queue consumers plus probe routes. */
@@ -35,7 +35,7 @@ runMain('workflow-worker', async () => {
     engine: engineSettingsOf(config),
     delivery: deliverySettingsOf(config),
     jobLockMs: config.WORKFLOW_JOB_LOCK_MS,
-    concurrency: config.WORKFLOW_RECONCILE_CONCURRENCY,
+    concurrency: reconcileConcurrencyOf(config),
     deliveryConcurrency: config.WORKFLOW_DELIVERY_CONCURRENCY,
     metrics,
     queueDashboard: {
