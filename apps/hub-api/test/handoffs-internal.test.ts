@@ -200,6 +200,35 @@ describe('POST /internal/v1/handoffs', () => {
     expect(noReference.error?.errors?.[0]?.location).toBe('body/reference');
   });
 
+  test('when the assignee is stopped or lost, then a new handoff is refused 409 agent_not_running; one made while it ran is still answered', async () => {
+    const post = (overrides: Record<string, unknown>) =>
+      t.internal().POST('/internal/v1/handoffs', { body: stageRequest(overrides) as never });
+    for (const status of ['offline', 'lost'] as const) {
+      const agent = await t.seedAgent(member.workspace.id, { status });
+      const refused = await post({ assignee_agent_id: agent.id });
+      expect({
+        status: refused.response.status,
+        code: refused.error?.code,
+        agent_status: (refused.error as { agent_status?: string } | undefined)?.agent_status,
+      }).toEqual({ status: 409, code: 'agent_not_running', agent_status: status });
+    }
+    const count = () => t.database.prisma.handoff.count({ where: { workspaceId: member.workspace.id } });
+    const before = await count();
+
+    // Made while the agent ran, asked again after it stopped: the same handoff, as every repeated call.
+    const agent = await t.seedAgent(member.workspace.id);
+    const body = stageRequest({ assignee_agent_id: agent.id });
+    const first = await t.internal().POST('/internal/v1/handoffs', { body });
+    expect(first.response.status).toBe(201);
+    await t.database.prisma.agent.update({ where: { id: agent.id }, data: { status: 'offline' } });
+    const again = await t.internal().POST('/internal/v1/handoffs', { body });
+    expect({ status: again.response.status, id: again.data?.data.id }).toEqual({
+      status: 200,
+      id: first.data?.data.id,
+    });
+    expect(await count()).toBe(before + 1);
+  });
+
   test('when anything but the service credential calls, then it is refused and nothing is created', async () => {
     const body = stageRequest();
     const key = await createKey(t, member, { scopes: ['handoffs:write'] });

@@ -1,8 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createHubInternalClient, unwrap } from '@svc/contracts';
 import { createLogger, createRedis } from '@svc/service-kit';
 import { eventually, testRedisUrl } from '@svc/testing';
 import { createHubReads } from '../src/data/hub-reads';
+import { planReconcile } from '../src/use-cases/engine/plan-reconcile';
+import { createInvocation } from '../src/use-cases/invocations/create-invocation';
+import { launchInvocation } from '../src/use-cases/invocations/launch-invocation';
 import { assessLaunchReadiness } from '../src/use-cases/resolve/assess-launch-readiness';
 import { preflightIntent } from '../src/use-cases/resolve/preflight-intent';
 import { startWorkerProcess } from '../src/worker';
@@ -187,5 +190,41 @@ describe('the roster kept for the reconcile', () => {
     await launch();
     await launch();
     expect([calls(project.id), readinessReads(project.id)]).toEqual([rosterBefore, readinessBefore]);
+  });
+
+  test('when the kept roster names an agent that stopped since (its notice lost), then the hub refuses its handoff and the plan reads the roster again and hands the stage to a running agent', async () => {
+    const project = await newProject(s);
+    await seedContract(s, project.id, { definition: templateDefinition(['stale-cap']) });
+    await seedSchema(s, project.id);
+    const stopped = await registeredAgent(project, ['stale-cap']);
+    const other = await registeredAgent(project, ['stale-cap']);
+    await startAndHeartbeat(s, stopped);
+    // Kept for a minute and no notices heard: only the hub's refusal can tell the plan.
+    const reads = createHubReads(countingHub(), logger, { rosterMaxAgeMs: 60_000 });
+    const deps = { ...s.service.deps, hubReads: reads };
+    const running = (roster: Array<{ agent_id: string; running: boolean }> | null) =>
+      roster?.filter((a) => a.running).map((a) => a.agent_id);
+    const ref = { id: project.id, workspaceId: s.workspace.id };
+    expect(running(await reads.recentRoster(ref, ['stale-cap']))).toEqual([stopped]);
+
+    // The first agent stops and the other starts; the kept roster still says the first runs.
+    unwrap(await s.hub.POST('/api/v1/agents/{agentId}/stop', { params: { path: { agentId: stopped } } }));
+    await startAndHeartbeat(s, other);
+    expect(running(await reads.recentRoster(ref, ['stale-cap']))).toEqual([stopped]);
+
+    const projectRef = { id: project.id, code: project.code, name: project.code, workspace: s.workspace };
+    const actor = { kind: 'api_key', keyId: 'key_test', workspaceId: s.workspace.id, scopes: [] } as never;
+    const { invocation } = await createInvocation(deps, actor, projectRef, {
+      idempotencyKey: randomUUID(),
+      correlationId: null,
+      body: { intent: 'weekly report' },
+    });
+    await launchInvocation(deps, actor, projectRef, invocation.id);
+    const before = calls(project.id);
+    const plan = await planReconcile(deps, invocation.id);
+    expect(plan?.owner?.roster).toEqual({ kind: 'assigned', agentId: other, handoffId: expect.any(String) });
+    // One fresh read after the refusal, kept from then on.
+    expect(calls(project.id)).toBe(before + 1);
+    expect(running(await reads.recentRoster(ref, ['stale-cap']))).toEqual([other]);
   });
 });

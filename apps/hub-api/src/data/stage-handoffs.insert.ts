@@ -1,11 +1,15 @@
 import { inPooledTransaction } from '@svc/db-kit';
 import type { Pool } from 'pg';
+import { RUNNING_AGENT_STATUSES } from '../domain/host-readiness';
 import type { Handoff, HandoffStatus, Prisma } from '../generated/prisma/client';
 
 /** The handoff's columns, in the order and with the names {@link handoffOfRow} reads. */
 const HANDOFF_COLUMNS = `id, workspace_id, project_id, title, description, status::text AS status, assignee_agent_id,
   created_by_kind, created_by_id, reference_kind, reference_id, reference_data, blocker_reason, created_at,
   updated_at, accepted_at, claimed_at, blocked_at, completed_at, cancelled_at`;
+
+/** The statuses of an agent that takes new work (`offline` is stopped, `lost` went silent), as SQL literals. */
+const RUNNING_IN_SQL = RUNNING_AGENT_STATUSES.map((status) => `'${status}'`).join(', ');
 
 /** The transaction advisory lock that serializes one (workspace, reference, assignee) triple. */
 const LOCK = {
@@ -15,7 +19,8 @@ const LOCK = {
 
 /**
  * After the lock, in ONE statement: the handoff an earlier call created for the triple, else the checks (the
- * workspace, the project in it, the assignee in it and not evicted, its host not draining — the host row read
+ * workspace, the project in it, the assignee in it and running — not evicted, stopped or lost —, its host not
+ * draining — the host row read
  * `FOR SHARE`, so a drain commits before this check or after this handoff) and, when they all pass, the new
  * handoff with its `handoff.created` audit event (data-modifying CTEs). What each check found comes back too,
  * so the caller answers the same problem the separate reads did.
@@ -40,7 +45,7 @@ const CREATE = {
       SELECT 1 AS ok
       WHERE EXISTS (SELECT 1 FROM workspace) AND NOT EXISTS (SELECT 1 FROM existing)
         AND EXISTS (SELECT 1 FROM project)
-        AND EXISTS (SELECT 1 FROM agent WHERE workspace_id = $1 AND status <> 'evicted')
+        AND EXISTS (SELECT 1 FROM agent WHERE workspace_id = $1 AND status IN (${RUNNING_IN_SQL}))
         AND NOT EXISTS (SELECT 1 FROM host WHERE drain_requested_at IS NOT NULL)
     ),
     inserted AS (
@@ -146,6 +151,7 @@ export interface StageHandoffInsert {
 export type StageHandoffOutcome =
   | { kind: 'created' | 'existing'; handoff: Handoff }
   | { kind: 'workspace_not_found' | 'project_not_found' | 'assignee_not_found' | 'assignee_evicted' }
+  | { kind: 'assignee_not_running'; status: string }
   | { kind: 'host_draining'; hostId: string };
 
 /**
@@ -190,6 +196,8 @@ export async function insertStageHandoff(
   if (!row.project_found) return { kind: 'project_not_found' };
   if (row.agent_workspace_id !== input.workspaceId) return { kind: 'assignee_not_found' };
   if (row.agent_status === 'evicted') return { kind: 'assignee_evicted' };
+  if (row.agent_status !== null && !(RUNNING_AGENT_STATUSES as readonly string[]).includes(row.agent_status))
+    return { kind: 'assignee_not_running', status: row.agent_status };
   if (row.host_draining && row.agent_host_id) return { kind: 'host_draining', hostId: row.agent_host_id };
   throw new Error('insertStageHandoff: no handoff and no failed check');
 }

@@ -31,7 +31,7 @@ export interface paths {
         put?: never;
         /**
          * Create the handoff of a workflow stage for its owner; idempotent on reference and assignee.
-         * @description The workflow engine calls this for a stage owner. The key is (`reference.kind`, `reference.id`, `assignee_agent_id`) in the workspace: the first call creates the handoff (201), a repeated call returns the same handoff as it is now (200), whatever its status, even when called concurrently. `project_id` must be a project of the workspace and the assignee an agent of it (400 `project_not_found` / `assignee_not_found`) that is not evicted (409 `agent_evicted`); an unknown workspace is 404 `workspace_not_found`.
+         * @description The workflow engine calls this for a stage owner. The key is (`reference.kind`, `reference.id`, `assignee_agent_id`) in the workspace: the first call creates the handoff (201), a repeated call returns the same handoff as it is now (200), whatever its status, even when called concurrently. `project_id` must be a project of the workspace and the assignee an agent of it (400 `project_not_found` / `assignee_not_found`). A new handoff needs an assignee that is running (`online`, `idle` or `busy`): an evicted one is 409 `agent_evicted`, a stopped or lost one 409 `agent_not_running` (with `agent_status`), one on a draining runtime host 409 `runtime_host_draining`; a repeated call returns the earlier handoff whatever the assignee has become. An unknown workspace is 404 `workspace_not_found`.
          */
         post: operations["createStageHandoff"];
         delete?: never;

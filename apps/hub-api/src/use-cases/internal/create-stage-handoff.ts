@@ -18,7 +18,9 @@ import type { CreatedHandoff, HandoffReferenceInput } from '../handoffs/create-h
  *
  * The same rules as `createHandoff` in idempotent mode (the triple serialized by a transaction advisory lock,
  * the project and the assignee checked, no handoff for an agent of a draining host, the `handoff.created`
- * audit event in the same transaction), in four statements instead of ten (decision 97).
+ * audit event in the same transaction), in four statements instead of ten (decision 97); and one more: a new
+ * stage handoff needs an assignee that is running (409 `agent_not_running` for a stopped or lost one), so a
+ * worker that planned with a roster read before the agent stopped tries its next candidate (decision 108).
  */
 export async function createStageHandoff(
   deps: HubDeps,
@@ -78,6 +80,13 @@ export async function createStageHandoff(
       throw assigneeNotFound(assigneeAgentId);
     case 'assignee_evicted':
       throw agentEvicted(assigneeAgentId, 'be assigned a handoff');
+    case 'assignee_not_running':
+      throw new AppError({
+        status: 409,
+        code: 'agent_not_running',
+        detail: `Agent '${assigneeAgentId}' is ${outcome.status}, not running: it takes no new work.`,
+        extra: { agent_status: outcome.status },
+      });
     case 'host_draining':
       throw assigneeHostDraining(assigneeAgentId, outcome.hostId);
   }

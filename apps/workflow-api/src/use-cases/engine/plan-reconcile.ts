@@ -2,6 +2,7 @@ import { newId } from '@svc/service-kit';
 import { openStagesByOwner, readInvocationWithStages } from '../../data/invocation-stages.lookups';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { runLimitReachedUnder } from '../../data/run-limits.lookups';
+import type { RecentRead } from '../../data/hub-reads';
 import type { WorkflowDeps } from '../../deps';
 import { eligibleOwners } from '../../domain/blockers';
 import { TERMINAL_STATES } from '../../domain/invocation-states';
@@ -97,18 +98,19 @@ export type StageRoster = NonNullable<Awaited<ReturnType<typeof readStageRoster>
  * The project's roster agents holding the stage's capabilities (the hub's order), read at most
  * `engine.rosterMaxAgeMs` ago or since the hub's last roster notice of the workspace (decision 105); null when
  * the hub cannot be asked. What a stale roster costs: an owner found lost (or a stalled agent found back) that
- * much later, and a candidate that stopped or left the project meanwhile — the hub's handoff refuses an evicted
- * agent or a draining host's (the next candidate is tried), but takes a stopped one, whose stage then waits
- * for the lost-owner check, as when an owner stops just after its handoff.
+ * much later, and a candidate that stopped or left the project meanwhile — the hub's handoff refuses an evicted,
+ * stopped or lost agent and a draining host's, and the next candidate is tried ({@link handoffFromRoster}).
  */
 function readStageRoster(
   deps: WorkflowDeps,
   invocation: { projectId: string; workspaceId: string },
   stage: RunStage,
+  read?: RecentRead,
 ) {
   return deps.hubReads.recentRoster(
     { id: invocation.projectId, workspaceId: invocation.workspaceId },
     (stage.requiredCapabilities as string[]) ?? [],
+    read,
   );
 }
 
@@ -140,18 +142,24 @@ async function candidates(deps: WorkflowDeps, stage: RunStage, roster: StageRost
     .map((c) => c.agentId);
 }
 
+/** Refusals of a handoff that say the roster it was chosen from is out of date (decision 108). */
+const STALE_ROSTER_CODES = new Set(['agent_not_running', 'agent_evicted']);
+
 /**
  * Asks the hub for a handoff of the stage to the first candidate it accepts one for. The hub's stage handoffs
  * are idempotent per stage and agent, so asking again (a repeated pass, a plan the transaction set aside)
- * answers the same handoff.
+ * answers the same handoff. A candidate refused as stopped, lost or evicted means the roster was read before
+ * that change (a roster notice lost or not arrived yet): the workspace's kept rosters are dropped and `stale`
+ * says so, for one more try on a fresh roster.
  */
 async function handoffFromRoster(
   deps: WorkflowDeps,
   invocation: { id: string; workspaceId: string; projectId: string },
   stage: RunStage,
   roster: StageRoster | null,
-): Promise<RosterAnswer> {
+): Promise<RosterAnswer & { stale?: true }> {
   if (roster === null) return { kind: 'hub' };
+  let stale = false;
   const list = await candidates(deps, stage, roster);
   for (const agentId of list) {
     let res;
@@ -182,11 +190,15 @@ async function handoffFromRoster(
     }
     const handoff = res.data?.data;
     if (handoff) return { kind: 'assigned', agentId, handoffId: handoff.id };
-    // 409 agent_evicted / runtime_host_draining, 400 assignee_not_found: this agent cannot take work; try the
-    // next one.
+    // 409 agent_not_running / agent_evicted / runtime_host_draining, 400 assignee_not_found: this agent cannot
+    // take work; try the next one.
     if (res.response.status >= 500) return { kind: 'hub' };
+    if (!stale && STALE_ROSTER_CODES.has(res.error?.code ?? '')) {
+      stale = true;
+      deps.hubReads.forgetRosters(invocation.workspaceId);
+    }
   }
-  return { kind: 'none' };
+  return stale ? { kind: 'none', stale } : { kind: 'none' };
 }
 
 /**
@@ -264,7 +276,16 @@ export async function planReconcile(deps: WorkflowDeps, invocationId: string): P
   if (need.kind !== 'needs_owner') return { run, owner: null };
   const stage = asReleased(need, now);
   if (roster === undefined) roster = await readStageRoster(deps, invocation, stage);
-  const answer = await handoffFromRoster(deps, invocation, stage, roster);
+  const first = await handoffFromRoster(deps, invocation, stage, roster);
+  // Every candidate of a roster read before some of them stopped was refused: once more, on a fresh read.
+  const { stale: _stale, ...answer } = first.stale
+    ? await handoffFromRoster(
+        deps,
+        invocation,
+        stage,
+        await readStageRoster(deps, invocation, stage, { fresh: true }),
+      )
+    : first;
   const spawn = answer.kind === 'none' ? await spawnStageOwner({ deps, invocation, stage, now }) : null;
   const settled = answer.kind === 'assigned' ? await settleStageOwnerSpawn(deps, stage) : null;
   return {
