@@ -20,10 +20,9 @@ const LOCK = {
 /**
  * After the lock, in ONE statement: the handoff an earlier call created for the triple, else the checks (the
  * workspace, the project in it, the assignee in it and running — not evicted, stopped or lost —, its host not
- * draining — the host row read
- * `FOR SHARE`, so a drain commits before this check or after this handoff) and, when they all pass, the new
- * handoff with its `handoff.created` audit event (data-modifying CTEs). What each check found comes back too,
- * so the caller answers the same problem the separate reads did.
+ * draining, the host row read `FOR SHARE` so that a drain commits before this check or after this handoff)
+ * and, when they all pass, the new handoff with its `handoff.created` audit event (data-modifying CTEs). What
+ * each check found comes back too, so the caller answers the same problem the separate reads did.
  */
 const CREATE = {
   name: 'hub_stage_handoff_create',
