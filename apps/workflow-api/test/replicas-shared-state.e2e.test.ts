@@ -131,33 +131,9 @@ async function call(
 const owner = () => ({ authorization: `Bearer ${s.ownerToken}` });
 const project = () => `/api/v1/projects/${s.project.id}/workflow`;
 
-/**
- * A route seeded through the database, once every replica matches its intent: each replica re-reads its compiled
- * contract index about once a second, so a replica may not know a contract made a moment ago.
- */
-async function seedOnEveryReplica(
-  route: Parameters<Stack['seedRoute']>[0],
-): Promise<Awaited<ReturnType<Stack['seedRoute']>>> {
-  const seeded = await s.seedRoute(route);
-  for (const url of replicas) {
-    await eventually(
-      () =>
-        workflowAt(url)
-          .contracts.resolve({ intent: seeded.intent })
-          .then(
-            (r) => (r.matched ? true : undefined),
-            () => undefined,
-          ),
-      10_000,
-      `replica ${url} matches "${seeded.intent}"`,
-    );
-  }
-  return seeded;
-}
-
 describe('idempotency', () => {
   test('when one Idempotency-Key reaches replica A then replica B, then both answer the same invocation, and a changed body the same conflict', async () => {
-    const route = await seedOnEveryReplica({
+    const route = await s.seedRoute({
       intent: 'idempotent report',
       stages: [{ key: 'one', title: 'One', required_capabilities: ['shared'] }],
     });
@@ -331,7 +307,7 @@ describe('periodic work with two workers', () => {
     );
 
   test('when runs queue behind a run limit of one, then each is admitted, run, completed and delivered exactly once', async () => {
-    const route = await seedOnEveryReplica({
+    const route = await s.seedRoute({
       intent: 'limited report',
       stages: [{ key: 'one', title: 'One', required_capabilities: ['shared'] }],
     });

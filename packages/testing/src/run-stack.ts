@@ -19,7 +19,7 @@ import {
 } from './platform';
 import { startLoadBalancer } from './load-balancer';
 import type { RunningLoadBalancer } from './load-balancer';
-import { freePort } from './process';
+import { eventually, freePort } from './process';
 import type { HubOwner, WorkflowEnv } from './platform';
 import type { NodeProcess, StartOptions } from './process';
 import { obliterateQueues, uniqueQueuePrefix } from './queues';
@@ -375,6 +375,27 @@ export async function startRunStack<Database extends Closable | undefined = unde
         },
       }),
     ) as { contract_id: string };
+    // Each Workflow API replica re-reads its compiled contract index about once a second: with several, a
+    // request the balancer sends to the other one could still find no contract for a route made a moment ago.
+    if (apis.length > 1) {
+      for (const api of apis) {
+        const replica = createWorkflowClient({ baseUrl: api.url, apiKey });
+        await eventually(
+          () =>
+            replica
+              .POST('/api/v1/projects/{projectId}/workflow/resolve-intent', {
+                params: { path: { projectId: project.id } },
+                body: { intent: phrase },
+              })
+              .then(
+                (res) => (res.data?.data.matched ? true : undefined),
+                () => undefined,
+              ),
+          10_000,
+          `Workflow API replica ${api.url} matches "${phrase}"`,
+        );
+      }
+    }
     return { contractId: contract.contract_id, intent: phrase, schemaName };
   }
 
