@@ -149,15 +149,16 @@ const STALE_ROSTER_CODES = new Set(['agent_not_running', 'agent_evicted']);
  * Asks the hub for a handoff of the stage to the first candidate it accepts one for. The hub's stage handoffs
  * are idempotent per stage and agent, so asking again (a repeated pass, a plan the transaction set aside)
  * answers the same handoff. A candidate refused as stopped, lost or evicted means the roster was read before
- * that change (a roster notice lost or not arrived yet): the workspace's kept rosters are dropped and `stale`
- * says so, for one more try on a fresh roster.
+ * that change (a roster notice lost or not arrived yet): the workspace's kept rosters are dropped and, when no
+ * candidate took the stage, the roster is read again and its candidates tried once more (`retry`).
  */
 async function handoffFromRoster(
   deps: WorkflowDeps,
   invocation: { id: string; workspaceId: string; projectId: string },
   stage: RunStage,
   roster: StageRoster | null,
-): Promise<RosterAnswer & { stale?: true }> {
+  retry = true,
+): Promise<RosterAnswer> {
   if (roster === null) return { kind: 'hub' };
   let stale = false;
   const list = await candidates(deps, stage, roster);
@@ -198,7 +199,9 @@ async function handoffFromRoster(
       deps.hubReads.forgetRosters(invocation.workspaceId);
     }
   }
-  return stale ? { kind: 'none', stale } : { kind: 'none' };
+  if (!stale || !retry) return { kind: 'none' };
+  const fresh = await readStageRoster(deps, invocation, stage, { fresh: true });
+  return handoffFromRoster(deps, invocation, stage, fresh, false);
 }
 
 /**
@@ -276,16 +279,7 @@ export async function planReconcile(deps: WorkflowDeps, invocationId: string): P
   if (need.kind !== 'needs_owner') return { run, owner: null };
   const stage = asReleased(need, now);
   if (roster === undefined) roster = await readStageRoster(deps, invocation, stage);
-  const first = await handoffFromRoster(deps, invocation, stage, roster);
-  // Every candidate of a roster read before some of them stopped was refused: once more, on a fresh read.
-  const { stale: _stale, ...answer } = first.stale
-    ? await handoffFromRoster(
-        deps,
-        invocation,
-        stage,
-        await readStageRoster(deps, invocation, stage, { fresh: true }),
-      )
-    : first;
+  const answer = await handoffFromRoster(deps, invocation, stage, roster);
   const spawn = answer.kind === 'none' ? await spawnStageOwner({ deps, invocation, stage, now }) : null;
   const settled = answer.kind === 'assigned' ? await settleStageOwnerSpawn(deps, stage) : null;
   return {

@@ -39,7 +39,7 @@ function freshAnswers(deps: WorkflowDeps, projectId: string): HubAnswers {
   };
 }
 
-/** The answers kept in this process (or, `fresh`, read after the call and kept for the next launches). */
+/** The answers read after the call, and kept in this process for the next launches' recent yes. */
 function recentAnswers(deps: WorkflowDeps, project: { id: string; workspaceId: string }): HubAnswers {
   return {
     roster: () => deps.hubReads.recentRoster(project, undefined, { fresh: true }),
@@ -47,13 +47,16 @@ function recentAnswers(deps: WorkflowDeps, project: { id: string; workspaceId: s
   };
 }
 
+type TemplateStage = RouteTemplate['definition']['stages'][number];
+
+/** The capabilities a stage needs, each once and sorted. */
+const neededBy = (stage: TemplateStage) => [...new Set(stage.required_capabilities)].sort();
+
 /** Whether the answers this process keeps show nothing missing: an owner for every stage, a ready runtime. */
 function keptYes(deps: WorkflowDeps, projectId: string, template: RouteTemplate): boolean {
   const kept = deps.hubReads.kept({ id: projectId });
   if (!kept?.readiness.ready) return false;
-  return template.definition.stages.every(
-    (stage) => eligibleOwners(kept.roster, [...new Set(stage.required_capabilities)].sort()).length > 0,
-  );
+  return template.definition.stages.every((stage) => eligibleOwners(kept.roster, neededBy(stage)).length > 0);
 }
 
 async function rosterBlockers(
@@ -68,7 +71,7 @@ async function rosterBlockers(
   // Stages needing the same capabilities ask the hub once.
   const spawnReadiness = new Map<string, ReturnType<typeof readSpawnReadiness>>();
   for (const stage of template.definition.stages) {
-    const needed = [...new Set(stage.required_capabilities)].sort();
+    const needed = neededBy(stage);
     if (eligibleOwners(roster, needed).length > 0) continue;
     const what = needed.length > 0 ? `capabilities ${needed.join(', ')}` : 'any capabilities';
     // Would the hub spawn an owner? Then a launched run asks for one; if not, say why (spawn policy).
