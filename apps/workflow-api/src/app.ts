@@ -3,7 +3,14 @@ import { createRemoteJwks, createTokenVerifier } from '@svc/auth';
 import type { TokenVerifier } from '@svc/auth';
 import { createHubClient, createHubInternalClient, workflowDocument } from '@svc/contracts';
 import type { HubInternalClient } from '@svc/contracts';
-import { createHttpApp, mountApiDocs, mountOperations, subscribeCredentialNotices } from '@svc/service-kit';
+import {
+  createCredentialNoticePublisher,
+  createHttpApp,
+  mountApiDocs,
+  mountOperations,
+  subscribeCredentialNotices,
+} from '@svc/service-kit';
+import type { CredentialNoticePublisher } from '@svc/service-kit';
 import type { AppMetrics, Logger, Redis } from '@svc/service-kit';
 import type { Express } from 'express';
 import { accessGuard } from './auth/access-guard';
@@ -112,6 +119,8 @@ export function createWorkflowDeps(
     deliveryAgents?: DeliveryAgentPool;
     /** Paces rate-limited subscriptions (the worker process, which attempts deliveries). */
     deliveryRate?: DeliveryRateLimiter;
+    /** Where contract writes are announced to the other replicas (the Workflow API process; decision 109). */
+    notices?: CredentialNoticePublisher;
   },
 ): WorkflowDeps {
   const delivery = { ...DEFAULT_DELIVERY_SETTINGS, ...options.delivery };
@@ -129,7 +138,10 @@ export function createWorkflowDeps(
     engine,
     delivery,
     deliveries: options.deliveries,
-    contractIndex: createContractIndex(options.database.prisma),
+    contractIndex: createContractIndex(options.database.prisma, {
+      checkMs: engine.contractCheckMs,
+      ...(options.notices ? { notices: options.notices } : {}),
+    }),
     signingSecrets: createSigningSecretCache(delivery.secrets),
     deliveryAttempts: createDeliveryAttemptStore(options.database.pool),
     deliveryAgents: options.deliveryAgents ?? new DeliveryAgentPool(),
@@ -157,7 +169,13 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
   const prefix = options.queuePrefix ?? 'svc';
   const queue = createEngineQueue({ connection: options.redis, publisher: options.redis, prefix, logger });
   const deliveries = createDeliveryQueue({ connection: options.redis, prefix, logger });
-  const deps = createWorkflowDeps({ ...options, hub, queue, deliveries });
+  const deps = createWorkflowDeps({
+    ...options,
+    hub,
+    queue,
+    deliveries,
+    notices: createCredentialNoticePublisher({ redis: options.redis, prefix, logger }),
+  });
   const tokens =
     options.tokens ??
     ('url' in options.hub
@@ -193,6 +211,7 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
         agents.revoke(notice.agent_id, Date.parse(notice.tokens_expire_by));
       else if (notice.kind === 'project_changed') deps.projects.forget(notice.project_id);
       else if (notice.kind === 'roster_changed') deps.hubReads.forgetRosters(notice.workspace_id);
+      else if (notice.kind === 'contracts_changed') deps.contractIndex.forget(notice.project_id);
       else members.forget(notice.workspace_id, notice.participant_id);
     },
   });

@@ -37,7 +37,7 @@ export interface WorkflowDeps {
   delivery: DeliverySettings;
   /** Delivery jobs (Redis); the delivery rows in Postgres are the source of truth. */
   deliveries: DeliveryQueue;
-  /** Each project's compiled active contracts (resolve), re-checked once a second. */
+  /** Each project's compiled active contracts (resolve); writes announced to every replica (decision 109). */
   contractIndex: ContractIndex;
   /** Opened signing secrets of delivery subscriptions. */
   signingSecrets: SigningSecretCache;

@@ -44,6 +44,8 @@ const schema = z.object({
   WORKFLOW_OUTBOX_REDELIVER_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   /** A launching or running invocation untouched this long is reconciled again (owner search, stalls). */
   WORKFLOW_RECHECK_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
+  /** A replica re-checks its compiled contracts this often; writes are announced at once (decision 109). */
+  WORKFLOW_CONTRACT_CHECK_MS: z.coerce.number().int().min(100).max(3_600_000).default(1_000),
   /** Queue job lock: a job held by a dead worker becomes available again after about this long. */
   WORKFLOW_JOB_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   /**
@@ -125,6 +127,7 @@ export function engineSettingsOf(config: WorkflowConfig): EngineSettings {
     outboxRedeliverMs: config.WORKFLOW_OUTBOX_REDELIVER_MS,
     recheckMs: config.WORKFLOW_RECHECK_MS,
     rosterMaxAgeMs: config.WORKFLOW_ROSTER_MAX_AGE_MS,
+    contractCheckMs: config.WORKFLOW_CONTRACT_CHECK_MS,
   };
 }
 

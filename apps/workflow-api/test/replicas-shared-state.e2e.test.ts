@@ -94,6 +94,8 @@ beforeAll(async () => {
       WORKFLOW_DELIVERY_ALLOW_LOOPBACK: 'true',
       // One sealing key for every replica: a subscription made on one is signed by any worker.
       WORKFLOW_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      // No re-check of the compiled contracts within the suite: only the contracts notice can reach a replica.
+      WORKFLOW_CONTRACT_CHECK_MS: '3600000',
     },
   });
   replicas = s.replicas.api.map((r) => r.url) as [string, string];
@@ -130,6 +132,23 @@ async function call(
 
 const owner = () => ({ authorization: `Bearer ${s.ownerToken}` });
 const project = () => `/api/v1/projects/${s.project.id}/workflow`;
+
+describe('contracts', () => {
+  test('when a contract is created through one replica, then the other resolves intents against it at once (the contracts notice, decision 109)', async () => {
+    const intent = 'noticed contract report';
+    // Both replicas compile the project's contracts now, without the new one.
+    for (const url of replicas)
+      expect((await workflowAt(url).contracts.resolve({ intent })).matched).toBe(false);
+    // Created through the balancer (one replica); seedRoute returns once every replica matches it, and with the
+    // re-check off only the notice can tell the other replica.
+    const route = await s.seedRoute({
+      intent,
+      stages: [{ key: 'one', title: 'One', required_capabilities: ['shared'] }],
+    });
+    for (const url of replicas)
+      expect((await workflowAt(url).contracts.resolve({ intent: route.intent })).matched).toBe(true);
+  });
+});
 
 describe('idempotency', () => {
   test('when one Idempotency-Key reaches replica A then replica B, then both answer the same invocation, and a changed body the same conflict', async () => {

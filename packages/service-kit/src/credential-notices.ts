@@ -23,7 +23,13 @@ export type CredentialNotice =
    * roster of the workspace's projects goes at once (decision 105). The roster is computed from the rows of
    * one workspace only, so the workspace is the whole scope of the change.
    */
-  | { kind: 'roster_changed'; workspace_id: string };
+  | { kind: 'roster_changed'; workspace_id: string }
+  /**
+   * A workflow contract of the project was created or changed (published by the Workflow API replica that wrote
+   * it): every replica drops its compiled contracts of the project, so an intent resolves against it at once on
+   * any replica (decision 109).
+   */
+  | { kind: 'contracts_changed'; project_id: string; workspace_id: string };
 
 /** The Redis pub/sub channel of the notices, under the deployment's key prefix (`svc` unless configured). */
 export function credentialNoticeChannel(prefix: string): string {
@@ -98,6 +104,13 @@ function parseNotice(message: string): CredentialNotice | undefined {
   }
   if (v.kind === 'roster_changed' && text('workspace_id')) {
     return { kind: 'roster_changed', workspace_id: v.workspace_id as string };
+  }
+  if (v.kind === 'contracts_changed' && text('project_id') && text('workspace_id')) {
+    return {
+      kind: 'contracts_changed',
+      project_id: v.project_id as string,
+      workspace_id: v.workspace_id as string,
+    };
   }
   return undefined;
 }

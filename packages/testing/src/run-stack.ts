@@ -375,8 +375,8 @@ export async function startRunStack<Database extends Closable | undefined = unde
         },
       }),
     ) as { contract_id: string };
-    // Each Workflow API replica re-reads its compiled contract index about once a second: with several, a
-    // request the balancer sends to the other one could still find no contract for a route made a moment ago.
+    // The replica that wrote the contract announces it to the others (decision 109), asynchronously: a request
+    // the balancer sends to another one right away could still come before the notice does.
     if (apis.length > 1) {
       for (const api of apis) {
         const replica = createWorkflowClient({ baseUrl: api.url, apiKey });

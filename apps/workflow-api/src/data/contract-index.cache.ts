@@ -1,3 +1,5 @@
+import { silentCredentialNotices } from '@svc/service-kit';
+import type { CredentialNoticePublisher } from '@svc/service-kit';
 import type { Db } from '../db';
 import { compileContracts } from '../domain/contract-matcher';
 import type { ClassifierRules, CompiledContracts, MatcherContract } from '../domain/contract-matcher';
@@ -6,8 +8,9 @@ import { effectiveDefinition, parseTemplateDefinition } from '../domain/template
 
 /**
  * How long a replica trusts its compiled classifiers before it re-checks the project's contract stamp
- * (`count`, `max(updated_at)`, `sum(revision)` over every contract of the project). Changes made through this
- * replica invalidate at once; changes made through another replica are seen within this time.
+ * (`count`, `max(updated_at)`, `sum(revision)` over every contract of the project), by default
+ * (`WORKFLOW_CONTRACT_CHECK_MS`). Changes made through any replica invalidate at once through the
+ * `contracts_changed` notice; this re-check bounds what a lost notice costs.
  */
 export const CONTRACT_CACHE_CHECK_MS = 1000;
 
@@ -15,8 +18,13 @@ export const CONTRACT_CACHE_CHECK_MS = 1000;
 export interface ContractIndex {
   /** The project's compiled active contracts, from the cache when its stamp is unchanged. */
   compiled(projectId: string): Promise<CompiledContracts>;
-  /** Drops a project's compiled classifiers; contract writes call it after they commit. */
+  /** Drops a project's compiled classifiers (a `contracts_changed` notice from any replica). */
   forget(projectId: string): void;
+  /**
+   * A contract write of the project committed: drops its compiled classifiers here and announces it, so every
+   * other replica drops them too (decision 109). Never throws.
+   */
+  changed(project: { id: string; workspaceId: string }): Promise<void>;
 }
 
 interface CacheEntry {
@@ -41,7 +49,12 @@ function classifierOf(value: unknown): ClassifierRules {
 }
 
 /** The cache of one app (built by its wiring), so separate apps and test stacks never share entries. */
-export function createContractIndex(db: Pick<Db, 'workflowContract' | 'workflowTemplate'>): ContractIndex {
+export function createContractIndex(
+  db: Pick<Db, 'workflowContract' | 'workflowTemplate'>,
+  options: { checkMs?: number; notices?: CredentialNoticePublisher } = {},
+): ContractIndex {
+  const checkMs = options.checkMs ?? CONTRACT_CACHE_CHECK_MS;
+  const notices = options.notices ?? silentCredentialNotices;
   const entries = new Map<string, CacheEntry>();
   const loading = new Map<string, Promise<CacheEntry>>();
 
@@ -82,10 +95,15 @@ export function createContractIndex(db: Pick<Db, 'workflowContract' | 'workflowT
     return { stamp, checkedAt: Date.now(), compiled: compileContracts(input) };
   };
 
+  const forget = (projectId: string) => {
+    entries.delete(projectId);
+    loading.delete(projectId);
+  };
+
   return {
     async compiled(projectId) {
       const entry = entries.get(projectId);
-      if (entry && Date.now() - entry.checkedAt < CONTRACT_CACHE_CHECK_MS) return entry.compiled;
+      if (entry && Date.now() - entry.checkedAt < checkMs) return entry.compiled;
       const pending = loading.get(projectId);
       if (pending) return (await pending).compiled;
       const load = (async () => {
@@ -106,9 +124,14 @@ export function createContractIndex(db: Pick<Db, 'workflowContract' | 'workflowT
         if (loading.get(projectId) === load) loading.delete(projectId);
       }
     },
-    forget(projectId) {
-      entries.delete(projectId);
-      loading.delete(projectId);
+    forget,
+    async changed(project) {
+      forget(project.id);
+      await notices.publish({
+        kind: 'contracts_changed',
+        project_id: project.id,
+        workspace_id: project.workspaceId,
+      });
     },
   };
 }

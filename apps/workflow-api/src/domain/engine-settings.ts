@@ -13,6 +13,11 @@ export interface EngineSettings {
    * dropped at once by the hub's roster notice (decision 105).
    */
   rosterMaxAgeMs: number;
+  /**
+   * How long a replica trusts its compiled contracts before it re-checks their stamp (ms): contract writes are
+   * announced to every replica at once (decision 109); this bounds what a lost announcement costs.
+   */
+  contractCheckMs: number;
 }
 
 export const DEFAULT_ENGINE_SETTINGS: EngineSettings = {
@@ -21,6 +26,7 @@ export const DEFAULT_ENGINE_SETTINGS: EngineSettings = {
   outboxRedeliverMs: 10_000,
   recheckMs: 15_000,
   rosterMaxAgeMs: 1_000,
+  contractCheckMs: 1_000,
 };
 
 /** What owners are told: heartbeat four times per stall window, at least once a second. */

@@ -62,6 +62,6 @@ export async function createWorkflowContract(
     );
     return loadContractRecord(tx, row);
   });
-  deps.contractIndex.forget(project.id);
+  await deps.contractIndex.changed({ id: project.id, workspaceId: project.workspace.id });
   return contract;
 }

@@ -103,6 +103,6 @@ export async function updateWorkflowContract(
     );
     return loadContractRecord(tx, updated);
   });
-  if (changed) deps.contractIndex.forget(project.id);
+  if (changed) await deps.contractIndex.changed({ id: project.id, workspaceId: project.workspace.id });
   return contract;
 }
