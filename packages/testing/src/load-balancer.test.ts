@@ -36,6 +36,9 @@ describe('the load balancer configuration', () => {
       { name: 'workflow', bind: '127.0.0.1:4', servers: ['127.0.0.1:5'] },
     ]);
     expect(text).toContain('server hub-2 127.0.0.1:3 check');
+    // Fail open: the same replicas, unchecked, as backups (decision 110).
+    expect(text).toContain('server hub-2-open 127.0.0.1:3 backup');
+    expect(text).not.toMatch(/-open .* check/);
     const configured = text.split('\n').filter((line) => !line.trimStart().startsWith('#'));
     expect(configured.join('\n')).not.toMatch(/\{\{|console/);
     const dir = mkdtempSync(path.join(tmpdir(), 'svc-lb-check-'));
@@ -91,6 +94,23 @@ describe('HAProxy in front of two replicas', () => {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(new Set(await names(10))).toEqual(new Set(['a']));
     b.ready.value = true;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(new Set(await names(10))).toEqual(new Set(['a', 'b']));
+  });
+
+  test('when neither passes its check (every replica busy or not ready), then both keep getting requests, not a 503 each', async () => {
+    // Every replica busy at once (decision 110): the checks fail on both, and the balancer fails open.
+    a.ready.value = false;
+    b.ready.value = false;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(lb.output()).toMatch(/has no server available|backup/i);
+      const seen = await names(10);
+      expect(new Set(seen)).toEqual(new Set(['a', 'b']));
+    } finally {
+      a.ready.value = true;
+      b.ready.value = true;
+    }
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(new Set(await names(10))).toEqual(new Set(['a', 'b']));
   });

@@ -20,8 +20,10 @@ export interface BalancedService {
 
 /**
  * Fills in the template: `{{frontend <name>}}` becomes a frontend bound to the service's address, `{{servers
- * <name>}}` a checked server line per replica. A block (lines between blank lines) of a service not given is
- * left out.
+ * <name>}}` a checked server line per replica and, after them, the same replicas again as unchecked backups
+ * (`<name>-<n>-open … backup`): HAProxy uses those only when every checked server is down, so a health check
+ * that fails because every replica is busy (not broken) cannot turn a burst into 503s for all (decision 110).
+ * A block (lines between blank lines) of a service not given is left out.
  */
 export function renderHaproxyConfig(template: string, services: BalancedService[]): string {
   const byName = new Map(services.map((s) => [s.name, s]));
@@ -36,12 +38,13 @@ export function renderHaproxyConfig(template: string, services: BalancedService[
           const service = byName.get(name)!;
           return `frontend ${name}\n    bind ${service.bind}\n    default_backend ${name}`;
         })
-        .replace(/\{\{servers ([a-z-]+)\}\}/g, (_, name: string) =>
-          byName
-            .get(name)!
-            .servers.map((server, i) => `    server ${name}-${i + 1} ${server} check`)
-            .join('\n'),
-        ),
+        .replace(/\{\{servers ([a-z-]+)\}\}/g, (_, name: string) => {
+          const servers = byName.get(name)!.servers;
+          return [
+            ...servers.map((server, i) => `    server ${name}-${i + 1} ${server} check`),
+            ...servers.map((server, i) => `    server ${name}-${i + 1}-open ${server} backup`),
+          ].join('\n');
+        }),
     );
   }
   return `${kept.join('\n\n')}\n`;
