@@ -444,11 +444,21 @@ async function compareReplicas() {
     await sleep(500);
     const load = os.loadavg()[0];
     const before = await stack.meter.snapshot();
+    // What HAProxy logs from here on is the burst's (its servers came up before the warm-up).
+    const balancerLogAt = stack.balancer().length;
     const burst = await runBurst(client, burstSettings());
     const after = await stack.meter.snapshot();
     if (interrupted.aborted) return false;
     const cost = burst.completed > 0 ? stack.meter.per(before, after, burst.completed) : null;
-    entries.push(scaleoutEntry(config, burst, cost, { before: load, after: os.loadavg()[0] }));
+    entries.push(
+      scaleoutEntry(
+        config,
+        burst,
+        cost,
+        { before: load, after: os.loadavg()[0] },
+        stack.balancer().slice(balancerLogAt),
+      ),
+    );
     costs[`${configLabel(config)} (burst)`] = cost;
     const crashed = stack.procs.filter((p) => !p.running()).map((p) => p.name);
     if (warmup.failures.total + burst.failures.total > 0 || crashed.length > 0)

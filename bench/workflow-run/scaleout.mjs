@@ -4,11 +4,27 @@ import os from 'node:os';
 import { f, printTable, verdict } from '../harness/report.mjs';
 
 /**
+ * What HAProxy said of its servers during the burst (`balancerOutput`, its log from the burst's start): how
+ * many times a checked server was taken out, and how many of those left no checked server, so that it sent to
+ * the unchecked backups (decision 110).
+ */
+export function balancerEvents(balancerOutput) {
+  const down = (balancerOutput ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => /^Server \S+ is DOWN\b/.test(line));
+  return {
+    servers_taken_out: down.length,
+    fell_back_to_backups: down.filter((l) => /Running on backup/.test(l)).length,
+  };
+}
+
+/**
  * One configuration's burst: runs/s (completed over the wall time to the last completion), the machine's CPU
  * left idle during it (all CPUs, /proc/stat) and the stack's CPU per run, and `idle_runs_per_s`: the runs per
- * second the idle CPU would have bought at that cost per run.
+ * second the idle CPU would have bought at that cost per run; with `balancerOutput`, what HAProxy did.
  */
-export function scaleoutEntry(config, burst, cost, load) {
+export function scaleoutEntry(config, burst, cost, load, balancerOutput) {
   const runsPerS = burst.wallMs > 0 ? (burst.completed * 1000) / burst.wallMs : null;
   const idlePct = cost?.machine_idle_pct ?? null;
   const cpuPerRun = cost?.cpu_ms?.total ?? null;
@@ -26,6 +42,7 @@ export function scaleoutEntry(config, burst, cost, load) {
     redis_commands_per_run: cost?.redis_commands ?? null,
     postgres_connections: cost?.connections ?? null,
     load_average_1m: load,
+    balancer: balancerOutput === undefined ? null : balancerEvents(balancerOutput),
   };
 }
 
@@ -65,9 +82,10 @@ export function printScaleout(entries, targets) {
       'runs/s the idle CPU would buy',
       'Redis cmds/run',
       'PG conns hub/wf',
+      'HAProxy: taken out / on backups',
       'load 1m',
     ],
-    'lrrrrrrrrl',
+    'lrrrrrrrrrl',
     entries.map((e) => [
       configLabel(e),
       `${e.completed}/${e.invoked}`,
@@ -78,6 +96,7 @@ export function printScaleout(entries, targets) {
       f(e.idle_runs_per_s, 2),
       f(e.redis_commands_per_run, 0),
       e.postgres_connections ? `${e.postgres_connections.hub}/${e.postgres_connections.workflow}` : '-',
+      e.balancer ? `${e.balancer.servers_taken_out} / ${e.balancer.fell_back_to_backups}` : '-',
       `${f(e.load_average_1m.before, 2)} → ${f(e.load_average_1m.after, 2)}`,
     ]),
   );
