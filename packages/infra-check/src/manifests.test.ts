@@ -66,6 +66,16 @@ function editCompose(edit: (services: Yaml) => void): string {
   return stringify(plain);
 }
 
+/**
+ * Probes that tell busy from broken (decision 110): a readiness check gets as long as HAProxy's (3 s), and the
+ * liveness check 10 s, so a process that answers late under a burst (7.5 s measured on a 2-CPU host) is not
+ * restarted with every request it holds; the Kubernetes default of 1 s would do both.
+ */
+function expectBusyTolerantProbes(container: Yaml): void {
+  expect(container.readinessProbe.timeoutSeconds).toBeGreaterThanOrEqual(3);
+  expect(container.livenessProbe.timeoutSeconds).toBeGreaterThanOrEqual(10);
+}
+
 describe('the deployment files as they are', () => {
   test('every kustomization renders: the base, the dev and prod overlays, the Job folders', () => {
     expect([...files.rendered.keys()]).toEqual(
@@ -183,6 +193,7 @@ describe('the deployment files as they are', () => {
         expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
         expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
         expect(deployment.spec.template.spec.containers[0].readinessProbe.httpGet.path).toBe('/readyz');
+        expectBusyTolerantProbes(deployment.spec.template.spec.containers[0]);
         const pdb = objects.find(
           (o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === deployment.metadata.name,
         );
@@ -214,6 +225,7 @@ describe('the deployment files as they are', () => {
         expect(container.resources.limits.memory).toBeDefined();
         expect(container.readinessProbe.httpGet.path).toBe('/readyz');
         expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+        expectBusyTolerantProbes(container);
       }
       const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === name);
       expect(pdb?.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
