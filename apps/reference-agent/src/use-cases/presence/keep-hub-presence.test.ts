@@ -3,6 +3,9 @@ import { DEFAULT_RETRY_POLICY } from '../../domain/call-policy';
 import { HubPresence } from './keep-hub-presence';
 import type { HubStatus } from './keep-hub-presence';
 
+const IDLE_DELAY_MS = 40;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function setup(initial: HubStatus = 'idle') {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({
@@ -29,6 +32,7 @@ function setup(initial: HubStatus = 'idle') {
     secrets: ['secret-token'],
     lifetime: lifetime.signal,
     status: () => state.status,
+    idleReportDelayMs: IDLE_DELAY_MS,
   });
   const releaseAll = () => {
     const pending = release;
@@ -65,6 +69,70 @@ describe('HubPresence', () => {
     await hub.idle();
     expect(sent).toEqual(['idle', 'busy']);
     expect(lines.filter((line) => line.msg === 'hub heartbeat: status reported')).toHaveLength(2);
+  });
+
+  it('when work ends, then idle is reported only once the agent has stayed idle for the delay', async () => {
+    const { hub, sent, state } = setup();
+    await hub.send();
+    state.status = 'busy';
+    hub.statusChanged();
+    await hub.idle();
+    state.status = 'idle';
+    hub.statusChanged();
+    await hub.idle();
+    expect(sent).toEqual(['idle', 'busy']);
+    await sleep(IDLE_DELAY_MS * 3);
+    await hub.idle();
+    expect(sent).toEqual(['idle', 'busy', 'idle']);
+  });
+
+  it('when work starts again within the delay (stage after stage), then no heartbeat is sent for the gap', async () => {
+    const { hub, sent, state } = setup();
+    await hub.send();
+    state.status = 'busy';
+    hub.statusChanged();
+    await hub.idle();
+    for (let stage = 0; stage < 5; stage += 1) {
+      state.status = 'idle';
+      hub.statusChanged();
+      await sleep(IDLE_DELAY_MS / 4);
+      state.status = 'busy';
+      hub.statusChanged();
+    }
+    await sleep(IDLE_DELAY_MS * 3);
+    await hub.idle();
+    expect(sent).toEqual(['idle', 'busy']);
+    hub.stopPeriodic();
+  });
+
+  it('when a stage starts and ends while its busy heartbeat is in flight, then idle follows after the delay', async () => {
+    const { hub, sent, state, releaseAll } = setup();
+    await hub.send();
+    state.hold = true;
+    state.status = 'busy';
+    hub.statusChanged();
+    state.status = 'idle';
+    hub.statusChanged();
+    state.hold = false;
+    releaseAll();
+    await hub.idle();
+    expect(sent).toEqual(['idle', 'busy']);
+    await sleep(IDLE_DELAY_MS * 3);
+    await hub.idle();
+    expect(sent).toEqual(['idle', 'busy', 'idle']);
+  });
+
+  it('when the agent stops with idle pending, then it is not sent', async () => {
+    const { hub, sent, state } = setup();
+    await hub.send();
+    state.status = 'busy';
+    hub.statusChanged();
+    await hub.idle();
+    state.status = 'idle';
+    hub.statusChanged();
+    hub.stopPeriodic();
+    await sleep(IDLE_DELAY_MS * 3);
+    expect(sent).toEqual(['idle', 'busy']);
   });
 
   it('when the agent has stopped, then statusChanged sends nothing', async () => {
