@@ -16,7 +16,7 @@
 // reference agent process (`apps/reference-agent/dist/main.js`) for each, then registers an artifact schema
 // and a contract whose template has ONE stage. Then:
 //   phase 1  `--runs` sequential runs after `--warmup`: POST invocation (new Idempotency-Key) → POST launch →
-//            GET the invocation every `--poll` ms until `completed`; latency from just before the invoke to
+//            GET the invocation every `--poll` ms (with `--wait`, held until its state changes) until `completed`; latency from just before the invoke to
 //            the answer that shows `completed` (a run not completed within `--run-timeout` s fails);
 //   floor    before each of those runs, one round trip of the queue itself: a BullMQ Queue and Worker (no-op
 //            processor) on the same Redis under another unique prefix, add → completed seen through
@@ -90,7 +90,7 @@ const options = benchCli('workflow-run', ({ flag, int, seconds, text }) => ({
 const { runs: runCount, warmup: warmupCount, burst: burstCount, agents: agentCount, poll: pollMs } = options;
 const runTimeoutMs = options['run-timeout'];
 /** How a project's client runs one run at a time. */
-const runSettings = { runTimeoutMs, pollMs };
+const runSettings = { runTimeoutMs, pollMs, waitS: options.wait };
 const burstTimeoutMs = options['burst-timeout'];
 const burstPollers = options['burst-pollers'];
 const profileDir = options['cpu-prof'] ? path.resolve(options['cpu-prof']) : undefined;

@@ -22,9 +22,10 @@ export async function call(step, method, url, { headers = {}, body, ok = [200] }
 
 /**
  * The Workflow API calls of a run over one key, and phase 1's unit built from them: `oneRun` polls every
- * `pollMs` and gives up after `runTimeoutMs`.
+ * `pollMs` or, with `waitS`, holds each read until the state changes (`?wait=&state=`, as the SDK's `run`
+ * does), and gives up after `runTimeoutMs`.
  */
-export function runClient({ invocations, headers }, { runTimeoutMs, pollMs }) {
+export function runClient({ invocations, headers }, { runTimeoutMs, pollMs, waitS = 0 }) {
   let sequence = 0;
   /** Invoke and launch one invocation; resolves to its id and the two round trips. */
   async function invokeAndLaunch() {
@@ -58,7 +59,8 @@ export function runClient({ invocations, headers }, { runTimeoutMs, pollMs }) {
     let view;
     for (;;) {
       const pollStarted = performance.now();
-      view = await getInvocation(id);
+      const held = Math.min(waitS, Math.floor((deadline - pollStarted) / 1000));
+      view = await getInvocation(id, held >= 1 && view ? { wait: held, state: view.state } : undefined);
       polls += 1;
       if (view.state === 'completed') {
         const ms = performance.now() - t0;
@@ -79,7 +81,7 @@ export function runClient({ invocations, headers }, { runTimeoutMs, pollMs }) {
           `${id}: ${describeView(view)}`,
         );
       }
-      const wait = pollStarted + pollMs - performance.now();
+      const wait = held >= 1 ? 0 : pollStarted + pollMs - performance.now();
       if (wait > 0) await sleep(wait);
     }
   }

@@ -76,7 +76,9 @@ export function printReport(result) {
     warmup: warmupCount,
     burst: burstCount,
     poll_ms: pollMs,
+    burst_wait_s: waitS,
   } = result.settings;
+  const reads = waitS > 0 ? `reads held up to ${waitS} s` : `polling every ${pollMs} ms`;
   const errs = (log) =>
     Object.entries(log.counts())
       .map(([k, v]) => `${k} ×${v}`)
@@ -86,7 +88,7 @@ export function printReport(result) {
     `workflow run — ${result.machine.cpus} CPUs (${result.machine.model}), node ${process.version}, ` +
       `${agentCount} reference agent(s), one-stage template, engine at production defaults with its own queue ` +
       `prefix, LOG_LEVEL=warn for every process; ${runCount} runs after ${warmupCount} warm-up, burst of ` +
-      `${burstCount}, polling every ${pollMs} ms, one floor round trip before each run; load average ` +
+      `${burstCount}, ${reads}, one floor round trip before each run; load average ` +
       loadChange(result.machine.load_average_1m),
   );
   console.log('');
