@@ -16,8 +16,9 @@
 // reference agent process (`apps/reference-agent/dist/main.js`) for each, then registers an artifact schema
 // and a contract whose template has ONE stage. Then:
 //   phase 1  `--runs` sequential runs after `--warmup`: POST invocation (new Idempotency-Key) → POST launch →
-//            GET the invocation every `--poll` ms (with `--wait`, held until its state changes) until `completed`; latency from just before the invoke to
-//            the answer that shows `completed` (a run not completed within `--run-timeout` s fails);
+//            GET the invocation every `--poll` ms (with `--wait`, each read held until its state changes) until
+//            `completed`; latency from just before the invoke to the answer that shows `completed` (a run not
+//            completed within `--run-timeout` s fails);
 //   floor    before each of those runs, one round trip of the queue itself: a BullMQ Queue and Worker (no-op
 //            processor) on the same Redis under another unique prefix, add → completed seen through
 //            QueueEvents; so the floor is measured in the same run, under the same conditions;
