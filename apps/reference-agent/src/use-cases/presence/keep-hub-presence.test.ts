@@ -42,6 +42,16 @@ function setup(initial: HubStatus = 'idle') {
   return { hub, sent, state, lines, lifetime, releaseAll, failNext: () => (fail = true) };
 }
 
+/** An agent that reported idle at start and then busy (both sent). */
+async function setupBusy() {
+  const t = setup();
+  await t.hub.send();
+  t.state.status = 'busy';
+  t.hub.statusChanged();
+  await t.hub.idle();
+  return t;
+}
+
 describe('HubPresence', () => {
   it('when heartbeats are asked while one is in flight, then they coalesce into one more with the latest status', async () => {
     const { hub, sent, state, releaseAll } = setup();
@@ -72,11 +82,7 @@ describe('HubPresence', () => {
   });
 
   it('when work ends, then idle is reported only once the agent has stayed idle for the delay', async () => {
-    const { hub, sent, state } = setup();
-    await hub.send();
-    state.status = 'busy';
-    hub.statusChanged();
-    await hub.idle();
+    const { hub, sent, state } = await setupBusy();
     state.status = 'idle';
     hub.statusChanged();
     await hub.idle();
@@ -87,11 +93,7 @@ describe('HubPresence', () => {
   });
 
   it('when work starts again within the delay (stage after stage), then no heartbeat is sent for the gap', async () => {
-    const { hub, sent, state } = setup();
-    await hub.send();
-    state.status = 'busy';
-    hub.statusChanged();
-    await hub.idle();
+    const { hub, sent, state } = await setupBusy();
     for (let stage = 0; stage < 5; stage += 1) {
       state.status = 'idle';
       hub.statusChanged();
@@ -123,11 +125,7 @@ describe('HubPresence', () => {
   });
 
   it('when the agent stops with idle pending, then it is not sent', async () => {
-    const { hub, sent, state } = setup();
-    await hub.send();
-    state.status = 'busy';
-    hub.statusChanged();
-    await hub.idle();
+    const { hub, sent, state } = await setupBusy();
     state.status = 'idle';
     hub.statusChanged();
     hub.stopPeriodic();
