@@ -1,4 +1,5 @@
 import { unwrap } from '@svc/contracts';
+import { poolCounts } from '@svc/db-kit';
 import { auditRows, createProject, createTeam, registerAgent } from './support/agents-fixtures';
 import { createKey, startTestHub } from './support/harness';
 import type { SeededMember, TestHub } from './support/harness';
@@ -91,6 +92,21 @@ describe('agent self routes', () => {
     expect(idle.status).toBe('idle');
     const bad = await api.POST('/api/v1/agents/me/heartbeat', { body: { status: 'evicted' as never } });
     expect(bad.response.status).toBe(400);
+  });
+
+  test("when a running agent heartbeats, then the hub reads its credential's standing and answers in one transaction of four statements", async () => {
+    const { token } = await startedAgent();
+    const api = t.client({ token });
+    unwrap(await api.POST('/api/v1/agents/me/heartbeat', { body: { status: 'idle' } }));
+    const before = { ...poolCounts(t.database.pool)! };
+    const busy = unwrap(await api.POST('/api/v1/agents/me/heartbeat', { body: { status: 'busy' } }));
+    const after = poolCounts(t.database.pool)!;
+    expect(busy.status).toBe('busy');
+    // The standing read; then BEGIN, the row locked and read in one statement, the update, COMMIT.
+    expect({
+      statements: after.statements - before.statements,
+      transactions: after.transactions - before.transactions,
+    }).toEqual({ statements: 5, transactions: 2 });
   });
 
   test('when an agent stops itself, then it is offline with its id kept, and a later heartbeat brings it online again', async () => {

@@ -1,5 +1,5 @@
 import { AppError } from '@svc/service-kit';
-import type { Prisma } from '../generated/prisma/client';
+import type { AgentStatus, Prisma } from '../generated/prisma/client';
 
 type Tx = Prisma.TransactionClient;
 
@@ -52,6 +52,32 @@ export async function assertPlacementFree(
       });
     }
   }
+}
+
+/** What a heartbeat decides on: the agent's workspace, status and last heartbeat. */
+export interface AgentPresence {
+  workspaceId: string;
+  status: AgentStatus;
+  lastHeartbeatAt: Date | null;
+}
+
+/**
+ * Locks one agent row until the transaction ends and returns what a heartbeat needs of it, in the locking
+ * statement itself (null when it does not exist): one statement where {@link lockAgent} takes two.
+ */
+export async function lockAgentPresence(tx: Tx, agentId: string): Promise<AgentPresence | null> {
+  const rows = await tx.$queryRaw<
+    { workspace_id: string; status: AgentStatus; last_heartbeat_at: Date | string | null }[]
+  >`
+    SELECT workspace_id, status::text AS status, last_heartbeat_at FROM agents WHERE id = ${agentId} FOR UPDATE`;
+  const row = rows[0];
+  return row
+    ? {
+        workspaceId: row.workspace_id,
+        status: row.status,
+        lastHeartbeatAt: row.last_heartbeat_at === null ? null : new Date(row.last_heartbeat_at),
+      }
+    : null;
 }
 
 /** Locks one agent row until the transaction ends and returns it (null when it does not exist). */

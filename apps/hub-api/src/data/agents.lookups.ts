@@ -34,8 +34,8 @@ export async function findAgentFor(
   return agent;
 }
 
-/** The calling agent's own row (agent-side routes accept the agent's own token only). */
-export async function findSelfAgent(deps: HubDeps, actor: Actor | undefined): Promise<Agent> {
+/** The calling agent's id, without a read (agent-side routes accept the agent's own token only). */
+export function selfAgentId(actor: Actor | undefined): string {
   if (actor?.kind !== 'agent') {
     throw new AppError({
       status: 403,
@@ -43,7 +43,13 @@ export async function findSelfAgent(deps: HubDeps, actor: Actor | undefined): Pr
       detail: "Only an agent's own AGENT_TOKEN can use this route.",
     });
   }
-  const agent = await deps.db.agent.findUnique({ where: { id: actor.agentId } });
-  if (!agent) throw agentNotFound(actor.agentId);
+  return actor.agentId;
+}
+
+/** The calling agent's own row (agent-side routes accept the agent's own token only). */
+export async function findSelfAgent(deps: HubDeps, actor: Actor | undefined): Promise<Agent> {
+  const agentId = selfAgentId(actor);
+  const agent = await deps.db.agent.findUnique({ where: { id: agentId } });
+  if (!agent) throw agentNotFound(agentId);
   return agent;
 }

@@ -1,8 +1,8 @@
 import type { Actor } from '@svc/auth';
 import type { HubDeps } from '../../deps';
 import type { Agent, AgentStatus } from '../../generated/prisma/client';
-import { lockAgent } from '../../data/agents.locks';
-import { agentEvicted, agentNotFound, findSelfAgent } from '../../data/agents.lookups';
+import { lockAgentPresence } from '../../data/agents.locks';
+import { agentEvicted, agentNotFound, selfAgentId } from '../../data/agents.lookups';
 import { announceRosterChanged } from '../../data/roster.notices';
 import { isRunning } from '../../domain/host-readiness';
 
@@ -21,18 +21,18 @@ export async function recordAgentHeartbeat(
   actor: Actor,
   input: { status?: RunningStatus; requestId?: string },
 ): Promise<Agent> {
-  const target = await findSelfAgent(deps, actor);
+  const agentId = selfAgentId(actor);
   let back = false;
   const result = await deps.db.$transaction(async (tx) => {
-    const agent = await lockAgent(tx, target.id);
-    if (!agent) throw agentNotFound(target.id);
-    if (agent.status === 'evicted') throw agentEvicted(agent.id, 'heartbeat');
+    const agent = await lockAgentPresence(tx, agentId);
+    if (!agent) throw agentNotFound(agentId);
+    if (agent.status === 'evicted') throw agentEvicted(agentId, 'heartbeat');
     const stopped = agent.status === 'offline' || agent.status === 'lost';
     const status: AgentStatus = input.status ?? (stopped ? 'online' : agent.status);
     const now = deps.now();
     back = !isRunning(agent, now);
     const updated = await tx.agent.update({
-      where: { id: agent.id },
+      where: { id: agentId },
       data: { status, lastHeartbeatAt: now, ...(agent.status === 'lost' ? { lostAt: null } : {}) },
     });
     if (stopped) {
@@ -42,7 +42,7 @@ export async function recordAgentHeartbeat(
           actor,
           action: 'agent.resumed',
           targetType: 'agent',
-          targetId: agent.id,
+          targetId: agentId,
           data: { status, previous_status: agent.status },
           requestId: input.requestId,
         },
