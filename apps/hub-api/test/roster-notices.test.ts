@@ -85,7 +85,7 @@ describe('roster notices', () => {
     expect(rosterNotices(ws)).toBe(4);
   });
 
-  test('when a stopped agent heartbeats, then it is announced running again; when a running agent heartbeats, then nothing is announced', async () => {
+  test('when a stopped or long-silent agent heartbeats, then it is announced running again; when a running agent heartbeats, then nothing is announced', async () => {
     const owner = await t.seedMember('owner');
     const ws = owner.workspace.id;
     const stopped = await t.seedAgent(ws, { status: 'offline' });
@@ -103,6 +103,10 @@ describe('roster notices', () => {
       params: { path: { agentId: running.id } },
     });
     await expectNotices(ws, 2);
+    // Still `idle` but silent past the roster's freshness (the sweep has not marked it lost yet): back at once.
+    const silent = await t.seedAgent(ws, { lastHeartbeatAt: new Date(Date.now() - 120_000) });
+    expect((await beat(silent.token)).response.status).toBe(200);
+    await expectNotices(ws, 3);
   });
 
   test('when the presence sweep marks an agent lost, then its workspace is announced', async () => {
