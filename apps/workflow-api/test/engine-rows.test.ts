@@ -1,7 +1,8 @@
 import { createWorkflowDatabase } from '@svc/testing';
 import type { TestDatabase } from '@svc/testing';
-import { createDatabase } from '../src/db';
-import type { Database } from '../src/db';
+import { inPooledTransaction } from '@svc/db-kit';
+import { createDatabase, sqlOn } from '../src/db';
+import type { Database, Sql } from '../src/db';
 import {
   openStagesByOwner,
   readInvocationWithLimits,
@@ -38,6 +39,10 @@ afterAll(async () => {
   await database.close();
   await testDb.drop();
 });
+
+/** `fn` in a transaction on a pooled connection, as the engine's pass sends its statements. */
+const onPool = <T>(fn: (sql: Sql) => Promise<T>) =>
+  inPooledTransaction(database.pool, (client) => fn(sqlOn(client)));
 
 describe('the invocation lock', () => {
   test('when an invocation with every kind of field is locked, then the row read with the lock equals Prisma’s read of it', async () => {
@@ -85,12 +90,12 @@ describe('the invocation lock', () => {
       },
     });
     const read = await db.invocation.findUnique({ where: { id: 'inv_lock1' } });
-    const [locked, ofStage, missing, withLimits] = await db.$transaction(async (tx) => [
+    const [locked, ofStage, missing] = await db.$transaction(async (tx) => [
       await lockInvocation(tx, 'inv_lock1'),
       await lockInvocationOfStage(tx, 'stg_1'),
       await lockInvocation(tx, 'inv_missing'),
-      await lockInvocationForReconcile(tx, 'inv_lock1', now),
     ]);
+    const withLimits = await onPool((sql) => lockInvocationForReconcile(sql, 'inv_lock1', now));
     expect(locked).toEqual(read);
     expect(ofStage).toEqual(read);
     expect(withLimits).toEqual({
@@ -174,7 +179,7 @@ describe('the invocation lock', () => {
       ],
     });
     const processedAt = new Date('2026-11-29T05:30:00.000Z');
-    const locked = await db.$transaction((tx) => lockInvocationForReconcile(tx, 'inv_plain', processedAt));
+    const locked = await onPool((sql) => lockInvocationForReconcile(sql, 'inv_plain', processedAt));
     expect({ ...locked, outboxIds: [...locked!.outboxIds].sort() }).toEqual({
       invocation: await db.invocation.findUnique({ where: { id: 'inv_plain' } }),
       limits: { project: 3, workspace: 7 },
@@ -191,8 +196,8 @@ describe('the invocation lock', () => {
     // A transaction that rolls back leaves them as they were.
     await db.outboxEntry.update({ where: { id: 'obx_4' }, data: { processedAt: null } });
     await expect(
-      db.$transaction(async (tx) => {
-        expect((await lockInvocationForReconcile(tx, 'inv_lock1', processedAt))?.outboxIds).toEqual([
+      onPool(async (sql) => {
+        expect((await lockInvocationForReconcile(sql, 'inv_lock1', processedAt))?.outboxIds).toEqual([
           'obx_4',
         ]);
         throw new Error('rolled back');
@@ -397,7 +402,7 @@ describe('the invocation lock', () => {
         blockers: [{ code: 'project_run_limit_reached' }],
       },
     });
-    const running = await db.$transaction((tx) => insertRunWithStages(tx, start));
+    const running = await onPool((sql) => insertRunWithStages(sql, start));
     expect(running).toEqual(await db.invocation.findUnique({ where: { id: 'inv_plain' } }));
     expect(running).toMatchObject({
       state: 'running',
@@ -452,7 +457,7 @@ describe('the invocation lock', () => {
     );
     // Again, with other ids (another pass): the invocation's run is left as it is.
     const again = { ...start, runId: 'run_3', stages: [{ ...start.stages[0]!, id: 'stg_c' }] };
-    expect(await db.$transaction((tx) => insertRunWithStages(tx, again))).toBeNull();
+    expect(await onPool((sql) => insertRunWithStages(sql, again))).toBeNull();
     expect(await db.workflowRun.count({ where: { invocationId: 'inv_plain' } })).toBe(1);
     expect(await db.runStage.count({ where: { invocationId: 'inv_plain' } })).toBe(2);
   });

@@ -1,7 +1,7 @@
 import { actorIdentity } from '@svc/auth';
 import type { Actor } from '@svc/auth';
 import { newId, redactValue } from '@svc/service-kit';
-import type { Db } from '../db';
+import type { Db, Sql } from '../db';
 
 export interface WorkflowAuditEntry {
   workspaceId: string;
@@ -84,6 +84,14 @@ function statementValues(entry: WorkflowAuditEntry, at: Date): unknown[] {
   ];
 }
 
+/** The values of {@link auditEventsInsert} for `entries`: {@link statementValues} of each, by column. */
+function statementColumns(entries: WorkflowAuditEntry[], at: Date): unknown[][] {
+  const rows = entries.map((entry) => statementValues(entry, at));
+  return Array.from({ length: 11 }, (_, column) => rows.map((row) => row[column]));
+}
+
+const AUDIT_EVENTS_INSERT = auditEventsInsert(1);
+
 /** Append-only record of workflow changes; the repository offers no update or delete. */
 export function createWorkflowAudit(db: Db) {
   return {
@@ -99,15 +107,24 @@ export function createWorkflowAudit(db: Db) {
       await tx.auditEvent.createMany({ data: entries.map((entry) => auditRow(entry, newId('aud'))) });
     },
     /**
+     * {@link recordMany} on a connection of the caller's transaction, dated `at`: one named statement, for the
+     * engine's pass and the data functions it shares with the API.
+     */
+    async recordOn(sql: Sql, entries: WorkflowAuditEntry[], at: Date): Promise<void> {
+      if (entries.length === 0) return;
+      await sql.rows({
+        name: 'audit_events_insert',
+        text: AUDIT_EVENTS_INSERT,
+        values: statementColumns(entries, at),
+      });
+    },
+    /**
      * The values of {@link auditEventInsert} for `entry`: the row {@link record} writes, dated `at` (its id
      * too), for a caller that writes the event in its own statement.
      */
     statementValues,
     /** The values of {@link auditEventsInsert} for `entries`: {@link statementValues} of each, by column. */
-    statementColumns(entries: WorkflowAuditEntry[], at: Date): unknown[][] {
-      const rows = entries.map((entry) => statementValues(entry, at));
-      return Array.from({ length: 11 }, (_, column) => rows.map((row) => row[column]));
-    },
+    statementColumns,
   };
 }
 

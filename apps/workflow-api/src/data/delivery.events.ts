@@ -1,5 +1,5 @@
 import { newId } from '@svc/service-kit';
-import type { Db, Tx } from '../db';
+import type { Db, Sql, Tx } from '../db';
 import { deliveryBody } from '../domain/delivery-event';
 import type { DeliveryEventType, OperationalEventType } from '../domain/delivery-event';
 import type { Artifact, Invocation } from '../generated/prisma/client';
@@ -10,35 +10,40 @@ import type { DeliveryJob, DeliveryQueue } from './delivery.queue';
  * the event (at most one per subscription, invocation and event). Returns the jobs to enqueue after the commit.
  */
 export async function recordDeliveryEvent(
-  tx: Tx,
+  sql: Sql,
   invocation: Invocation,
   event: DeliveryEventType,
   artifact: Pick<Artifact, 'id' | 'schemaId' | 'schemaName' | 'schemaVersion'> | null,
   at: Date,
 ): Promise<DeliveryJob[]> {
-  const subscriptions = await tx.deliverySubscription.findMany({
-    where: { projectId: invocation.projectId, isActive: true, deletedAt: null },
-    select: { id: true, events: true },
+  const subscriptions = await sql.rows<{ id: string; events: unknown }>({
+    name: 'delivery_subscriptions_active',
+    text: `SELECT id, events FROM delivery_subscriptions
+      WHERE project_id = $1 AND is_active AND deleted_at IS NULL`,
+    values: [invocation.projectId],
   });
   const wanted = subscriptions.filter(
     (s) => Array.isArray(s.events) && (s.events as string[]).includes(event),
   );
   if (wanted.length === 0) return [];
   const body = deliveryBody(event, invocation, artifact, at);
-  const rows = wanted.map((s) => ({
-    id: newId('msg'),
-    subscriptionId: s.id,
-    workspaceId: invocation.workspaceId,
-    projectId: invocation.projectId,
-    invocationId: invocation.id,
-    event,
-    body,
-    nextAttemptAt: at,
-  }));
-  const created = await tx.delivery.createManyAndReturn({
-    data: rows,
-    skipDuplicates: true,
-    select: { id: true },
+  const created = await sql.rows<{ id: string }>({
+    name: 'deliveries_record_event',
+    text: `INSERT INTO deliveries (id, subscription_id, workspace_id, project_id, invocation_id, event, body,
+        next_attempt_at)
+      SELECT d.id, d.subscription_id, $3, $4, $5, $6, $7, $8::timestamptz
+      FROM unnest($1::text[], $2::text[]) AS d(id, subscription_id)
+      ON CONFLICT DO NOTHING RETURNING id`,
+    values: [
+      wanted.map(() => newId('msg')),
+      wanted.map((s) => s.id),
+      invocation.workspaceId,
+      invocation.projectId,
+      invocation.id,
+      event,
+      body,
+      at.toISOString(),
+    ],
   });
   return created.map((row) => ({
     deliveryId: row.id,

@@ -1,4 +1,4 @@
-import type { Tx } from '../db';
+import type { Sql } from '../db';
 import { createBoundedCache } from '../domain/bounded-cache';
 import type { Invocation } from '../generated/prisma/client';
 import { effectiveDefinition, parseTemplateDefinition } from '../domain/template-definition';
@@ -21,7 +21,7 @@ const templateKey = (projectId: string, key: string, version: string) =>
   `${projectId}\u0000${key}\u0000${version}`;
 
 async function storedTemplate(
-  db: Pick<Tx, 'workflowTemplate'>,
+  sql: Sql,
   projectId: string,
   key: string,
   version: string,
@@ -29,8 +29,16 @@ async function storedTemplate(
   const cacheKey = templateKey(projectId, key, version);
   const hit = usedTemplates.get(cacheKey);
   if (hit) return hit;
-  const row = await db.workflowTemplate.findUnique({
-    where: { projectId_key_version: { projectId, key, version } },
+  const [row] = await sql.rows<{
+    key: string;
+    version: string;
+    definition: unknown;
+    firstUsedAt: Date | null;
+  }>({
+    name: 'template_version_stored',
+    text: `SELECT key, version, definition, first_used_at AS "firstUsedAt" FROM workflow_templates
+      WHERE project_id = $1 AND key = $2 AND version = $3`,
+    values: [projectId, key, version],
   });
   if (!row) return null;
   const stored = { key: row.key, version: row.version, definition: parseTemplateDefinition(row.definition) };
@@ -43,22 +51,26 @@ async function storedTemplate(
  * contract's name, the title of the one stage of a template that lists none, is read only for such a template.
  */
 export async function loadInvocationTemplate(
-  db: Pick<Tx, 'workflowTemplate' | 'workflowContract'>,
+  sql: Sql,
   invocation: Pick<Invocation, 'projectId' | 'contractId' | 'templateKey' | 'templateVersion'>,
 ): Promise<RouteTemplate | null> {
   if (!invocation.templateKey || !invocation.templateVersion) return null;
   const stored = await storedTemplate(
-    db,
+    sql,
     invocation.projectId,
     invocation.templateKey,
     invocation.templateVersion,
   );
   if (!stored) return null;
   const listsStages = (stored.definition.stages?.length ?? 0) > 0;
-  const contract =
+  const [contract] =
     !listsStages && invocation.contractId
-      ? await db.workflowContract.findUnique({ where: { id: invocation.contractId }, select: { name: true } })
-      : null;
+      ? await sql.rows<{ name: string }>({
+          name: 'template_contract_name',
+          text: 'SELECT name FROM workflow_contracts WHERE id = $1',
+          values: [invocation.contractId],
+        })
+      : [];
   return {
     key: stored.key,
     version: stored.version,

@@ -1,8 +1,8 @@
-import type { Tx } from '../db';
+import type { Sql, Tx } from '../db';
 import type { RunLimits } from '../domain/run-limits';
 import type { Invocation } from '../generated/prisma/client';
-import { INVOCATION_COLUMNS, selectColumns } from './row-columns';
-import { INVOCATION_RUN_LIMITS, runLimitsOfRow } from './run-limits.lookups';
+import { columnList, INVOCATION_COLUMNS, selectColumns } from './row-columns';
+import { INVOCATION_RUN_LIMITS_TEXT, runLimitsOfRow } from './run-limits.lookups';
 
 const LOCKED_INVOCATION = selectColumns(INVOCATION_COLUMNS, 'i');
 
@@ -15,6 +15,29 @@ export async function lockInvocation(tx: Tx, invocationId: string): Promise<Invo
   const rows = await tx.$queryRaw<Invocation[]>`
     SELECT ${LOCKED_INVOCATION} FROM invocations i WHERE i.id = ${invocationId} FOR UPDATE`;
   return rows[0] ?? null;
+}
+
+const RECONCILE_LOCK = `
+  WITH marked AS (
+    UPDATE workflow_outbox SET processed_at = $2::timestamptz
+    WHERE invocation_id = $1 AND processed_at IS NULL
+    RETURNING id
+  )
+  SELECT ${columnList(INVOCATION_COLUMNS, 'i')}, ${INVOCATION_RUN_LIMITS_TEXT},
+    ARRAY(SELECT id FROM marked) AS "outboxIds"
+  FROM invocations i
+  WHERE i.id = $1 FOR UPDATE OF i`;
+
+/**
+ * Serializes the starts of runs in a workspace with run limits until the transaction ends (a transaction
+ * advisory lock), so two starts never both take its last slot.
+ */
+export async function lockRunStartsOfWorkspace(sql: Sql, workspaceId: string): Promise<void> {
+  await sql.rows({
+    name: 'run_limits_start_lock',
+    text: 'SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended($1, 0))',
+    values: [`run-limits:${workspaceId}`],
+  });
 }
 
 /** What the engine's pass finds under the invocation's lock ({@link lockInvocationForReconcile}). */
@@ -34,19 +57,15 @@ export interface ReconcileLock {
  * exists.
  */
 export async function lockInvocationForReconcile(
-  tx: Tx,
+  sql: Sql,
   invocationId: string,
   processedAt: Date,
 ): Promise<ReconcileLock | null> {
-  const rows = await tx.$queryRaw<(Invocation & Record<string, unknown>)[]>`
-    WITH marked AS (
-      UPDATE workflow_outbox SET processed_at = ${processedAt}
-      WHERE invocation_id = ${invocationId} AND processed_at IS NULL
-      RETURNING id
-    )
-    SELECT ${LOCKED_INVOCATION}, ${INVOCATION_RUN_LIMITS}, ARRAY(SELECT id FROM marked) AS "outboxIds"
-    FROM invocations i
-    WHERE i.id = ${invocationId} FOR UPDATE OF i`;
+  const rows = await sql.rows<Invocation & Record<string, unknown>>({
+    name: 'engine_invocation_lock',
+    text: RECONCILE_LOCK,
+    values: [invocationId, processedAt.toISOString()],
+  });
   const row = rows[0];
   if (!row) return null;
   const { limitProject: _project, limitWorkspace: _workspace, outboxIds, ...invocation } = row;

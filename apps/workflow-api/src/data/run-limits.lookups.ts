@@ -1,16 +1,20 @@
-import { Prisma } from '../generated/prisma/client';
-import type { Db, Tx } from '../db';
+import type { Db, Sql } from '../db';
 import type { Blocker } from '../domain/blockers';
 import { RUN_IN_PROGRESS_STATES, reachedRunLimit } from '../domain/run-limits';
 import type { RunLimits, RunsInProgress } from '../domain/run-limits';
 
-type Reader = Pick<Tx, 'runLimit' | 'invocation'>;
-
 /** The project's and its workspace's run limits (null where none is set), in one statement. */
-export async function loadRunLimits(db: Reader, projectId: string, workspaceId: string): Promise<RunLimits> {
-  const rows = await db.runLimit.findMany({ where: { scopeId: { in: [projectId, workspaceId] } } });
-  const of = (scope: string, id: string) =>
-    rows.find((r) => r.scope === scope && r.scopeId === id)?.maxInProgress ?? null;
+export async function loadRunLimits(sql: Sql, projectId: string, workspaceId: string): Promise<RunLimits> {
+  const rows = await sql.rows<{ scope: string; scopeId: string; maxInProgress: number }>({
+    name: 'run_limits_of_project',
+    text: `SELECT scope, scope_id AS "scopeId", max_in_progress AS "maxInProgress" FROM run_limits
+      WHERE scope_id IN ($1, $2)`,
+    values: [projectId, workspaceId],
+  });
+  const of = (scope: string, id: string) => {
+    const limit = rows.find((r) => r.scope === scope && r.scopeId === id)?.maxInProgress;
+    return limit === undefined || limit === null ? null : Number(limit);
+  };
   return { project: of('project', projectId), workspace: of('workspace', workspaceId) };
 }
 
@@ -24,10 +28,7 @@ export const INVOCATION_RUN_LIMITS_TEXT = `(SELECT l.max_in_progress FROM run_li
     (SELECT l.max_in_progress FROM run_limits l WHERE l.scope_id = i.workspace_id AND l.scope = 'workspace')
       AS "limitWorkspace"`;
 
-/** {@link INVOCATION_RUN_LIMITS_TEXT} as a fragment of a tagged `$queryRaw` statement. */
-export const INVOCATION_RUN_LIMITS = Prisma.raw(INVOCATION_RUN_LIMITS_TEXT);
-
-/** The limits {@link INVOCATION_RUN_LIMITS} read into a row. */
+/** The limits {@link INVOCATION_RUN_LIMITS_TEXT} read into a row. */
 export function runLimitsOfRow(row: Record<string, unknown>): RunLimits {
   const of = (value: unknown) => (value === null || value === undefined ? null : Number(value));
   return { project: of(row.limitProject), workspace: of(row.limitWorkspace) };
@@ -35,17 +36,22 @@ export function runLimitsOfRow(row: Record<string, unknown>): RunLimits {
 
 /** Runs in progress in the project and in its workspace (the workspace count only when `withWorkspace`). */
 export async function countRunsInProgress(
-  db: Reader,
+  sql: Sql,
   projectId: string,
   workspaceId: string,
   withWorkspace = true,
 ): Promise<RunsInProgress> {
-  const state = { in: [...RUN_IN_PROGRESS_STATES] };
-  const [project, workspace] = await Promise.all([
-    db.invocation.count({ where: { projectId, state } }),
-    withWorkspace ? db.invocation.count({ where: { workspaceId, state } }) : Promise.resolve(0),
-  ]);
-  return { project, workspace };
+  const rows = await sql.rows<RunsInProgress>({
+    name: 'run_limits_in_progress',
+    text: `SELECT
+        (SELECT count(*)::int FROM invocations WHERE project_id = $1 AND state = ANY($3::text[])) AS project,
+        CASE WHEN $4::boolean
+          THEN (SELECT count(*)::int FROM invocations WHERE workspace_id = $2 AND state = ANY($3::text[]))
+          ELSE 0 END AS workspace`,
+    values: [projectId, workspaceId, [...RUN_IN_PROGRESS_STATES], withWorkspace],
+  });
+  const row = rows[0]!;
+  return { project: Number(row.project), workspace: Number(row.workspace) };
 }
 
 /** The project's launched invocations waiting for a run slot. */
@@ -59,7 +65,7 @@ export function countQueuedInvocations(db: Pick<Db, 'invocation'>, projectId: st
  * under its lock when the run would start.
  */
 export async function runLimitReachedNow(
-  db: Reader,
+  db: Sql,
   projectId: string,
   workspaceId: string | undefined,
 ): Promise<Blocker | null> {
@@ -69,7 +75,7 @@ export async function runLimitReachedNow(
 
 /** {@link runLimitReachedNow} with the limits already read (no statement at all when none is set). */
 export async function runLimitReachedUnder(
-  db: Reader,
+  db: Sql,
   limits: RunLimits,
   projectId: string,
   workspaceId: string | undefined,

@@ -1,4 +1,4 @@
-import type { Tx } from '../db';
+import type { Sql } from '../db';
 import type { Invocation } from '../generated/prisma/client';
 import { columnList, INVOCATION_COLUMNS } from './row-columns';
 
@@ -24,10 +24,10 @@ const START_RUN = `
   )
   UPDATE invocations i
   SET state = 'running', launched_at = COALESCE(i.launched_at, $5::timestamptz), updated_at = $7::timestamptz,
-    queued_at = CASE WHEN $8 THEN NULL ELSE i.queued_at END,
-    attention = CASE WHEN $8 THEN 'none' ELSE i.attention END,
-    attention_reason = CASE WHEN $8 THEN NULL ELSE i.attention_reason END,
-    blockers = CASE WHEN $8 THEN '[]'::jsonb ELSE i.blockers END
+    queued_at = CASE WHEN $8::boolean THEN NULL ELSE i.queued_at END,
+    attention = CASE WHEN $8::boolean THEN 'none' ELSE i.attention END,
+    attention_reason = CASE WHEN $8::boolean THEN NULL ELSE i.attention_reason END,
+    blockers = CASE WHEN $8::boolean THEN '[]'::jsonb ELSE i.blockers END
   WHERE i.id = $2 AND EXISTS (SELECT 1 FROM run)
   RETURNING ${columnList(INVOCATION_COLUMNS, 'i')}`;
 
@@ -46,28 +46,28 @@ export interface RunStart {
  * Starts the run (see {@link START_RUN}): answers the invocation as updated (`running`), or null when its run
  * existed already (nothing written).
  */
-export async function insertRunWithStages(
-  tx: Pick<Tx, '$queryRawUnsafe'>,
-  run: RunStart,
-): Promise<Invocation | null> {
-  const rows = await tx.$queryRawUnsafe<Invocation[]>(
-    START_RUN,
-    run.runId,
-    run.invocationId,
-    run.workspaceId,
-    run.projectId,
-    run.startedAt.toISOString(),
-    JSON.stringify(
-      run.stages.map((stage) => ({
-        id: stage.id,
-        position: stage.position,
-        key: stage.key,
-        title: stage.title,
-        required_capabilities: stage.requiredCapabilities,
-      })),
-    ),
-    new Date().toISOString(),
-    run.wasQueued,
-  );
+export async function insertRunWithStages(sql: Sql, run: RunStart): Promise<Invocation | null> {
+  const rows = await sql.rows<Invocation>({
+    name: 'engine_run_start',
+    text: START_RUN,
+    values: [
+      run.runId,
+      run.invocationId,
+      run.workspaceId,
+      run.projectId,
+      run.startedAt.toISOString(),
+      JSON.stringify(
+        run.stages.map((stage) => ({
+          id: stage.id,
+          position: stage.position,
+          key: stage.key,
+          title: stage.title,
+          required_capabilities: stage.requiredCapabilities,
+        })),
+      ),
+      new Date().toISOString(),
+      run.wasQueued,
+    ],
+  });
   return rows[0] ?? null;
 }

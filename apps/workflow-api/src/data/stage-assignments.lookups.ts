@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { sqlOfPrisma } from '../db';
 import type { Db } from '../db';
 import { OPEN_STAGE_STATES } from '../domain/invocation-states';
 import type { Invocation, RunStage } from '../generated/prisma/client';
@@ -24,7 +25,7 @@ type Pinned = StageAssignmentRecord['artifactSchema'];
  * once, from it).
  */
 export async function loadStageAssignments(
-  db: Pick<Db, 'invocation' | 'runStage' | 'workflowTemplate' | 'workflowContract' | 'artifactSchema'>,
+  db: Pick<Db, 'invocation' | 'runStage' | 'artifactSchema' | '$queryRawUnsafe'>,
   stages: RunStage[],
   known: Invocation[] = [],
 ): Promise<StageAssignmentRecord[]> {
@@ -39,7 +40,7 @@ export async function loadStageAssignments(
   // Invocations of one template share its pinned schema and stage count: each template is looked up once.
   const byTemplate = new Map<string, Promise<{ pinned: Pinned; stageCount: number | null }>>();
   const pinnedOf = async (invocation: Invocation) => {
-    const template = await loadInvocationTemplate(db, invocation);
+    const template = await loadInvocationTemplate(sqlOfPrisma(db), invocation);
     const pinned = template?.definition.artifact_schema;
     const schema = pinned
       ? await findPinnedArtifactSchema(db, invocation.projectId, pinned.name, pinned.version)

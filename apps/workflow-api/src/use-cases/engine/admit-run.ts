@@ -1,5 +1,6 @@
+import { lockRunStartsOfWorkspace } from '../../data/invocations.locks';
 import { countRunsInProgress, loadRunLimits } from '../../data/run-limits.lookups';
-import type { Tx } from '../../db';
+import type { Sql } from '../../db';
 import type { Blocker } from '../../domain/blockers';
 import { reachedRunLimit } from '../../domain/run-limits';
 import type { RunLimits } from '../../domain/run-limits';
@@ -12,16 +13,16 @@ import type { Invocation } from '../../generated/prisma/client';
  * Without limits this is one read (none when the caller read them with the invocation's lock).
  */
 export async function runLimitBlocking(
-  tx: Tx,
+  sql: Sql,
   invocation: Pick<Invocation, 'projectId' | 'workspaceId'>,
   /** The limits as read under the invocation's lock in this transaction, when the caller has them. */
   known?: RunLimits,
 ): Promise<Blocker | null> {
   const { projectId, workspaceId } = invocation;
-  const limits = known ?? (await loadRunLimits(tx, projectId, workspaceId));
+  const limits = known ?? (await loadRunLimits(sql, projectId, workspaceId));
   if (limits.project === null && limits.workspace === null) return null;
-  await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended(${`run-limits:${workspaceId}`}, 0))`;
-  const again = await loadRunLimits(tx, projectId, workspaceId);
-  const inProgress = await countRunsInProgress(tx, projectId, workspaceId, again.workspace !== null);
+  await lockRunStartsOfWorkspace(sql, workspaceId);
+  const again = await loadRunLimits(sql, projectId, workspaceId);
+  const inProgress = await countRunsInProgress(sql, projectId, workspaceId, again.workspace !== null);
   return reachedRunLimit(again, inProgress);
 }

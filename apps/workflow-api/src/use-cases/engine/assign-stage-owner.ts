@@ -1,3 +1,4 @@
+import { assignStage, keepOwnerSpawn } from '../../data/engine-pass.writer';
 import { noStageOwnerBlocker, runHubUnreachable } from '../../domain/blockers';
 import type { RunStage } from '../../generated/prisma/client';
 import { planFits } from './plan-reconcile';
@@ -13,24 +14,18 @@ async function assignFromPlan(
 ): Promise<RosterAnswer['kind']> {
   const answer = plan.roster;
   if (answer.kind !== 'assigned') return answer.kind;
-  const taken = await ctx.tx.runStage.updateMany({
-    where: { id: stage.id, ownerAgentId: stage.ownerAgentId, state: stage.state },
-    data: {
-      ownerAgentId: answer.agentId,
+  const taken = await assignStage(
+    ctx.tx,
+    stage,
+    {
+      agentId: answer.agentId,
       handoffId: answer.handoffId,
-      state: 'assigned',
-      attempts: { increment: 1 },
-      blockerReason: null,
-      progress: null,
-      assignedAt: ctx.now,
-      firstAssignedAt: stage.firstAssignedAt ?? ctx.now,
-      claimedAt: null,
-      lastHeartbeatAt: ctx.now,
       // The spawn's last state, when one was in progress (read with the hub's other answers).
-      ...(plan.settled ? { ownerSpawn: plan.settled as never } : {}),
+      ...(plan.settled ? { ownerSpawn: plan.settled } : {}),
     },
-  });
-  if (taken.count === 0) return 'assigned';
+    ctx.now,
+  );
+  if (!taken) return 'assigned';
   ctx.usedPlannedHandoff = true;
   ctx.assignedAgents.push(answer.agentId);
   await auditEngineEvent(
@@ -107,10 +102,7 @@ export async function assignStageOwner(
     const planned = plan.spawn!;
     const spawn = planned.outcome;
     if (planned.keep) {
-      await ctx.tx.runStage.update({
-        where: { id: current.id },
-        data: { ownerSpawn: planned.keep as never },
-      });
+      await keepOwnerSpawn(ctx.tx, current.id, planned.keep);
     }
     if (spawn.kind === 'spawning') {
       if (spawn.requested) {

@@ -1,4 +1,5 @@
 import { recordDeliveryEvent } from '../../data/delivery.events';
+import { endRunRow } from '../../data/engine-pass.writer';
 import { auditEngineEvent, updateInvocation } from './reconcile-context';
 import type { ReconcileContext } from './reconcile-context';
 
@@ -9,10 +10,7 @@ import type { ReconcileContext } from './reconcile-context';
  */
 export async function endRun(ctx: ReconcileContext, keepRejected: boolean): Promise<void> {
   if (ctx.invocation.state === 'waiting_for_artifact') return;
-  await ctx.tx.workflowRun.updateMany({
-    where: { invocationId: ctx.invocation.id, endedAt: null },
-    data: { state: 'ended', endedAt: ctx.now },
-  });
+  await endRunRow(ctx.tx, ctx.invocation.id, ctx.now);
   await updateInvocation(ctx, {
     state: 'waiting_for_artifact',
     ...(keepRejected ? {} : { attention: 'none', attentionReason: null }),

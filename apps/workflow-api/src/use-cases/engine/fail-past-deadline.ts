@@ -1,3 +1,4 @@
+import { firstUnfinishedStageKey } from '../../data/engine-pass.writer';
 import { endInvocation } from '../../data/invocation.ending';
 import { failureOf, isFailable } from '../../domain/invocation-ending';
 import type { ReconcileContext } from './reconcile-context';
@@ -7,10 +8,7 @@ export async function failPastDeadline(ctx: ReconcileContext): Promise<boolean> 
   const { invocation } = ctx;
   if (!invocation.deadlineAt || invocation.deadlineAt.getTime() > ctx.now.getTime()) return false;
   if (!isFailable(invocation.state)) return false;
-  const inProgress = await ctx.tx.runStage.findFirst({
-    where: { invocationId: invocation.id, state: { notIn: ['completed', 'skipped'] } },
-    orderBy: { position: 'asc' },
-  });
+  const stageKey = await firstUnfinishedStageKey(ctx.tx, invocation.id);
   const launchedAt = invocation.launchedAt ?? invocation.createdAt;
   const ended = await endInvocation(
     ctx.deps,
@@ -19,7 +17,7 @@ export async function failPastDeadline(ctx: ReconcileContext): Promise<boolean> 
     {
       state: 'failed',
       failure: failureOf('run_deadline_exceeded', ctx.now, {
-        stageKey: inProgress?.key ?? null,
+        stageKey,
         deadlineSeconds: Math.round((invocation.deadlineAt.getTime() - launchedAt.getTime()) / 1000),
       }),
     },

@@ -21,6 +21,7 @@ import type { RunIds } from './run-stages';
 import { unstartedRunStages } from './run-stages';
 import { settleStageOwnerSpawn, spawnStageOwner } from './spawn-stage-owner';
 import type { PlannedOwnerSpawn } from './spawn-stage-owner';
+import { sqlOn } from '../../db';
 
 const HUB_TIMEOUT_MS = 5_000;
 
@@ -246,10 +247,11 @@ export async function planReconcile(deps: WorkflowDeps, invocationId: string): P
   let run: RunIds | null = null;
   if (stages.length === 0) {
     if (!launching) return null;
-    const template = await loadInvocationTemplate(deps.db, invocation);
+    const sql = sqlOn(deps.pool);
+    const template = await loadInvocationTemplate(sql, invocation);
     if (!template) return null;
     // A run that will wait for a slot needs nothing from the hub yet.
-    if (await runLimitReachedUnder(deps.db, read.limits, invocation.projectId, invocation.workspaceId))
+    if (await runLimitReachedUnder(sql, read.limits, invocation.projectId, invocation.workspaceId))
       return null;
     run = { runId: newId('run'), stageIds: template.definition.stages.map(() => newId('stg')) };
     stages = unstartedRunStages(invocation, run, template);

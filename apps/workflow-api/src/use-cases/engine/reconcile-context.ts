@@ -1,6 +1,7 @@
 import type { WorkflowAuditEntry } from '../../data/audit.repository';
 import type { DeliveryJob } from '../../data/delivery.queue';
-import type { Tx } from '../../db';
+import { updateInvocationFields } from '../../data/engine-pass.writer';
+import type { Sql } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
 import type { RunLimits } from '../../domain/run-limits';
@@ -13,7 +14,8 @@ import type { ReconcilePlan } from './plan-reconcile';
  */
 export interface ReconcileContext {
   deps: WorkflowDeps;
-  tx: Tx;
+  /** The pass's pooled connection, inside its transaction. */
+  tx: Sql;
   invocation: Invocation;
   /** The run limits of its project and workspace, read with the invocation's lock. */
   limits: RunLimits;
@@ -43,11 +45,7 @@ export type InvocationPatch = Partial<
 
 /** Writes `patch` to the invocation; the steps after this one read the updated row from the context. */
 export async function updateInvocation(ctx: ReconcileContext, patch: InvocationPatch): Promise<void> {
-  const { blockers, ...rest } = patch;
-  ctx.invocation = await ctx.tx.invocation.update({
-    where: { id: ctx.invocation.id },
-    data: { ...rest, ...(blockers !== undefined ? { blockers: blockers as never } : {}) },
-  });
+  ctx.invocation = await updateInvocationFields(ctx.tx, ctx.invocation.id, patch, ctx.now);
 }
 
 /**
@@ -75,5 +73,5 @@ export async function auditEngineEvent(
 /** Writes the audit events the pass gathered, in the pass's transaction (the last step before its commit). */
 export async function writeEngineEvents(ctx: ReconcileContext): Promise<void> {
   const events = ctx.events.splice(0);
-  await ctx.deps.audit.recordMany(events, ctx.tx);
+  await ctx.deps.audit.recordOn(ctx.tx, events, ctx.now);
 }

@@ -1,8 +1,11 @@
+import { inPooledTransaction } from '@svc/db-kit';
 import { withDeadline } from '@svc/service-kit';
 import { dispatchDeliveries } from '../../data/delivery.events';
 import type { DeliveryJob } from '../../data/delivery.queue';
+import { readRunStages, unmarkOutboxRows } from '../../data/engine-pass.writer';
 import { recordHandoffClosures } from '../../data/handoff-closures';
 import { lockInvocationForReconcile } from '../../data/invocations.locks';
+import { sqlOn } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import { TERMINAL_STATES } from '../../domain/invocation-states';
 import type { RunStage } from '../../generated/prisma/client';
@@ -38,12 +41,7 @@ export interface ReconcileOutcome {
  */
 async function advanceRun(ctx: ReconcileContext, started?: RunStage[]): Promise<void> {
   // A run the pass just started comes with its stages as stored; otherwise they are read under the lock.
-  const stages =
-    started ??
-    (await ctx.tx.runStage.findMany({
-      where: { invocationId: ctx.invocation.id },
-      orderBy: { position: 'asc' },
-    }));
+  const stages = started ?? (await readRunStages(ctx.tx, ctx.invocation.id));
   const keepRejected = ctx.invocation.attention === 'artifact_rejected';
   const lost = plannedLostOwner(ctx.plan, stages);
   const need = currentStage(stages, ctx.now, ctx.deps.engine.stallAfterMs, lost?.agentId ?? null);
@@ -161,58 +159,56 @@ async function reconcileInTransaction(
   invocationId: string,
   plan: ReconcilePlan | null,
 ): Promise<ReconcileOutcome & { needsHub: boolean }> {
-  return deps.db.$transaction(
-    async (tx) => {
-      // The outbox rows pending now are this pass's: marked processed with the lock, in the transaction that
-      // acts on them.
-      const locked = await lockInvocationForReconcile(tx, invocationId, deps.now());
-      if (!locked) {
-        return { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null, needsHub: false };
-      }
-      const now = deps.now();
-      const { invocation, limits, outboxIds: pending } = locked;
-      const ctx: ReconcileContext = {
-        deps,
-        tx,
-        invocation,
-        limits,
-        now,
-        assignedAgents: [],
-        deliveryJobs: [],
-        closesHandoffs: false,
-        plan,
-        needsHub: false,
-        usedPlannedHandoff: false,
-        events: [],
-      };
-      if (!TERMINAL_STATES.includes(invocation.state as never)) {
-        if (await failPastDeadline(ctx)) {
-          // ended `failed`: nothing else to do
-        } else if (ctx.invocation.state === 'launching') {
-          if (ctx.invocation.approvalRequired && ctx.invocation.approvalDecision === null) {
-            await awaitApproval(ctx);
-          } else {
-            const started = await startRun(ctx);
-            if (started !== null) await advanceRun(ctx, started === 'existing' ? undefined : started);
-          }
-        } else if (ctx.invocation.state === 'running' || ctx.invocation.state === 'waiting_for_artifact') {
-          await advanceRun(ctx);
+  return inPooledTransaction(deps.pool, async (client) => {
+    const tx = sqlOn(client);
+    // The outbox rows pending now are this pass's: marked processed with the lock, in the transaction that
+    // acts on them.
+    const locked = await lockInvocationForReconcile(tx, invocationId, deps.now());
+    if (!locked) {
+      return { assignedAgents: [], deliveryJobs: [], closesHandoffs: false, state: null, needsHub: false };
+    }
+    const now = deps.now();
+    const { invocation, limits, outboxIds: pending } = locked;
+    const ctx: ReconcileContext = {
+      deps,
+      tx,
+      invocation,
+      limits,
+      now,
+      assignedAgents: [],
+      deliveryJobs: [],
+      closesHandoffs: false,
+      plan,
+      needsHub: false,
+      usedPlannedHandoff: false,
+      events: [],
+    };
+    if (!TERMINAL_STATES.includes(invocation.state as never)) {
+      if (await failPastDeadline(ctx)) {
+        // ended `failed`: nothing else to do
+      } else if (ctx.invocation.state === 'launching') {
+        if (ctx.invocation.approvalRequired && ctx.invocation.approvalDecision === null) {
+          await awaitApproval(ctx);
+        } else {
+          const started = await startRun(ctx);
+          if (started !== null) await advanceRun(ctx, started === 'existing' ? undefined : started);
         }
+      } else if (ctx.invocation.state === 'running' || ctx.invocation.state === 'waiting_for_artifact') {
+        await advanceRun(ctx);
       }
-      await closeUnusedHandoff(ctx);
-      await writeEngineEvents(ctx);
-      // A pass that still needs the hub leaves its outbox rows to the pass (or job) that finishes.
-      if (pending.length > 0 && ctx.needsHub) {
-        await tx.outboxEntry.updateMany({ where: { id: { in: pending } }, data: { processedAt: null } });
-      }
-      return {
-        assignedAgents: ctx.assignedAgents,
-        deliveryJobs: ctx.deliveryJobs,
-        closesHandoffs: ctx.closesHandoffs,
-        state: ctx.invocation.state,
-        needsHub: ctx.needsHub,
-      };
-    },
-    { timeout: 30_000, maxWait: 10_000 },
-  );
+    }
+    await closeUnusedHandoff(ctx);
+    await writeEngineEvents(ctx);
+    // A pass that still needs the hub leaves its outbox rows to the pass (or job) that finishes.
+    if (pending.length > 0 && ctx.needsHub) {
+      await unmarkOutboxRows(tx, pending);
+    }
+    return {
+      assignedAgents: ctx.assignedAgents,
+      deliveryJobs: ctx.deliveryJobs,
+      closesHandoffs: ctx.closesHandoffs,
+      state: ctx.invocation.state,
+      needsHub: ctx.needsHub,
+    };
+  });
 }

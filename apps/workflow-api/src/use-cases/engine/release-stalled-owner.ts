@@ -1,3 +1,4 @@
+import { releaseStage } from '../../data/engine-pass.writer';
 import { recordHandoffClosures } from '../../data/handoff-closures';
 import { withStall } from '../../domain/stage-owners';
 import type { RunStage } from '../../generated/prisma/client';
@@ -26,21 +27,11 @@ export async function releaseStalledOwner(
   },
 ): Promise<boolean> {
   const { owner, stalledIds, silentSince, cause = 'stalled' } = stalled;
-  const released = await ctx.tx.runStage.updateMany({
-    where: {
-      id: stage.id,
-      ownerAgentId: stage.ownerAgentId,
-      lastHeartbeatAt: stage.lastHeartbeatAt,
-    },
-    data: {
-      state: 'pending',
-      ownerAgentId: null,
-      handoffId: null,
-      stalledAgentIds: [...stalledIds, owner],
-      stalledAt: withStall(stage.stalledAt, owner, ctx.now),
-    },
+  const released = await releaseStage(ctx.tx, stage, {
+    agentIds: [...stalledIds, owner],
+    at: withStall(stage.stalledAt, owner, ctx.now),
   });
-  if (released.count === 0) return false;
+  if (!released) return false;
   if ((await recordHandoffClosures(ctx.tx, [stage], 'stage_released')) > 0) ctx.closesHandoffs = true;
   await auditEngineEvent(
     ctx,

@@ -1,4 +1,5 @@
 import { newId } from '@svc/service-kit';
+import { runExists as runExistsFor } from '../../data/engine-pass.writer';
 import { loadInvocationTemplate } from '../../data/invocation-templates.lookups';
 import { insertRunWithStages } from '../../data/run-start.writer';
 import { withEffect } from '../../domain/blockers';
@@ -29,11 +30,7 @@ async function queueForRunSlot(ctx: ReconcileContext, blocker: Blocker): Promise
 
 /** Whether the invocation's run exists (asked only on the paths that would otherwise hold the run back). */
 async function runExists(ctx: ReconcileContext): Promise<boolean> {
-  const run = await ctx.tx.workflowRun.findUnique({
-    where: { invocationId: ctx.invocation.id },
-    select: { id: true },
-  });
-  return run !== null;
+  return runExistsFor(ctx.tx, ctx.invocation.id);
 }
 
 /**

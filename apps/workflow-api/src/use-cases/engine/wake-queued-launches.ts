@@ -2,6 +2,7 @@ import { newId } from '@svc/service-kit';
 import type { ReconcileJob } from '../../data/reconcile.queue';
 import { countRunsInProgress, loadRunLimits } from '../../data/run-limits.lookups';
 import type { WorkflowDeps } from '../../deps';
+import { sqlOn } from '../../db';
 
 /** Projects looked at per pass. */
 const PROJECTS = 100;
@@ -22,8 +23,9 @@ export async function wakeQueuedLaunches(deps: WorkflowDeps): Promise<ReconcileJ
     LIMIT ${PROJECTS}`;
   const jobs: ReconcileJob[] = [];
   for (const { project_id: projectId, workspace_id: workspaceId } of projects) {
-    const limits = await loadRunLimits(deps.db, projectId, workspaceId);
-    const inProgress = await countRunsInProgress(deps.db, projectId, workspaceId, limits.workspace !== null);
+    const sql = sqlOn(deps.pool);
+    const limits = await loadRunLimits(sql, projectId, workspaceId);
+    const inProgress = await countRunsInProgress(sql, projectId, workspaceId, limits.workspace !== null);
     const free = Math.min(
       limits.project === null ? PER_PROJECT : limits.project - inProgress.project,
       limits.workspace === null ? PER_PROJECT : limits.workspace - inProgress.workspace,

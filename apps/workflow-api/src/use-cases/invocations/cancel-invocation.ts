@@ -11,6 +11,7 @@ import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { invocationNotFound } from '../../domain/errors';
 import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
+import { sqlOfPrisma } from '../../db';
 
 /**
  * Cancel: any non-terminal invocation ends `cancelled` (stages closed, owners released, run ended,
@@ -45,7 +46,7 @@ export async function cancelInvocation(
       const who = actorIdentity(actor);
       const ended = await endInvocation(
         deps,
-        tx,
+        sqlOfPrisma(tx),
         current,
         {
           state: 'cancelled',

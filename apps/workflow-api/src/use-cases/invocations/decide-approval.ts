@@ -12,6 +12,7 @@ import { loadRunDetails } from '../../data/run-details.lookups';
 import type { InvocationView } from '../../data/run-details.lookups';
 import type { WorkflowDeps } from '../../deps';
 import { invocationNotFound } from '../../domain/errors';
+import { sqlOfPrisma } from '../../db';
 
 export type ApprovalInput = WorkflowApi.components['schemas']['RunsApprovalRequest'];
 
@@ -83,7 +84,10 @@ export async function decideApproval(
       },
     });
     if (approved) jobs.push(await writeOutbox(tx, invocationId, 'approval', current.projectId));
-    else deliveryJobs.push(...(await recordDeliveryEvent(tx, updated, 'invocation.cancelled', null, now)));
+    else
+      deliveryJobs.push(
+        ...(await recordDeliveryEvent(sqlOfPrisma(tx), updated, 'invocation.cancelled', null, now)),
+      );
     await deps.audit.record(
       {
         workspaceId: current.workspaceId,

@@ -20,6 +20,7 @@ import { isTerminal } from '../../domain/invocation-states';
 import type { Invocation } from '../../generated/prisma/client';
 import { assessLaunchReadiness } from '../resolve/assess-launch-readiness';
 import type { LaunchReadiness } from '../resolve/assess-launch-readiness';
+import { sqlOn } from '../../db';
 
 export type LaunchReport = WorkflowApi.components['schemas']['RunsLaunchResponse']['launch'];
 
@@ -41,7 +42,7 @@ async function readinessOf(
   limits: RunLimits,
 ): Promise<LaunchReadiness> {
   const route = (invocation.route ?? {}) as Partial<InvocationRoute>;
-  const template = route.matched ? await loadInvocationTemplate(deps.db, invocation) : null;
+  const template = route.matched ? await loadInvocationTemplate(sqlOn(deps.pool), invocation) : null;
   return assessLaunchReadiness(
     deps,
     invocation.projectId,
@@ -59,7 +60,7 @@ async function acceptedLaunch(
   readiness: LaunchReadiness,
   requestId: string | undefined,
 ): Promise<Omit<LaunchWrite, 'launchedAt' | 'deadlineAt'> & { deadlineSeconds: number | undefined }> {
-  const template = await loadInvocationTemplate(deps.db, invocation);
+  const template = await loadInvocationTemplate(sqlOn(deps.pool), invocation);
   const approvalRequired = template?.definition.guardrails.human_approval_required === true;
   const { blockers } = readiness;
   return {

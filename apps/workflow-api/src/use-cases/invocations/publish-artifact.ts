@@ -19,6 +19,7 @@ import { lockInvocation } from '../../data/invocations.locks';
 import { readInvocationView } from '../../data/run-details.lookups';
 import { redactText } from '../../data/run-stage.ownership';
 import { evidenceBatchRows, storeEvidenceBatch } from '../../data/stage-evidence.writer';
+import { sqlOfPrisma } from '../../db';
 import type { Tx } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import { checkPayload } from '../../domain/artifact-schema-rules';
@@ -106,7 +107,7 @@ async function publicationTarget(
       state: invocation.state,
     });
   }
-  const template = await loadInvocationTemplate(tx, invocation);
+  const template = await loadInvocationTemplate(sqlOfPrisma(tx), invocation);
   const pinned = template?.definition.artifact_schema;
   const schema = pinned ? await findPinnedArtifactSchema(tx, projectId, pinned.name, pinned.version) : null;
   if (!template || !pinned || !schema) {
@@ -161,7 +162,7 @@ async function recordRejection(p: Publication, errors: PayloadError[]): Promise<
   audit(p, 'artifact.rejected', { evidence_id: evidenceId, errors: errors.length });
   await writeAudit(p);
   p.deliveryJobs.push(
-    ...(await recordDeliveryEvent(p.tx, flagged, 'invocation.artifact_rejected', null, p.now)),
+    ...(await recordDeliveryEvent(sqlOfPrisma(p.tx), flagged, 'invocation.artifact_rejected', null, p.now)),
   );
   const allowed = p.template.definition.guardrails.artifact_rejections_allowed;
   if (allowed !== undefined && isFailable(flagged.state)) {
@@ -169,7 +170,7 @@ async function recordRejection(p: Publication, errors: PayloadError[]): Promise<
     if (rejectionsExceeded(rejections, allowed)) {
       const ended = await endInvocation(
         p.deps,
-        p.tx,
+        sqlOfPrisma(p.tx),
         flagged,
         { state: 'failed', failure: failureOf('artifact_rejections_exceeded', p.now, { allowed }) },
         { kind: 'service', service: 'workflow-engine' },
@@ -284,7 +285,9 @@ async function storeEnvelope(p: Publication): Promise<Outcome> {
   audit(p, 'artifact.published', { artifact_id: artifact.id, payload_sha256: p.payloadHash });
   audit(p, 'invocation.completed', { artifact_id: artifact.id });
   await writeAudit(p);
-  p.deliveryJobs.push(...(await recordDeliveryEvent(tx, completed, 'invocation.completed', artifact, now)));
+  p.deliveryJobs.push(
+    ...(await recordDeliveryEvent(sqlOfPrisma(tx), completed, 'invocation.completed', artifact, now)),
+  );
   return { kind: 'published', artifact, replayed: false };
 }
 

@@ -8,6 +8,7 @@ import { spawnPolicyBlockers } from '../../domain/owner-spawn';
 import type { RouteTemplate } from '../../domain/template-definition';
 import type { RosterAgent, RuntimeReadiness } from '../../data/hub-reads';
 import type { RunLimits } from '../../domain/run-limits';
+import { sqlOn } from '../../db';
 
 const hubUnreachable = (what: string): Blocker =>
   withEffect({
@@ -168,8 +169,8 @@ export async function assessLaunchReadiness(
         ...(await hubBlockers(project ? recentAnswers(deps, project) : freshAnswers(deps, projectId))),
       );
     const limit = known?.limits
-      ? await runLimitReachedUnder(deps.db, known.limits, projectId, workspaceId)
-      : await runLimitReachedNow(deps.db, projectId, workspaceId);
+      ? await runLimitReachedUnder(sqlOn(deps.pool), known.limits, projectId, workspaceId)
+      : await runLimitReachedNow(sqlOn(deps.pool), projectId, workspaceId);
     if (limit) blockers.push(limit);
   }
   return { routeReady, blockers, outcome: launchOutcomeOf(blockers) };

@@ -1,6 +1,7 @@
 import type { ParticipantActor } from '@svc/auth';
 import type { WorkflowApi } from '@svc/contracts';
 import type { ProjectRef } from '../../auth/project-directory';
+import { sqlOfPrisma } from '../../db';
 import type { Tx } from '../../db';
 import { loadRunLimits } from '../../data/run-limits.lookups';
 import type { WorkflowDeps } from '../../deps';
@@ -46,7 +47,7 @@ export async function updateRunLimits(
     async (tx) => {
       // One writer of a workspace's limits at a time (the same lock admits runs: decision 88).
       await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended(${`run-limits:${workspaceId}`}, 0))`;
-      const before = await loadRunLimits(tx, project.id, workspaceId);
+      const before = await loadRunLimits(sqlOfPrisma(tx), project.id, workspaceId);
       const after: RunLimits = {
         project:
           patch.project_max_runs_in_progress !== undefined

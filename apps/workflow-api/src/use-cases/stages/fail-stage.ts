@@ -13,6 +13,7 @@ import type { WorkflowDeps } from '../../deps';
 import { failureOf, withinStageRetries } from '../../domain/invocation-ending';
 import { withStall } from '../../domain/stage-owners';
 import { closeInvocationHandoffs } from '../engine/close-stage-handoffs';
+import { sqlOfPrisma } from '../../db';
 
 /**
  * The owner reports its stage failed. Within the template's `stage_failure_retries` the stage is released
@@ -33,12 +34,12 @@ export async function failStage(
     const { tx, invocation } = locked;
     const clean = redactText(reason);
     const now = deps.now();
-    const template = await loadInvocationTemplate(tx, invocation);
+    const template = await loadInvocationTemplate(sqlOfPrisma(tx), invocation);
     const failures = locked.stage.failures + 1;
     const retry = withinStageRetries(failures, template?.definition.guardrails.stage_failure_retries);
     await recordStage(deps, locked, actor, 'stage.failed', { reason: clean, failures, retried: retry });
     if (retry) {
-      await recordHandoffClosures(tx, [locked.stage], 'stage_released');
+      await recordHandoffClosures(sqlOfPrisma(tx), [locked.stage], 'stage_released');
       const stalled = (locked.stage.stalledAgentIds as string[]) ?? [];
       const released = await tx.runStage.update({
         where: { id: stageId },
@@ -59,7 +60,7 @@ export async function failStage(
     await tx.runStage.update({ where: { id: stageId }, data: { failures, failureReason: clean } });
     const ended = await endInvocation(
       deps,
-      tx,
+      sqlOfPrisma(tx),
       invocation,
       {
         state: 'failed',
