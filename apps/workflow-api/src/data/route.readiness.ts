@@ -1,9 +1,7 @@
-import type { Db } from '../db';
+import type { Sql } from '../db';
 import type { BlockerDraft } from '../domain/blockers';
 import { templateProblems } from '../domain/template-definition';
 import type { RouteTemplate } from '../domain/template-definition';
-import type { ArtifactSchema } from '../generated/prisma/client';
-import { findArtifactSchema } from './artifact-schemas.lookups';
 
 /**
  * Classifier/template configuration readiness of a matched route: the template exists and is complete, and
@@ -11,14 +9,13 @@ import { findArtifactSchema } from './artifact-schemas.lookups';
  * rule, so a route preflight calls ready is a route launch accepts.
  */
 export async function templateReadiness(
-  db: Pick<Db, 'artifactSchema'>,
+  sql: Sql,
   projectId: string,
   template: RouteTemplate | null,
   contractId: string,
-): Promise<{ routeReady: boolean; blockers: BlockerDraft[]; schema: ArtifactSchema | null }> {
+): Promise<{ routeReady: boolean; blockers: BlockerDraft[] }> {
   const blocked = (blocker: Omit<BlockerDraft, 'category'>) => ({
     routeReady: false,
-    schema: null,
     blockers: [{ category: 'classifier_template_configuration' as const, ...blocker }],
   });
   if (!template) {
@@ -38,7 +35,14 @@ export async function templateReadiness(
     });
   }
   const { name, version } = template.definition.artifact_schema;
-  const schema = await findArtifactSchema(db, projectId, name, version);
+  // Whether the version is registered and deprecated: the one part of a registered version that changes, so it
+  // is read at every check (one short row, a named statement).
+  const [schema] = await sql.rows<{ deprecatedAt: Date | null }>({
+    name: 'artifact_schema_deprecation',
+    text: `SELECT deprecated_at AS "deprecatedAt" FROM artifact_schemas
+      WHERE project_id = $1 AND name = $2 AND version = $3`,
+    values: [projectId, name, version],
+  });
   if (!schema) {
     return blocked({
       code: 'artifact_schema_not_registered',
@@ -54,5 +58,5 @@ export async function templateReadiness(
         'Register a new artifact schema version and publish a template version that pins it.',
     });
   }
-  return { routeReady: true, blockers: [], schema };
+  return { routeReady: true, blockers: [] };
 }

@@ -144,7 +144,12 @@ export async function assessLaunchReadiness(
   if (!route.matched) {
     blockers.push(NO_MATCH);
   } else {
-    const readiness = await templateReadiness(deps.db, projectId, route.template, route.contractId ?? '');
+    const readiness = await templateReadiness(
+      sqlOn(deps.pool),
+      projectId,
+      route.template,
+      route.contractId ?? '',
+    );
     routeReady = readiness.routeReady;
     blockers.push(...readiness.blockers.map(withEffect));
   }
