@@ -167,7 +167,10 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
   const { logger } = options;
   const hub = hubClientOf(options);
   const prefix = options.queuePrefix ?? 'svc';
-  const queue = createEngineQueue({ connection: options.redis, publisher: options.redis, prefix, logger });
+  // Announcements and fair-share counts go over a connection of their own: BullMQ loads its scripts onto the
+  // queues' connection, and ioredis copies every loaded script into each pipeline made on it.
+  const publisher = options.redis.duplicate({ lazyConnect: true, connectionName: 'workflow-api-publisher' });
+  const queue = createEngineQueue({ connection: options.redis, publisher, prefix, logger });
   const deliveries = createDeliveryQueue({ connection: options.redis, prefix, logger });
   const deps = createWorkflowDeps({
     ...options,
@@ -272,6 +275,7 @@ export function createWorkflowService(options: WorkflowServiceOptions): Workflow
     admission,
     async close() {
       await Promise.all([announcements.close(), queue.close(), deliveries.close(), notices.close()]);
+      await publisher.quit().catch(() => publisher.disconnect());
       deps.deliveryAgents.close();
     },
   };

@@ -97,9 +97,15 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
           fetch: nodeFetch(),
         })
       : options.hub;
+  // Announcements and fair-share counts go over a connection of their own: BullMQ loads its scripts onto the
+  // queues' connection, and ioredis copies every loaded script into each pipeline made on it.
+  const publisher = options.redis.duplicate({
+    lazyConnect: true,
+    connectionName: 'workflow-worker-publisher',
+  });
   const queue = createEngineQueue({
     connection: options.redis,
-    publisher: options.redis,
+    publisher,
     prefix: options.queuePrefix,
     logger: options.logger,
   });
@@ -205,6 +211,7 @@ export function startWorkerProcess(options: WorkerProcessOptions): {
         notices.close(),
         ...watched.map((handle) => handle.close()),
       ]);
+      await publisher.quit().catch(() => publisher.disconnect());
       deps.deliveryAgents.close();
     },
   };
