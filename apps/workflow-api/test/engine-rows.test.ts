@@ -1,7 +1,7 @@
 import { createWorkflowDatabase } from '@svc/testing';
 import type { TestDatabase } from '@svc/testing';
 import { inPooledTransaction } from '@svc/db-kit';
-import { createDatabase, sqlOn } from '../src/db';
+import { createDatabase, sqlOfPrisma, sqlOn } from '../src/db';
 import type { Database, Sql } from '../src/db';
 import {
   openStagesByOwner,
@@ -9,6 +9,14 @@ import {
   readInvocationWithStages,
 } from '../src/data/invocation-stages.lookups';
 import { createWorkflowAudit } from '../src/data/audit.repository';
+import {
+  assignStage,
+  readRunStages,
+  releaseStage,
+  updateInvocationFields,
+} from '../src/data/engine-pass.writer';
+import { endInvocation } from '../src/data/invocation.ending';
+import type { WorkflowDeps } from '../src/deps';
 import { launchAtOnce, writeLaunch } from '../src/data/invocation-launch.writer';
 import { dispatchStampedOutbox } from '../src/data/outbox.writer';
 import type { EngineQueue } from '../src/data/reconcile.queue';
@@ -460,5 +468,181 @@ describe('the invocation lock', () => {
     expect(await onPool((sql) => insertRunWithStages(sql, again))).toBeNull();
     expect(await db.workflowRun.count({ where: { invocationId: 'inv_plain' } })).toBe(1);
     expect(await db.runStage.count({ where: { invocationId: 'inv_plain' } })).toBe(2);
+  });
+});
+
+describe("the reconcile pass's writes", () => {
+  /** An invocation `id` running a run of two stages: the first claimed by `agt_1` (handoff `hof_<id>`), the second pending. */
+  async function seedRunning(id: string) {
+    const db = database.prisma;
+    const at = new Date('2026-11-29T06:00:00.000Z');
+    await db.invocation.create({
+      data: {
+        id,
+        workspaceId: 'wsp_9',
+        projectId: 'prj_9',
+        idempotencyKey: `key-${id}`,
+        fingerprint: 'e'.repeat(64),
+        request: { intent: 'x' },
+        intent: 'Write the report',
+        state: 'running',
+        createdByKind: 'api_key',
+        keyExpiresAt: new Date('2026-12-29T06:00:00.000Z'),
+        launchedAt: at,
+      },
+    });
+    await db.workflowRun.create({
+      data: { id: `run_${id}`, invocationId: id, workspaceId: 'wsp_9', projectId: 'prj_9', startedAt: at },
+    });
+    const stage = { runId: `run_${id}`, invocationId: id, workspaceId: 'wsp_9', requiredCapabilities: [] };
+    await db.runStage.createMany({
+      data: [
+        {
+          ...stage,
+          id: `stg_${id}_1`,
+          position: 1,
+          key: 'collect',
+          title: 'Collect',
+          state: 'claimed',
+          ownerAgentId: 'agt_1',
+          handoffId: `hof_${id}`,
+          attempts: 1,
+          lastHeartbeatAt: new Date('2026-11-29T06:00:01.234Z'),
+        },
+        { ...stage, id: `stg_${id}_2`, position: 2, key: 'write', title: 'Write' },
+      ],
+    });
+  }
+
+  test('when the pass writes an invocation’s fields and reads its stages on a pooled connection, then it answers Prisma’s reads of them, updated at the pass’s time', async () => {
+    const db = database.prisma;
+    await seedRunning('inv_pass1');
+    const now = new Date('2026-11-29T06:05:00.321Z');
+    const written = await onPool((sql) =>
+      updateInvocationFields(
+        sql,
+        'inv_pass1',
+        {
+          attention: 'blocked',
+          attentionReason: 'Waiting for an owner.',
+          blockers: [{ code: 'no_stage_owner', stage: { key: 'write' } }],
+          queuedAt: null,
+        },
+        now,
+      ),
+    );
+    expect(written).toEqual(await db.invocation.findUnique({ where: { id: 'inv_pass1' } }));
+    expect(written).toMatchObject({
+      state: 'running',
+      attention: 'blocked',
+      blockers: [{ code: 'no_stage_owner', stage: { key: 'write' } }],
+      updatedAt: now,
+    });
+    expect(await onPool((sql) => readRunStages(sql, 'inv_pass1'))).toEqual(
+      await db.runStage.findMany({ where: { invocationId: 'inv_pass1' }, orderBy: { position: 'asc' } }),
+    );
+  });
+
+  test('when a stage is assigned or released, then it is only while its owner, state and last heartbeat are those read', async () => {
+    const db = database.prisma;
+    await seedRunning('inv_pass2');
+    const now = new Date('2026-11-29T06:06:00.000Z');
+    const [first, second] = await onPool((sql) => readRunStages(sql, 'inv_pass2'));
+    // Released with a heartbeat other than the one read: a late heartbeat won, nothing changes.
+    const stale = { ...first!, lastHeartbeatAt: new Date('2026-11-29T06:00:00.000Z') };
+    const stalled = { agentIds: ['agt_1'], at: { agt_1: now.toISOString() } };
+    expect(await onPool((sql) => releaseStage(sql, stale, stalled))).toBe(false);
+    expect(await onPool((sql) => releaseStage(sql, first!, stalled))).toBe(true);
+    expect(await db.runStage.findUnique({ where: { id: first!.id } })).toMatchObject({
+      state: 'pending',
+      ownerAgentId: null,
+      handoffId: null,
+      stalledAgentIds: ['agt_1'],
+      stalledAt: { agt_1: now.toISOString() },
+    });
+    // Assigned as read before the release (owned by agt_1): no longer so, nothing changes.
+    const owner = { agentId: 'agt_2', handoffId: 'hof_2' };
+    expect(await onPool((sql) => assignStage(sql, first!, owner, now))).toBe(false);
+    const released = (await onPool((sql) => readRunStages(sql, 'inv_pass2')))[0]!;
+    const spawn = { state: 'settled', spawn_id: 'spw_9' };
+    expect(await onPool((sql) => assignStage(sql, released, { ...owner, ownerSpawn: spawn }, now))).toBe(
+      true,
+    );
+    expect(await db.runStage.findUnique({ where: { id: first!.id } })).toMatchObject({
+      state: 'assigned',
+      ownerAgentId: 'agt_2',
+      handoffId: 'hof_2',
+      attempts: 2,
+      assignedAt: now,
+      firstAssignedAt: now,
+      lastHeartbeatAt: now,
+      claimedAt: null,
+      ownerSpawn: spawn,
+    });
+    // A pending stage without an owner is taken once; its spawn record is left as it was when none is given.
+    expect(await onPool((sql) => assignStage(sql, second!, owner, now))).toBe(true);
+    expect(await onPool((sql) => assignStage(sql, second!, owner, now))).toBe(false);
+    expect(await db.runStage.findUnique({ where: { id: second!.id } })).toMatchObject({
+      state: 'assigned',
+      attempts: 1,
+      ownerSpawn: null,
+    });
+  });
+
+  test('when an invocation ends on a pooled connection and another through Prisma’s transaction, then both write the same rows and answer Prisma’s read', async () => {
+    const db = database.prisma;
+    const deps = { audit: createWorkflowAudit(db) } as unknown as WorkflowDeps;
+    const now = new Date('2026-11-29T06:07:00.000Z');
+    const actor = { kind: 'service', service: 'workflow-engine' } as const;
+    const cancel = (id: string) => ({
+      state: 'cancelled' as const,
+      cancellation: {
+        cancelled_by: { kind: 'api_key' as const, id: 'key_1' },
+        reason: 'no longer needed',
+        cancelled_at: now.toISOString(),
+      },
+    });
+    const ended: Record<string, unknown> = {};
+    for (const id of ['inv_end_pool', 'inv_end_prisma']) {
+      await seedRunning(id);
+      const invocation = (await db.invocation.findUnique({ where: { id } }))!;
+      const result =
+        id === 'inv_end_pool'
+          ? await onPool((sql) => endInvocation(deps, sql, invocation, cancel(id), actor, now))
+          : await db.$transaction((tx) =>
+              endInvocation(deps, sqlOfPrisma(tx), invocation, cancel(id), actor, now),
+            );
+      expect(result.invocation).toEqual(await db.invocation.findUnique({ where: { id } }));
+      expect(result.deliveryJobs).toEqual([]);
+      const stages = await db.runStage.findMany({
+        where: { invocationId: id },
+        orderBy: { position: 'asc' },
+      });
+      ended[id] = {
+        invocation: { ...result.invocation, id: null, idempotencyKey: null, createdAt: null },
+        stages: stages.map((s) => [s.state, s.completedAt]),
+        run: (await db.workflowRun.findUnique({ where: { invocationId: id } }))!.state,
+        closures: (await db.handoffClosure.findMany({ where: { invocationId: id } })).map((c) => [
+          c.handoffId.replace(id, ''),
+          c.reason,
+        ]),
+        audit: (await db.auditEvent.findMany({ where: { targetId: id } })).map((e) => [
+          e.action,
+          e.actorKind,
+          e.data,
+        ]),
+      };
+    }
+    expect(ended.inv_end_pool).toEqual(ended.inv_end_prisma);
+    expect(ended.inv_end_pool).toMatchObject({
+      invocation: { state: 'cancelled', completedAt: now, attention: 'none', blockers: [], failure: null },
+      stages: [
+        ['cancelled', now],
+        ['skipped', null],
+      ],
+      run: 'cancelled',
+      closures: [['hof_', 'invocation_cancelled']],
+      audit: [['invocation.cancelled', 'service', { from_state: 'running', reason: 'no longer needed' }]],
+    });
   });
 });
