@@ -594,23 +594,23 @@ describe("the reconcile pass's writes", () => {
     const deps = { audit: createWorkflowAudit(db) } as unknown as WorkflowDeps;
     const now = new Date('2026-11-29T06:07:00.000Z');
     const actor = { kind: 'service', service: 'workflow-engine' } as const;
-    const cancel = (id: string) => ({
+    const cancel = {
       state: 'cancelled' as const,
       cancellation: {
         cancelled_by: { kind: 'api_key' as const, id: 'key_1' },
         reason: 'no longer needed',
         cancelled_at: now.toISOString(),
       },
-    });
+    };
     const ended: Record<string, unknown> = {};
     for (const id of ['inv_end_pool', 'inv_end_prisma']) {
       await seedRunning(id);
       const invocation = (await db.invocation.findUnique({ where: { id } }))!;
       const result =
         id === 'inv_end_pool'
-          ? await onPool((sql) => endInvocation(deps, sql, invocation, cancel(id), actor, now))
+          ? await onPool((sql) => endInvocation(deps, sql, invocation, cancel, actor, now))
           : await db.$transaction((tx) =>
-              endInvocation(deps, sqlOfPrisma(tx), invocation, cancel(id), actor, now),
+              endInvocation(deps, sqlOfPrisma(tx), invocation, cancel, actor, now),
             );
       expect(result.invocation).toEqual(await db.invocation.findUnique({ where: { id } }));
       expect(result.deliveryJobs).toEqual([]);
