@@ -43,10 +43,7 @@ export interface Sql {
 export function sqlOn(client: Pick<PoolClient, 'query'> | Pick<Pool, 'query'>): Sql {
   return {
     async rows<Row>(statement: Statement): Promise<Row[]> {
-      const result = await (client as Pick<Pool, 'query'>).query(
-        statement.name ? statement : { text: statement.text, values: statement.values },
-      );
-      return result.rows as Row[];
+      return (await (client as Pick<Pool, 'query'>).query(statement)).rows as Row[];
     },
   };
 }

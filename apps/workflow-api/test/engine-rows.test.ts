@@ -17,6 +17,7 @@ import {
 } from '../src/data/engine-pass.writer';
 import { endInvocation } from '../src/data/invocation.ending';
 import type { WorkflowDeps } from '../src/deps';
+import { invocationRow } from './support/invocations-fixtures';
 import { launchAtOnce, writeLaunch } from '../src/data/invocation-launch.writer';
 import { dispatchStampedOutbox } from '../src/data/outbox.writer';
 import type { EngineQueue } from '../src/data/reconcile.queue';
@@ -477,19 +478,7 @@ describe("the reconcile pass's writes", () => {
     const db = database.prisma;
     const at = new Date('2026-11-29T06:00:00.000Z');
     await db.invocation.create({
-      data: {
-        id,
-        workspaceId: 'wsp_9',
-        projectId: 'prj_9',
-        idempotencyKey: `key-${id}`,
-        fingerprint: 'e'.repeat(64),
-        request: { intent: 'x' },
-        intent: 'Write the report',
-        state: 'running',
-        createdByKind: 'api_key',
-        keyExpiresAt: new Date('2026-12-29T06:00:00.000Z'),
-        launchedAt: at,
-      },
+      data: invocationRow(id, { workspaceId: 'wsp_9', projectId: 'prj_9', state: 'running', launchedAt: at }),
     });
     await db.workflowRun.create({
       data: { id: `run_${id}`, invocationId: id, workspaceId: 'wsp_9', projectId: 'prj_9', startedAt: at },

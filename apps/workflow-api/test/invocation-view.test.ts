@@ -3,6 +3,8 @@ import type { TestDatabase } from '@svc/testing';
 import { loadRunDetails, readInvocationView } from '../src/data/run-details.lookups';
 import { createDatabase } from '../src/db';
 import type { Database } from '../src/db';
+import type { Prisma } from '../src/generated/prisma/client';
+import { invocationRow } from './support/invocations-fixtures';
 
 /**
  * The invocation view (GET …/invocations/{id}) is read in one statement: it must answer exactly what the
@@ -24,21 +26,8 @@ describe('the invocation view in one statement', () => {
     await db?.drop();
   });
 
-  const invocation = (id: string, extra: Record<string, unknown> = {}) =>
-    database.prisma.invocation.create({
-      data: {
-        id,
-        workspaceId: 'wks_1',
-        projectId: 'prj_1',
-        idempotencyKey: `key-${id}`,
-        fingerprint: 'f'.repeat(64),
-        request: { intent: 'weekly report' },
-        intent: 'Weekly report',
-        createdByKind: 'api_key',
-        keyExpiresAt: new Date(at.getTime() + 86_400_000),
-        ...extra,
-      },
-    });
+  const invocation = (id: string, extra: Partial<Prisma.InvocationUncheckedCreateInput> = {}) =>
+    database.prisma.invocation.create({ data: invocationRow(id, extra) });
 
   async function expectSameView(id: string) {
     const expected = {

@@ -12,7 +12,7 @@ import { claimStage } from '../src/use-cases/stages/claim-stage';
 import { heartbeatStage } from '../src/use-cases/stages/heartbeat-stage';
 import { listMyStages } from '../src/use-cases/stages/list-my-stages';
 import type { AssignmentWaiter } from '../src/use-cases/stages/list-my-stages';
-import { agentActor } from './support/invocations-fixtures';
+import { agentActor, invocationRow } from './support/invocations-fixtures';
 
 /**
  * An agent's claim of a stage and its listing of its stages, each a few statements of its own on the pool: the
@@ -81,12 +81,7 @@ async function seedRun(id: string, owner: string, attention = 'stalled'): Promis
   const db = database.prisma;
   const at = new Date('2026-11-29T05:10:00.123Z');
   await db.invocation.create({
-    data: {
-      id,
-      workspaceId: 'wks_1',
-      projectId: 'prj_1',
-      idempotencyKey: `key-${id}`,
-      fingerprint: 'f'.repeat(64),
+    data: invocationRow(id, {
       request: { intent: 'report', inputs: { nested: [1, null, 'x'] } },
       intent: 'Write the report',
       contractId: 'wfc_1',
@@ -97,12 +92,11 @@ async function seedRun(id: string, owner: string, attention = 'stalled'): Promis
       attention,
       attentionReason: attention === 'none' ? null : 'the owner stopped heartbeating',
       blockers: attention === 'none' ? [] : [{ code: 'stage_stalled', stage_key: 'collect' }],
-      createdByKind: 'api_key',
       createdById: 'key_1',
       keyExpiresAt: new Date(at.getTime() + 86_400_000),
       launchedAt: at,
       deadlineAt: new Date(at.getTime() + 3_600_000),
-    },
+    }),
   });
   await db.workflowRun.create({
     data: { id: `run_${id}`, invocationId: id, workspaceId: 'wks_1', projectId: 'prj_1', startedAt: at },

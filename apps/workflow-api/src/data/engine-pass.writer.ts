@@ -52,39 +52,41 @@ export async function endRunRow(sql: Sql, invocationId: string, now: Date): Prom
   });
 }
 
-/** The fields of an invocation the engine writes, and their columns with the type each is sent as. */
-const INVOCATION_PATCH_COLUMNS = {
-  state: 'state',
-  attention: 'attention',
-  attentionReason: 'attention_reason',
-  launchedAt: 'launched_at::timestamptz',
-  approvalRequired: 'approval_required::boolean',
-  completedAt: 'completed_at::timestamptz',
-  queuedAt: 'queued_at::timestamptz',
-  blockers: 'blockers::jsonb',
+/**
+ * The fields of an invocation the engine writes: each one's column, the type its value is sent as, and the letter
+ * that names it in a statement's name.
+ */
+const PATCHABLE = {
+  state: { column: 'state', cast: 'text', letter: 's' },
+  attention: { column: 'attention', cast: 'text', letter: 'a' },
+  attentionReason: { column: 'attention_reason', cast: 'text', letter: 'r' },
+  launchedAt: { column: 'launched_at', cast: 'timestamptz', letter: 'l' },
+  approvalRequired: { column: 'approval_required', cast: 'boolean', letter: 'p' },
+  completedAt: { column: 'completed_at', cast: 'timestamptz', letter: 'c' },
+  queuedAt: { column: 'queued_at', cast: 'timestamptz', letter: 'q' },
+  blockers: { column: 'blockers', cast: 'jsonb', letter: 'b' },
 } as const;
 
-const PATCH_LETTERS: Record<keyof typeof INVOCATION_PATCH_COLUMNS, string> = {
-  state: 's',
-  attention: 'a',
-  attentionReason: 'r',
-  launchedAt: 'l',
-  approvalRequired: 'p',
-  completedAt: 'c',
-  queuedAt: 'q',
-  blockers: 'b',
+type Patchable = keyof typeof PATCHABLE;
+
+/** What {@link updateInvocationFields} writes: the model's fields, blockers as any JSON list. */
+export type InvocationFields = Partial<Pick<Invocation, Exclude<Patchable, 'blockers'>>> & {
+  blockers?: unknown[];
 };
 
-export type InvocationFields = Partial<{
-  state: string;
-  attention: string;
-  attentionReason: string | null;
-  launchedAt: Date | null;
-  approvalRequired: boolean;
-  completedAt: Date | null;
-  queuedAt: Date | null;
-  blockers: unknown[];
-}>;
+/** The statement of each set of fields written, built once per process (its name is the fields' letters). */
+const updateStatements = new Map<string, string>();
+
+function updateStatement(name: string, keys: Patchable[]): string {
+  let text = updateStatements.get(name);
+  if (text === undefined) {
+    const sets = keys.map((key, i) => `${PATCHABLE[key].column} = $${i + 3}::${PATCHABLE[key].cast}`);
+    text = `UPDATE invocations i SET ${[...sets, 'updated_at = $2::timestamptz'].join(', ')}
+      WHERE i.id = $1 RETURNING ${INVOCATION_FIELDS}`;
+    updateStatements.set(name, text);
+  }
+  return text;
+}
 
 /** Writes `fields` (and `updated_at`) to the invocation; answers the row as updated. */
 export async function updateInvocationFields(
@@ -93,25 +95,17 @@ export async function updateInvocationFields(
   fields: InvocationFields,
   now: Date,
 ): Promise<Invocation> {
-  const keys = (Object.keys(INVOCATION_PATCH_COLUMNS) as (keyof InvocationFields)[]).filter(
-    (key) => fields[key] !== undefined,
-  );
-  const values: unknown[] = [invocationId, now.toISOString()];
-  const sets = keys.map((key) => {
-    const [column, type] = INVOCATION_PATCH_COLUMNS[key].split('::');
+  const keys = (Object.keys(PATCHABLE) as Patchable[]).filter((key) => fields[key] !== undefined);
+  // One name per set of fields written, a letter each (within Postgres's 63 characters of a name).
+  const name = `engine_invocation_set_${keys.map((key) => PATCHABLE[key].letter).join('')}`;
+  const values = keys.map((key) => {
     const value = fields[key];
-    values.push(
-      value instanceof Date ? value.toISOString() : key === 'blockers' ? JSON.stringify(value) : value,
-    );
-    return `${column} = $${values.length}${type ? `::${type}` : ''}`;
+    return value instanceof Date ? value.toISOString() : key === 'blockers' ? JSON.stringify(value) : value;
   });
-  // One name per set of fields written (a letter each, within Postgres's 63 characters of a name): the text
-  // is the same each time that set is.
   const rows = await sql.rows<Invocation>({
-    name: `engine_invocation_set_${keys.map((key) => PATCH_LETTERS[key]).join('')}`,
-    text: `UPDATE invocations i SET ${[...sets, 'updated_at = $2::timestamptz'].join(', ')}
-      WHERE i.id = $1 RETURNING ${INVOCATION_FIELDS}`,
-    values,
+    name,
+    text: updateStatement(name, keys),
+    values: [invocationId, now.toISOString(), ...values],
   });
   return rows[0]!;
 }

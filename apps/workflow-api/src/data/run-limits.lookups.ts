@@ -11,10 +11,8 @@ export async function loadRunLimits(sql: Sql, projectId: string, workspaceId: st
       WHERE scope_id IN ($1, $2)`,
     values: [projectId, workspaceId],
   });
-  const of = (scope: string, id: string) => {
-    const limit = rows.find((r) => r.scope === scope && r.scopeId === id)?.maxInProgress;
-    return limit === undefined || limit === null ? null : Number(limit);
-  };
+  const of = (scope: string, id: string) =>
+    rows.find((r) => r.scope === scope && r.scopeId === id)?.maxInProgress ?? null;
   return { project: of('project', projectId), workspace: of('workspace', workspaceId) };
 }
 
@@ -50,8 +48,7 @@ export async function countRunsInProgress(
           ELSE 0 END AS workspace`,
     values: [projectId, workspaceId, [...RUN_IN_PROGRESS_STATES], withWorkspace],
   });
-  const row = rows[0]!;
-  return { project: Number(row.project), workspace: Number(row.workspace) };
+  return rows[0]!;
 }
 
 /** The project's launched invocations waiting for a run slot. */

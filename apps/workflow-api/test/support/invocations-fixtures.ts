@@ -2,7 +2,30 @@ import type { AgentActor } from '@svc/auth';
 import { randomBytes } from 'node:crypto';
 import { unwrap } from '@svc/contracts';
 import { newId } from '@svc/service-kit';
+import type { Prisma } from '../../src/generated/prisma/client';
 import type { WorkflowTestStack } from './stack';
+
+/**
+ * The data of an invocation row as a test writes it with Prisma: the columns every row needs, for workspace
+ * `wks_1` and project `prj_1`, then `overrides`.
+ */
+export function invocationRow(
+  id: string,
+  overrides: Partial<Prisma.InvocationUncheckedCreateInput> = {},
+): Prisma.InvocationUncheckedCreateInput {
+  return {
+    id,
+    workspaceId: 'wks_1',
+    projectId: 'prj_1',
+    idempotencyKey: `key-${id}`,
+    fingerprint: 'f'.repeat(64),
+    request: { intent: 'weekly report' },
+    intent: 'Weekly report',
+    createdByKind: 'api_key',
+    keyExpiresAt: new Date('2026-12-29T05:00:00.000Z'),
+    ...overrides,
+  };
+}
 
 /** A complete template definition: one stage needing `capabilities`, pinning schema `report@1.0.0`. */
 export function templateDefinition(capabilities: string[] = ['code']) {

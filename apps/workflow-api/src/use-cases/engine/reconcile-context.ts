@@ -1,6 +1,7 @@
 import type { WorkflowAuditEntry } from '../../data/audit.repository';
 import type { DeliveryJob } from '../../data/delivery.queue';
 import { updateInvocationFields } from '../../data/engine-pass.writer';
+import type { InvocationFields } from '../../data/engine-pass.writer';
 import type { Sql } from '../../db';
 import type { WorkflowDeps } from '../../deps';
 import type { Blocker } from '../../domain/blockers';
@@ -36,12 +37,8 @@ export interface ReconcileContext {
   events: WorkflowAuditEntry[];
 }
 
-export type InvocationPatch = Partial<
-  Pick<
-    Invocation,
-    'state' | 'attention' | 'attentionReason' | 'launchedAt' | 'approvalRequired' | 'completedAt' | 'queuedAt'
-  >
-> & { blockers?: Blocker[] };
+/** What a step writes to the invocation ({@link updateInvocation}). */
+export type InvocationPatch = Omit<InvocationFields, 'blockers'> & { blockers?: Blocker[] };
 
 /** Writes `patch` to the invocation; the steps after this one read the updated row from the context. */
 export async function updateInvocation(ctx: ReconcileContext, patch: InvocationPatch): Promise<void> {
